@@ -1,0 +1,126 @@
+//! The gateway's connection to the worker: one multiplexed socket, re-established in the
+//! background whenever the worker restarts. While it is down, calls fail fast with 503.
+
+use protocol::{read_frame, write_frame, ApiError, ClientFrame, JsonBody, Request, ServerFrame};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// How long one call may take before the gateway gives up on it.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+const RECONNECT_EVERY: Duration = Duration::from_millis(100);
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<JsonBody, ApiError>>>>>;
+
+struct Connection {
+    tx: mpsc::Sender<ClientFrame>,
+    pending: Pending,
+}
+
+#[derive(Clone)]
+pub struct WorkerClient {
+    conn: Arc<Mutex<Option<Arc<Connection>>>>,
+    next_id: Arc<AtomicU64>,
+}
+
+fn unavailable() -> ApiError {
+    ApiError::unavailable("The worker is restarting; try again in a moment")
+}
+
+impl WorkerClient {
+    /// Starts the background task that keeps a connection to the worker at `socket`.
+    pub fn start(socket: PathBuf) -> Self {
+        let client = WorkerClient { conn: Arc::new(Mutex::new(None)), next_id: Arc::new(AtomicU64::new(1)) };
+        let c = client.clone();
+        tokio::spawn(async move { c.maintain(socket).await });
+        client
+    }
+
+    pub fn connected(&self) -> bool {
+        self.conn.lock().map(|c| c.is_some()).unwrap_or(false)
+    }
+
+    async fn maintain(self, socket: PathBuf) {
+        loop {
+            match protocol::socket::connect(&socket).await {
+                Ok((stream, pid)) => {
+                    tracing::info!("connected to worker pid {pid}");
+                    self.run_connection(stream).await;
+                    tracing::warn!("lost the worker connection");
+                }
+                Err(e) => tracing::trace!("worker not reachable: {e}"),
+            }
+            tokio::time::sleep(RECONNECT_EVERY).await;
+        }
+    }
+
+    /// Serves one connection until it breaks; then fails every pending call with 503.
+    async fn run_connection(&self, stream: protocol::socket::SocketStream) {
+        let (mut rd, mut wr) = tokio::io::split(stream);
+        let (tx, mut rx) = mpsc::channel::<ClientFrame>(256);
+        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
+        if let Ok(mut c) = self.conn.lock() {
+            *c = Some(Arc::new(Connection { tx, pending: Arc::clone(&pending) }));
+        }
+        let writer = async {
+            while let Some(frame) = rx.recv().await {
+                if write_frame(&mut wr, &frame).await.is_err() {
+                    break;
+                }
+            }
+        };
+        let reader = async {
+            while let Ok(Some(frame)) = read_frame::<_, ServerFrame>(&mut rd).await {
+                if let ServerFrame::Reply { id, result } = frame {
+                    let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                    if let Some(w) = waiter {
+                        let _ = w.send(result);
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            _ = writer => {},
+            _ = reader => {},
+        }
+        if let Ok(mut c) = self.conn.lock() {
+            *c = None;
+        }
+        let waiters: Vec<_> = match pending.lock() {
+            Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
+            Err(_) => Vec::new(),
+        };
+        for w in waiters {
+            let _ = w.send(Err(unavailable()));
+        }
+    }
+
+    /// Sends one request and waits for its reply.
+    pub async fn call(&self, request: Request) -> Result<JsonBody, ApiError> {
+        let conn = self.conn.lock().ok().and_then(|c| c.clone()).ok_or_else(unavailable)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = conn.pending.lock() {
+            p.insert(id, tx);
+        }
+        if conn.tx.send(ClientFrame::Call { id, request }).await.is_err() {
+            if let Ok(mut p) = conn.pending.lock() {
+                p.remove(&id);
+            }
+            return Err(unavailable());
+        }
+        match tokio::time::timeout(CALL_TIMEOUT, rx).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(unavailable()),
+            Err(_) => {
+                if let Ok(mut p) = conn.pending.lock() {
+                    p.remove(&id);
+                }
+                Err(ApiError::unavailable("The worker did not answer in time"))
+            }
+        }
+    }
+}

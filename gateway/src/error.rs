@@ -1,0 +1,62 @@
+//! The one place where errors become HTTP responses.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use protocol::{ApiError, ErrorCode, JsonBody};
+
+pub fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::Validation | ErrorCode::PathNotFound | ErrorCode::HasReferences => StatusCode::BAD_REQUEST,
+        ErrorCode::CsrfViolation => StatusCode::FORBIDDEN,
+        ErrorCode::NotFound | ErrorCode::FileNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Duplicate | ErrorCode::Conflict => StatusCode::CONFLICT,
+        ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::Runtime => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+    }
+}
+
+pub fn error_response(err: &ApiError) -> Response {
+    (status_of(err.code), axum::Json(err.to_envelope())).into_response()
+}
+
+/// A route's answer: a JSON body from the worker (or the gateway) with a status, or an error.
+pub enum ApiReply {
+    Json(StatusCode, JsonBody),
+    Error(ApiError),
+}
+
+impl ApiReply {
+    pub fn ok(result: Result<JsonBody, ApiError>) -> Self {
+        Self::with_status(StatusCode::OK, result)
+    }
+    pub fn accepted(result: Result<JsonBody, ApiError>) -> Self {
+        Self::with_status(StatusCode::ACCEPTED, result)
+    }
+    pub fn with_status(status: StatusCode, result: Result<JsonBody, ApiError>) -> Self {
+        match result {
+            Ok(body) => ApiReply::Json(status, body),
+            Err(e) => ApiReply::Error(e),
+        }
+    }
+}
+
+impl From<ApiError> for ApiReply {
+    fn from(e: ApiError) -> Self {
+        ApiReply::Error(e)
+    }
+}
+
+impl IntoResponse for ApiReply {
+    fn into_response(self) -> Response {
+        match self {
+            ApiReply::Json(status, body) => {
+                let mut r = (status, body.0).into_response();
+                r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r
+            }
+            ApiReply::Error(e) => error_response(&e),
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The gateway: the HTTP face of svc. It owns no index: it applies the security rules,
+//! validates requests, forwards work to the worker over the local socket and maps every
+//! error to the contract's envelope.
+
+mod client;
+mod dates;
+mod error;
+mod extract;
+mod routes;
+mod security;
+
+pub use client::WorkerClient;
+pub use error::ApiReply;
+
+use protocol::Dirs;
+use std::sync::Arc;
+
+/// What the gateway needs to run.
+pub struct GatewayOptions {
+    /// Already bound to 127.0.0.1 (by the supervisor, so the port survives restarts).
+    pub listener: std::net::TcpListener,
+    pub port: u16,
+    pub dirs: Dirs,
+    /// `SVC_API_TOKEN`, when set.
+    pub token: Option<String>,
+}
+
+/// Shared state of the routes.
+#[derive(Clone)]
+pub struct AppState {
+    pub worker: WorkerClient,
+    pub dirs: Arc<Dirs>,
+    pub security: Arc<security::SecurityPolicy>,
+}
+
+/// The router with every route and middleware; used by `run` and by tests.
+pub fn app(state: AppState) -> axum::Router {
+    routes::router(state)
+}
+
+/// Serves until SIGTERM/SIGINT.
+pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
+    opts.listener.set_nonblocking(true)?;
+    let listener = tokio::net::TcpListener::from_std(opts.listener)?;
+    let worker = WorkerClient::start(opts.dirs.worker_socket());
+    let state = AppState {
+        worker,
+        dirs: Arc::new(opts.dirs),
+        security: Arc::new(security::SecurityPolicy::new(opts.port, opts.token)),
+    };
+    tracing::info!("gateway serving http://127.0.0.1:{}", opts.port);
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+}

@@ -1,0 +1,44 @@
+//! The route table. One module per resource.
+
+mod collections;
+mod docs;
+mod search;
+mod system;
+
+use crate::error::ApiReply;
+use crate::{security, AppState};
+use axum::routing::{delete, get, post};
+use axum::Router;
+use protocol::{ApiError, ErrorCode};
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/api/health", get(system::health))
+        .route("/api/status", get(system::status))
+        .route("/api/capabilities", get(system::capabilities))
+        .route("/api/collections", get(collections::list).post(collections::add))
+        .route("/api/collections/{name}", delete(collections::remove))
+        .route("/api/sync", post(collections::sync))
+        .route("/api/jobs/{id}", get(collections::job))
+        .route("/api/search", post(search::search))
+        .route("/api/tags", get(docs::tags))
+        .route("/api/docs", get(docs::list))
+        .route("/api/doc", get(docs::doc))
+        .route("/api/doc/{id}/links", get(docs::links))
+        .route("/api/doc/{id}/backlinks", get(docs::backlinks))
+        .route("/api/doc/{id}/sections", get(docs::sections))
+        .route("/api/doc/{id}/similar", get(docs::similar))
+        .route("/api/graph", get(docs::graph))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiReply {
+    ApiError::not_found("Not found").into()
+}
+
+async fn method_not_allowed() -> ApiReply {
+    ApiError::new(ErrorCode::MethodNotAllowed, "Method not allowed").into()
+}

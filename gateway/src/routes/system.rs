@@ -1,0 +1,35 @@
+//! Health, status and capabilities: answered without the worker.
+
+use crate::error::ApiReply;
+use crate::AppState;
+use axum::extract::State;
+use protocol::api::StatusSnapshot;
+use protocol::JsonBody;
+
+pub async fn health() -> ApiReply {
+    ApiReply::ok(JsonBody::of(&serde_json::json!({ "ok": true })))
+}
+
+/// The worker's last published snapshot, marked unhealthy while the worker is down.
+fn snapshot(state: &AppState) -> StatusSnapshot {
+    let read = std::fs::read(state.dirs.status_file()).ok().and_then(|b| serde_json::from_slice::<StatusSnapshot>(&b).ok());
+    let mut s = read.unwrap_or_else(|| StatusSnapshot {
+        index_name: state.dirs.index_name.clone(),
+        config_path: state.dirs.config_file().display().to_string(),
+        db_path: state.dirs.catalog_file().display().to_string(),
+        connector_projection: serde_json::json!({ "targets": [], "truncated": false }),
+        content_type_boost: serde_json::json!({ "rules": [], "rulesFingerprint": "none" }),
+        ..Default::default()
+    });
+    s.capabilities.bm25 = true;
+    s.healthy = s.healthy && state.worker.connected();
+    s
+}
+
+pub async fn status(State(state): State<AppState>) -> ApiReply {
+    ApiReply::ok(JsonBody::of(&snapshot(&state)))
+}
+
+pub async fn capabilities(State(state): State<AppState>) -> ApiReply {
+    ApiReply::ok(JsonBody::of(&snapshot(&state).capabilities))
+}

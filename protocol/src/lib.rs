@@ -1,0 +1,24 @@
+//! Types and framing shared by the gateway and the worker.
+//!
+//! Requests travel as typed `bincode` frames. Replies carry the JSON body that the
+//! gateway returns to the HTTP client: the contract distinguishes absent fields from
+//! `null`, which a non-self-describing format cannot round-trip, so the worker
+//! serializes the typed response structs of [`api`] to JSON once and the gateway
+//! passes the bytes through untouched.
+
+pub mod api;
+pub mod dirs;
+mod error;
+mod frame;
+mod ids;
+mod messages;
+pub mod socket;
+
+pub use dirs::{write_atomic, Dirs};
+pub use error::{ApiError, ErrorCode};
+pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
+pub use ids::{CollectionName, InvalidName};
+pub use messages::*;
+
+/// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.
+pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""Benchmark the svc server over HTTP on two deterministic corpora.
+
+Corpora: (a) "notes": 2,000 generated Markdown notes (shared/bench/corpus-gen.py, seed 42);
+(b) "scifact": BEIR SciFact abstracts as Markdown (scripts/scifact_to_md.py).
+
+For each corpus a fresh `svc serve` runs with temporary config/data/cache dirs, and we measure:
+first index, no-op re-index, search latency, read latency during a sync that touches every file,
+and gateway/worker RSS. Normally run through scripts/bench (which builds the release binary).
+Python standard library only.
+"""
+import argparse
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+import urllib.request
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(SCRIPTS)
+sys.path.insert(0, SCRIPTS)
+import scifact_to_md  # noqa: E402
+
+JOB_POLL_S = 0.02
+HEALTH_TIMEOUT_S = 60
+STOP_TIMEOUT_S = 10
+MIN_SYNC_READS = 200
+MAX_SYNC_ROUNDS = 10
+MAX_SYNC_SECONDS = 10.0  # stop repeating edit+sync rounds once this much sync time was spent
+
+# 30 fixed queries for the generated notes, from common to rare (document frequencies in the
+# seed-42 corpus, roughly): ~1,600-1,900 notes / ~200-1,400 notes / ~2-400 notes.
+# All are checked to occur in the generated corpus before the server starts.
+NOTES_QUERIES = [
+    # common single terms
+    "index", "query", "search", "rust", "latency", "compaction", "middleware", "carefully",
+    "tantivy", "sqlite",
+    # mid-frequency phrases (topics and word runs)
+    "reciprocal rank fusion", "sourdough bread", "kyoto temples", "marathon training",
+    "unicode normalization", "cache invalidation", "snippet generation", "write ahead log",
+    "hybrid lexical semantic", "deadline review",
+    # rare terms: non-ASCII words, headings, authors, title numbers
+    "München", "Zürich", "jalapeño", "東京", "Привет", "Zusammenfassung", "Müller", "backlinks",
+    "0042", "1234",
+]
+SCIFACT_QUERY_COUNT = 200
+
+# (key, label, format, target text, target check) — rows of the printed table.
+ROWS = [
+    ("first_index_wall_s", "first index, wall (s)", "{:.2f}", "<= 2 s (notes)", ("notes", 2.0)),
+    ("first_index_job_s", "first index, job totalDurationMs (s)", "{:.2f}", "", None),
+    ("files_indexed", "files indexed", "{:d}", "", None),
+    ("noop_reindex_wall_s", "no-op re-index, wall (s)", "{:.3f}", "<= 0.5 s", ("all", 0.5)),
+    ("noop_reindex_job_s", "no-op re-index, job (s)", "{:.3f}", "", None),
+    ("search_p50_ms", "search p50 (ms)", "{:.2f}", "<= 5 ms", ("all", 5.0)),
+    ("search_p99_ms", "search p99 (ms)", "{:.2f}", "", None),
+    ("search_zero_hit_queries", "queries with 0 results", "{:d}", "", None),
+    ("edit_sync_wall_s", "edit sync (all files), wall (s)", "{:.2f}", "", None),
+    ("edit_sync_files_updated", "edit sync, files updated", "{:d}", "", None),
+    ("read_p50_during_sync_ms", "read p50 during sync (ms)", "{:.2f}", "", None),
+    ("read_p99_during_sync_ms", "read p99 during sync (ms)", "{:.2f}", "<= 50 ms", ("all", 50.0)),
+    ("read_max_during_sync_ms", "read max during sync (ms)", "{:.2f}", "", None),
+    ("reads_during_sync", "reads during sync", "{:d}", "", None),
+    ("read_errors_during_sync", "read errors during sync", "{:d}", "", None),
+    ("sync_rounds", "edit+sync rounds", "{:d}", "", None),
+    ("gateway_rss_mb", "gateway RSS (MB)", "{:.1f}", "<= 30 MB", ("all", 30.0)),
+    ("worker_rss_mb", "worker RSS (MB)", "{:.1f}", "", None),
+    ("supervisor_rss_mb", "supervisor RSS (MB)", "{:.1f}", "", None),
+]
+
+
+def log(msg):
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def percentile(values, p):
+    """Linear-interpolated percentile (p in 0..100), as numpy's default."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = (len(xs) - 1) * p / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+# ---------------------------------------------------------------- HTTP
+
+class Http:
+    """JSON over one persistent (keep-alive) HTTP/1.1 connection."""
+
+    def __init__(self, port, timeout=300):
+        self.port = port
+        self.timeout = timeout
+        self.conn = None
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        reused = self.conn is not None
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        try:
+            self.conn.request(method, path, body=data, headers=headers)
+            resp = self.conn.getresponse()
+            raw = resp.read()
+        except (http.client.HTTPException, ConnectionError) as e:
+            self.close()
+            if not reused:
+                raise
+            log(f"connection dropped ({e!r}); reconnecting")
+            return self.request(method, path, body)  # the server closed an idle keep-alive connection
+        if resp.will_close:
+            self.close()
+        try:
+            payload = json.loads(raw) if raw else None
+        except ValueError:
+            payload = raw.decode("utf-8", "replace")
+        return resp.status, payload
+
+    def timed(self, method, path, body=None):
+        t0 = time.perf_counter()
+        status, payload = self.request(method, path, body)
+        return (time.perf_counter() - t0) * 1000.0, status, payload
+
+
+def start_job(client, path, body, conflict_wait_s=120):
+    """POST a job-starting request; on 409 (another job running) retry until it is accepted."""
+    deadline = time.monotonic() + conflict_wait_s
+    while True:
+        status, payload = client.request("POST", path, body)
+        if status == 409 and time.monotonic() < deadline:
+            time.sleep(JOB_POLL_S)
+            continue
+        if status not in (200, 202) or not isinstance(payload, dict) or "jobId" not in payload:
+            raise RuntimeError(f"POST {path} -> {status}: {payload}")
+        return payload["jobId"]
+
+
+def wait_job(client, job_id, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status, job = client.request("GET", f"/api/jobs/{urllib.parse.quote(job_id, safe='')}")
+        if status != 200:
+            raise RuntimeError(f"GET /api/jobs/{job_id} -> {status}: {job}")
+        if job.get("status") == "completed":
+            return job
+        if job.get("status") == "failed":
+            raise RuntimeError(f"job {job_id} failed: {job.get('error')}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"job {job_id} still {job.get('status')} after {timeout_s} s")
+        time.sleep(JOB_POLL_S)
+
+
+def run_job(client, path, body, timeout_s):
+    """Start a job and poll it to completion. Returns (wall seconds, job object)."""
+    t0 = time.perf_counter()
+    job = wait_job(client, start_job(client, path, body), timeout_s)
+    return time.perf_counter() - t0, job
+
+
+def job_seconds(job):
+    ms = (job.get("result") or {}).get("totalDurationMs")
+    return None if ms is None else ms / 1000.0
+
+
+# ---------------------------------------------------------------- processes
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def read_proc(pid, name):
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def cmdline(pid):
+    raw = read_proc(pid, "cmdline")
+    return None if raw is None else raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
+
+
+def rss_mb(pid):
+    raw = read_proc(pid, "status")
+    for line in (raw or b"").decode().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    return None
+
+
+def descendants(root_pid):
+    """All descendant pids of root_pid, from the ppid field of /proc/*/stat."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        stat = read_proc(name, "stat")
+        if not stat:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # after "pid (comm) ": state ppid ...
+        children.setdefault(int(fields[1]), []).append(int(name))
+    out, todo = [], [root_pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+class Server:
+    """`svc serve` on a free port with private config/data/cache dirs."""
+
+    def __init__(self, binary, root):
+        self.binary = binary
+        self.root = root
+        self.port = None
+        self.proc = None
+        self.log_path = os.path.join(root, "serve.log")
+
+    def env(self):
+        env = dict(os.environ)
+        for var, sub in (("SVC_CONFIG_DIR", "config"), ("SVC_DATA_DIR", "data"), ("SVC_CACHE_DIR", "cache")):
+            env[var] = os.path.join(self.root, sub)
+            os.makedirs(env[var], exist_ok=True)
+        return env
+
+    def start(self):
+        self.port = free_port()
+        with open(self.log_path, "wb") as logf:
+            self.proc = subprocess.Popen(
+                [self.binary, "serve", "--port", str(self.port)], env=self.env(),
+                stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + HEALTH_TIMEOUT_S
+        url = f"http://127.0.0.1:{self.port}/api/health"
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"svc serve exited with {self.proc.returncode}\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no healthy server after {HEALTH_TIMEOUT_S} s\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def processes(self):
+        """{"supervisor": pid, "gateway": pid, "worker": pid} for the processes that exist now."""
+        procs = {"supervisor": self.proc.pid}
+        for pid in descendants(self.proc.pid):
+            cmd = cmdline(pid) or ""
+            for role in ("gateway", "worker"):
+                if f"internal {role}" in cmd:
+                    procs.setdefault(role, pid)
+        return procs
+
+    def log_tail(self, n=40):
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        kids = [p for p in descendants(self.proc.pid) if "internal" in (cmdline(p) or "")]
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            log(f"svc serve did not stop within {STOP_TIMEOUT_S} s after SIGTERM; sending SIGKILL")
+            self.proc.kill()
+            self.proc.wait()
+        for pid in kids:  # children left behind by the supervisor
+            if "internal" in (cmdline(pid) or ""):
+                log(f"child {pid} still alive after supervisor exit; sending SIGKILL")
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+# ---------------------------------------------------------------- corpora
+
+def md_files(root):
+    out = []
+    for d, _, names in os.walk(root):
+        out.extend(os.path.join(d, n) for n in names if n.endswith(".md"))
+    return sorted(out)
+
+
+def make_notes(shared, out_dir):
+    gen = os.path.join(shared, "bench", "corpus-gen.py")
+    subprocess.run([sys.executable, gen, out_dir, "2000", "42"], check=True, stdout=subprocess.DEVNULL)
+    texts = [open(p, encoding="utf-8").read().lower() for p in md_files(out_dir)]
+    missing = [q for q in NOTES_QUERIES if not any(all(w in t for w in q.lower().split()) for t in texts)]
+    if missing:
+        raise RuntimeError(f"fixed queries not found in the generated corpus: {missing}")
+    return list(NOTES_QUERIES)
+
+
+def make_scifact(shared, out_dir):
+    data = os.path.join(shared, "datasets", "beir-scifact")
+    scifact_to_md.convert(os.path.join(data, "corpus.jsonl"), out_dir)
+    queries = []
+    with open(os.path.join(data, "queries.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and len(queries) < SCIFACT_QUERY_COUNT:
+                queries.append(json.loads(line)["text"])
+    return queries
+
+
+CORPORA = {"notes": make_notes, "scifact": make_scifact}
+
+
+# ---------------------------------------------------------------- measurements
+
+def measure_search(client, queries, runs=3):
+    zero_hits = 0
+    for q in queries:  # warm-up pass
+        _, status, payload = client.timed("POST", "/api/search", {"query": q, "limit": 10})
+        if status != 200:
+            raise RuntimeError(f"search {q!r} -> {status}: {payload}")
+        if not payload.get("results"):
+            zero_hits += 1
+    lat = []
+    for _ in range(runs):
+        for q in queries:
+            ms, status, payload = client.timed("POST", "/api/search", {"query": q, "limit": 10})
+            if status != 200:
+                raise RuntimeError(f"search {q!r} -> {status}: {payload}")
+            lat.append(ms)
+    return lat, zero_hits
+
+
+def reader_loop(port, requests, stop, out):
+    client = Http(port)
+    try:
+        client.request("GET", "/api/health")  # open the connection outside the measurement
+        i = 0
+        while not stop.is_set():
+            kind, method, path, body = requests[i % len(requests)]
+            i += 1
+            t0 = time.perf_counter()
+            try:
+                status, _ = client.request(method, path, body)
+            except (OSError, http.client.HTTPException):
+                status = 0
+                client.close()
+            out.append((kind, t0, (time.perf_counter() - t0) * 1000.0, status))
+    finally:
+        client.close()
+
+
+def measure_reads_during_sync(client, port, files, doc_uri, query, timeout_s):
+    requests = [
+        ("docs", "GET", "/api/docs?limit=20", None),
+        ("doc", "GET", "/api/doc?uri=" + urllib.parse.quote(doc_uri, safe=""), None),
+        ("search", "POST", "/api/search", {"query": query}),
+    ]
+    reads, rounds, sync_total, first = [], 0, 0.0, None
+    while True:
+        rounds += 1
+        for path in files:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"\nbench-edit {rounds}\n")
+        buf, stop = [], threading.Event()
+        thread = threading.Thread(target=reader_loop, args=(port, requests, stop, buf), daemon=True)
+        thread.start()
+        try:
+            wall, job = run_job(client, "/api/sync", {}, timeout_s)
+        finally:
+            t_done = time.perf_counter()
+            stop.set()
+            thread.join()
+        reads.extend(r for r in buf if r[1] < t_done)
+        sync_total += wall
+        if first is None:
+            first = (wall, (job.get("result") or {}).get("totalFilesUpdated"))
+        if len(reads) >= MIN_SYNC_READS or rounds >= MAX_SYNC_ROUNDS or sync_total >= MAX_SYNC_SECONDS:
+            break
+    ok = [r[2] for r in reads if 200 <= r[3] < 300]
+    by_kind = {k: percentile([r[2] for r in reads if r[0] == k and 200 <= r[3] < 300], 99)
+               for k, *_ in requests}
+    return {
+        "edit_sync_wall_s": first[0],
+        "edit_sync_files_updated": first[1],
+        "read_p50_during_sync_ms": percentile(ok, 50),
+        "read_p99_during_sync_ms": percentile(ok, 99),
+        "read_max_during_sync_ms": max(ok) if ok else None,
+        "read_p99_by_kind_ms": by_kind,
+        "reads_during_sync": len(reads),
+        "read_errors_during_sync": len(reads) - len(ok),
+        "sync_rounds": rounds,
+    }
+
+
+def bench_corpus(name, corpus_dir, queries, args, tmp):
+    res = {"queries": len(queries)}
+    files = md_files(corpus_dir)
+    res["files"] = len(files)
+    server = Server(args.bin, tempfile.mkdtemp(prefix=f"svc-{name}-", dir=tmp))
+    client = None
+    try:
+        log(f"{name}: starting server")
+        server.start()
+        client = Http(server.port)
+        log(f"{name}: first index of {len(files)} files")
+        wall, job = run_job(client, "/api/collections", {"path": corpus_dir, "name": name}, args.job_timeout)
+        res["first_index_wall_s"], res["first_index_job_s"] = wall, job_seconds(job)
+        res["files_indexed"] = (job.get("result") or {}).get("totalFilesProcessed")
+
+        log(f"{name}: no-op re-index")
+        wall, job = run_job(client, "/api/sync", {}, args.job_timeout)
+        res["noop_reindex_wall_s"], res["noop_reindex_job_s"] = wall, job_seconds(job)
+
+        log(f"{name}: search latency ({len(queries)} queries x 3)")
+        lat, zero = measure_search(client, queries)
+        res["search_p50_ms"], res["search_p99_ms"] = percentile(lat, 50), percentile(lat, 99)
+        res["search_zero_hit_queries"] = zero
+        if zero:
+            log(f"{name}: WARNING {zero} of {len(queries)} queries returned no results")
+
+        status, docs = client.request("GET", "/api/docs?limit=20")
+        if status != 200 or not docs.get("documents"):
+            raise RuntimeError(f"GET /api/docs -> {status}: {docs}")
+        doc_uri = docs["documents"][0]["uri"]
+
+        log(f"{name}: reads during sync (every file edited)")
+        res.update(measure_reads_during_sync(client, server.port, files, doc_uri, queries[0], args.job_timeout))
+        if res["edit_sync_files_updated"] is not None and res["edit_sync_files_updated"] < len(files):
+            log(f"{name}: WARNING the edit sync updated {res['edit_sync_files_updated']} of {len(files)} files")
+
+        procs = server.processes()
+        for role in ("supervisor", "gateway", "worker"):
+            res[f"{role}_rss_mb"] = rss_mb(procs[role]) if role in procs else None
+            if role not in procs:
+                log(f"{name}: WARNING no '{role}' process found under pid {server.proc.pid}")
+        return res
+    except Exception:
+        tail = server.log_tail()
+        if tail:
+            log(f"{name}: last server log lines:\n{tail}")
+        raise
+    finally:
+        if client is not None:
+            client.close()
+        server.stop()
+
+
+# ---------------------------------------------------------------- report
+
+def fmt(fmt_str, value):
+    if value is None:
+        return "-"
+    try:
+        return fmt_str.format(value)
+    except (ValueError, TypeError):
+        return str(value)
+
+
+def print_table(results):
+    header = ["metric", "2000-note", "scifact", "target"]
+    lines = [[label, fmt(f, results.get("notes", {}).get(key)), fmt(f, results.get("scifact", {}).get(key)), target]
+             for key, label, f, target, _ in ROWS]
+    widths = [max(len(r[i]) for r in [header] + lines) for i in range(4)]
+
+    def row(cells):
+        return " | ".join(c.ljust(w) if i == 0 else c.rjust(w) if i < 3 else c
+                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    print(row(header))
+    print("-+-".join("-" * w for w in widths))
+    for line in lines:
+        print(row(line))
+    missed = []
+    for key, label, _, _, check in ROWS:
+        if not check:
+            continue
+        scope, limit = check
+        for corpus, res in results.items():
+            if (scope == "all" or scope == corpus) and res.get(key) is not None and res[key] > limit:
+                missed.append(f"{label} [{corpus}] = {res[key]:.3g} > {limit:g}")
+    print("targets missed: " + ("; ".join(missed) if missed else "none"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", choices=["notes", "scifact", "all"], default="all")
+    ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
+    ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"), help="shared/ directory")
+    ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    ap.add_argument("--job-timeout", type=float, default=900, help="seconds to wait for one job")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir (corpora, server logs)")
+    ap.add_argument("--no-build", action="store_true", help="(handled by scripts/bench)")
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    args.shared = os.path.abspath(args.shared)
+    if not os.access(args.bin, os.X_OK):
+        sys.exit(f"binary not found or not executable: {args.bin}")
+
+    names = ["notes", "scifact"] if args.corpus == "all" else [args.corpus]
+    tmp = tempfile.mkdtemp(prefix="svc-bench-")
+    results, failed = {}, []
+    try:
+        for name in names:
+            corpus_dir = os.path.join(tmp, "corpus", name)
+            log(f"{name}: generating corpus in {corpus_dir}")
+            try:
+                queries = CORPORA[name](args.shared, corpus_dir)
+                results[name] = bench_corpus(name, corpus_dir, queries, args, tmp)
+            except Exception as e:
+                traceback.print_exc()
+                failed.append(name)
+                results[name] = {"error": str(e)}
+    finally:
+        if args.keep:
+            log(f"kept {tmp}")
+        else:
+            subprocess.run(["rm", "-rf", tmp], check=False)
+
+    print_table(results)
+    if args.json:
+        targets = {key: {"max": check[1], "corpus": check[0]} for key, _, _, _, check in ROWS if check}
+        meta = {"bin": args.bin, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count()}
+        with open(args.json, "w") as f:
+            json.dump({"results": results, "targets": targets, "meta": meta}, f, indent=2)
+            f.write("\n")
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+//! Where CLI requests go: the worker of the running server (over its socket), or, when no
+//! server serves this data dir, a worker opened in this process.
+
+use anyhow::{anyhow, Context};
+use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, Request, ServerFrame};
+use std::sync::Arc;
+
+pub enum Backend {
+    Server { rt: tokio::runtime::Runtime, stream: protocol::socket::SocketStream, next: u64 },
+    Local(Arc<worker::Worker>),
+}
+
+impl Backend {
+    pub fn open(dirs: &Dirs) -> anyhow::Result<Self> {
+        if supervisor::read_running(dirs).is_some() {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let socket = dirs.worker_socket();
+            let (stream, _) = rt
+                .block_on(protocol::socket::connect(&socket))
+                .context("a server runs for this data dir, but its worker is not reachable (restarting?)")?;
+            return Ok(Backend::Server { rt, stream, next: 1 });
+        }
+        let w = worker::Worker::open(dirs.clone()).context("cannot open the index")?;
+        Ok(Backend::Local(w))
+    }
+
+    /// One request; the reply body as JSON.
+    pub fn call(&mut self, req: Request) -> anyhow::Result<Result<serde_json::Value, ApiError>> {
+        let body = match self {
+            Backend::Local(w) => w.handle(req),
+            Backend::Server { rt, stream, next } => {
+                let id = *next;
+                *next += 1;
+                rt.block_on(async {
+                    write_frame(stream, &ClientFrame::Call { id, request: req }).await?;
+                    loop {
+                        match read_frame::<_, ServerFrame>(stream).await? {
+                            Some(ServerFrame::Reply { id: got, result }) if got == id => return Ok(result),
+                            Some(_) => continue,
+                            None => return Err(anyhow!("the worker closed the connection")),
+                        }
+                    }
+                })?
+            }
+        };
+        Ok(body.and_then(|b| serde_json::from_slice(&b.0).map_err(|e| ApiError::runtime(e.to_string()))))
+    }
+
+    /// Like [`call`], turning an API error into an error.
+    pub fn call_ok(&mut self, req: Request) -> anyhow::Result<serde_json::Value> {
+        self.call(req)?.map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))
+    }
+
+    /// Polls a job until it ends; returns the job object.
+    pub fn wait_job(&mut self, id: &str) -> anyhow::Result<serde_json::Value> {
+        if let Backend::Local(w) = self {
+            w.wait_idle();
+        }
+        loop {
+            let job = self.call_ok(Request::GetJob { id: id.to_string() })?;
+            if job["status"] != "running" {
+                return Ok(job);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}

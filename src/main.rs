@@ -1,0 +1,159 @@
+//! `svc`: command-line parsing and dispatch. The work lives in the library crates.
+
+mod backend;
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "svc", version, about = "A local knowledge index for folders of notes")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Start the server (supervisor, gateway and worker) on 127.0.0.1.
+    Serve {
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+        /// Run in the background; returns once /api/health answers.
+        #[arg(long)]
+        detach: bool,
+    },
+    /// Stop the server of this data dir.
+    Stop,
+    /// Show the server and index status.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage collections (folders of notes).
+    #[command(subcommand)]
+    Collection(CollectionCmd),
+    /// Re-index all collections, or one.
+    Update {
+        #[arg(long)]
+        collection: Option<String>,
+        /// Run `git pull --ff-only` first in folders that are git repos.
+        #[arg(long)]
+        git_pull: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Keyword (BM25) search.
+    Search {
+        /// The query; omit with --batch.
+        query: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Read JSON lines `{"id","query"}` on stdin; write one JSON line per query.
+        #[arg(long)]
+        batch: bool,
+    },
+    /// Print a document by `svc://` URI or docid.
+    Get {
+        reference: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Process roles started by the supervisor (not for direct use).
+    #[command(subcommand, hide = true)]
+    Internal(InternalCmd),
+}
+
+#[derive(Subcommand)]
+enum CollectionCmd {
+    /// Add a folder and index it.
+    Add {
+        path: std::path::PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        pattern: Option<String>,
+        #[arg(long)]
+        include: Option<String>,
+        #[arg(long)]
+        exclude: Option<String>,
+        #[arg(long)]
+        git_pull: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List collections.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a collection from the index (its files are untouched).
+    Remove { name: String },
+}
+
+#[derive(Subcommand)]
+enum InternalCmd {
+    Worker,
+    Gateway {
+        #[arg(long)]
+        port: u16,
+        #[arg(long, default_value_t = 3)]
+        listen_fd: i32,
+    },
+}
+
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SVC_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    use std::io::IsTerminal;
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(std::io::stderr().is_terminal()).with_writer(std::io::stderr).try_init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let dirs = protocol::Dirs::from_env();
+    let result = match cli.command {
+        Cmd::Serve { port, detach } => {
+            init_logging("info");
+            commands::serve(dirs, port, detach)
+        }
+        Cmd::Internal(InternalCmd::Worker) => {
+            init_logging("info");
+            commands::run_worker(dirs)
+        }
+        Cmd::Internal(InternalCmd::Gateway { port, listen_fd }) => {
+            init_logging("info");
+            commands::run_gateway(dirs, port, listen_fd)
+        }
+        other => {
+            init_logging("warn");
+            dispatch(other, dirs)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
+    match cmd {
+        Cmd::Stop => commands::stop(&dirs),
+        Cmd::Status { json } => commands::status(&dirs, json),
+        Cmd::Collection(CollectionCmd::Add { path, name, pattern, include, exclude, git_pull, json }) => {
+            commands::collection_add(&dirs, path, name, pattern, include, exclude, git_pull, json)
+        }
+        Cmd::Collection(CollectionCmd::List { json }) => commands::collection_list(&dirs, json),
+        Cmd::Collection(CollectionCmd::Remove { name }) => commands::collection_remove(&dirs, name),
+        Cmd::Update { collection, git_pull, json } => commands::update(&dirs, collection, git_pull, json),
+        Cmd::Search { query, limit, collection, json, batch } => commands::search(&dirs, query, limit, collection, json, batch),
+        Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
+        Cmd::Serve { .. } | Cmd::Internal(_) => unreachable!("handled in main"),
+    }
+}

@@ -1,0 +1,185 @@
+//! Keeping the gateway and the worker alive.
+
+use crate::{probe, ServeOptions, SupervisorError};
+use std::net::TcpListener;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::process::{Child, Command};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
+
+/// The fd number at which the gateway finds the listening socket.
+pub const LISTEN_FD: i32 = 3;
+const HEARTBEAT: Duration = Duration::from_secs(2);
+const MISSES_BEFORE_HUNG: u32 = 3;
+/// A child that has not answered yet is not counted as hung before this.
+const START_GRACE: Duration = Duration::from_secs(60);
+const BACKOFF_START: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+const HEALTHY_RESET: Duration = Duration::from_secs(60);
+/// How long a child gets to stop after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(8);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Gateway,
+    Worker,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Gateway => "gateway",
+            Kind::Worker => "worker",
+        }
+    }
+
+    fn rss_limit_bytes(self) -> u64 {
+        let (var, default_mb) = match self {
+            Kind::Gateway => ("SVC_GATEWAY_MAX_RSS_MB", 1024),
+            Kind::Worker => ("SVC_WORKER_MAX_RSS_MB", 8192),
+        };
+        std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(default_mb) * 1024 * 1024
+    }
+}
+
+struct Spec {
+    kind: Kind,
+    exe: PathBuf,
+    port: u16,
+    socket: PathBuf,
+    listen_fd: i32,
+}
+
+impl Spec {
+    fn spawn(&self) -> std::io::Result<Child> {
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg("internal").arg(self.kind.name()).kill_on_drop(true);
+        let listen_fd = self.listen_fd;
+        let is_gateway = self.kind == Kind::Gateway;
+        if is_gateway {
+            cmd.arg("--port").arg(self.port.to_string()).arg("--listen-fd").arg(LISTEN_FD.to_string());
+        }
+        // SAFETY: only async-signal-safe calls (dup2, prctl) run between fork and exec.
+        unsafe {
+            cmd.as_std_mut().pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // dup2 clears close-on-exec on the copy; when the fd already is 3, clear it by hand.
+                if is_gateway && (libc::dup2(listen_fd, LISTEN_FD) < 0 || libc::fcntl(LISTEN_FD, libc::F_SETFD, 0) < 0) {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd.spawn()
+    }
+
+    async fn alive(&self) -> bool {
+        match self.kind {
+            Kind::Gateway => probe::gateway_alive(self.port).await,
+            Kind::Worker => probe::worker_alive(&self.socket).await,
+        }
+    }
+}
+
+fn rss_bytes(sys: &mut sysinfo::System, pid: u32) -> u64 {
+    let pid = sysinfo::Pid::from_u32(pid);
+    sys.refresh_processes(sysinfo::ProcessesToUpdate::Some(&[pid]), true);
+    sys.process(pid).map(|p| p.memory()).unwrap_or(0)
+}
+
+/// Sends SIGTERM, waits up to [`STOP_GRACE`], then SIGKILL.
+async fn stop(child: &mut Child) {
+    if let Some(pid) = child.id() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM);
+    }
+    if tokio::time::timeout(STOP_GRACE, child.wait()).await.is_err() {
+        let _ = child.kill().await;
+    }
+}
+
+/// Runs one child forever: spawn, watch, restart with backoff. Returns at shutdown.
+async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
+    let mut backoff = BACKOFF_START;
+    let mut sys = sysinfo::System::new().ok();
+    let name = spec.kind.name();
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        let started = Instant::now();
+        let reason = match spec.spawn() {
+            Err(e) => format!("could not start: {e}"),
+            Ok(mut child) => {
+                let pid = child.id().unwrap_or(0);
+                tracing::info!("{name} started (pid {pid})");
+                let mut tick = tokio::time::interval(HEARTBEAT);
+                tick.tick().await;
+                let (mut misses, mut answered) = (0u32, false);
+                let reason = loop {
+                    tokio::select! {
+                        status = child.wait() => break format!("exited ({})", status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())),
+                        _ = tick.tick() => {
+                            if spec.alive().await {
+                                misses = 0;
+                                answered = true;
+                            } else if answered || started.elapsed() > START_GRACE {
+                                misses += 1;
+                                if misses >= MISSES_BEFORE_HUNG {
+                                    break "hung (missed 3 heartbeats)".to_string();
+                                }
+                            }
+                            let rss = sys.as_mut().map(|s| rss_bytes(s, pid)).unwrap_or(0);
+                            if rss > spec.kind.rss_limit_bytes() {
+                                break format!("over its memory ceiling ({} MB)", rss / 1024 / 1024);
+                            }
+                        }
+                        _ = shutdown.changed() => {
+                            stop(&mut child).await;
+                            tracing::info!("{name} stopped");
+                            return;
+                        }
+                    }
+                };
+                let _ = child.kill().await;
+                let _ = child.wait().await;
+                reason
+            }
+        };
+        if started.elapsed() > HEALTHY_RESET {
+            backoff = BACKOFF_START;
+        }
+        tracing::warn!("{name} {reason}; restarting in {} ms", backoff.as_millis());
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {},
+            _ = shutdown.changed() => return,
+        }
+        backoff = (backoff * 2).min(BACKOFF_MAX);
+    }
+}
+
+pub async fn supervise(opts: ServeOptions, listener: TcpListener, port: u16) -> Result<(), SupervisorError> {
+    let (tx, rx) = watch::channel(false);
+    let socket = opts.dirs.worker_socket();
+    let listen_fd = listener.as_raw_fd();
+    let worker = tokio::spawn(keep_alive(
+        Spec { kind: Kind::Worker, exe: opts.exe.clone(), port, socket: socket.clone(), listen_fd },
+        rx.clone(),
+    ));
+    let gateway = tokio::spawn(keep_alive(Spec { kind: Kind::Gateway, exe: opts.exe, port, socket, listen_fd }, rx));
+    let mut term = signal(SignalKind::terminate()).map_err(|e| SupervisorError::Sys(e.to_string()))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| SupervisorError::Sys(e.to_string()))?;
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+    tracing::info!("stopping");
+    let _ = tx.send(true);
+    let _ = tokio::join!(worker, gateway);
+    drop(listener);
+    Ok(())
+}

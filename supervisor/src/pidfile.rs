@@ -1,0 +1,64 @@
+//! `<data>/<index>/svc.pid`: who serves this data dir. Held under an exclusive `flock` for
+//! the server's lifetime, so a second server on the same data dir fails at once.
+
+use crate::{io, SupervisorError};
+use nix::fcntl::{Flock, FlockArg};
+use protocol::Dirs;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PidInfo {
+    pub pid: u32,
+    pub port: u16,
+    pub url: String,
+}
+
+fn open(dirs: &Dirs) -> Result<File, SupervisorError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dirs.pid_file())
+        .map_err(io("cannot open the pidfile"))
+}
+
+fn read_info(f: &mut File) -> Option<PidInfo> {
+    let mut s = String::new();
+    f.seek(SeekFrom::Start(0)).ok()?;
+    f.read_to_string(&mut s).ok()?;
+    serde_json::from_str(&s).ok()
+}
+
+pub fn acquire(dirs: &Dirs) -> Result<Flock<File>, SupervisorError> {
+    match Flock::lock(open(dirs)?, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => Ok(lock),
+        Err((mut f, _)) => Err(SupervisorError::AlreadyRunning {
+            dir: dirs.data_dir.display().to_string(),
+            pid: read_info(&mut f).map(|i| i.pid.to_string()).unwrap_or_else(|| "unknown".into()),
+        }),
+    }
+}
+
+pub fn write(lock: &mut Flock<File>, info: &PidInfo) -> Result<(), SupervisorError> {
+    let text = serde_json::to_string(info).map_err(|e| SupervisorError::Sys(e.to_string()))?;
+    lock.set_len(0).map_err(io("cannot write the pidfile"))?;
+    lock.seek(SeekFrom::Start(0)).map_err(io("cannot write the pidfile"))?;
+    lock.write_all(text.as_bytes()).map_err(io("cannot write the pidfile"))?;
+    lock.sync_all().map_err(io("cannot write the pidfile"))
+}
+
+pub fn clear(lock: &mut Flock<File>) {
+    let _ = lock.set_len(0);
+}
+
+/// The running server of this data dir, if any (its pidfile is locked).
+pub fn read_running(dirs: &Dirs) -> Option<PidInfo> {
+    let f = OpenOptions::new().read(true).write(true).open(dirs.pid_file()).ok()?;
+    match Flock::lock(f, FlockArg::LockSharedNonblock) {
+        Ok(_free) => None,
+        Err((mut f, _)) => read_info(&mut f),
+    }
+}

@@ -1,0 +1,335 @@
+//! The BM25 index (tantivy): one entry per active document, derived from the catalog.
+
+use crate::query::KeywordQuery;
+use protocol::SearchFilters;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Mutex;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
+};
+use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+const STEMMED: &str = "svc_en_stem";
+const PLAIN: &str = "svc_plain";
+const WRITER_HEAP: usize = 64 * 1024 * 1024;
+
+/// Relative weights of the fields in the ranking (tuned on the SciFact train split).
+#[derive(Debug, Clone, Copy)]
+pub struct FieldWeights {
+    pub title: f32,
+    pub title_plain: f32,
+    pub body: f32,
+    pub body_plain: f32,
+    pub path: f32,
+}
+
+pub const WEIGHTS: FieldWeights = FieldWeights { title: 2.0, title_plain: 0.5, body: 1.0, body_plain: 0.25, path: 0.5 };
+
+#[derive(Debug, thiserror::Error)]
+pub enum Bm25Error {
+    #[error("bm25 index failed: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("bm25 index directory failed: {0}")]
+    Dir(#[from] tantivy::directory::error::OpenDirectoryError),
+    #[error("bm25 index i/o failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    key: Field,
+    collection: Field,
+    title: Field,
+    title_plain: Field,
+    body: Field,
+    body_plain: Field,
+    path: Field,
+    tags: Field,
+    categories: Field,
+    modified: Field,
+}
+
+/// What the index stores about one document.
+pub struct Bm25Doc<'a> {
+    pub key: i64,
+    pub collection: &'a str,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub rel_path: &'a str,
+    pub tags: &'a [String],
+    pub categories: &'a [String],
+    pub modified_ms: i64,
+}
+
+pub struct Bm25Index {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let stemmed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(STEMMED).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let plain = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(PLAIN).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let key = b.add_i64_field("key", NumericOptions::default() | INDEXED | STORED | FAST);
+    let collection = b.add_text_field("collection", STRING);
+    let title = b.add_text_field("title", stemmed.clone());
+    let title_plain = b.add_text_field("title_plain", plain.clone());
+    let body = b.add_text_field("body", stemmed);
+    let body_plain = b.add_text_field("body_plain", plain.clone());
+    let path = b.add_text_field("path", plain);
+    let tags = b.add_text_field("tags", STRING);
+    let categories = b.add_text_field("categories", STRING);
+    let modified = b.add_i64_field("modified", NumericOptions::default() | INDEXED | FAST);
+    let fields = Fields { key, collection, title, title_plain, body, body_plain, path, tags, categories, modified };
+    (b.build(), fields)
+}
+
+fn register_tokenizers(index: &Index) {
+    let mut stem = TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).dynamic();
+    if let Some(stop) = StopWordFilter::new(Language::English) {
+        stem = stem.filter_dynamic(stop);
+    }
+    let stem = stem.filter_dynamic(Stemmer::new(Language::English)).build();
+    index.tokenizers().register(STEMMED, stem);
+    let plain = TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build();
+    index.tokenizers().register(PLAIN, plain);
+}
+
+impl Bm25Index {
+    /// Opens the index at `dir`, creating it when absent. An index that cannot be opened
+    /// (corrupt, other schema) is discarded and recreated: the second value is then
+    /// `true` and the caller must re-feed everything from the catalog.
+    pub fn open(dir: &Path) -> Result<(Self, bool), Bm25Error> {
+        std::fs::create_dir_all(dir)?;
+        let (schema, fields) = schema();
+        let existing = dir.join("meta.json").exists();
+        let mut rebuilt = !existing;
+        let index = if existing {
+            match Index::open_in_dir(dir) {
+                Ok(i) if i.schema() == schema => i,
+                _ => {
+                    tracing::warn!("bm25 index unusable; rebuilding from the catalog");
+                    std::fs::remove_dir_all(dir)?;
+                    std::fs::create_dir_all(dir)?;
+                    rebuilt = true;
+                    Index::create_in_dir(dir, schema)?
+                }
+            }
+        } else {
+            Index::create_in_dir(dir, schema)?
+        };
+        register_tokenizers(&index);
+        let writer = index.writer_with_num_threads(1, WRITER_HEAP)?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok((Bm25Index { index, reader, writer: Mutex::new(writer), fields }, rebuilt))
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Replaces the entry of `doc.key` (delete, then add). Visible after [`commit`].
+    pub fn upsert(&self, doc: &Bm25Doc<'_>) -> Result<(), Bm25Error> {
+        let f = &self.fields;
+        let mut d = TantivyDocument::default();
+        d.add_i64(f.key, doc.key);
+        d.add_text(f.collection, doc.collection);
+        d.add_text(f.title, doc.title);
+        d.add_text(f.title_plain, doc.title);
+        d.add_text(f.body, doc.body);
+        d.add_text(f.body_plain, doc.body);
+        d.add_text(f.path, doc.rel_path);
+        for t in doc.tags {
+            d.add_text(f.tags, t);
+        }
+        for c in doc.categories {
+            d.add_text(f.categories, c);
+        }
+        d.add_i64(f.modified, doc.modified_ms);
+        let w = self.writer();
+        w.delete_term(Term::from_field_i64(f.key, doc.key));
+        w.add_document(d)?;
+        Ok(())
+    }
+
+    pub fn delete(&self, key: i64) {
+        self.writer().delete_term(Term::from_field_i64(self.fields.key, key));
+    }
+
+    /// Commits pending changes and makes them visible to searches.
+    pub fn commit(&self) -> Result<(), Bm25Error> {
+        self.writer().commit()?;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    #[cfg(test)]
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    fn analyze(&self, field: Field, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Ok(mut analyzer) = self.index.tokenizer_for_field(field) {
+            let mut stream = analyzer.token_stream(text);
+            while stream.advance() {
+                out.push(stream.token().text.clone());
+            }
+        }
+        out
+    }
+
+    fn words_query(&self, field: Field, words: &[String], weight: f32) -> Option<Box<dyn Query>> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for w in words {
+            for tok in self.analyze(field, w) {
+                let tq = TermQuery::new(Term::from_field_text(field, &tok), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(tq)));
+            }
+        }
+        if clauses.is_empty() {
+            return None;
+        }
+        Some(Box::new(BoostQuery::new(Box::new(BooleanQuery::new(clauses)), weight)))
+    }
+
+    fn phrase_query(&self, text: &str) -> Option<Box<dyn Query>> {
+        let f = self.fields;
+        let mut options: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for field in [f.body_plain, f.title_plain] {
+            let toks = self.analyze(field, text);
+            let q: Box<dyn Query> = match toks.len() {
+                0 => continue,
+                1 => Box::new(TermQuery::new(Term::from_field_text(field, &toks[0]), IndexRecordOption::WithFreqs)),
+                _ => Box::new(PhraseQuery::new(toks.iter().map(|t| Term::from_field_text(field, t)).collect())),
+            };
+            options.push((Occur::Should, q));
+        }
+        if options.is_empty() {
+            None
+        } else {
+            Some(Box::new(BooleanQuery::new(options)))
+        }
+    }
+
+    fn filter_query(&self, filters: &SearchFilters) -> Vec<(Occur, Box<dyn Query>)> {
+        let f = self.fields;
+        let zero = |q: Box<dyn Query>| -> Box<dyn Query> { Box::new(BoostQuery::new(q, 0.0)) };
+        let term = |field: Field, v: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(Term::from_field_text(field, v), IndexRecordOption::Basic))
+        };
+        let mut out: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if let Some(c) = &filters.collection {
+            out.push((Occur::Must, zero(term(f.collection, c))));
+        }
+        for t in &filters.tags_all {
+            out.push((Occur::Must, zero(term(f.tags, t))));
+        }
+        if !filters.tags_any.is_empty() {
+            let any = filters.tags_any.iter().map(|t| (Occur::Should, term(f.tags, t))).collect();
+            out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
+        }
+        if !filters.categories.is_empty() {
+            let any = filters.categories.iter().map(|c| (Occur::Should, term(f.categories, c))).collect();
+            out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
+        }
+        if filters.since_ms.is_some() || filters.until_ms.is_some() {
+            let lo = filters.since_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
+            let hi = filters.until_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
+            out.push((Occur::Must, zero(Box::new(RangeQuery::new(lo, hi)))));
+        }
+        out
+    }
+
+    /// Top `limit` documents for the query under the filters: `(raw score, key)`, best first.
+    pub fn search(&self, q: &KeywordQuery, filters: &SearchFilters, limit: usize) -> Result<Vec<(f32, i64)>, Bm25Error> {
+        let f = self.fields;
+        let w = WEIGHTS;
+        let mut ranking: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let all_words: Vec<String> = q.words.iter().chain(q.phrases.iter()).cloned().collect();
+        for (field, weight) in
+            [(f.title, w.title), (f.title_plain, w.title_plain), (f.body, w.body), (f.body_plain, w.body_plain), (f.path, w.path)]
+        {
+            if let Some(sub) = self.words_query(field, &all_words, weight) {
+                ranking.push((Occur::Should, sub));
+            }
+        }
+        if ranking.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(ranking)))];
+        for p in &q.phrases {
+            match self.phrase_query(p) {
+                Some(pq) => clauses.push((Occur::Must, Box::new(BoostQuery::new(pq, 0.0)))),
+                None => return Ok(Vec::new()),
+            }
+        }
+        for x in &q.excluded {
+            if let Some(xq) = self.phrase_query(x) {
+                clauses.push((Occur::MustNot, xq));
+            }
+        }
+        clauses.extend(self.filter_query(filters));
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            if let Some(key) = doc.get_first(f.key).and_then(|v| v.as_i64()) {
+                out.push((score, key));
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc<'a>(key: i64, title: &'a str, body: &'a str, tags: &'a [String]) -> Bm25Doc<'a> {
+        Bm25Doc { key, collection: "notes", title, body, rel_path: "a.md", tags, categories: &[], modified_ms: key * 1000 }
+    }
+
+    #[test]
+    fn ranks_filters_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let (idx, rebuilt) = Bm25Index::open(dir.path()).unwrap();
+        assert!(rebuilt);
+        let tags = vec!["ipc".to_string()];
+        idx.upsert(&doc(1, "Unix sockets", "local sockets connect processes", &tags)).unwrap();
+        idx.upsert(&doc(2, "Bread", "baking bread at home with sockets of dough", &[])).unwrap();
+        idx.commit().unwrap();
+        let q = KeywordQuery::parse("socket processes").unwrap();
+        let hits = idx.search(&q, &SearchFilters::default(), 10).unwrap();
+        assert_eq!(hits[0].1, 1);
+        assert_eq!(hits.len(), 2);
+        let filtered = SearchFilters { tags_all: vec!["ipc".into()], ..Default::default() };
+        assert_eq!(idx.search(&q, &filtered, 10).unwrap().len(), 1);
+        let neg = KeywordQuery::parse("sockets -bread").unwrap();
+        assert_eq!(idx.search(&neg, &SearchFilters::default(), 10).unwrap().len(), 1);
+        let phrase = KeywordQuery::parse("\"baking bread\"").unwrap();
+        assert_eq!(idx.search(&phrase, &SearchFilters::default(), 10).unwrap()[0].1, 2);
+        idx.upsert(&doc(1, "Unix sockets", "now about pipes", &tags)).unwrap();
+        idx.delete(2);
+        idx.commit().unwrap();
+        assert_eq!(idx.num_docs(), 1);
+        let since = SearchFilters { since_ms: Some(5000), ..Default::default() };
+        assert!(idx.search(&KeywordQuery::parse("pipes").unwrap(), &since, 10).unwrap().is_empty());
+        drop(idx);
+        let (again, rebuilt) = Bm25Index::open(dir.path()).unwrap();
+        assert!(!rebuilt);
+        assert_eq!(again.num_docs(), 1);
+    }
+}

@@ -1,0 +1,455 @@
+//! Documents, their content, chunks, tags and links.
+
+use super::{CatalogError, Result};
+use crate::ingest::ParsedDoc;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
+use std::collections::{BTreeMap, HashMap};
+
+/// One catalog row of `documents`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocRow {
+    pub id: i64,
+    pub collection: String,
+    pub rel_path: String,
+    pub docid: String,
+    pub source_hash: String,
+    pub mirror_hash: String,
+    pub source_mime: String,
+    pub source_ext: String,
+    pub source_size: u64,
+    pub source_mtime_ns: i64,
+    pub title: String,
+    pub author: Option<String>,
+    pub categories: Vec<String>,
+    pub fm_date: Option<String>,
+    pub date_fields: BTreeMap<String, String>,
+    pub body_start_line: u32,
+    pub active: bool,
+    pub gen: i64,
+    pub bm25_gen: i64,
+}
+
+pub(crate) const DOC_COLUMNS: &str = "id, collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, \
+     source_size, source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen";
+
+pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
+    let categories: String = r.get(12)?;
+    let date_fields: String = r.get(14)?;
+    Ok(DocRow {
+        id: r.get(0)?,
+        collection: r.get(1)?,
+        rel_path: r.get(2)?,
+        docid: r.get(3)?,
+        source_hash: r.get(4)?,
+        mirror_hash: r.get(5)?,
+        source_mime: r.get(6)?,
+        source_ext: r.get(7)?,
+        source_size: r.get::<_, i64>(8)?.max(0) as u64,
+        source_mtime_ns: r.get(9)?,
+        title: r.get(10)?,
+        author: r.get(11)?,
+        categories: serde_json::from_str(&categories).unwrap_or_default(),
+        fm_date: r.get(13)?,
+        date_fields: serde_json::from_str(&date_fields).unwrap_or_default(),
+        body_start_line: r.get::<_, i64>(15)?.max(1) as u32,
+        active: r.get::<_, i64>(16)? != 0,
+        gen: r.get(17)?,
+        bm25_gen: r.get(18)?,
+    })
+}
+
+/// What a sync needs to know about a file it saw before, to skip it cheaply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileState {
+    pub id: i64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub source_hash: String,
+    pub active: bool,
+}
+
+/// A parsed file ready to be written.
+pub struct NewDoc<'a> {
+    pub collection: &'a str,
+    pub rel_path: &'a str,
+    pub source_hash: &'a str,
+    pub source_mime: &'a str,
+    pub source_ext: &'a str,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub canonical: &'a str,
+    pub mirror_hash: &'a str,
+    pub parsed: &'a ParsedDoc,
+    pub indexed_at: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkRow {
+    pub seq: u32,
+    pub text: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkRow {
+    pub doc_id: i64,
+    pub link_type: String,
+    pub target_ref: String,
+    pub target_ref_norm: String,
+    pub target_anchor: Option<String>,
+    pub target_collection: Option<String>,
+    pub link_text: Option<String>,
+    pub start_line: u32,
+    pub start_col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
+}
+
+/// `#` + the first 8 hex digits of the source hash.
+pub fn docid_of(source_hash: &str) -> String {
+    format!("#{}", &source_hash[..source_hash.len().min(8)])
+}
+
+pub fn file_states(conn: &Connection, collection: &str) -> Result<HashMap<String, FileState>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rel_path, id, source_size, source_mtime_ns, source_hash, active FROM documents WHERE collection = ?1",
+    )?;
+    let rows = stmt.query_map([collection], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            FileState {
+                id: r.get(1)?,
+                size: r.get::<_, i64>(2)?.max(0) as u64,
+                mtime_ns: r.get(3)?,
+                source_hash: r.get(4)?,
+                active: r.get::<_, i64>(5)? != 0,
+            },
+        ))
+    })?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (k, v) = row?;
+        out.insert(k, v);
+    }
+    Ok(out)
+}
+
+/// Allocates the next catalog generation inside `tx`.
+pub fn next_generation(tx: &Transaction<'_>) -> Result<i64> {
+    let current: i64 = tx
+        .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get::<_, String>(0))
+        .optional()?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let next = current + 1;
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES('generation', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [next.to_string()],
+    )?;
+    Ok(next)
+}
+
+/// Inserts or replaces a document with its content, chunks, tags and links. Returns its row id.
+pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64> {
+    let p = d.parsed;
+    let categories = serde_json::to_string(&p.categories).map_err(|e| CatalogError::Malformed(e.to_string()))?;
+    let date_fields = serde_json::to_string(&p.date_fields).map_err(|e| CatalogError::Malformed(e.to_string()))?;
+    let id: i64 = tx.query_row(
+        "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, source_size, \
+           source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, indexed_at)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1, ?16, 0, ?17)
+         ON CONFLICT(collection, rel_path) DO UPDATE SET docid = excluded.docid, source_hash = excluded.source_hash,
+           mirror_hash = excluded.mirror_hash, source_mime = excluded.source_mime, source_ext = excluded.source_ext,
+           source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns, title = excluded.title,
+           author = excluded.author, categories = excluded.categories, fm_date = excluded.fm_date,
+           date_fields = excluded.date_fields, body_start_line = excluded.body_start_line, active = 1,
+           gen = excluded.gen, indexed_at = excluded.indexed_at
+         RETURNING id",
+        params![
+            d.collection,
+            d.rel_path,
+            docid_of(d.source_hash),
+            d.source_hash,
+            d.mirror_hash,
+            d.source_mime,
+            d.source_ext,
+            d.size as i64,
+            d.mtime_ns,
+            p.title,
+            p.author,
+            categories,
+            p.date,
+            date_fields,
+            p.body_start_line as i64,
+            gen,
+            d.indexed_at,
+        ],
+        |r| r.get(0),
+    )?;
+    let inserted = tx.execute("INSERT OR IGNORE INTO content(mirror_hash, text) VALUES(?1, ?2)", params![d.mirror_hash, d.canonical])?;
+    if inserted > 0 {
+        tx.execute("DELETE FROM chunks WHERE mirror_hash = ?1", [d.mirror_hash])?;
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO chunks(mirror_hash, seq, text, start_line, end_line) VALUES(?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for c in &p.chunks {
+            stmt.execute(params![d.mirror_hash, c.seq as i64, c.text, c.start_line as i64, c.end_line as i64])?;
+        }
+    }
+    tx.execute("DELETE FROM doc_tags WHERE doc_id = ?1", [id])?;
+    {
+        let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO doc_tags(doc_id, tag) VALUES(?1, ?2)")?;
+        for t in &p.tags {
+            stmt.execute(params![id, t])?;
+        }
+    }
+    tx.execute("DELETE FROM doc_links WHERE doc_id = ?1", [id])?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO doc_links(doc_id, link_type, target_ref, target_ref_norm, target_anchor, target_collection, link_text, \
+               start_line, start_col, end_line, end_col) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?;
+        for l in &p.links {
+            stmt.execute(params![
+                id,
+                l.link_type.as_str(),
+                l.target_ref,
+                l.target_ref_norm,
+                l.target_anchor,
+                l.target_collection,
+                l.link_text,
+                l.start_line as i64,
+                l.start_col as i64,
+                l.end_line as i64,
+                l.end_col as i64
+            ])?;
+        }
+    }
+    Ok(id)
+}
+
+/// Records a new mtime for a file whose bytes did not change; reactivates it when asked.
+pub fn touch_doc(tx: &Transaction<'_>, id: i64, mtime_ns: i64, reactivate_gen: Option<i64>) -> Result<()> {
+    match reactivate_gen {
+        Some(gen) => tx.execute(
+            "UPDATE documents SET source_mtime_ns = ?2, active = 1, gen = ?3 WHERE id = ?1",
+            params![id, mtime_ns, gen],
+        )?,
+        None => tx.execute("UPDATE documents SET source_mtime_ns = ?2 WHERE id = ?1", params![id, mtime_ns])?,
+    };
+    Ok(())
+}
+
+/// Marks documents inactive (they stay in the catalog; searches no longer see them).
+pub fn deactivate(tx: &Transaction<'_>, gen: i64, ids: &[i64]) -> Result<()> {
+    let mut stmt = tx.prepare_cached("UPDATE documents SET active = 0, gen = ?2 WHERE id = ?1 AND active = 1")?;
+    for id in ids {
+        stmt.execute(params![id, gen])?;
+    }
+    Ok(())
+}
+
+/// Deactivates every document of a collection; returns their ids.
+pub fn deactivate_collection(tx: &Transaction<'_>, gen: i64, collection: &str) -> Result<Vec<i64>> {
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare("SELECT id FROM documents WHERE collection = ?1 AND active = 1")?;
+        let rows = stmt.query_map([collection], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    deactivate(tx, gen, &ids)?;
+    Ok(ids)
+}
+
+/// Rows whose BM25 entry lags behind the catalog.
+pub fn bm25_pending(conn: &Connection) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare("SELECT id FROM documents WHERE gen != bm25_gen")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records that the BM25 index absorbed these rows at their current generation.
+pub fn mark_bm25_absorbed(conn: &mut Connection, ids: &[(i64, i64)]) -> Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached("UPDATE documents SET bm25_gen = ?2 WHERE id = ?1 AND gen = ?2")?;
+        for (id, gen) in ids {
+            stmt.execute(params![id, gen])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Forgets what BM25 absorbed, so that the next convergence rebuilds it from the catalog.
+pub fn reset_bm25(conn: &Connection) -> Result<()> {
+    conn.execute("UPDATE documents SET bm25_gen = 0", [])?;
+    Ok(())
+}
+
+pub fn docs_by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<DocRow>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({marks})");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(params_from_iter(chunk.iter()), doc_from_row)?;
+        for r in rows {
+            out.push(r?);
+        }
+    }
+    Ok(out)
+}
+
+/// The active document with this docid (lowest row id when identical files share it).
+pub fn doc_by_docid(conn: &Connection, docid: &str) -> Result<Option<DocRow>> {
+    let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE docid = ?1 AND active = 1 ORDER BY id LIMIT 1");
+    Ok(conn.query_row(&sql, [docid], doc_from_row).optional()?)
+}
+
+pub fn doc_by_path(conn: &Connection, collection: &str, rel_path: &str) -> Result<Option<DocRow>> {
+    let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE collection = ?1 AND rel_path = ?2 AND active = 1");
+    Ok(conn.query_row(&sql, params![collection, rel_path], doc_from_row).optional()?)
+}
+
+/// All active documents, optionally of one collection, in row order.
+pub fn active_docs(conn: &Connection, collection: Option<&str>) -> Result<Vec<DocRow>> {
+    let sql = format!(
+        "SELECT {DOC_COLUMNS} FROM documents WHERE active = 1 AND (?1 IS NULL OR collection = ?1) ORDER BY id"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([collection], doc_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn tags_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Vec<String>>> {
+    let mut out: HashMap<i64, Vec<String>> = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        let sql = format!("SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(params_from_iter(chunk.iter()), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for r in rows {
+            let (id, tag) = r?;
+            out.entry(id).or_default().push(tag);
+        }
+    }
+    Ok(out)
+}
+
+pub fn content_text(conn: &Connection, mirror_hash: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT text FROM content WHERE mirror_hash = ?1", [mirror_hash], |r| r.get(0))
+        .optional()?)
+}
+
+pub fn chunks_of(conn: &Connection, mirror_hash: &str) -> Result<Vec<ChunkRow>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT seq, text, start_line, end_line FROM chunks WHERE mirror_hash = ?1 ORDER BY seq")?;
+    let rows = stmt.query_map([mirror_hash], |r| {
+        Ok(ChunkRow {
+            seq: r.get::<_, i64>(0)? as u32,
+            text: r.get(1)?,
+            start_line: r.get::<_, i64>(2)? as u32,
+            end_line: r.get::<_, i64>(3)? as u32,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
+    Ok(LinkRow {
+        doc_id: r.get(0)?,
+        link_type: r.get(1)?,
+        target_ref: r.get(2)?,
+        target_ref_norm: r.get(3)?,
+        target_anchor: r.get(4)?,
+        target_collection: r.get(5)?,
+        link_text: r.get(6)?,
+        start_line: r.get::<_, i64>(7)? as u32,
+        start_col: r.get::<_, i64>(8)? as u32,
+        end_line: r.get::<_, i64>(9)? as u32,
+        end_col: r.get::<_, i64>(10)? as u32,
+    })
+}
+
+const LINK_COLUMNS: &str = "l.doc_id, l.link_type, l.target_ref, l.target_ref_norm, l.target_anchor, l.target_collection, \
+     l.link_text, l.start_line, l.start_col, l.end_line, l.end_col";
+
+pub fn links_of(conn: &Connection, doc_id: i64) -> Result<Vec<LinkRow>> {
+    let sql = format!("SELECT {LINK_COLUMNS} FROM doc_links l WHERE l.doc_id = ?1 ORDER BY l.start_line, l.start_col");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([doc_id], link_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every link whose source document is active.
+pub fn active_links(conn: &Connection) -> Result<Vec<LinkRow>> {
+    let sql = format!(
+        "SELECT {LINK_COLUMNS} FROM doc_links l JOIN documents d ON d.id = l.doc_id WHERE d.active = 1 \
+         ORDER BY l.doc_id, l.start_line, l.start_col"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], link_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// `(documents, chunks)` per collection, over active documents.
+pub fn collection_counts(conn: &Connection) -> Result<HashMap<String, (u64, u64)>> {
+    let mut stmt = conn.prepare(
+        "SELECT d.collection, COUNT(*), COALESCE(SUM((SELECT COUNT(*) FROM chunks c WHERE c.mirror_hash = d.mirror_hash)), 0)
+         FROM documents d WHERE d.active = 1 GROUP BY d.collection",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
+    let mut out = HashMap::new();
+    for r in rows {
+        let (c, d, ch) = r?;
+        out.insert(c, (d.max(0) as u64, ch.max(0) as u64));
+    }
+    Ok(out)
+}
+
+/// Tag counts over active documents.
+pub fn tag_counts(conn: &Connection, collection: Option<&str>) -> Result<Vec<(String, u64)>> {
+    let mut stmt = conn.prepare(
+        "SELECT t.tag, COUNT(*) FROM doc_tags t JOIN documents d ON d.id = t.doc_id
+         WHERE d.active = 1 AND (?1 IS NULL OR d.collection = ?1) GROUP BY t.tag ORDER BY COUNT(*) DESC, t.tag",
+    )?;
+    let rows = stmt.query_map([collection], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Drops content rows no document refers to any more.
+pub fn collect_garbage(conn: &Connection) -> Result<()> {
+    conn.execute("DELETE FROM chunks WHERE mirror_hash NOT IN (SELECT mirror_hash FROM documents)", [])?;
+    conn.execute("DELETE FROM content WHERE mirror_hash NOT IN (SELECT mirror_hash FROM documents)", [])?;
+    Ok(())
+}
+
+pub fn upsert_collection(conn: &Connection, name: &str, path: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO collections(name, path) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET path = excluded.path",
+        params![name, path],
+    )?;
+    Ok(())
+}
+
+pub fn catalog_collections(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM collections ORDER BY name")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn delete_collection_row(conn: &Connection, name: &str) -> Result<()> {
+    conn.execute("DELETE FROM collections WHERE name = ?1", [name])?;
+    Ok(())
+}
+
+pub fn mark_synced(conn: &Connection, name: &str, at: &str) -> Result<()> {
+    conn.execute("UPDATE collections SET synced_at = ?2 WHERE name = ?1", params![name, at])?;
+    Ok(())
+}
+
+pub fn last_synced(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn.query_row("SELECT MAX(synced_at) FROM collections", [], |r| r.get(0)).optional()?.flatten())
+}

@@ -1,0 +1,59 @@
+//! Persisted job records, so a job outlives a worker restart as a readable result.
+
+use super::Result;
+use protocol::api::{Job, SyncResult};
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub fn insert_job(conn: &Connection, job: &Job) -> Result<()> {
+    conn.execute(
+        "INSERT INTO jobs(id, kind, status, created_at) VALUES(?1, ?2, ?3, ?4)",
+        params![job.id, job.kind, job.status, job.created_at],
+    )?;
+    Ok(())
+}
+
+pub fn finish_job(conn: &Connection, id: &str, status: &str, at: i64, result: Option<&SyncResult>, error: Option<&str>) -> Result<()> {
+    let result = result.and_then(|r| serde_json::to_string(r).ok());
+    conn.execute(
+        "UPDATE jobs SET status = ?2, finished_at = ?3, result = ?4, error = ?5 WHERE id = ?1",
+        params![id, status, at, result, error],
+    )?;
+    Ok(())
+}
+
+pub fn get_job(conn: &Connection, id: &str) -> Result<Option<Job>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, kind, status, created_at, finished_at, result, error FROM jobs WHERE id = ?1",
+            [id],
+            |r| {
+                let result: Option<String> = r.get(5)?;
+                Ok(Job {
+                    id: r.get(0)?,
+                    kind: r.get(1)?,
+                    status: r.get(2)?,
+                    created_at: r.get(3)?,
+                    finished_at: r.get(4)?,
+                    result: result.and_then(|s| serde_json::from_str(&s).ok()),
+                    error: r.get(6)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// Jobs left `running` by a worker that died are failed; old finished jobs are pruned
+/// (kept at least one hour, at most the newest 100).
+pub fn settle_jobs(conn: &Connection, now_ms: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE jobs SET status = 'failed', finished_at = ?1, error = 'interrupted: the worker stopped while the job ran' \
+         WHERE status = 'running'",
+        [now_ms],
+    )?;
+    conn.execute(
+        "DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?1 AND id NOT IN \
+         (SELECT id FROM jobs ORDER BY created_at DESC LIMIT 100)",
+        [now_ms - 3_600_000],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! The SQLite catalog: the source of truth. tantivy (and later LanceDB) are derived from it.
+//!
+//! Every change to a document bumps the catalog `generation` and stamps the row with it
+//! (`gen`). After the BM25 index commits a document, its `bm25_gen` is set to `gen`; at
+//! start the worker re-feeds every row where the two differ, so a crash at any point
+//! converges without a full rebuild.
+
+mod docs;
+mod jobs;
+mod pool;
+mod schema;
+
+pub use docs::*;
+pub use jobs::*;
+pub use pool::Catalog;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("catalog query failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("catalog row is malformed: {0}")]
+    Malformed(String),
+}
+
+pub type Result<T, E = CatalogError> = std::result::Result<T, E>;

@@ -1,0 +1,56 @@
+//! Connections: one writer, a few readers. WAL lets readers run while a job writes.
+
+use super::{schema::SCHEMA, Result};
+use rusqlite::Connection;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+const READERS: usize = 4;
+
+pub struct Catalog {
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+}
+
+fn open_conn(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "cache_size", -16000)?;
+    Ok(conn)
+}
+
+impl Catalog {
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let writer = open_conn(path)?;
+        writer.execute_batch(SCHEMA)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            readers.push(Mutex::new(open_conn(path)?));
+        }
+        Ok(Catalog { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0) })
+    }
+
+    /// The single writing connection. Jobs hold it per batch, never across a whole job.
+    pub fn writer(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A reading connection: the first free one, else waits on one in turn.
+    pub fn reader(&self) -> MutexGuard<'_, Connection> {
+        for r in &self.readers {
+            if let Ok(g) = r.try_lock() {
+                return g;
+            }
+        }
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
+        self.readers[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,76 @@
+//! Schema, created idempotently at open.
+
+pub(crate) const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS collections(
+  name TEXT PRIMARY KEY,
+  path TEXT NOT NULL,
+  synced_at TEXT
+);
+CREATE TABLE IF NOT EXISTS documents(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  collection TEXT NOT NULL,
+  rel_path TEXT NOT NULL,
+  docid TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  mirror_hash TEXT NOT NULL,
+  source_mime TEXT NOT NULL,
+  source_ext TEXT NOT NULL,
+  source_size INTEGER NOT NULL,
+  source_mtime_ns INTEGER NOT NULL,
+  title TEXT NOT NULL,
+  author TEXT,
+  categories TEXT NOT NULL DEFAULT '[]',
+  fm_date TEXT,
+  date_fields TEXT NOT NULL DEFAULT '{}',
+  body_start_line INTEGER NOT NULL DEFAULT 1,
+  active INTEGER NOT NULL DEFAULT 1,
+  gen INTEGER NOT NULL,
+  bm25_gen INTEGER NOT NULL DEFAULT 0,
+  indexed_at TEXT NOT NULL,
+  UNIQUE(collection, rel_path)
+);
+CREATE INDEX IF NOT EXISTS documents_docid ON documents(docid);
+CREATE INDEX IF NOT EXISTS documents_active ON documents(collection, active);
+CREATE TABLE IF NOT EXISTS content(
+  mirror_hash TEXT PRIMARY KEY,
+  text TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks(
+  mirror_hash TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  PRIMARY KEY(mirror_hash, seq)
+);
+CREATE TABLE IF NOT EXISTS doc_tags(
+  doc_id INTEGER NOT NULL,
+  tag TEXT NOT NULL,
+  PRIMARY KEY(doc_id, tag)
+);
+CREATE INDEX IF NOT EXISTS doc_tags_tag ON doc_tags(tag);
+CREATE TABLE IF NOT EXISTS doc_links(
+  doc_id INTEGER NOT NULL,
+  link_type TEXT NOT NULL,
+  target_ref TEXT NOT NULL,
+  target_ref_norm TEXT NOT NULL,
+  target_anchor TEXT,
+  target_collection TEXT,
+  link_text TEXT,
+  start_line INTEGER NOT NULL,
+  start_col INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  end_col INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS doc_links_doc ON doc_links(doc_id);
+CREATE TABLE IF NOT EXISTS jobs(
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  result TEXT,
+  error TEXT
+);
+"#;

@@ -1,0 +1,104 @@
+//! `<config>/index.yml`: the collections the user configured. Written atomically.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const DEFAULT_PATTERN: &str = "**/*.md";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionConfig {
+    pub name: String,
+    pub path: String,
+    #[serde(default = "default_pattern")]
+    pub pattern: String,
+    #[serde(default)]
+    pub include: String,
+    #[serde(default)]
+    pub exclude: String,
+    #[serde(default)]
+    pub git_pull: bool,
+}
+
+fn default_pattern() -> String {
+    DEFAULT_PATTERN.to_string()
+}
+
+fn default_version() -> String {
+    "1.0".to_string()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexConfig {
+    #[serde(default = "default_version")]
+    pub version: String,
+    #[serde(default)]
+    pub collections: Vec<CollectionConfig>,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig { version: default_version(), collections: Vec::new() }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path} is not valid: {source}")]
+    Parse { path: String, source: serde_norway::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: std::io::Error },
+}
+
+impl IndexConfig {
+    /// Loads the config; a missing file is an empty config.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => return Err(ConfigError::Read { path: path.display().to_string(), source }),
+        };
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        serde_norway::from_str(&text).map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
+        let text = serde_norway::to_string(self).map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })?;
+        protocol::write_atomic(path, text.as_bytes()).map_err(|source| ConfigError::Write { path: path.display().to_string(), source })
+    }
+
+    pub fn find(&self, name: &str) -> Option<&CollectionConfig> {
+        self.collections.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.yml");
+        assert_eq!(IndexConfig::load(&path).unwrap(), IndexConfig::default());
+        let mut cfg = IndexConfig::default();
+        cfg.collections.push(CollectionConfig {
+            name: "notes".into(),
+            path: "/tmp/notes".into(),
+            pattern: DEFAULT_PATTERN.into(),
+            include: String::new(),
+            exclude: "drafts/**".into(),
+            git_pull: false,
+        });
+        cfg.save(&path).unwrap();
+        assert_eq!(IndexConfig::load(&path).unwrap(), cfg);
+        std::fs::write(&path, "collections:\n  - name: a\n    path: /x\n").unwrap();
+        let loaded = IndexConfig::load(&path).unwrap();
+        assert_eq!(loaded.collections[0].pattern, DEFAULT_PATTERN);
+        assert!(loaded.find("A").is_some());
+    }
+}

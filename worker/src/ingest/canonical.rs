@@ -1,0 +1,150 @@
+//! Decoding, canonical text form and content hashing.
+
+use sha2::{Digest, Sha256};
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+use super::IngestError;
+
+const BOM: char = '\u{feff}';
+
+/// Decodes UTF-8 bytes, stripping a leading UTF-8 BOM.
+pub fn decode_utf8(bytes: &[u8]) -> Result<String, IngestError> {
+    let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_string()),
+        Err(_) => Err(IngestError::NotUtf8),
+    }
+}
+
+/// NFC-normalizes `s`, avoiding work when it is already NFC.
+pub(super) fn nfc(s: &str) -> String {
+    if is_nfc_quick(s.chars()) == IsNormalized::Yes {
+        s.to_string()
+    } else {
+        s.nfc().collect()
+    }
+}
+
+/// Canonical text form: no BOM (no U+FEFF at all), LF line ends, NFC, no control chars except
+/// TAB and LF, no trailing spaces/tabs, at most one blank line in a row, no
+/// leading/trailing blank lines, exactly one final "\n" ("" if empty).
+pub fn canonicalize(text: &str) -> String {
+    let text = text.strip_prefix(BOM).unwrap_or(text);
+
+    // Line endings + control characters in one pass.
+    let mut cleaned = String::with_capacity(text.len() + 1);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                cleaned.push('\n');
+            }
+            '\n' | '\t' => cleaned.push(c),
+            // U+FEFF anywhere (a BOM or a deprecated zero-width no-break
+            // space) is dropped, which keeps canonicalize idempotent.
+            c if c.is_control() || c == BOM => {}
+            c => cleaned.push(c),
+        }
+    }
+    let cleaned = nfc(&cleaned);
+
+    let mut out = String::with_capacity(cleaned.len() + 1);
+    let mut pending_blank = false;
+    for line in cleaned.split('\n') {
+        let line = line.trim_end_matches([' ', '\t']);
+        if line.is_empty() {
+            // Leading blank lines are dropped; inner runs collapse to one.
+            if !out.is_empty() {
+                pending_blank = true;
+            }
+            continue;
+        }
+        if pending_blank {
+            out.push('\n');
+            pending_blank = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode() {
+        assert_eq!(decode_utf8(b"\xEF\xBB\xBFhi").unwrap(), "hi");
+        assert_eq!(decode_utf8("é".as_bytes()).unwrap(), "é");
+        assert_eq!(decode_utf8(b"\xff\xfe"), Err(IngestError::NotUtf8));
+        assert_eq!(decode_utf8(b"").unwrap(), "");
+    }
+
+    #[test]
+    fn empty_and_blank() {
+        assert_eq!(canonicalize(""), "");
+        assert_eq!(canonicalize("\n\n  \n\t\n"), "");
+        assert_eq!(canonicalize("\u{feff}"), "");
+        assert_eq!(canonicalize("\r\n\r\n"), "");
+        assert_eq!(canonicalize("\u{0}\u{feff}x"), "x\n");
+        assert_eq!(canonicalize("  \n\u{feff}a\u{feff}b"), "ab\n");
+    }
+
+    #[test]
+    fn line_endings() {
+        assert_eq!(canonicalize("a\r\nb\rc\n"), "a\nb\nc\n");
+        assert_eq!(canonicalize("a"), "a\n");
+        assert_eq!(canonicalize("a\n\n\n"), "a\n");
+        assert_eq!(canonicalize("a\r\r\rb"), "a\n\nb\n");
+    }
+
+    #[test]
+    fn bom_trailing_and_blank_runs() {
+        let s = "\u{feff}\n\n  lead  \t\nx \n\n\n\n y\t\n   \n\n";
+        assert_eq!(canonicalize(s), "  lead\nx\n\n y\n");
+    }
+
+    #[test]
+    fn control_chars() {
+        assert_eq!(
+            canonicalize("a\u{0}b\u{7}c\u{7f}d\u{1b}[0m\u{85}e\tf"),
+            "abcd[0me\tf\n"
+        );
+        // form feed alone on a line makes it blank
+        assert_eq!(canonicalize("a\n\u{c}\n\nb"), "a\n\nb\n");
+    }
+
+    #[test]
+    fn nfc_applied() {
+        let decomposed = "e\u{301}te\u{301}";
+        assert_eq!(canonicalize(decomposed), "été\n");
+        // NBSP is not trimmed (only spaces/tabs)
+        assert_eq!(canonicalize("a\u{a0}"), "a\u{a0}\n");
+    }
+
+    #[test]
+    fn idempotent() {
+        let s = "\u{feff}# T \r\n\r\n\r\nbody\u{0}\ttext\t \r\n";
+        let once = canonicalize(s);
+        assert_eq!(canonicalize(&once), once);
+        assert_eq!(once, "# T\n\nbody\ttext\n");
+    }
+
+    #[test]
+    fn hash() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(sha256_hex(b"").len(), 64);
+    }
+}

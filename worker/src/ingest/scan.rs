@@ -1,0 +1,380 @@
+//! One pulldown-cmark pass over the body collecting headings, fenced code
+//! blocks, links and inline tags.
+
+use std::ops::Range;
+
+use pulldown_cmark::{
+    CodeBlockKind, Event, HeadingLevel, LinkType as MdLinkType, Options, Parser, Tag, TagEnd,
+};
+
+use super::lines::{ColCursor, LineIndex};
+use super::links::{markdown_target, wiki_target, Target};
+use super::tags::scan_hashtags;
+use super::{to_u32, Link, LinkType};
+
+/// A top-level heading (not inside a list, block quote or footnote).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Heading {
+    pub(super) level: u8,
+    /// 0-based body lines (inclusive); setext headings span 2+ lines.
+    pub(super) start_line: usize,
+    pub(super) end_line: usize,
+    /// Inline text with Markdown markup removed.
+    pub(super) text: String,
+    /// ATX (`# x`) rather than setext.
+    pub(super) atx: bool,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Scanned {
+    pub(super) headings: Vec<Heading>,
+    /// 0-based body line ranges (inclusive) of fenced code blocks.
+    pub(super) fences: Vec<(usize, usize)>,
+    /// Links with canonical positions.
+    pub(super) links: Vec<Link>,
+    /// Normalized inline tags (may contain duplicates).
+    pub(super) inline_tags: Vec<String>,
+}
+
+struct PendingLink {
+    /// `None` for links that are not reported (still tracked for nesting).
+    target: Option<(LinkType, Target)>,
+    range: Range<usize>,
+    text: String,
+    alias: Option<String>,
+    /// Text inside is not link text / tags (wiki links, autolinks).
+    skips_text: bool,
+}
+
+struct PendingHeading {
+    level: u8,
+    range: Range<usize>,
+    text: String,
+    top_level: bool,
+}
+
+fn level_u8(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// Last line (0-based) covered by a byte range.
+fn last_line(idx: &LineIndex, range: &Range<usize>) -> usize {
+    idx.line_of(range.end.saturating_sub(1).max(range.start))
+}
+
+/// Byte offset of the last char in `text[range]`.
+fn last_char_start(text: &str, range: &Range<usize>) -> usize {
+    text.get(range.start..range.end)
+        .and_then(|s| s.char_indices().next_back())
+        .map_or(range.start, |(i, _)| range.start + i)
+}
+
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Scans `body` (canonical text after front matter). `line_offset` is the
+/// canonical line number of body line 0.
+pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32) -> Scanned {
+    let mut out = Scanned::default();
+    if body.trim().is_empty() {
+        return out;
+    }
+    let parser = Parser::new_ext(body, Options::ENABLE_WIKILINKS);
+
+    let mut container_depth = 0usize;
+    let mut code_depth = 0usize;
+    // Text inside wiki links, autolinks and images is neither tags nor
+    // link text of an enclosing link.
+    let mut skip_text_depth = 0usize;
+    let mut links: Vec<PendingLink> = Vec::new();
+    let mut heading: Option<PendingHeading> = None;
+    let mut cursor = ColCursor::new();
+
+    let append_text =
+        |links: &mut Vec<PendingLink>, heading: &mut Option<PendingHeading>, s: &str| {
+            if let Some(l) = links.last_mut() {
+                l.text.push_str(s);
+            }
+            if let Some(h) = heading.as_mut() {
+                h.text.push_str(s);
+            }
+        };
+
+    for (event, range) in parser.into_offset_iter() {
+        match event {
+            Event::Start(tag) => match tag {
+                Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_) => {
+                    container_depth += 1;
+                }
+                Tag::CodeBlock(kind) => {
+                    code_depth += 1;
+                    if let CodeBlockKind::Fenced(_) = kind {
+                        out.fences
+                            .push((idx.line_of(range.start), last_line(idx, &range)));
+                    }
+                }
+                Tag::Heading { level, .. } => {
+                    heading = Some(PendingHeading {
+                        level: level_u8(level),
+                        range: range.clone(),
+                        text: String::new(),
+                        top_level: container_depth == 0,
+                    });
+                }
+                Tag::Image { .. } => skip_text_depth += 1,
+                Tag::Link {
+                    link_type,
+                    dest_url,
+                    ..
+                } => {
+                    let mut alias = None;
+                    let mut skips_text = false;
+                    let target = match link_type {
+                        MdLinkType::WikiLink { has_pothole } => {
+                            skips_text = true;
+                            if has_pothole {
+                                alias = body
+                                    .get(range.start..range.end)
+                                    .and_then(|s| s.strip_suffix("]]"))
+                                    .and_then(|s| s.split_once('|'))
+                                    .map(|(_, a)| a.trim().to_string())
+                                    .filter(|a| !a.is_empty());
+                            }
+                            wiki_target(&dest_url).map(|t| (LinkType::Wiki, t))
+                        }
+                        MdLinkType::Inline => {
+                            markdown_target(&dest_url, rel_path).map(|t| (LinkType::Markdown, t))
+                        }
+                        MdLinkType::Autolink | MdLinkType::Email => {
+                            skips_text = true;
+                            None
+                        }
+                        _ => None,
+                    };
+                    if skips_text {
+                        skip_text_depth += 1;
+                    }
+                    links.push(PendingLink {
+                        target,
+                        range: range.clone(),
+                        text: String::new(),
+                        alias,
+                        skips_text,
+                    });
+                }
+                _ => {}
+            },
+            Event::End(tag) => match tag {
+                TagEnd::BlockQuote(_)
+                | TagEnd::List(_)
+                | TagEnd::Item
+                | TagEnd::FootnoteDefinition => {
+                    container_depth = container_depth.saturating_sub(1);
+                }
+                TagEnd::CodeBlock => code_depth = code_depth.saturating_sub(1),
+                TagEnd::Image => skip_text_depth = skip_text_depth.saturating_sub(1),
+                TagEnd::Heading(_) => {
+                    if let Some(h) = heading.take() {
+                        let text = collapse_ws(&h.text);
+                        if h.top_level && !text.is_empty() {
+                            let first = body.get(h.range.start..).unwrap_or("");
+                            out.headings.push(Heading {
+                                level: h.level,
+                                start_line: idx.line_of(h.range.start),
+                                end_line: last_line(idx, &h.range),
+                                text,
+                                atx: first.trim_start_matches(' ').starts_with('#'),
+                            });
+                        }
+                    }
+                }
+                TagEnd::Link => {
+                    let Some(p) = links.pop() else { continue };
+                    if p.skips_text {
+                        skip_text_depth = skip_text_depth.saturating_sub(1);
+                    }
+                    let Some((link_type, t)) = p.target else {
+                        continue;
+                    };
+                    let link_text = match link_type {
+                        LinkType::Wiki => p.alias,
+                        LinkType::Markdown => {
+                            let t = collapse_ws(&p.text);
+                            (!t.is_empty()).then_some(t)
+                        }
+                    };
+                    let end_char = last_char_start(body, &p.range);
+                    let (start_line, start_col) = cursor.locate(idx, body, p.range.start);
+                    let (end_line, end_col) = cursor.locate(idx, body, end_char);
+                    out.links.push(Link {
+                        link_type,
+                        target_ref: t.target_ref,
+                        target_ref_norm: t.target_ref_norm,
+                        target_anchor: t.anchor,
+                        target_collection: t.collection,
+                        link_text,
+                        start_line: to_u32(start_line).saturating_add(line_offset),
+                        start_col: to_u32(start_col),
+                        end_line: to_u32(end_line).saturating_add(line_offset),
+                        end_col: to_u32(end_col),
+                    });
+                }
+                _ => {}
+            },
+            Event::Text(text) => {
+                if code_depth > 0 {
+                    continue;
+                }
+                if skip_text_depth == 0 {
+                    append_text(&mut links, &mut heading, &text);
+                    scan_hashtags(body, range.start, range.end, &mut out.inline_tags);
+                } else if let Some(h) = heading.as_mut() {
+                    h.text.push_str(&text);
+                }
+            }
+            Event::Code(code) if skip_text_depth == 0 => {
+                append_text(&mut links, &mut heading, &code);
+            }
+            Event::SoftBreak | Event::HardBreak => append_text(&mut links, &mut heading, " "),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(body: &str) -> Scanned {
+        let idx = LineIndex::new(body);
+        scan(body, &idx, "dir/note.md", 1)
+    }
+
+    fn targets(s: &Scanned) -> Vec<(&str, &str)> {
+        s.links
+            .iter()
+            .map(|l| (l.link_type.as_str(), l.target_ref.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn wiki_forms() {
+        let s = run(
+            "[[A]] [[B|Alias B]] [[C#Head]] [[D#Head|Al]] [[Coll:E]] [[https://x.y]] [[#local]]\n",
+        );
+        assert_eq!(
+            targets(&s),
+            vec![
+                ("wiki", "A"),
+                ("wiki", "B"),
+                ("wiki", "C"),
+                ("wiki", "D"),
+                ("wiki", "E")
+            ]
+        );
+        assert_eq!(s.links[1].link_text.as_deref(), Some("Alias B"));
+        assert_eq!(s.links[0].link_text, None);
+        assert_eq!(s.links[2].target_anchor.as_deref(), Some("Head"));
+        assert_eq!(s.links[3].target_anchor.as_deref(), Some("Head"));
+        assert_eq!(s.links[3].link_text.as_deref(), Some("Al"));
+        assert_eq!(s.links[4].target_collection.as_deref(), Some("coll"));
+        assert!(s.inline_tags.is_empty(), "{:?}", s.inline_tags);
+    }
+
+    #[test]
+    fn markdown_forms() {
+        let s = run("[one](a.md) ![img](p.png) [two *em*](../up.md#x) [web](https://x.org) [top](#t) <https://auto.link/#frag> [ref][r]\n\n[r]: r.md\n");
+        assert_eq!(
+            targets(&s),
+            vec![("markdown", "a.md"), ("markdown", "../up.md")]
+        );
+        assert_eq!(s.links[0].target_ref_norm, "dir/a.md");
+        assert_eq!(s.links[1].target_ref_norm, "up.md");
+        assert_eq!(s.links[1].link_text.as_deref(), Some("two em"));
+        assert!(s.inline_tags.is_empty(), "{:?}", s.inline_tags);
+    }
+
+    #[test]
+    fn image_inside_link() {
+        let s = run("[![alt #t](i.png)](doc.md)\n");
+        assert_eq!(targets(&s), vec![("markdown", "doc.md")]);
+        assert_eq!(s.links[0].link_text, None);
+        assert!(s.inline_tags.is_empty());
+    }
+
+    #[test]
+    fn nothing_in_code() {
+        let body = "```\n[[A]] [b](b.md) #t1\n```\n\n~~~~md\n[[A2]]\n~~~~\n\n    [[B]] #t2\n\n`[[C]]` `#t3` `[d](d.md)`\n\n<div>[[E]] #t4</div>\n\nok [[F]] #t5\n";
+        let s = run(body);
+        assert_eq!(targets(&s), vec![("wiki", "F")]);
+        assert_eq!(s.inline_tags, vec!["t5"]);
+        assert_eq!(s.fences, vec![(0, 2), (4, 6)]);
+    }
+
+    #[test]
+    fn positions_non_ascii() {
+        // line 1: "héllo [[Ünï|ß]] x"
+        // line 2: "日本 [t](a.md)"
+        let body = "héllo [[Ünï|ß]] x\n日本 [t](a.md)\n";
+        let idx = LineIndex::new(body);
+        let s = scan(body, &idx, "n.md", 5);
+        let w = &s.links[0];
+        assert_eq!(
+            (w.start_line, w.start_col, w.end_line, w.end_col),
+            (5, 7, 5, 15)
+        );
+        assert_eq!(w.target_ref_norm, "ünï");
+        let m = &s.links[1];
+        assert_eq!(
+            (m.start_line, m.start_col, m.end_line, m.end_col),
+            (6, 4, 6, 12)
+        );
+    }
+
+    #[test]
+    fn multiline_link_position() {
+        let body = "a [multi\nline](x.md) b\n";
+        let s = run(body);
+        let m = &s.links[0];
+        assert_eq!(
+            (m.start_line, m.start_col, m.end_line, m.end_col),
+            (1, 3, 2, 11)
+        );
+        assert_eq!(m.link_text.as_deref(), Some("multi line"));
+    }
+
+    #[test]
+    fn headings() {
+        let s = run("# One #\n\ntext\n\nSetext *H*\n---\n\n> # quoted\n\n- # in list\n\n```\n# code\n```\n\n###### Six `c`\n#\n");
+        let h: Vec<(u8, usize, usize, &str, bool)> = s
+            .headings
+            .iter()
+            .map(|h| (h.level, h.start_line, h.end_line, h.text.as_str(), h.atx))
+            .collect();
+        assert_eq!(
+            h,
+            vec![
+                (1, 0, 0, "One", true),
+                (2, 4, 5, "Setext H", false),
+                (6, 15, 15, "Six c", true)
+            ]
+        );
+    }
+
+    #[test]
+    fn tags_in_text_and_headings() {
+        let s = run("# Title #h1tag\n\nSome #a, **#b** [#c](x.md) #123 http://x.org/p#frag\n\n> quoted #d\n");
+        let mut t = s.inline_tags.clone();
+        t.sort();
+        assert_eq!(t, vec!["a", "b", "c", "d", "h1tag"]);
+    }
+}

@@ -1,0 +1,100 @@
+//! One indexing job at a time. A job is reserved first (so a request can validate and
+//! change config while holding the slot) and then runs on its own thread.
+
+use crate::catalog;
+use crate::time_fmt::now_ms;
+use crate::Worker;
+use protocol::api::{Job, SyncResult};
+use protocol::ApiError;
+use std::sync::{Arc, Condvar, Mutex};
+
+#[derive(Default)]
+pub struct JobRunner {
+    active: Mutex<Option<String>>,
+    idle: Condvar,
+}
+
+/// A reserved job slot. Dropping it without [`JobSlot::spawn`] frees the slot.
+pub struct JobSlot<'a> {
+    runner: &'a JobRunner,
+    id: String,
+    launched: bool,
+}
+
+impl JobRunner {
+    pub fn active(&self) -> Option<String> {
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Reserves the slot, or answers 409 with the running job's id.
+    pub fn reserve(&self) -> Result<JobSlot<'_>, ApiError> {
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = active.as_ref() {
+            return Err(ApiError::conflict(format!("Job {id} already running"))
+                .with_details(serde_json::json!({ "activeJobId": id })));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        *active = Some(id.clone());
+        Ok(JobSlot { runner: self, id, launched: false })
+    }
+
+    fn release(&self) {
+        *self.active.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.idle.notify_all();
+    }
+
+    /// Blocks until no job runs.
+    pub fn wait_idle(&self) {
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        while active.is_some() {
+            active = self.idle.wait(active).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl JobSlot<'_> {
+    /// Records the job as running and runs `work` on a new thread.
+    pub fn spawn<F>(mut self, worker: &Arc<Worker>, kind: &str, work: F) -> Result<String, ApiError>
+    where
+        F: FnOnce(&Worker) -> Result<SyncResult, String> + Send + 'static,
+    {
+        let job = Job {
+            id: self.id.clone(),
+            kind: kind.to_string(),
+            status: "running".into(),
+            created_at: now_ms(),
+            finished_at: None,
+            result: None,
+            error: None,
+        };
+        catalog::insert_job(&worker.catalog.writer(), &job).map_err(|e| ApiError::runtime(e.to_string()))?;
+        self.launched = true;
+        let id = self.id.clone();
+        let w = Arc::clone(worker);
+        std::thread::Builder::new()
+            .name(format!("job-{kind}"))
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&w)))
+                    .unwrap_or_else(|_| Err("internal error: the job panicked".to_string()));
+                let (status, result, error) = match &outcome {
+                    Ok(r) => ("completed", Some(r), None),
+                    Err(e) => ("failed", None, Some(e.as_str())),
+                };
+                if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job.id, status, now_ms(), result, error) {
+                    tracing::error!("could not record the end of job {}: {e}", job.id);
+                }
+                w.publish_status();
+                w.jobs.release();
+            })
+            .map_err(|e| ApiError::runtime(format!("could not start the job: {e}")))?;
+        Ok(id)
+    }
+}
+
+impl Drop for JobSlot<'_> {
+    fn drop(&mut self) {
+        if !self.launched {
+            self.runner.release();
+        }
+    }
+}

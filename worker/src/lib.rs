@@ -1,0 +1,170 @@
+//! The worker: owns the catalog, the BM25 index and the jobs, and answers the gateway's
+//! requests over the local socket. Nothing else opens the stores.
+
+mod bm25;
+mod catalog;
+mod collections;
+mod config;
+mod git;
+mod indexer;
+pub mod ingest;
+mod jobs;
+mod links;
+mod query;
+mod reads;
+mod search;
+mod server;
+mod status;
+mod time_fmt;
+mod uri;
+mod walk;
+
+use bm25::Bm25Index;
+use catalog::Catalog;
+use config::IndexConfig;
+use jobs::JobRunner;
+use protocol::{ApiError, Dirs, JsonBody, Request};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use server::serve;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error(transparent)]
+    Catalog(#[from] catalog::CatalogError),
+    #[error(transparent)]
+    Bm25(#[from] bm25::Bm25Error),
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error(transparent)]
+    Sync(#[from] indexer::SyncError),
+    #[error("worker i/o failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub struct Worker {
+    dirs: Dirs,
+    catalog: Catalog,
+    bm25: Bm25Index,
+    config: Mutex<IndexConfig>,
+    jobs: JobRunner,
+    /// Set at shutdown: a running job stops at its next batch boundary.
+    cancel: AtomicBool,
+}
+
+impl Worker {
+    /// Opens (or creates) the stores of the index and converges the derived ones with
+    /// the catalog: whatever a crash left half-done is re-fed, nothing is rebuilt whole.
+    pub fn open(dirs: Dirs) -> Result<Arc<Self>, WorkerError> {
+        std::fs::create_dir_all(dirs.index_dir())?;
+        let catalog = Catalog::open(&dirs.catalog_file())?;
+        let (bm25, rebuilt) = Bm25Index::open(&dirs.bm25_dir())?;
+        if rebuilt {
+            catalog::reset_bm25(&catalog.writer())?;
+        }
+        catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
+        let config = IndexConfig::load(&dirs.config_file())?;
+        let worker = Arc::new(Worker {
+            dirs,
+            catalog,
+            bm25,
+            config: Mutex::new(config),
+            jobs: JobRunner::default(),
+            cancel: AtomicBool::new(false),
+        });
+        worker.reconcile_collections()?;
+        let fed = worker.indexer().converge()?;
+        if fed > 0 {
+            tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+        }
+        worker.publish_status();
+        Ok(worker)
+    }
+
+    fn config(&self) -> MutexGuard<'_, IndexConfig> {
+        self.config.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn indexer(&self) -> indexer::Indexer<'_> {
+        indexer::Indexer { catalog: &self.catalog, bm25: &self.bm25, cancel: &self.cancel }
+    }
+
+    /// The config file is the user's: collections it no longer lists leave the index,
+    /// and new ones get a catalog row.
+    fn reconcile_collections(&self) -> Result<(), WorkerError> {
+        let configured: Vec<(String, String)> =
+            self.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
+        let known = catalog::catalog_collections(&self.catalog.reader())?;
+        for name in known {
+            if !configured.iter().any(|(n, _)| *n == name) {
+                collections::drop_from_index(self, &name)?;
+            }
+        }
+        let conn = self.catalog.writer();
+        for (name, path) in configured {
+            catalog::upsert_collection(&conn, &name, &path)?;
+        }
+        Ok(())
+    }
+
+    /// Answers one request. Blocking: call it from a blocking thread.
+    pub fn handle(self: &Arc<Self>, req: Request) -> Result<JsonBody, ApiError> {
+        match req {
+            Request::Capabilities => JsonBody::of(&status::capabilities()),
+            Request::Status => JsonBody::of(&self.status_snapshot()?),
+            Request::ListCollections => collections::list(self),
+            Request::AddCollection(add) => collections::add(self, add),
+            Request::RemoveCollection { name } => collections::remove(self, &name),
+            Request::Sync { collection, git_pull } => collections::sync(self, collection, git_pull),
+            Request::GetJob { id } => collections::get_job(self, &id),
+            Request::Search(mut s) => {
+                s.filters.tags_all = normalize_tags(&s.filters.tags_all)?;
+                s.filters.tags_any = normalize_tags(&s.filters.tags_any)?;
+                JsonBody::of(&search::search(self, &s)?)
+            }
+            Request::ListTags { collection, prefix } => reads::tags(self, collection, prefix),
+            Request::ListDocs(mut q) => {
+                q.tags_all = normalize_tags(&q.tags_all)?;
+                q.tags_any = normalize_tags(&q.tags_any)?;
+                reads::docs(self, &q)
+            }
+            Request::GetDoc(r) => reads::doc(self, &r),
+            Request::Links { doc, kind } => links::links(self, &doc, kind),
+            Request::Backlinks { doc } => links::backlinks(self, &doc),
+            Request::Sections { doc } => reads::sections(self, &doc),
+            Request::Graph(q) => links::graph(self, &q),
+        }
+    }
+
+    /// Stops a running job at its next batch boundary and waits for it.
+    pub fn shutdown(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+        self.jobs.wait_idle();
+    }
+
+    /// Blocks until no job runs (the CLI's in-process mode waits for its job).
+    pub fn wait_idle(&self) {
+        self.jobs.wait_idle();
+    }
+}
+
+/// Tag filters go through the same normalization as indexed tags; an invalid tag is a 400.
+fn normalize_tags(raw: &[String]) -> Result<Vec<String>, ApiError> {
+    let mut out = Vec::with_capacity(raw.len());
+    for t in raw {
+        let n = ingest::normalize_tag(t).ok_or_else(|| {
+            ApiError::validation(format!("Invalid tag: {t:?}. Tags are letters, digits, '-', '_' and '.', with '/' between levels"))
+        })?;
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}
+
+/// Maps an internal failure to a RUNTIME error without leaking internals beyond the message.
+pub(crate) fn runtime<E: std::fmt::Display>(e: E) -> ApiError {
+    tracing::error!("{e}");
+    ApiError::runtime(format!("internal error: {e}"))
+}

@@ -1,0 +1,255 @@
+//! Link resolution, outgoing links, backlinks and the link graph.
+//!
+//! Links are stored as written; they are resolved at read time against the active
+//! documents, so renames and new notes are reflected without re-parsing the sources.
+
+use crate::catalog::{self, DocRow, LinkRow};
+use crate::reads::resolve_doc;
+use crate::{runtime, uri, Worker};
+use protocol::{ApiError, DocRef, GraphQuery, JsonBody, LinkKind};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Lookup tables over the active documents.
+pub struct Resolver {
+    docs: HashMap<i64, DocRow>,
+    by_title: HashMap<(String, String), i64>,
+    by_path: HashMap<(String, String), i64>,
+    by_path_lower: HashMap<(String, String), i64>,
+    by_stem: HashMap<(String, String), i64>,
+}
+
+fn keep_lowest(map: &mut HashMap<(String, String), i64>, key: (String, String), id: i64) {
+    map.entry(key).and_modify(|v| *v = (*v).min(id)).or_insert(id);
+}
+
+fn strip_md(s: &str) -> &str {
+    s.strip_suffix(".md").unwrap_or(s)
+}
+
+impl Resolver {
+    pub fn new(rows: Vec<DocRow>) -> Self {
+        let mut r = Resolver {
+            docs: HashMap::new(),
+            by_title: HashMap::new(),
+            by_path: HashMap::new(),
+            by_path_lower: HashMap::new(),
+            by_stem: HashMap::new(),
+        };
+        for d in rows {
+            let c = d.collection.clone();
+            keep_lowest(&mut r.by_title, (c.clone(), d.title.trim().to_lowercase()), d.id);
+            keep_lowest(&mut r.by_path, (c.clone(), d.rel_path.clone()), d.id);
+            let lower = d.rel_path.to_lowercase();
+            let stem = strip_md(lower.rsplit('/').next().unwrap_or(&lower)).to_string();
+            keep_lowest(&mut r.by_path_lower, (c.clone(), lower), d.id);
+            keep_lowest(&mut r.by_stem, (c, stem), d.id);
+            r.docs.insert(d.id, d);
+        }
+        r
+    }
+
+    pub fn doc(&self, id: i64) -> Option<&DocRow> {
+        self.docs.get(&id)
+    }
+
+    /// The document a link points to. Wiki links match, in order: title, title without
+    /// `.md`, path, path + `.md`, file name (for a bare name) or path suffix (with `/`).
+    /// Markdown links match the resolved path exactly, then case-insensitively.
+    pub fn resolve(&self, source_collection: &str, link: &LinkRow) -> Option<i64> {
+        let coll = link.target_collection.clone().unwrap_or_else(|| source_collection.to_string());
+        if link.link_type == LinkKind::Markdown.as_str() {
+            return self
+                .by_path
+                .get(&(coll.clone(), link.target_ref_norm.clone()))
+                .or_else(|| self.by_path_lower.get(&(coll, link.target_ref_norm.to_lowercase())))
+                .copied();
+        }
+        let r = link.target_ref_norm.trim().trim_start_matches('/').to_lowercase();
+        if r.is_empty() {
+            return None;
+        }
+        let key = |s: &str| (coll.clone(), s.to_string());
+        let bare = strip_md(&r);
+        if let Some(id) = self.by_title.get(&key(&r)).or_else(|| self.by_title.get(&key(bare))) {
+            return Some(*id);
+        }
+        if let Some(id) = self.by_path_lower.get(&key(&r)).or_else(|| self.by_path_lower.get(&key(&format!("{bare}.md")))) {
+            return Some(*id);
+        }
+        if !bare.contains('/') {
+            return self.by_stem.get(&key(bare)).copied();
+        }
+        let suffix = format!("/{bare}.md");
+        self.docs
+            .values()
+            .filter(|d| d.collection == coll && d.rel_path.to_lowercase().ends_with(&suffix))
+            .map(|d| d.id)
+            .min()
+    }
+}
+
+fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
+    Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None).map_err(runtime)?))
+}
+
+pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody, ApiError> {
+    let doc = resolve_doc(w, r)?;
+    let rows = catalog::links_of(&w.catalog.reader(), doc.id).map_err(runtime)?;
+    let res = resolver(w)?;
+    let mut resolved_count = 0;
+    let links: Vec<serde_json::Value> = rows
+        .iter()
+        .filter(|l| kind.is_none_or(|k| l.link_type == k.as_str()))
+        .map(|l| {
+            let mut v = json!({
+                "targetRef": l.target_ref,
+                "targetRefNorm": l.target_ref_norm,
+                "linkType": l.link_type,
+                "startLine": l.start_line,
+                "startCol": l.start_col,
+                "endLine": l.end_line,
+                "endCol": l.end_col,
+                "source": "parsed",
+            });
+            if let Some(a) = &l.target_anchor {
+                v["targetAnchor"] = json!(a);
+            }
+            if let Some(t) = &l.link_text {
+                v["linkText"] = json!(t);
+            }
+            if let Some(c) = &l.target_collection {
+                v["targetCollection"] = json!(c);
+            }
+            match res.resolve(&doc.collection, l).and_then(|id| res.doc(id)) {
+                Some(t) => {
+                    resolved_count += 1;
+                    v["resolved"] = json!(true);
+                    v["resolvedDocid"] = json!(t.docid);
+                    v["resolvedUri"] = json!(uri::doc_uri(&t.collection, &t.rel_path));
+                    v["resolvedTitle"] = json!(t.title);
+                }
+                None => v["resolved"] = json!(false),
+            }
+            v
+        })
+        .collect();
+    JsonBody::of(&json!({
+        "links": links,
+        "meta": {
+            "docid": doc.docid,
+            "totalLinks": links.len(),
+            "resolvedCount": resolved_count,
+            "resolutionAvailable": true,
+            "typeFilter": kind.map(|k| k.as_str()),
+        }
+    }))
+}
+
+pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+    let doc = resolve_doc(w, r)?;
+    let res = resolver(w)?;
+    let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
+    let backlinks: Vec<serde_json::Value> = all
+        .iter()
+        .filter(|l| l.doc_id != doc.id)
+        .filter_map(|l| {
+            let src = res.doc(l.doc_id)?;
+            (res.resolve(&src.collection, l) == Some(doc.id)).then(|| {
+                json!({
+                    "sourceDocid": src.docid,
+                    "sourceUri": uri::doc_uri(&src.collection, &src.rel_path),
+                    "sourceTitle": src.title,
+                    "linkText": l.link_text.clone().unwrap_or_else(|| l.target_ref.clone()),
+                    "linkType": l.link_type,
+                    "startLine": l.start_line,
+                    "startCol": l.start_col,
+                })
+            })
+        })
+        .collect();
+    JsonBody::of(&json!({ "backlinks": backlinks, "meta": { "docid": doc.docid, "totalBacklinks": backlinks.len() } }))
+}
+
+pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
+    let res = resolver(w)?;
+    let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
+    // Edges over the whole index: (source, target, type) -> count.
+    let mut edges: BTreeMap<(i64, i64, String), u32> = BTreeMap::new();
+    let mut unresolved = 0u64;
+    for l in &all {
+        let Some(src) = res.doc(l.doc_id) else { continue };
+        match res.resolve(&src.collection, l) {
+            Some(t) if t != l.doc_id => *edges.entry((l.doc_id, t, l.link_type.clone())).or_default() += 1,
+            Some(_) => {}
+            None => unresolved += 1,
+        }
+    }
+    let mut degree: HashMap<i64, u64> = HashMap::new();
+    for (s, t, _) in edges.keys() {
+        *degree.entry(*s).or_default() += 1;
+        *degree.entry(*t).or_default() += 1;
+    }
+    let in_view = |d: &DocRow| q.collection.as_deref().is_none_or(|c| d.collection == c);
+    let view_edges: Vec<(&(i64, i64, String), &u32)> = edges
+        .iter()
+        .filter(|((s, t, _), _)| res.doc(*s).is_some_and(in_view) && res.doc(*t).is_some_and(in_view))
+        .collect();
+    let linked: HashSet<i64> = view_edges.iter().flat_map(|((s, t, _), _)| [*s, *t]).collect();
+    let mut nodes: Vec<&DocRow> =
+        res.docs.values().filter(|d| in_view(d) && (!q.linked_only || linked.contains(&d.id))).collect();
+    let total_nodes = nodes.len();
+    nodes.sort_by(|a, b| degree.get(&b.id).unwrap_or(&0).cmp(degree.get(&a.id).unwrap_or(&0)).then(a.id.cmp(&b.id)));
+    nodes.truncate(q.limit as usize);
+    let kept: HashSet<i64> = nodes.iter().map(|d| d.id).collect();
+    let mut out_edges: Vec<(&(i64, i64, String), &u32)> =
+        view_edges.iter().copied().filter(|((s, t, _), _)| kept.contains(s) && kept.contains(t)).collect();
+    let total_edges = view_edges.len();
+    out_edges.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let edges_cut = out_edges.len() > q.edge_limit as usize;
+    out_edges.truncate(q.edge_limit as usize);
+    let node_json: Vec<serde_json::Value> = nodes
+        .iter()
+        .map(|d| {
+            json!({
+                "id": d.docid,
+                "uri": uri::doc_uri(&d.collection, &d.rel_path),
+                "title": d.title,
+                "collection": d.collection,
+                "relPath": d.rel_path,
+                "degree": degree.get(&d.id).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    let edge_json: Vec<serde_json::Value> = out_edges
+        .iter()
+        .filter_map(|((s, t, kind), n)| {
+            Some(json!({ "source": res.doc(*s)?.docid, "target": res.doc(*t)?.docid, "type": kind, "weight": n }))
+        })
+        .collect();
+    let mut warnings: Vec<String> = Vec::new();
+    if q.include_similar {
+        warnings.push("Similarity edges need embeddings, and none are available yet.".into());
+    }
+    JsonBody::of(&json!({
+        "nodes": node_json,
+        "links": edge_json,
+        "meta": {
+            "collection": q.collection,
+            "nodeLimit": q.limit,
+            "edgeLimit": q.edge_limit,
+            "totalNodes": total_nodes,
+            "totalEdges": total_edges,
+            "totalEdgesUnresolved": unresolved,
+            "returnedNodes": node_json.len(),
+            "returnedEdges": edge_json.len(),
+            "truncated": total_nodes > q.limit as usize || edges_cut,
+            "linkedOnly": q.linked_only,
+            "includedSimilar": false,
+            "similarAvailable": false,
+            "similarTopK": q.similar_top_k,
+            "similarTruncatedByComputeBudget": false,
+            "warnings": warnings,
+        }
+    }))
+}

@@ -1,0 +1,177 @@
+//! Read endpoints over the catalog: tags, document lists, one document, sections.
+
+use crate::catalog::{self, DocRow, DOC_COLUMNS};
+use crate::indexer::{source_kind, SourceKind};
+use crate::{ingest, runtime, time_fmt, uri, Worker};
+use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortOrder};
+use rusqlite::types::Value as SqlValue;
+use serde_json::json;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The active document a reference names: the URI wins over the docid.
+pub(crate) fn resolve_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
+    let conn = w.catalog.reader();
+    let found = if let Some(u) = r.uri.as_deref().filter(|u| !u.is_empty()) {
+        let (collection, rel) = uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
+        catalog::doc_by_path(&conn, &collection, &rel).map_err(runtime)?
+    } else if let Some(id) = r.docid.as_deref() {
+        catalog::doc_by_docid(&conn, id).map_err(runtime)?
+    } else {
+        return Err(ApiError::validation("a document id or uri is required"));
+    };
+    found.ok_or_else(|| ApiError::not_found("Document not found"))
+}
+
+pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
+    let cfg = w.config();
+    let root = cfg.find(&row.collection)?;
+    let p = Path::new(&root.path).join(&row.rel_path);
+    p.is_file().then(|| p.display().to_string())
+}
+
+pub fn tags(w: &Worker, collection: Option<String>, prefix: Option<String>) -> Result<JsonBody, ApiError> {
+    let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref()).map_err(runtime)?;
+    let tags: Vec<serde_json::Value> = all
+        .into_iter()
+        .filter(|(t, _)| match &prefix {
+            Some(p) => t == p || t.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('/')),
+            None => true,
+        })
+        .map(|(tag, count)| json!({ "tag": tag, "count": count }))
+        .collect();
+    JsonBody::of(&json!({ "tags": tags, "meta": { "total": tags.len(), "collection": collection, "prefix": prefix } }))
+}
+
+pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
+    let mut clauses = vec!["d.active = 1".to_string()];
+    let mut args: Vec<SqlValue> = Vec::new();
+    if let Some(c) = &q.collection {
+        args.push(SqlValue::Text(c.clone()));
+        clauses.push(format!("d.collection = ?{}", args.len()));
+    }
+    for t in &q.tags_all {
+        args.push(SqlValue::Text(t.clone()));
+        clauses.push(format!("EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag = ?{})", args.len()));
+    }
+    if !q.tags_any.is_empty() {
+        let mut marks = Vec::new();
+        for t in &q.tags_any {
+            args.push(SqlValue::Text(t.clone()));
+            marks.push(format!("?{}", args.len()));
+        }
+        clauses.push(format!("EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({}))", marks.join(",")));
+    }
+    let filter = clauses.join(" AND ");
+    let dir = if q.sort_order == SortOrder::Asc { "ASC" } else { "DESC" };
+    let order = if q.sort_field == "modified" {
+        format!("d.source_mtime_ns {dir}, d.id")
+    } else {
+        // The gateway admits only `[a-z0-9_]` keys; filter again so nothing else reaches SQL.
+        let field: String = q.sort_field.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let key = format!("json_extract(d.date_fields, '$.{field}')");
+        format!("({key} IS NULL), {key} {dir}, d.id")
+    };
+    let conn = w.catalog.reader();
+    let filter_args = &args[..];
+    let total: i64 = conn
+        .query_row(&format!("SELECT COUNT(*) FROM documents d WHERE {filter}"), rusqlite::params_from_iter(filter_args.iter()), |r| r.get(0))
+        .map_err(runtime)?;
+    let fields: BTreeSet<String> = {
+        let sql = format!("SELECT DISTINCT j.key FROM documents d, json_each(d.date_fields) j WHERE {filter}");
+        let mut stmt = conn.prepare(&sql).map_err(runtime)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(filter_args.iter()), |r| r.get::<_, String>(0)).map_err(runtime)?;
+        rows.filter_map(Result::ok).collect()
+    };
+    let mut page_args = args.clone();
+    page_args.push(SqlValue::Integer(q.limit as i64));
+    page_args.push(SqlValue::Integer(q.offset as i64));
+    let n = page_args.len();
+    let sql = format!(
+        "SELECT {} FROM documents d WHERE {filter} ORDER BY {order} LIMIT ?{} OFFSET ?{}",
+        DOC_COLUMNS.split(", ").map(|c| format!("d.{c}")).collect::<Vec<_>>().join(", "),
+        n - 1,
+        n
+    );
+    let rows: Vec<DocRow> = {
+        let mut stmt = conn.prepare(&sql).map_err(runtime)?;
+        let it = stmt.query_map(rusqlite::params_from_iter(page_args.iter()), catalog::doc_from_row).map_err(runtime)?;
+        it.collect::<Result<_, _>>().map_err(runtime)?
+    };
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let tags = catalog::tags_of(&conn, &ids).map_err(runtime)?;
+    let documents: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "docid": r.docid,
+                "uri": uri::doc_uri(&r.collection, &r.rel_path),
+                "title": r.title,
+                "collection": r.collection,
+                "relPath": r.rel_path,
+                "sourceExt": r.source_ext,
+                "sourceMime": r.source_mime,
+                "updatedAt": time_fmt::ms_to_iso(r.source_mtime_ns / 1_000_000),
+                "tags": tags.get(&r.id).cloned().unwrap_or_default(),
+                "documentDate": r.fm_date,
+                "dateFields": r.date_fields,
+            })
+        })
+        .collect();
+    JsonBody::of(&json!({
+        "documents": documents,
+        "total": total,
+        "limit": q.limit,
+        "offset": q.offset,
+        "availableDateFields": fields,
+        "sortField": q.sort_field,
+        "sortOrder": if q.sort_order == SortOrder::Asc { "asc" } else { "desc" },
+    }))
+}
+
+pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+    let row = resolve_doc(w, r)?;
+    let conn = w.catalog.reader();
+    let content = catalog::content_text(&conn, &row.mirror_hash).map_err(runtime)?;
+    let tags = catalog::tags_of(&conn, &[row.id]).map_err(runtime)?.remove(&row.id).unwrap_or_default();
+    drop(conn);
+    let mut source = json!({
+        "mime": row.source_mime,
+        "ext": row.source_ext,
+        "modifiedAt": time_fmt::ms_to_iso(row.source_mtime_ns / 1_000_000),
+        "sizeBytes": row.source_size,
+        "sourceHash": row.source_hash,
+    });
+    if let Some(p) = abs_path(w, &row) {
+        source["absPath"] = json!(p);
+    }
+    JsonBody::of(&json!({
+        "docid": row.docid,
+        "uri": uri::doc_uri(&row.collection, &row.rel_path),
+        "title": row.title,
+        "contentAvailable": content.is_some(),
+        "content": content.unwrap_or_default(),
+        "collection": row.collection,
+        "relPath": row.rel_path,
+        "tags": tags,
+        "author": row.author,
+        "categories": row.categories,
+        "documentDate": row.fm_date,
+        "dateFields": row.date_fields,
+        "source": source,
+    }))
+}
+
+pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+    let row = resolve_doc(w, r)?;
+    let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash).map_err(runtime)?;
+    let sections: Vec<serde_json::Value> = match (content, source_kind(&row.rel_path)) {
+        (Some(text), Some(SourceKind::Markdown)) => ingest::parse_markdown(&text, &row.rel_path)
+            .sections
+            .into_iter()
+            .map(|s| json!({ "anchor": s.anchor, "level": s.level, "line": s.line, "title": s.title }))
+            .collect(),
+        _ => Vec::new(),
+    };
+    JsonBody::of(&json!({ "sections": sections, "meta": { "docid": row.docid, "uri": uri::doc_uri(&row.collection, &row.rel_path) } }))
+}

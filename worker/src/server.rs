@@ -1,0 +1,99 @@
+//! The worker's socket server: a handshake, then concurrent calls on each connection.
+
+use crate::{Worker, WorkerError};
+use interprocess::local_socket::traits::tokio::Listener as _;
+use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, ServerFrame, PROTOCOL_VERSION};
+use std::sync::Arc;
+use tokio::io::AsyncRead;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+/// Opens the stores, listens on the worker socket and answers until SIGTERM/SIGINT; then
+/// lets a running job stop at a batch boundary and returns.
+pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
+    let d = dirs.clone();
+    let worker = tokio::task::spawn_blocking(move || Worker::open(d))
+        .await
+        .map_err(|e| std::io::Error::other(format!("worker start panicked: {e}")))??;
+    let socket = dirs.worker_socket();
+    let listener = protocol::socket::bind(&socket)?;
+    tracing::info!("worker listening on {}", socket.display());
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    loop {
+        tokio::select! {
+            conn = listener.accept() => match conn {
+                Ok(stream) => { tokio::spawn(handle_conn(stream, Arc::clone(&worker))); }
+                Err(e) => tracing::warn!("accept failed: {e}"),
+            },
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+        }
+    }
+    tracing::info!("worker stopping");
+    drop(listener);
+    let _ = std::fs::remove_file(&socket);
+    let w = Arc::clone(&worker);
+    let _ = tokio::task::spawn_blocking(move || w.shutdown()).await;
+    Ok(())
+}
+
+async fn handle_conn(stream: protocol::socket::SocketStream, worker: Arc<Worker>) {
+    let (mut rd, mut wr) = tokio::io::split(stream);
+    let (tx, mut rx) = mpsc::channel::<ServerFrame>(64);
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = rx.recv().await {
+            if write_frame(&mut wr, &frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    if handshake(&mut rd, &tx).await {
+        read_calls(&mut rd, &tx, &worker).await;
+    }
+    drop(tx);
+    let _ = writer.await;
+}
+
+async fn handshake<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFrame>) -> bool {
+    match read_frame::<_, ClientFrame>(rd).await {
+        Ok(Some(ClientFrame::Hello { version })) if version == PROTOCOL_VERSION => {
+            tx.send(ServerFrame::HelloAck { version: PROTOCOL_VERSION, pid: std::process::id() }).await.is_ok()
+        }
+        Ok(Some(ClientFrame::Hello { version })) => {
+            let reason = format!("protocol {version} is not supported; this worker speaks {PROTOCOL_VERSION}");
+            let _ = tx.send(ServerFrame::Rejected { reason }).await;
+            false
+        }
+        _ => false,
+    }
+}
+
+async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFrame>, worker: &Arc<Worker>) {
+    loop {
+        match read_frame::<_, ClientFrame>(rd).await {
+            Ok(Some(ClientFrame::Call { id, request })) => {
+                let tx = tx.clone();
+                let w = Arc::clone(worker);
+                tokio::spawn(async move {
+                    let name = request.name();
+                    let result = tokio::task::spawn_blocking(move || w.handle(request)).await.unwrap_or_else(|e| {
+                        tracing::error!("request {name} panicked: {e}");
+                        Err(ApiError::runtime("internal error while handling the request"))
+                    });
+                    let _ = tx.send(ServerFrame::Reply { id, result }).await;
+                });
+            }
+            Ok(Some(ClientFrame::Ping { id })) => {
+                if tx.send(ServerFrame::Pong { id }).await.is_err() {
+                    return;
+                }
+            }
+            Ok(Some(ClientFrame::Hello { .. })) | Ok(None) => return,
+            Err(e) => {
+                tracing::debug!("connection closed: {e}");
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The status snapshot: computed after every job and published to `status.json`.
+
+use crate::{catalog, runtime, time_fmt, Worker};
+use protocol::api::{Capabilities, CollectionStatus, StatusSnapshot};
+use protocol::ApiError;
+
+pub fn capabilities() -> Capabilities {
+    Capabilities { bm25: true, vector: false, hybrid: false, answer: false }
+}
+
+impl Worker {
+    pub(crate) fn status_snapshot(&self) -> Result<StatusSnapshot, ApiError> {
+        let conn = self.catalog.reader();
+        let counts = catalog::collection_counts(&conn).map_err(runtime)?;
+        let last = catalog::last_synced(&conn).map_err(runtime)?;
+        drop(conn);
+        let collections: Vec<CollectionStatus> = self
+            .config()
+            .collections
+            .iter()
+            .map(|c| {
+                let (docs, chunks) = counts.get(&c.name).copied().unwrap_or((0, 0));
+                CollectionStatus { name: c.name.clone(), path: c.path.clone(), document_count: docs, chunk_count: chunks, embedded_count: 0 }
+            })
+            .collect();
+        Ok(StatusSnapshot {
+            index_name: self.dirs.index_name.clone(),
+            config_path: self.dirs.config_file().display().to_string(),
+            db_path: self.dirs.catalog_file().display().to_string(),
+            total_documents: collections.iter().map(|c| c.document_count).sum(),
+            total_chunks: collections.iter().map(|c| c.chunk_count).sum(),
+            collections,
+            embedding_backlog: 0,
+            last_updated: last.unwrap_or_else(time_fmt::now_iso),
+            healthy: true,
+            connector_projection: serde_json::json!({ "targets": [], "truncated": false }),
+            content_type_boost: serde_json::json!({ "rules": [], "rulesFingerprint": "none" }),
+            capabilities: capabilities(),
+            active_job_id: self.jobs.active(),
+        })
+    }
+
+    /// Writes the snapshot atomically; failures are logged, never fatal.
+    pub(crate) fn publish_status(&self) {
+        match self.status_snapshot() {
+            Ok(s) => match serde_json::to_vec_pretty(&s) {
+                Ok(bytes) => {
+                    if let Err(e) = protocol::write_atomic(&self.dirs.status_file(), &bytes) {
+                        tracing::warn!("could not publish status: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("could not serialize status: {e}"),
+            },
+            Err(e) => tracing::warn!("could not compute status: {e}"),
+        }
+    }
+}

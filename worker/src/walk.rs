@@ -1,0 +1,171 @@
+//! Which files of a collection folder belong to it.
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use std::path::{Path, PathBuf};
+
+/// Folders never indexed, whatever the patterns say.
+pub const ALWAYS_EXCLUDED: &[&str] = &[".git", "node_modules", ".venv", "__pycache__", ".DS_Store", ".obsidian"];
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid glob {glob:?}: {source}")]
+pub struct PatternError {
+    pub glob: String,
+    pub source: globset::Error,
+}
+
+/// `pattern` plus the comma-separated `include` globs, minus the `exclude` globs.
+#[derive(Debug, Clone)]
+pub struct FileMatcher {
+    include: GlobSet,
+    exclude: GlobSet,
+}
+
+fn glob(g: &str) -> Result<Glob, PatternError> {
+    GlobBuilder::new(g).literal_separator(true).build().map_err(|source| PatternError { glob: g.to_string(), source })
+}
+
+fn set<'a>(globs: impl Iterator<Item = &'a str>) -> Result<GlobSet, PatternError> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        b.add(glob(g)?);
+    }
+    b.build().map_err(|source| PatternError { glob: String::new(), source })
+}
+
+pub fn split_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+impl FileMatcher {
+    pub fn new(pattern: &str, include: &str, exclude: &str) -> Result<Self, PatternError> {
+        let include = set(std::iter::once(pattern).chain(split_list(include)))?;
+        let exclude = set(split_list(exclude))?;
+        Ok(FileMatcher { include, exclude })
+    }
+
+    /// `rel` uses `/` separators. An exclude glob that matches a parent folder excludes the file.
+    pub fn matches(&self, rel: &str) -> bool {
+        if !self.include.is_match(rel) || self.exclude.is_match(rel) {
+            return false;
+        }
+        let mut prefix = rel;
+        while let Some(i) = prefix.rfind('/') {
+            prefix = &prefix[..i];
+            if self.exclude.is_match(prefix) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A file found under a collection root.
+pub struct FoundFile {
+    pub rel: String,
+    pub abs: PathBuf,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+pub enum WalkItem {
+    File(FoundFile),
+    /// A matching path that could not be used (unreadable metadata, non-UTF-8 name).
+    Error(String),
+}
+
+fn mtime_ns(md: &std::fs::Metadata) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    md.mtime().saturating_mul(1_000_000_000).saturating_add(md.mtime_nsec())
+}
+
+/// Every regular file under `root` that the matcher accepts. Symlinks are followed only
+/// when their target stays inside `root`.
+pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
+    let mut out = Vec::new();
+    let it = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name().into_iter().filter_entry(|e| {
+        e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| ALWAYS_EXCLUDED.contains(&n))
+    });
+    for entry in it {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                if let Some(p) = e.path() {
+                    if let Ok(rel) = p.strip_prefix(root) {
+                        if rel.to_str().is_some_and(|r| matcher.matches(r)) {
+                            out.push(WalkItem::Error(rel.display().to_string()));
+                        }
+                    }
+                }
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(rel_path) = entry.path().strip_prefix(root) else { continue };
+        let Some(rel) = rel_path.to_str() else {
+            out.push(WalkItem::Error(rel_path.display().to_string()));
+            continue;
+        };
+        if !matcher.matches(rel) {
+            continue;
+        }
+        if entry.path_is_symlink() {
+            match entry.path().canonicalize() {
+                Ok(real) if real.starts_with(root) => {}
+                _ => continue,
+            }
+        }
+        match entry.metadata() {
+            Ok(md) => out.push(WalkItem::File(FoundFile {
+                rel: rel.to_string(),
+                abs: entry.path().to_path_buf(),
+                size: md.len(),
+                mtime_ns: mtime_ns(&md),
+            })),
+            Err(_) => out.push(WalkItem::Error(rel.to_string())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_include_exclude() {
+        let m = FileMatcher::new("**/*.md", "**/*.txt", "drafts/**,secret.md").unwrap();
+        assert!(m.matches("a.md"));
+        assert!(m.matches("x/y/a.md"));
+        assert!(m.matches("x/a.txt"));
+        assert!(!m.matches("x/a.pdf"));
+        assert!(!m.matches("drafts/a.md"));
+        assert!(!m.matches("secret.md"));
+        let by_dir = FileMatcher::new("**/*.md", "", "archive").unwrap();
+        assert!(!by_dir.matches("archive/old/a.md"));
+    }
+
+    #[test]
+    fn walks_and_skips_always_excluded_and_escaping_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("a.md"), "a").unwrap();
+        std::fs::write(root.join("sub/b.md"), "b").unwrap();
+        std::fs::write(root.join(".git/c.md"), "c").unwrap();
+        std::fs::write(dir.path().join("outside.md"), "o").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside.md"), root.join("link.md")).unwrap();
+        let root = root.canonicalize().unwrap();
+        let m = FileMatcher::new("**/*.md", "", "").unwrap();
+        let found: Vec<String> = walk(&root, &m)
+            .into_iter()
+            .filter_map(|i| match i {
+                WalkItem::File(f) => Some(f.rel),
+                WalkItem::Error(_) => None,
+            })
+            .collect();
+        assert_eq!(found, vec!["a.md", "sub/b.md"]);
+    }
+}
