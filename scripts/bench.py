@@ -13,6 +13,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -312,7 +313,10 @@ def md_files(root):
 def make_notes(shared, out_dir):
     gen = os.path.join(shared, "bench", "corpus-gen.py")
     subprocess.run([sys.executable, gen, out_dir, "2000", "42"], check=True, stdout=subprocess.DEVNULL)
-    texts = [open(p, encoding="utf-8").read().lower() for p in md_files(out_dir)]
+    texts = []
+    for path in md_files(out_dir):
+        with open(path, encoding="utf-8") as f:
+            texts.append(f.read().lower())
     missing = [q for q in NOTES_QUERIES if not any(all(w in t for w in q.lower().split()) for t in texts)]
     if missing:
         raise RuntimeError(f"fixed queries not found in the generated corpus: {missing}")
@@ -537,7 +541,7 @@ def main():
         if args.keep:
             log(f"kept {tmp}")
         else:
-            subprocess.run(["rm", "-rf", tmp], check=False)
+            shutil.rmtree(tmp, ignore_errors=True)
 
     print_table(results)
     if args.json:

@@ -1,1 +1,18 @@
+//! Black-box tests: each starts the real `svc` binary on a free port with its own
+//! config/data/cache dirs, writes real note folders and calls the HTTP API.
+//! One test binary on purpose (link time and memory).
 
+#[path = "blackbox/common.rs"]
+mod common;
+#[path = "blackbox/collections.rs"]
+mod collections;
+#[path = "blackbox/indexing.rs"]
+mod indexing;
+#[path = "blackbox/process.rs"]
+mod process;
+#[path = "blackbox/reads.rs"]
+mod reads;
+#[path = "blackbox/search.rs"]
+mod search;
+#[path = "blackbox/security.rs"]
+mod security;

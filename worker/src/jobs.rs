@@ -39,7 +39,15 @@ impl JobRunner {
     }
 
     fn release(&self) {
-        *self.active.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.finish(|| {});
+    }
+
+    /// Runs `record` (which stores the job's outcome) and frees the slot under one lock,
+    /// so a client that sees the job finished can start the next one at once.
+    fn finish(&self, record: impl FnOnce()) {
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        record();
+        *active = None;
         self.idle.notify_all();
     }
 
@@ -80,11 +88,14 @@ impl JobSlot<'_> {
                     Ok(r) => ("completed", Some(r), None),
                     Err(e) => ("failed", None, Some(e.as_str())),
                 };
-                if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job.id, status, now_ms(), result, error) {
-                    tracing::error!("could not record the end of job {}: {e}", job.id);
-                }
-                w.publish_status();
-                w.jobs.release();
+                // Status first, then the job's outcome: a client that sees the job
+                // finished also sees the status it produced.
+                w.jobs.finish(|| {
+                    w.publish_status_as(None);
+                    if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job.id, status, now_ms(), result, error) {
+                        tracing::error!("could not record the end of job {}: {e}", job.id);
+                    }
+                });
             })
             .map_err(|e| ApiError::runtime(format!("could not start the job: {e}")))?;
         Ok(id)

@@ -10,6 +10,10 @@ pub fn capabilities() -> Capabilities {
 
 impl Worker {
     pub(crate) fn status_snapshot(&self) -> Result<StatusSnapshot, ApiError> {
+        self.status_snapshot_as(self.jobs.active())
+    }
+
+    fn status_snapshot_as(&self, active_job_id: Option<String>) -> Result<StatusSnapshot, ApiError> {
         let conn = self.catalog.reader();
         let counts = catalog::collection_counts(&conn).map_err(runtime)?;
         let last = catalog::last_synced(&conn).map_err(runtime)?;
@@ -36,13 +40,18 @@ impl Worker {
             connector_projection: serde_json::json!({ "targets": [], "truncated": false }),
             content_type_boost: serde_json::json!({ "rules": [], "rulesFingerprint": "none" }),
             capabilities: capabilities(),
-            active_job_id: self.jobs.active(),
+            active_job_id,
         })
     }
 
     /// Writes the snapshot atomically; failures are logged, never fatal.
     pub(crate) fn publish_status(&self) {
-        match self.status_snapshot() {
+        self.publish_status_as(self.jobs.active());
+    }
+
+    /// Publishes with a known active job (used while the job runner holds its lock).
+    pub(crate) fn publish_status_as(&self, active_job_id: Option<String>) {
+        match self.status_snapshot_as(active_job_id) {
             Ok(s) => match serde_json::to_vec_pretty(&s) {
                 Ok(bytes) => {
                     if let Err(e) = protocol::write_atomic(&self.dirs.status_file(), &bytes) {

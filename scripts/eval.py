@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Retrieval quality of svc on BEIR SciFact (train split): nDCG@10, Recall@100, MRR@10.
+
+Converts the corpus to Markdown in a temp dir, indexes it in-process with the CLI
+(`svc collection add DIR --name scifact`, no server), then runs every query in one process with
+`svc <search command> --batch --json --limit 100 --collection scifact` (JSON lines in and out).
+The metric definitions are those of shared/datasets/beir-scifact/bm25_check.py, whose own BM25
+scores nDCG@10 0.6947, Recall@100 0.9276, MRR@10 0.6636 on this split.
+Normally run through scripts/eval (which builds the release binary). Python standard library only.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(SCRIPTS)
+sys.path.insert(0, SCRIPTS)
+import scifact_to_md  # noqa: E402
+
+COLLECTION = "scifact"
+
+# mode -> CLI subcommand; all share the batch interface
+# (stdin: {"id","query"} lines; stdout: {"id","results":[{"uri","score",...}]} lines, input order).
+MODES = {
+    "bm25": "search",
+    # "vector": "vsearch",  # add once the CLI has it (may need an embedding step after indexing)
+    # "hybrid": "query",
+}
+
+
+# ---------------------------------------------------------------- data
+
+def load_queries(path):
+    """[(query id, text)] in file order."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                q = json.loads(line)
+                out.append((str(q["_id"]), q["text"]))
+    return out
+
+
+def load_qrels(path):
+    """{query id: {corpus id: score}}; the first line is the header `query-id corpus-id score`."""
+    qrels = {}
+    with open(path, encoding="utf-8") as f:
+        for line in list(f)[1:]:
+            if not line.strip():
+                continue
+            q, d, s = line.rstrip("\n").split("\t")
+            qrels.setdefault(q, {})[d] = int(s)
+    return qrels
+
+
+def uri_to_id(uri):
+    """svc://scifact/<corpus id>.md -> corpus id (last path segment, minus .md, percent-decoded)."""
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    if name.endswith(".md"):
+        name = name[:-3]
+    return urllib.parse.unquote(name)
+
+
+# ---------------------------------------------------------------- metrics (as bm25_check.py)
+
+def ndcg_at(ranked, rel, k=10):
+    dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(r + 2) for r, d in enumerate(ranked[:k]))
+    ideal = sorted(rel.values(), reverse=True)[:k]
+    idcg = sum((2 ** g - 1) / math.log2(r + 2) for r, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0
+
+
+def recall_at(ranked, rel, k=100):
+    positives = len([1 for v in rel.values() if v > 0])
+    return len([d for d in ranked[:k] if rel.get(d, 0) > 0]) / positives if positives else 0
+
+
+def mrr_at(ranked, rel, k=10):
+    return next((1 / (i + 1) for i, d in enumerate(ranked[:k]) if rel.get(d, 0) > 0), 0)
+
+
+def evaluate(rankings, qrels):
+    """Mean metrics over the queries that have qrels; a query with no ranking counts as zero."""
+    nd, r100, mrr = [], [], []
+    for q, rel in qrels.items():
+        ranked = rankings.get(q, [])
+        nd.append(ndcg_at(ranked, rel, 10))
+        r100.append(recall_at(ranked, rel, 100))
+        mrr.append(mrr_at(ranked, rel, 10))
+    n = len(qrels)
+    return {"ndcg@10": sum(nd) / n, "recall@100": sum(r100) / n, "mrr@10": sum(mrr) / n, "queries": n}
+
+
+# ---------------------------------------------------------------- svc CLI
+
+def run_svc(binary, env, args, stdin_text=None):
+    proc = subprocess.run([binary] + args, env=env, input=stdin_text, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        sys.exit(f"`svc {' '.join(args[:3])} ...` exited with {proc.returncode}")
+    return proc.stdout
+
+
+def index_corpus(binary, env, md_dir):
+    t0 = time.perf_counter()
+    run_svc(binary, env, ["collection", "add", md_dir, "--name", COLLECTION])
+    return time.perf_counter() - t0
+
+
+def run_queries(binary, env, mode, queries, limit):
+    """Run all queries in one batch process. Returns ({query id: [corpus ids]}, seconds, warnings)."""
+    stdin_text = "".join(json.dumps({"id": qid, "query": text}) + "\n" for qid, text in queries)
+    t0 = time.perf_counter()
+    out = run_svc(binary, env, [MODES[mode], "--batch", "--json", "--limit", str(limit),
+                                "--collection", COLLECTION], stdin_text)
+    seconds = time.perf_counter() - t0
+    rankings, order, dup = {}, [], 0
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        qid = str(row["id"])
+        order.append(qid)
+        ranked, seen = [], set()
+        for hit in row.get("results", []):
+            doc = uri_to_id(hit["uri"])
+            if doc in seen:  # several chunks of one document: keep its best rank only
+                dup += 1
+                continue
+            seen.add(doc)
+            ranked.append(doc)
+        rankings[qid] = ranked
+    warnings = []
+    if order != [qid for qid, _ in queries]:
+        warnings.append(f"output ids differ from input order ({len(order)} lines for {len(queries)} queries)")
+    if dup:
+        warnings.append(f"{dup} duplicate documents in result lists (dropped)")
+    return rankings, seconds, warnings
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=sorted(MODES), default="bm25")
+    ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
+    ap.add_argument("--dataset", default=os.path.join(REPO, "..", "shared", "datasets", "beir-scifact"))
+    ap.add_argument("--split", default="train", help="qrels/<split>.tsv")
+    ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir (Markdown, index)")
+    ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"binary not found or not executable: {binary}")
+
+    queries = load_queries(os.path.join(args.dataset, "queries.jsonl"))
+    qrels = load_qrels(os.path.join(args.dataset, "qrels", f"{args.split}.tsv"))
+    tmp = tempfile.mkdtemp(prefix="svc-eval-")
+    t_start = time.perf_counter()
+    try:
+        env = dict(os.environ)
+        for var, sub in (("SVC_CONFIG_DIR", "config"), ("SVC_DATA_DIR", "data"), ("SVC_CACHE_DIR", "cache")):
+            env[var] = os.path.join(tmp, sub)
+            os.makedirs(env[var])
+        md_dir = os.path.join(tmp, COLLECTION)
+        n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md_dir))
+        index_s = index_corpus(binary, env, md_dir)
+        rankings, search_s, warnings = run_queries(binary, env, args.mode, queries, args.limit)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    wall_s = time.perf_counter() - t_start
+
+    for w in warnings:
+        print(f"WARNING: {w}", file=sys.stderr)
+    missing = [q for q in qrels if q not in rankings]
+    if missing:
+        print(f"WARNING: {len(missing)} judged queries have no output line (scored 0)", file=sys.stderr)
+    m = evaluate(rankings, qrels)
+    report = {"mode": args.mode, "split": args.split, **m, "documents": n_docs,
+              "index_s": round(index_s, 3), "search_s": round(search_s, 3), "wall_s": round(wall_s, 3),
+              "missing_queries": len(missing)}
+    print(f"mode={args.mode} split={args.split} queries={m['queries']} documents={n_docs}")
+    print(f"nDCG@10    {m['ndcg@10']:.4f}   (bm25_check.py reference 0.6947)")
+    print(f"Recall@100 {m['recall@100']:.4f}   (0.9276)")
+    print(f"MRR@10     {m['mrr@10']:.4f}   (0.6636)")
+    print(f"wall {wall_s:.2f} s (index {index_s:.2f} s, {len(queries)} queries {search_s:.2f} s)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

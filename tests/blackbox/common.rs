@@ -1,0 +1,283 @@
+//! The test harness: a server process and a minimal HTTP/1.1 client (raw sockets, so
+//! tests control every header, including Host and Origin).
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_svc");
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    /// Asserts the contract's error envelope with this status and code.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        let j = self.json();
+        assert_eq!(self.status, status, "body: {j}");
+        assert_eq!(j["error"]["code"], code, "body: {j}");
+        assert!(j["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "body: {j}");
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Sends one request and reads the whole response (`Connection: close`).
+pub fn raw_request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let _ = s.write_all(body);
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    parse_response(&buf)
+}
+
+fn parse_response(buf: &[u8]) -> Resp {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("no header end");
+    let head = String::from_utf8_lossy(&buf[..end]).to_string();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .collect();
+    let mut body = buf[end + 4..].to_vec();
+    if headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked")) {
+        body = dechunk(&body);
+    }
+    Resp { status, headers, body }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(i) = b.windows(2).position(|w| w == b"\r\n") else { break };
+        let n = usize::from_str_radix(String::from_utf8_lossy(&b[..i]).trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&b[i + 2..i + 2 + n]);
+        b = &b[i + 2 + n + 2..];
+    }
+    out
+}
+
+pub struct Server {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    pub child: Option<Child>,
+    envs: Vec<(String, String)>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Self::start_with(&[])
+    }
+
+    pub fn start_with(extra_env: &[(&str, &str)]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Server { dir, port: free_port(), child: None, envs: Vec::new() };
+        s.envs = vec![
+            ("SVC_CONFIG_DIR".into(), s.path("config").display().to_string()),
+            ("SVC_DATA_DIR".into(), s.path("data").display().to_string()),
+            ("SVC_CACHE_DIR".into(), s.path("cache").display().to_string()),
+        ];
+        for (k, v) in extra_env {
+            s.envs.push((k.to_string(), v.to_string()));
+        }
+        s.spawn();
+        s
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// A `svc` command with this server's environment.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.env_remove("SVC_API_TOKEN").env("SVC_LOG", "warn");
+        for (k, v) in &self.envs {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn spawn(&mut self) {
+        let child = self
+            .cmd()
+            .args(["serve", "--port", &self.port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn svc");
+        self.child = Some(child);
+        self.wait_until(Duration::from_secs(30), |s| s.get("/api/health").status == 200);
+        self.wait_until(Duration::from_secs(30), |s| s.get("/api/collections").status == 200);
+    }
+
+    pub fn wait_until(&self, within: Duration, mut f: impl FnMut(&Server) -> bool) {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))).unwrap_or(false);
+            if ok {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("condition not met within {within:?}");
+    }
+
+    pub fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let headers: &[(&str, &str)] = if body.is_some() { &[("Content-Type", "application/json")] } else { &[] };
+        raw_request(self.port, method, path, headers, &bytes)
+    }
+    pub fn get(&self, path: &str) -> Resp {
+        self.request("GET", path, None)
+    }
+    pub fn post(&self, path: &str, body: Value) -> Resp {
+        self.request("POST", path, Some(&body))
+    }
+    pub fn delete(&self, path: &str) -> Resp {
+        self.request("DELETE", path, None)
+    }
+
+    pub fn wait_job(&self, id: &str) -> Value {
+        let start = Instant::now();
+        loop {
+            let r = self.get(&format!("/api/jobs/{id}"));
+            if r.status == 200 {
+                let j = r.json();
+                if j["status"] != "running" {
+                    return j;
+                }
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "job {id} did not finish");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Adds a collection and waits for its job; returns the finished job.
+    pub fn add_collection(&self, path: &Path, name: &str) -> Value {
+        let r = self.post("/api/collections", serde_json::json!({ "path": path, "name": name }));
+        assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+        let job = self.wait_job(r.json()["jobId"].as_str().unwrap());
+        assert_eq!(job["status"], "completed", "{job}");
+        job
+    }
+
+    pub fn sync(&self, body: Value) -> Value {
+        let r = self.post("/api/sync", body);
+        assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+        self.wait_job(r.json()["jobId"].as_str().unwrap())
+    }
+
+    pub fn search(&self, body: Value) -> Value {
+        let r = self.post("/api/search", body);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.json()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// The pid of the supervisor's child running `internal <role>`.
+    pub fn child_pid(&self, role: &str) -> Option<u32> {
+        child_pids(self.pid()).into_iter().find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(&format!("internal {role}")))
+                .unwrap_or(false)
+        })
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = nix_kill(c.id(), libc::SIGTERM);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(15) {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+        // A test that detached a server stops it too, even when it failed half-way.
+        if self.path("data/default/svc.pid").exists() {
+            let _ = self.cmd().arg("stop").stdout(Stdio::null()).stderr(Stdio::null()).status();
+        }
+    }
+}
+
+pub fn nix_kill(pid: u32, sig: i32) -> i32 {
+    // SAFETY: plain kill(2) on a pid this test started.
+    unsafe { libc::kill(pid as i32, sig) }
+}
+
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+pub fn child_pids(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                let after = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
+                let ppid: u32 = after.split(' ').nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+                if ppid == parent {
+                    out.push(pid);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Writes `files` (relative path, content) under `root`.
+pub fn write_notes(root: &Path, files: &[(&str, &str)]) {
+    for (rel, content) in files {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+}
+
+pub fn uris(v: &Value) -> Vec<String> {
+    v["results"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap().to_string()).collect()
+}

@@ -1,0 +1,120 @@
+//! `POST /api/search`: ranking, filters, limits and the query grammar.
+
+use crate::common::*;
+use serde_json::json;
+
+fn corpus(s: &Server) {
+    write_notes(
+        &s.path("work"),
+        &[
+            ("sockets.md", "---\ntags: [ipc, rust]\ndate: 2024-01-05\nauthor: Ann Lee\ncategory: howto\n---\n# Unix domain sockets\nLocal sockets connect processes on one machine. Sockets are fast.\n"),
+            ("pipes.md", "---\ntags: [ipc]\ndate: 2024-06-01\nauthor: Bob\ncategory: reference\n---\n# Named pipes\nPipes connect processes too, one way only.\n"),
+            ("bread.md", "---\ntags: [cooking]\ndate: 2023-03-01\n---\n# Baking bread\nFlour, water, salt and time. Not about sockets or processes.\n"),
+            ("tcp.md", "# TCP networking\nTCP sockets cross machines; a socket has an address.\n"),
+        ],
+    );
+    write_notes(&s.path("home"), &[("garden.md", "# Garden\nTomatoes and processes of growth.\n")]);
+    s.add_collection(&s.path("work"), "work");
+    s.add_collection(&s.path("home"), "home");
+}
+
+#[test]
+fn ranks_by_bm25_with_normalized_scores_and_the_contract_shape() {
+    let s = Server::start();
+    corpus(&s);
+    let r = s.search(json!({ "query": "unix sockets" }));
+    assert_eq!(r["query"], "unix sockets");
+    assert_eq!(r["mode"], "bm25");
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results[0]["uri"], "svc://work/sockets.md");
+    assert_eq!(results[0]["score"], 1.0);
+    for hit in results {
+        let sc = hit["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&sc));
+        for k in ["docid", "uri", "title", "collection"] {
+            assert!(hit[k].is_string(), "{k}: {hit}");
+        }
+        assert!(hit["tags"].is_array() && hit["chunk"]["text"].is_string() && hit["chunk"]["index"].is_u64());
+        assert!(hit["source"]["absPath"].as_str().unwrap().starts_with('/'));
+    }
+    assert_eq!(r["meta"]["totalResults"], results.len());
+    // stemming: "socket" finds "sockets"; a long question still finds the best document
+    let stemmed = uris(&s.search(json!({ "query": "socket" })));
+    assert!(stemmed.contains(&"svc://work/tcp.md".to_string()) && stemmed.contains(&"svc://work/sockets.md".to_string()));
+    let q = "How do local unix domain sockets connect processes that run on the same machine, and are they fast compared to the alternatives?";
+    assert_eq!(s.search(json!({ "query": q }))["results"][0]["uri"], "svc://work/sockets.md");
+    assert!(s.search(json!({ "query": "zzzunknownzzz" }))["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn phrases_negation_and_malformed_queries() {
+    let s = Server::start();
+    corpus(&s);
+    assert_eq!(uris(&s.search(json!({ "query": "\"named pipes\"" }))), vec!["svc://work/pipes.md"]);
+    let neg = uris(&s.search(json!({ "query": "processes -bread -garden" })));
+    assert!(neg.contains(&"svc://work/sockets.md".to_string()) && !neg.iter().any(|u| u.contains("bread") || u.contains("garden")));
+    s.post("/api/search", json!({ "query": "\"unbalanced" })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "-only -negations" })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "" })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({})).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": 12 })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "a(b) [c]: d^2 ~e* AND OR NOT {f} sockets" })).json();
+}
+
+#[test]
+fn filters_collection_tags_dates_category_author() {
+    let s = Server::start();
+    corpus(&s);
+    let only = |body: serde_json::Value| {
+        let mut u = uris(&s.search(body));
+        u.sort();
+        u
+    };
+    assert_eq!(only(json!({ "query": "processes", "collection": "HOME" })), vec!["svc://home/garden.md"]);
+    assert_eq!(only(json!({ "query": "processes", "tagsAll": "ipc,rust" })), vec!["svc://work/sockets.md"]);
+    assert_eq!(only(json!({ "query": "processes", "tagsAll": ["IPC"] })), vec!["svc://work/pipes.md", "svc://work/sockets.md"]);
+    assert_eq!(only(json!({ "query": "processes", "tagsAny": "cooking,rust" })), vec!["svc://work/bread.md", "svc://work/sockets.md"]);
+    assert_eq!(only(json!({ "query": "processes", "category": "howto,nothing" })), vec!["svc://work/sockets.md"]);
+    assert_eq!(only(json!({ "query": "processes", "author": "ann" })), vec!["svc://work/sockets.md"]);
+    let all = only(json!({ "query": "processes", "since": "2000-01-01", "until": "today" }));
+    assert_eq!(all.len(), 4);
+    assert!(only(json!({ "query": "processes", "until": "2001-01-01" })).is_empty());
+    assert!(only(json!({ "query": "processes", "since": "2999-01-01T00:00:00Z" })).is_empty());
+    s.post("/api/search", json!({ "query": "x", "since": "next tuesday-ish" })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "x", "tagsAll": "bad tag!" })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "x", "tagsAny": [1, 2] })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "x", "collection": "nope" })).assert_error(404, "NOT_FOUND");
+}
+
+#[test]
+fn limits_min_score_hints_and_extra_fields() {
+    let s = Server::start();
+    corpus(&s);
+    assert_eq!(s.search(json!({ "query": "processes", "limit": 2 }))["results"].as_array().unwrap().len(), 2);
+    assert_eq!(s.search(json!({ "query": "processes", "limit": 500 }))["results"].as_array().unwrap().len(), 4);
+    s.post("/api/search", json!({ "query": "x", "limit": 0 })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "x", "limit": "10" })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "x", "limit": 2.5 })).assert_error(400, "VALIDATION");
+    s.post("/api/search", json!({ "query": "x", "minScore": -0.1 })).assert_error(400, "VALIDATION");
+    let hi = s.search(json!({ "query": "processes", "minScore": 0.99 }));
+    assert!(hi["results"].as_array().unwrap().iter().all(|r| r["score"].as_f64().unwrap() >= 0.99));
+    let hints: Vec<String> = (0..16).map(|i| format!("hint-{i}")).collect();
+    let with = s.search(json!({ "query": "processes", "projectHints": hints }));
+    let without = s.search(json!({ "query": "processes" }));
+    assert_eq!(with, without);
+    assert!(!with.to_string().contains("hint-"));
+    let hints17: Vec<String> = (0..17).map(|i| format!("h{i}")).collect();
+    s.post("/api/search", json!({ "query": "x", "projectHints": hints17 })).assert_error(400, "VALIDATION");
+    let ex = uris(&s.search(json!({ "query": "processes", "exclude": "bread,tomatoes" })));
+    assert!(!ex.iter().any(|u| u.contains("bread") || u.contains("garden")));
+    let steered = s.search(json!({ "query": "processes", "intent": "ipc", "candidateLimit": 1000 }));
+    assert!(!steered["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn recency_words_order_newest_first() {
+    let s = Server::start();
+    corpus(&s);
+    let r = uris(&s.search(json!({ "query": "latest processes", "tagsAny": "ipc,cooking" })));
+    assert_eq!(r, vec!["svc://work/pipes.md", "svc://work/sockets.md", "svc://work/bread.md"]);
+}
