@@ -250,15 +250,17 @@ class Server:
                 [self.binary, "serve", "--port", str(self.port)], env=self.env(),
                 stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        url = f"http://127.0.0.1:{self.port}/api/health"
+        # /api/health answers as soon as the gateway serves; /api/status says `healthy`
+        # once the worker is connected too.
+        url = f"http://127.0.0.1:{self.port}/api/status"
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"svc serve exited with {self.proc.returncode}\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(url, timeout=2) as resp:
-                    if resp.status == 200:
+                    if resp.status == 200 and json.loads(resp.read()).get("healthy"):
                         return
-            except OSError:
+            except (OSError, ValueError):
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no healthy server after {HEALTH_TIMEOUT_S} s\n{self.log_tail()}")

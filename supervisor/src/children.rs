@@ -1,6 +1,7 @@
 //! Keeping the gateway and the worker alive.
 
-use crate::{probe, ServeOptions, SupervisorError};
+use crate::probe::{self, Probe};
+use crate::{ServeOptions, SupervisorError};
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
@@ -14,7 +15,8 @@ use tokio::sync::watch;
 pub const LISTEN_FD: i32 = 3;
 const HEARTBEAT: Duration = Duration::from_secs(2);
 const MISSES_BEFORE_HUNG: u32 = 3;
-/// A child that has not answered yet is not counted as hung before this.
+/// A child that is not listening yet is not counted as hung before this (a worker that
+/// listens but does not answer is counted at once).
 const START_GRACE: Duration = Duration::from_secs(60);
 const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
@@ -78,10 +80,10 @@ impl Spec {
         cmd.spawn()
     }
 
-    async fn alive(&self) -> bool {
+    async fn probe(&self) -> Probe {
         match self.kind {
-            Kind::Gateway => probe::gateway_alive(self.port).await,
-            Kind::Worker => probe::worker_alive(&self.socket).await,
+            Kind::Gateway => probe::gateway(self.port).await,
+            Kind::Worker => probe::worker(&self.socket).await,
         }
     }
 }
@@ -124,10 +126,11 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
                     tokio::select! {
                         status = child.wait() => break format!("exited ({})", status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())),
                         _ = tick.tick() => {
-                            if spec.alive().await {
+                            let found = spec.probe().await;
+                            if found == Probe::Alive {
                                 misses = 0;
                                 answered = true;
-                            } else if answered || started.elapsed() > START_GRACE {
+                            } else if answered || found == Probe::Unresponsive || started.elapsed() > START_GRACE {
                                 misses += 1;
                                 if misses >= MISSES_BEFORE_HUNG {
                                     break "hung (missed 3 heartbeats)".to_string();

@@ -60,7 +60,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), SupervisorError> {
                 // Dropping a `Flock` unlocks the file description the child shares; the
                 // parent only closes its copy of the fd, so the child keeps the lock.
                 std::mem::forget(lock);
-                if probe::wait_healthy(port, std::time::Duration::from_secs(60)) {
+                if probe::wait_ready(port, std::time::Duration::from_secs(60)) {
                     println!("svc is serving {url} (pid {child})");
                     println!("logs: {}", log.display());
                     return Ok(());

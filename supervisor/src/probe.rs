@@ -1,5 +1,6 @@
 //! Liveness probes: a Ping over the worker socket, `GET /api/health` on the gateway.
 
+use interprocess::local_socket::tokio::prelude::*;
 use protocol::{read_frame, write_frame, ClientFrame, ServerFrame};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -8,46 +9,83 @@ use std::time::{Duration, Instant};
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
-pub async fn worker_alive(socket: &Path) -> bool {
-    let probe = async {
-        let (mut s, _) = protocol::socket::connect(socket).await.ok()?;
+/// What a heartbeat found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Alive,
+    /// Nothing listens yet (the worker binds its socket once its stores are open).
+    NotListening,
+    /// Something listens but does not answer in time: hung.
+    Unresponsive,
+}
+
+pub async fn worker(socket: &Path) -> Probe {
+    let name = match interprocess_name(socket) {
+        Some(n) => n,
+        None => return Probe::NotListening,
+    };
+    let connect = tokio::time::timeout(PROBE_TIMEOUT, interprocess::local_socket::tokio::Stream::connect(name)).await;
+    let mut s = match connect {
+        Ok(Ok(s)) => s,
+        Ok(Err(_)) => return Probe::NotListening,
+        Err(_) => return Probe::Unresponsive,
+    };
+    let exchange = async {
+        write_frame(&mut s, &ClientFrame::Hello { version: protocol::PROTOCOL_VERSION }).await.ok()?;
+        let _ack: ServerFrame = read_frame(&mut s).await.ok()??;
         write_frame(&mut s, &ClientFrame::Ping { id: 0 }).await.ok()?;
         match read_frame::<_, ServerFrame>(&mut s).await.ok()? {
             Some(ServerFrame::Pong { .. }) => Some(()),
             _ => None,
         }
     };
-    matches!(tokio::time::timeout(PROBE_TIMEOUT, probe).await, Ok(Some(())))
+    match tokio::time::timeout(PROBE_TIMEOUT, exchange).await {
+        Ok(Some(())) => Probe::Alive,
+        _ => Probe::Unresponsive,
+    }
 }
 
-/// Blocking `GET /api/health`; true on a 200.
+fn interprocess_name(socket: &Path) -> Option<interprocess::local_socket::Name<'static>> {
+    use interprocess::local_socket::{GenericFilePath, ToFsName};
+    socket.to_fs_name::<GenericFilePath>().ok().map(|n| n.into_owned())
+}
+
+/// Blocking `GET <path>` with `Connection: close`; the whole response, if any.
+fn get(port: u16, path: &str) -> Option<Vec<u8>> {
+    let mut s = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), PROBE_TIMEOUT).ok()?;
+    s.set_read_timeout(Some(PROBE_TIMEOUT)).ok()?;
+    s.set_write_timeout(Some(PROBE_TIMEOUT)).ok()?;
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    let mut buf = Vec::new();
+    let _ = s.take(1 << 20).read_to_end(&mut buf);
+    Some(buf)
+}
+
+/// `GET /api/health` answers 200.
 pub fn gateway_healthy(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), PROBE_TIMEOUT) else { return false };
-    let _ = s.set_read_timeout(Some(PROBE_TIMEOUT));
-    let _ = s.set_write_timeout(Some(PROBE_TIMEOUT));
-    let req = format!("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
-    if s.write_all(req.as_bytes()).is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 16];
-    let mut got = 0;
-    while got < buf.len() {
-        match s.read(&mut buf[got..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
-        }
-    }
-    buf[..got].starts_with(b"HTTP/1.1 200")
+    get(port, "/api/health").is_some_and(|r| r.starts_with(b"HTTP/1.1 200"))
 }
 
-pub async fn gateway_alive(port: u16) -> bool {
-    tokio::task::spawn_blocking(move || gateway_healthy(port)).await.unwrap_or(false)
+/// `/api/status` says `healthy`: the gateway serves and the worker is connected.
+fn server_ready(port: u16) -> bool {
+    get(port, "/api/status").is_some_and(|r| r.starts_with(b"HTTP/1.1 200") && r.windows(14).any(|w| w == b"\"healthy\":true"))
 }
 
-pub fn wait_healthy(port: u16, within: Duration) -> bool {
+/// The gateway's socket belongs to the supervisor, so a connection always succeeds: a
+/// gateway that does not answer is counted as not (yet) listening until it first answers.
+pub async fn gateway(port: u16) -> Probe {
+    match tokio::task::spawn_blocking(move || gateway_healthy(port)).await {
+        Ok(true) => Probe::Alive,
+        _ => Probe::NotListening,
+    }
+}
+
+/// Waits until the gateway serves and the worker is connected.
+pub fn wait_ready(port: u16, within: Duration) -> bool {
     let start = Instant::now();
     while start.elapsed() < within {
-        if gateway_healthy(port) {
+        if server_ready(port) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(100));

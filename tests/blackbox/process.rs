@@ -161,3 +161,28 @@ fn cli_works_in_process_without_a_server() {
     let got = s.cmd().args(["get", "svc://n/a.md"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&got.stdout), "# Alpha\nthe aardvark note\n");
 }
+
+#[test]
+fn killed_gateway_is_restarted_on_the_same_port() {
+    let s = Server::start();
+    let gw = s.child_pid("gateway").unwrap();
+    nix_kill(gw, libc::SIGKILL);
+    // the supervisor owns the listening socket: requests queue until the new gateway serves them
+    s.wait_until(Duration::from_secs(5), |s| s.get("/api/health").status == 200 && s.child_pid("gateway").is_some_and(|p| p != gw));
+    assert_eq!(s.get("/api/collections").status, 200);
+}
+
+#[test]
+fn hung_worker_is_detected_and_replaced() {
+    let s = Server::start();
+    let n = s.path("n");
+    write_notes(&n, &[("a.md", "# A\nthe okapi note\n")]);
+    s.add_collection(&n, "n");
+    let worker = s.child_pid("worker").unwrap();
+    nix_kill(worker, libc::SIGSTOP);
+    let start = Instant::now();
+    s.wait_until(Duration::from_secs(20), |s| s.child_pid("worker").is_some_and(|p| p != worker));
+    assert!(start.elapsed() >= Duration::from_secs(4), "a hung worker gets three heartbeats");
+    s.wait_until(Duration::from_secs(5), |s| s.post("/api/search", json!({ "query": "okapi" })).status == 200);
+    assert_eq!(uris(&s.search(json!({ "query": "okapi" }))), vec!["svc://n/a.md"]);
+}
