@@ -112,9 +112,11 @@ class Http:
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json"} if data is not None else {}
         reused = self.conn is not None
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
         try:
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+                self.conn.connect()
+                self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.conn.request(method, path, body=data, headers=headers)
             resp = self.conn.getresponse()
             raw = resp.read()
@@ -520,6 +522,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (corpora, server logs)")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/bench)")
     args = ap.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so the finally blocks stop the servers and remove the temp dir.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.bin = os.path.abspath(args.bin)
     args.shared = os.path.abspath(args.shared)
     if not os.access(args.bin, os.X_OK):

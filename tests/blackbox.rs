@@ -16,3 +16,5 @@ mod reads;
 mod search;
 #[path = "blackbox/security.rs"]
 mod security;
+#[path = "blackbox/writes.rs"]
+mod writes;

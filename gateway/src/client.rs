@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use protocol::Event;
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 /// How long one call may take before the gateway gives up on it.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -24,6 +25,8 @@ struct Connection {
 pub struct WorkerClient {
     conn: Arc<Mutex<Option<Arc<Connection>>>>,
     next_id: Arc<AtomicU64>,
+    /// Events pushed by the worker, for every `/api/events` stream.
+    events: broadcast::Sender<Event>,
 }
 
 fn unavailable() -> ApiError {
@@ -33,10 +36,18 @@ fn unavailable() -> ApiError {
 impl WorkerClient {
     /// Starts the background task that keeps a connection to the worker at `socket`.
     pub fn start(socket: PathBuf) -> Self {
-        let client = WorkerClient { conn: Arc::new(Mutex::new(None)), next_id: Arc::new(AtomicU64::new(1)) };
+        let client = WorkerClient {
+            conn: Arc::new(Mutex::new(None)),
+            next_id: Arc::new(AtomicU64::new(1)),
+            events: broadcast::channel(1024).0,
+        };
         let c = client.clone();
         tokio::spawn(async move { c.maintain(socket).await });
         client
+    }
+
+    pub fn events(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
     }
 
     pub fn connected(&self) -> bool {
@@ -61,6 +72,7 @@ impl WorkerClient {
     async fn run_connection(&self, stream: protocol::socket::SocketStream) {
         let (mut rd, mut wr) = tokio::io::split(stream);
         let (tx, mut rx) = mpsc::channel::<ClientFrame>(256);
+        let _ = tx.send(ClientFrame::Subscribe).await;
         let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
         if let Ok(mut c) = self.conn.lock() {
             *c = Some(Arc::new(Connection { tx, pending: Arc::clone(&pending) }));
@@ -74,11 +86,17 @@ impl WorkerClient {
         };
         let reader = async {
             while let Ok(Some(frame)) = read_frame::<_, ServerFrame>(&mut rd).await {
-                if let ServerFrame::Reply { id, result } = frame {
-                    let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
-                    if let Some(w) = waiter {
-                        let _ = w.send(result);
+                match frame {
+                    ServerFrame::Reply { id, result } => {
+                        let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        if let Some(w) = waiter {
+                            let _ = w.send(result);
+                        }
                     }
+                    ServerFrame::Event(ev) => {
+                        let _ = self.events.send(ev);
+                    }
+                    _ => {}
                 }
             }
         };

@@ -36,7 +36,10 @@ impl ApiReply {
     }
     pub fn with_status(status: StatusCode, result: Result<JsonBody, ApiError>) -> Self {
         match result {
-            Ok(body) => ApiReply::Json(status, body),
+            Ok(body) => {
+                let status = body.status.and_then(|s| StatusCode::from_u16(s).ok()).unwrap_or(status);
+                ApiReply::Json(status, body)
+            }
             Err(e) => ApiReply::Error(e),
         }
     }
@@ -52,7 +55,7 @@ impl IntoResponse for ApiReply {
     fn into_response(self) -> Response {
         match self {
             ApiReply::Json(status, body) => {
-                let mut r = (status, body.0).into_response();
+                let mut r = (status, body.bytes).into_response();
                 r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
                 r
             }

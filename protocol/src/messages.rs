@@ -15,6 +15,8 @@ pub enum ClientFrame {
     Call { id: u64, request: Request },
     /// Liveness probe (supervisor heartbeat).
     Ping { id: u64 },
+    /// Asks the worker to push [`ServerFrame::Event`]s on this connection.
+    Subscribe,
 }
 
 /// Worker to gateway.
@@ -25,17 +27,35 @@ pub enum ServerFrame {
     Rejected { reason: String },
     Reply { id: u64, result: Result<JsonBody, ApiError> },
     Pong { id: u64 },
+    /// A change notification for `/api/events` (only after `Subscribe`).
+    Event(Event),
 }
 
-/// A JSON document, already serialized.
+/// One event of the local event stream: `event: <kind>` / `data: <json>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonBody(pub Vec<u8>);
+pub struct Event {
+    pub kind: String,
+    pub data: JsonBody,
+}
+
+/// A JSON document, already serialized, with the HTTP status the worker asks for (the
+/// route's default when `None`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonBody {
+    pub bytes: Vec<u8>,
+    pub status: Option<u16>,
+}
 
 impl JsonBody {
     pub fn of<T: Serialize>(value: &T) -> Result<Self, ApiError> {
         serde_json::to_vec(value)
-            .map(JsonBody)
+            .map(|bytes| JsonBody { bytes, status: None })
             .map_err(|e| ApiError::runtime(format!("response could not be serialized: {e}")))
+    }
+
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
     }
 }
 
@@ -78,6 +98,13 @@ pub enum Request {
     Backlinks { doc: DocRef },
     Sections { doc: DocRef },
     Graph(GraphQuery),
+    CreateDoc(CreateDoc),
+    UpdateDoc(UpdateDoc),
+    DeactivateDoc { doc: DocRef },
+    CreateFolder { collection: String, name: String, parent_path: Option<String> },
+    /// Resolves a document asset to a file the gateway may serve.
+    ResolveAsset { uri: String, path: Option<String> },
+    NotePresets,
 }
 
 impl Request {
@@ -99,6 +126,12 @@ impl Request {
             Request::Backlinks { .. } => "backlinks",
             Request::Sections { .. } => "sections",
             Request::Graph(_) => "graph",
+            Request::CreateDoc(_) => "create_doc",
+            Request::UpdateDoc(_) => "update_doc",
+            Request::DeactivateDoc { .. } => "deactivate_doc",
+            Request::CreateFolder { .. } => "create_folder",
+            Request::ResolveAsset { .. } => "resolve_asset",
+            Request::NotePresets => "note_presets",
         }
     }
 }
@@ -172,4 +205,43 @@ pub struct GraphQuery {
     pub threshold: f32,
     pub linked_only: bool,
     pub similar_top_k: u32,
+}
+
+/// What to do when the target of a new note exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CollisionPolicy {
+    /// 409 `CONFLICT` (the raw form: unless `overwrite`).
+    #[default]
+    Error,
+    /// Answer with the existing note, write nothing.
+    OpenExisting,
+    /// Write `name-2.md`, `name-3.md`, ...
+    CreateWithSuffix,
+    /// Replace the file (the raw form's `overwrite: true`).
+    Overwrite,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CreateDoc {
+    pub collection: String,
+    /// The raw form: the note's path in the collection.
+    pub rel_path: Option<String>,
+    /// The richer form: the title (also the file name when `rel_path` is absent).
+    pub title: Option<String>,
+    pub folder_path: Option<String>,
+    pub content: Option<String>,
+    pub tags: Vec<String>,
+    pub preset_id: Option<String>,
+    pub collision: CollisionPolicy,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct UpdateDoc {
+    pub doc: DocRef,
+    pub content: Option<String>,
+    pub tags: Option<Vec<String>>,
+    /// SHA-256 hex of the file's bytes the client last saw.
+    pub expected_source_hash: Option<String>,
+    /// The `modifiedAt` the client last saw (ISO 8601).
+    pub expected_modified_at: Option<String>,
 }

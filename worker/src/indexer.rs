@@ -1,12 +1,15 @@
-//! A sync of one collection: walk, skip what is unchanged, parse what changed, write the
-//! catalog in batches, feed BM25, deactivate what vanished.
+//! Indexing: a sync of a whole collection (walk, skip what is unchanged, parse what changed,
+//! write the catalog in batches, feed BM25, deactivate what vanished) and the sync of one
+//! file after an API write. Every change is journaled in the same transaction and announced
+//! on the event bus after it commits.
 
 use crate::bm25::{Bm25Doc, Bm25Index};
-use crate::catalog::{self, Catalog, FileState, NewDoc};
+use crate::catalog::{self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta};
 use crate::config::CollectionConfig;
+use crate::events::EventBus;
 use crate::ingest::{self, ParsedDoc};
-use crate::time_fmt;
 use crate::walk::{self, FileMatcher, FoundFile, WalkItem};
+use crate::{time_fmt, uri};
 use protocol::api::CollectionSyncResult;
 use std::collections::HashSet;
 use std::path::Path;
@@ -29,6 +32,12 @@ pub enum SyncError {
     Bm25(#[from] crate::bm25::Bm25Error),
     #[error("stopped: the worker is shutting down")]
     Cancelled,
+}
+
+impl From<rusqlite::Error> for SyncError {
+    fn from(e: rusqlite::Error) -> Self {
+        SyncError::Catalog(e.into())
+    }
 }
 
 /// The kind of content a file holds, by extension.
@@ -57,6 +66,13 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
     (mime, ext)
 }
 
+fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
+    match kind {
+        SourceKind::Markdown => ingest::parse_markdown(canonical, rel),
+        SourceKind::PlainText => ingest::parse_plain_text(canonical, rel),
+    }
+}
+
 /// A file read and parsed, waiting for its batch to be written.
 struct Parsed {
     file: FoundFile,
@@ -64,7 +80,9 @@ struct Parsed {
     canonical: String,
     mirror_hash: String,
     doc: ParsedDoc,
-    existed: bool,
+    previous: Option<FileState>,
+    /// A vanished document with the same bytes: this file is that one, renamed or moved.
+    renamed_from: Option<FileState>,
 }
 
 enum FileOutcome {
@@ -85,20 +103,236 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -
     let Ok(text) = ingest::decode_utf8(&bytes) else { return FileOutcome::Failed };
     let canonical = ingest::canonicalize(&text);
     let mirror_hash = ingest::sha256_hex(canonical.as_bytes());
-    let doc = match kind {
-        SourceKind::Markdown => ingest::parse_markdown(&canonical, &file.rel),
-        SourceKind::PlainText => ingest::parse_plain_text(&canonical, &file.rel),
-    };
-    FileOutcome::Parsed(Box::new(Parsed { file, source_hash, canonical, mirror_hash, doc, existed: prev.is_some() }))
+    let doc = parse(&canonical, &file.rel, kind);
+    FileOutcome::Parsed(Box::new(Parsed { file, source_hash, canonical, mirror_hash, doc, previous: prev.cloned(), renamed_from: None }))
+}
+
+/// A file whose bytes did not change but whose mtime did (and that may need reactivating).
+struct Touch {
+    state: FileState,
+    mtime_ns: i64,
+}
+
+/// What one batch wrote.
+#[derive(Default)]
+struct BatchOutcome {
+    added: u64,
+    updated: u64,
+    /// `(row id, rel path)` of every document the batch created, changed or reactivated.
+    written: Vec<(i64, String)>,
+    absorbed: Vec<(i64, i64)>,
+}
+
+fn structure_of(doc: &ParsedDoc) -> Structure {
+    Structure {
+        headings: doc.sections.iter().map(|s| s.title.clone()).collect(),
+        links: doc.links.iter().map(|l| format!("{}:{}", l.link_type.as_str(), l.target_ref_norm)).collect(),
+    }
+}
+
+fn snapshot(collection: &str, row: &catalog::DocRow) -> Snapshot {
+    Snapshot {
+        rel_path: row.rel_path.clone(),
+        docid: row.docid.clone(),
+        uri: uri::doc_uri(collection, &row.rel_path),
+        source_hash: row.source_hash.clone(),
+        mirror_hash: row.mirror_hash.clone(),
+        active: row.active,
+    }
 }
 
 pub struct Indexer<'a> {
     pub catalog: &'a Catalog,
     pub bm25: &'a Bm25Index,
     pub cancel: &'a AtomicBool,
+    pub events: &'a EventBus,
+}
+
+/// What the single-file sync did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileSync {
+    /// Indexed (created, changed or reactivated): the row id.
+    Indexed(i64),
+    /// The bytes equal the indexed version.
+    Unchanged(i64),
+    /// The file is gone (or no longer a supported note): deactivated if it was indexed.
+    Removed,
+    /// Unreadable or not UTF-8; the previous version stays.
+    Failed,
 }
 
 impl Indexer<'_> {
+    /// Writes parsed files and touched rows in one transaction, journals each change, then
+    /// feeds BM25 (not yet committed).
+    fn apply_batch(&self, coll: &str, parsed: &[Box<Parsed>], touched: &[Touch], origin: Origin) -> Result<BatchOutcome, SyncError> {
+        let now = time_fmt::now_iso();
+        let mut out = BatchOutcome::default();
+        let mut ids = Vec::with_capacity(parsed.len());
+        let gen;
+        {
+            let mut conn = self.catalog.writer();
+            let tx = conn.transaction()?;
+            gen = catalog::next_generation(&tx)?;
+            for p in parsed {
+                if let Some(old) = &p.renamed_from {
+                    // Keep the row (and its history): it moves to the new path.
+                    tx.execute("UPDATE documents SET rel_path = ?2 WHERE id = ?1", rusqlite::params![old.id, p.file.rel])?;
+                }
+                let before = match p.previous.as_ref().or(p.renamed_from.as_ref()) {
+                    Some(prev) => catalog::docs_by_ids(&tx, &[prev.id])?.into_iter().next(),
+                    None => None,
+                };
+                let old_structure = match &before {
+                    Some(row) => {
+                        let text = catalog::content_text(&tx, &row.mirror_hash)?.unwrap_or_default();
+                        source_kind(&row.rel_path).map(|k| structure_of(&parse(&text, &row.rel_path, k))).unwrap_or_default()
+                    }
+                    None => Structure::default(),
+                };
+                let (mime, ext) = mime_and_ext(&p.file.rel);
+                let id = catalog::upsert_doc(
+                    &tx,
+                    gen,
+                    &NewDoc {
+                        collection: coll,
+                        rel_path: &p.file.rel,
+                        source_hash: &p.source_hash,
+                        source_mime: &mime,
+                        source_ext: &ext,
+                        size: p.file.size,
+                        mtime_ns: p.file.mtime_ns,
+                        canonical: &p.canonical,
+                        mirror_hash: &p.mirror_hash,
+                        parsed: &p.doc,
+                        indexed_at: &now,
+                    },
+                )?;
+                let current = Snapshot {
+                    rel_path: p.file.rel.clone(),
+                    docid: catalog::docid_of(&p.source_hash),
+                    uri: uri::doc_uri(coll, &p.file.rel),
+                    source_hash: p.source_hash.clone(),
+                    mirror_hash: p.mirror_hash.clone(),
+                    active: true,
+                };
+                let previous = before.as_ref().map(|r| snapshot(coll, r));
+                let kind = match &before {
+                    _ if p.renamed_from.is_some() => ChangeKind::Rename,
+                    None => ChangeKind::Create,
+                    Some(r) if !r.active => ChangeKind::Reactivate,
+                    Some(_) => ChangeKind::Update,
+                };
+                let delta = StructureDelta::between(&old_structure, &structure_of(&p.doc));
+                catalog::record_change(
+                    &tx,
+                    &ChangeRecord { kind, origin, collection: coll, doc_id: id, observed_at: &now, previous: previous.as_ref(), current: Some(&current), delta: &delta },
+                )?;
+                if before.is_some() && p.renamed_from.is_none() {
+                    out.updated += 1;
+                } else {
+                    out.added += 1;
+                }
+                ids.push(id);
+            }
+            for t in touched {
+                let reactivate = !t.state.active;
+                catalog::touch_doc(&tx, t.state.id, t.mtime_ns, reactivate.then_some(gen))?;
+                if reactivate {
+                    if let Some(row) = catalog::docs_by_ids(&tx, &[t.state.id])?.into_iter().next() {
+                        let snap = snapshot(coll, &row);
+                        catalog::record_change(
+                            &tx,
+                            &ChangeRecord {
+                                kind: ChangeKind::Reactivate,
+                                origin,
+                                collection: coll,
+                                doc_id: row.id,
+                                observed_at: &now,
+                                previous: None,
+                                current: Some(&snap),
+                                delta: &StructureDelta::default(),
+                            },
+                        )?;
+                        out.written.push((row.id, row.rel_path));
+                    }
+                }
+            }
+            tx.commit()?;
+        }
+        for (p, id) in parsed.iter().zip(ids) {
+            self.bm25.upsert(&Bm25Doc {
+                key: id,
+                collection: coll,
+                title: &p.doc.title,
+                body: &p.doc.body,
+                rel_path: &p.file.rel,
+                tags: &p.doc.tags,
+                categories: &p.doc.categories,
+                modified_ms: p.file.mtime_ns / 1_000_000,
+            })?;
+            out.absorbed.push((id, gen));
+            out.written.push((id, p.file.rel.clone()));
+        }
+        Ok(out)
+    }
+
+    /// Deactivates rows (files that vanished or were deactivated through the API), with a
+    /// journal entry each. BM25 deletes are pending until the next commit.
+    pub fn deactivate(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<Vec<(i64, i64, String)>, SyncError> {
+        let now = time_fmt::now_iso();
+        let mut done = Vec::with_capacity(ids.len());
+        {
+            let mut conn = self.catalog.writer();
+            let tx = conn.transaction()?;
+            let gen = catalog::next_generation(&tx)?;
+            for row in catalog::docs_by_ids(&tx, ids)?.into_iter().filter(|r| r.active) {
+                catalog::deactivate(&tx, gen, &[row.id])?;
+                let previous = snapshot(coll, &row);
+                let current = Snapshot { active: false, ..previous.clone() };
+                catalog::record_change(
+                    &tx,
+                    &ChangeRecord {
+                        kind: ChangeKind::Inactivate,
+                        origin,
+                        collection: coll,
+                        doc_id: row.id,
+                        observed_at: &now,
+                        previous: Some(&previous),
+                        current: Some(&current),
+                        delta: &StructureDelta::default(),
+                    },
+                )?;
+                done.push((row.id, gen, row.rel_path));
+            }
+            tx.commit()?;
+        }
+        for (id, _, _) in &done {
+            self.bm25.delete(*id);
+        }
+        Ok(done)
+    }
+
+    /// Deactivates documents now (API): journal, BM25 commit, event.
+    pub fn deactivate_now(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<(), SyncError> {
+        let done = self.deactivate(coll, ids, origin)?;
+        let absorbed: Vec<(i64, i64)> = done.iter().map(|(id, g, _)| (*id, *g)).collect();
+        let changed: Vec<(i64, String)> = done.into_iter().map(|(id, _, r)| (id, r)).collect();
+        self.finish(coll, &absorbed, &changed, origin)
+    }
+
+    /// Commits BM25, records what it absorbed, and announces the changed documents.
+    fn finish(&self, coll: &str, absorbed: &[(i64, i64)], changed: &[(i64, String)], origin: Origin) -> Result<(), SyncError> {
+        if absorbed.is_empty() {
+            return Ok(());
+        }
+        self.bm25.commit()?;
+        catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed)?;
+        for (_, rel) in changed {
+            self.events.document_changed(&uri::doc_uri(coll, rel), coll, rel, origin.as_str());
+        }
+        Ok(())
+    }
+
     /// Syncs one collection. BM25 changes are committed before returning.
     pub fn sync_collection(&self, coll: &CollectionConfig) -> Result<CollectionSyncResult, SyncError> {
         let started = Instant::now();
@@ -112,7 +346,6 @@ impl Indexer<'_> {
         let known = catalog::file_states(&self.catalog.reader(), &coll.name)?;
         let mut seen: HashSet<String> = HashSet::with_capacity(known.len());
         let mut to_parse: Vec<(FoundFile, SourceKind)> = Vec::new();
-        let mut touched: Vec<(i64, i64, bool)> = Vec::new(); // (id, mtime, reactivate)
 
         for item in walk::walk(&root, &matcher) {
             let file = match item {
@@ -140,108 +373,111 @@ impl Indexer<'_> {
             }
         }
 
+        // Active documents whose file is gone, by content: a new file with the same bytes is
+        // the same document under a new path.
+        let mut vanished_by_hash: std::collections::HashMap<&str, &FileState> =
+            known.iter().filter(|(rel, st)| st.active && !seen.contains(*rel)).map(|(_, st)| (st.source_hash.as_str(), st)).collect();
+        let mut renamed: HashSet<i64> = HashSet::new();
         let mut absorbed: Vec<(i64, i64)> = Vec::new();
+        let mut changed: Vec<(i64, String)> = Vec::new();
         let mut pending = to_parse.into_iter().peekable();
         while pending.peek().is_some() {
             if self.cancel.load(Ordering::Relaxed) {
                 return Err(SyncError::Cancelled);
             }
             let mut parsed: Vec<Box<Parsed>> = Vec::with_capacity(BATCH);
+            let mut touched: Vec<Touch> = Vec::new();
             for (file, kind) in pending.by_ref().take(BATCH) {
                 let prev = known.get(&file.rel);
                 match (read_and_parse(file, prev, kind), prev) {
-                    (FileOutcome::Parsed(p), _) => parsed.push(p),
-                    // Bytes unchanged: remember the new mtime; reactivate if it was off
-                    // (`converge` then feeds it to BM25 from the catalog).
+                    (FileOutcome::Parsed(mut p), _) => {
+                        if p.previous.is_none() {
+                            if let Some(old) = vanished_by_hash.remove(p.source_hash.as_str()) {
+                                renamed.insert(old.id);
+                                p.renamed_from = Some(old.clone());
+                            }
+                        }
+                        parsed.push(p)
+                    }
                     (FileOutcome::SameBytes(file), Some(p)) => {
-                        touched.push((p.id, file.mtime_ns, !p.active));
                         if p.active {
                             res.files_unchanged += 1;
                         } else {
                             res.files_updated += 1;
                         }
+                        touched.push(Touch { state: p.clone(), mtime_ns: file.mtime_ns });
                     }
                     _ => res.files_errored += 1,
                 }
             }
-            let now = time_fmt::now_iso();
-            let gen;
-            let mut written: Vec<(i64, usize)> = Vec::with_capacity(parsed.len());
-            {
-                let mut conn = self.catalog.writer();
-                let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
-                gen = catalog::next_generation(&tx)?;
-                for (i, p) in parsed.iter().enumerate() {
-                    let (mime, ext) = mime_and_ext(&p.file.rel);
-                    let id = catalog::upsert_doc(
-                        &tx,
-                        gen,
-                        &NewDoc {
-                            collection: &coll.name,
-                            rel_path: &p.file.rel,
-                            source_hash: &p.source_hash,
-                            source_mime: &mime,
-                            source_ext: &ext,
-                            size: p.file.size,
-                            mtime_ns: p.file.mtime_ns,
-                            canonical: &p.canonical,
-                            mirror_hash: &p.mirror_hash,
-                            parsed: &p.doc,
-                            indexed_at: &now,
-                        },
-                    )?;
-                    written.push((id, i));
-                }
-                for (id, mtime, reactivate) in touched.drain(..) {
-                    catalog::touch_doc(&tx, id, mtime, reactivate.then_some(gen))?;
-                }
-                tx.commit().map_err(catalog::CatalogError::from)?;
-            }
-            for (id, i) in written {
-                let p = &parsed[i];
-                if p.existed {
-                    res.files_updated += 1;
-                } else {
-                    res.files_added += 1;
-                }
-                self.bm25.upsert(&Bm25Doc {
-                    key: id,
-                    collection: &coll.name,
-                    title: &p.doc.title,
-                    body: &p.doc.body,
-                    rel_path: &p.file.rel,
-                    tags: &p.doc.tags,
-                    categories: &p.doc.categories,
-                    modified_ms: p.file.mtime_ns / 1_000_000,
-                })?;
-                absorbed.push((id, gen));
-            }
+            let out = self.apply_batch(&coll.name, &parsed, &touched, Origin::Sync)?;
+            res.files_added += out.added;
+            res.files_updated += out.updated;
+            absorbed.extend(out.absorbed);
+            changed.extend(out.written);
         }
 
         // Files that vanished (or stopped matching) leave the index; their rows stay.
-        let vanished: Vec<i64> =
-            known.iter().filter(|(rel, st)| st.active && !seen.contains(*rel)).map(|(_, st)| st.id).collect();
+        let vanished: Vec<i64> = known
+            .iter()
+            .filter(|(rel, st)| st.active && !seen.contains(*rel) && !renamed.contains(&st.id))
+            .map(|(_, st)| st.id)
+            .collect();
         if !vanished.is_empty() {
-            let mut conn = self.catalog.writer();
-            let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
-            let gen = catalog::next_generation(&tx)?;
-            catalog::deactivate(&tx, gen, &vanished)?;
-            tx.commit().map_err(catalog::CatalogError::from)?;
-            for id in &vanished {
-                self.bm25.delete(*id);
-                absorbed.push((*id, gen));
+            for (id, gen, rel) in self.deactivate(&coll.name, &vanished, Origin::Sync)? {
+                absorbed.push((id, gen));
+                changed.push((id, rel));
             }
             res.files_deactivated = vanished.len() as u64;
         }
-        if !absorbed.is_empty() {
-            self.bm25.commit()?;
-            catalog::mark_bm25_absorbed(&mut self.catalog.writer(), &absorbed)?;
-        }
-        // Reactivated rows (bytes unchanged) are fed from the catalog after the commit above.
+        self.finish(&coll.name, &absorbed, &changed, Origin::Sync)?;
+        // Reactivated rows (bytes unchanged) are fed from the catalog.
         self.converge()?;
         catalog::mark_synced(&self.catalog.writer(), &coll.name, &time_fmt::now_iso())?;
         res.duration_ms = started.elapsed().as_millis() as u64;
         Ok(res)
+    }
+
+    /// Syncs one file of a collection (after an API write): no walk, no rescan.
+    pub fn sync_file(&self, coll: &CollectionConfig, root: &Path, rel: &str, origin: Origin) -> Result<FileSync, SyncError> {
+        let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
+        let abs = root.join(rel);
+        let found = std::fs::metadata(&abs).ok().filter(|m| m.is_file()).map(|md| FoundFile {
+            rel: rel.to_string(),
+            abs: abs.clone(),
+            size: md.len(),
+            mtime_ns: walk::mtime_ns(&md),
+        });
+        let kind = source_kind(rel);
+        let (Some(file), Some(kind)) = (found, kind) else {
+            if let Some(p) = prev.filter(|p| p.active) {
+                self.deactivate_now(&coll.name, &[p.id], origin)?;
+            }
+            return Ok(FileSync::Removed);
+        };
+        match read_and_parse(file, prev.as_ref(), kind) {
+            FileOutcome::Parsed(p) => {
+                let out = self.apply_batch(&coll.name, &[p], &[], origin)?;
+                let id = out.written.first().map(|(id, _)| *id).unwrap_or(0);
+                self.finish(&coll.name, &out.absorbed, &out.written, origin)?;
+                Ok(FileSync::Indexed(id))
+            }
+            FileOutcome::SameBytes(file) => {
+                let Some(state) = prev else { return Ok(FileSync::Failed) };
+                let id = state.id;
+                let reactivate = !state.active;
+                let out = self.apply_batch(&coll.name, &[], &[Touch { state, mtime_ns: file.mtime_ns }], origin)?;
+                if reactivate {
+                    self.converge()?;
+                    for (_, rel) in &out.written {
+                        self.events.document_changed(&uri::doc_uri(&coll.name, rel), &coll.name, rel, origin.as_str());
+                    }
+                    return Ok(FileSync::Indexed(id));
+                }
+                Ok(FileSync::Unchanged(id))
+            }
+            FileOutcome::Failed => Ok(FileSync::Failed),
+        }
     }
 
     /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, and

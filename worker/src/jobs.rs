@@ -96,6 +96,7 @@ impl JobSlot<'_> {
                         tracing::error!("could not record the end of job {}: {e}", job.id);
                     }
                 });
+                w.events.job_finished(&job.id, &job.kind, status);
             })
             .map_err(|e| ApiError::runtime(format!("could not start the job: {e}")))?;
         Ok(id)
@@ -107,5 +108,27 @@ impl Drop for JobSlot<'_> {
         if !self.launched {
             self.runner.release();
         }
+    }
+}
+
+impl Worker {
+    /// Records a job that already ran (the single-file sync after an API write), so that
+    /// its id can be polled like any other; announces it.
+    pub(crate) fn record_finished_job(&self, kind: &str, outcome: Result<&SyncResult, &str>) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = now_ms();
+        let job = Job { id: id.clone(), kind: kind.to_string(), status: "running".into(), created_at: now, finished_at: None, result: None, error: None };
+        let (status, result, error) = match outcome {
+            Ok(r) => ("completed", Some(r), None),
+            Err(e) => ("failed", None, Some(e)),
+        };
+        let conn = self.catalog.writer();
+        let recorded = catalog::insert_job(&conn, &job).and_then(|_| catalog::finish_job(&conn, &id, status, now, result, error));
+        drop(conn);
+        if let Err(e) = recorded {
+            tracing::error!("could not record job {id}: {e}");
+        }
+        self.events.job_finished(&id, kind, status);
+        id
     }
 }

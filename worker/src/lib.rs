@@ -5,6 +5,7 @@ mod bm25;
 mod catalog;
 mod collections;
 mod config;
+mod events;
 mod git;
 mod indexer;
 pub mod ingest;
@@ -18,6 +19,7 @@ mod status;
 mod time_fmt;
 mod uri;
 mod walk;
+mod write;
 
 use bm25::Bm25Index;
 use catalog::Catalog;
@@ -51,6 +53,10 @@ pub struct Worker {
     jobs: JobRunner,
     /// Set at shutdown: a running job stops at its next batch boundary.
     cancel: AtomicBool,
+    events: events::EventBus,
+    /// API writes run one at a time (each is a few milliseconds), so an optimistic
+    /// concurrency check and its write cannot interleave with another write.
+    writes: Mutex<()>,
 }
 
 impl Worker {
@@ -72,6 +78,8 @@ impl Worker {
             config: Mutex::new(config),
             jobs: JobRunner::default(),
             cancel: AtomicBool::new(false),
+            events: events::EventBus::default(),
+            writes: Mutex::new(()),
         });
         worker.reconcile_collections()?;
         let fed = worker.indexer().converge()?;
@@ -87,7 +95,16 @@ impl Worker {
     }
 
     fn indexer(&self) -> indexer::Indexer<'_> {
-        indexer::Indexer { catalog: &self.catalog, bm25: &self.bm25, cancel: &self.cancel }
+        indexer::Indexer { catalog: &self.catalog, bm25: &self.bm25, cancel: &self.cancel, events: &self.events }
+    }
+
+    fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Events for `/api/events`.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<protocol::Event> {
+        self.events.subscribe()
     }
 
     /// The config file is the user's: collections it no longer lists leave the index,
@@ -134,6 +151,14 @@ impl Worker {
             Request::Backlinks { doc } => links::backlinks(self, &doc),
             Request::Sections { doc } => reads::sections(self, &doc),
             Request::Graph(q) => links::graph(self, &q),
+            Request::CreateDoc(c) => write::create_doc(self, c),
+            Request::UpdateDoc(u) => write::update_doc(self, u),
+            Request::DeactivateDoc { doc } => write::deactivate_doc(self, &doc),
+            Request::CreateFolder { collection, name, parent_path } => {
+                write::create_folder(self, &collection, &name, parent_path.as_deref())
+            }
+            Request::ResolveAsset { uri, path } => write::resolve_asset(self, &uri, path.as_deref()),
+            Request::NotePresets => JsonBody::of(&write::presets::list_json()),
         }
     }
 
@@ -150,7 +175,7 @@ impl Worker {
 }
 
 /// Tag filters go through the same normalization as indexed tags; an invalid tag is a 400.
-fn normalize_tags(raw: &[String]) -> Result<Vec<String>, ApiError> {
+pub(crate) fn normalize_tags(raw: &[String]) -> Result<Vec<String>, ApiError> {
     let mut out = Vec::with_capacity(raw.len());
     for t in raw {
         let n = ingest::normalize_tag(t).ok_or_else(|| {

@@ -84,6 +84,25 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                     let _ = tx.send(ServerFrame::Reply { id, result }).await;
                 });
             }
+            Ok(Some(ClientFrame::Subscribe)) => {
+                let mut events = worker.subscribe();
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    loop {
+                        match events.recv().await {
+                            Ok(ev) => {
+                                if tx.send(ServerFrame::Event(ev)).await.is_err() {
+                                    return;
+                                }
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                                tracing::warn!("event subscriber lagged; {n} events dropped");
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                        }
+                    }
+                });
+            }
             Ok(Some(ClientFrame::Ping { id })) => {
                 if tx.send(ServerFrame::Pong { id }).await.is_err() {
                     return;

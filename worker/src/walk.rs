@@ -73,7 +73,7 @@ pub enum WalkItem {
     Error(String),
 }
 
-fn mtime_ns(md: &std::fs::Metadata) -> i64 {
+pub fn mtime_ns(md: &std::fs::Metadata) -> i64 {
     use std::os::unix::fs::MetadataExt;
     md.mtime().saturating_mul(1_000_000_000).saturating_add(md.mtime_nsec())
 }

@@ -17,7 +17,7 @@ fn docid(raw: &str) -> Result<String, ApiError> {
 }
 
 /// `:id` plus an optional `?uri=` that wins.
-fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
+pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
     let uri = p.str_opt("uri");
     let docid = if uri.is_some() { docid(id).ok() } else { Some(docid(id)?) };
     Ok(DocRef { docid, uri })

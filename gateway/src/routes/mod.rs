@@ -1,13 +1,16 @@
 //! The route table. One module per resource.
 
+mod assets;
 mod collections;
 mod docs;
+mod events;
 mod search;
 mod system;
+mod writes;
 
 use crate::error::ApiReply;
 use crate::{security, AppState};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use protocol::{ApiError, ErrorCode};
 
@@ -22,7 +25,13 @@ pub fn router(state: AppState) -> Router {
         .route("/api/jobs/{id}", get(collections::job))
         .route("/api/search", post(search::search))
         .route("/api/tags", get(docs::tags))
-        .route("/api/docs", get(docs::list))
+        .route("/api/docs", get(docs::list).post(writes::create))
+        .route("/api/docs/{id}", put(writes::update))
+        .route("/api/docs/{id}/deactivate", post(writes::deactivate))
+        .route("/api/folders", post(writes::folder))
+        .route("/api/note-presets", get(writes::note_presets))
+        .route("/api/doc-asset", get(assets::doc_asset))
+        .route("/api/events", get(events::events))
         .route("/api/doc", get(docs::doc))
         .route("/api/doc/{id}/links", get(docs::links))
         .route("/api/doc/{id}/backlinks", get(docs::backlinks))

@@ -135,6 +135,24 @@ pub fn file_states(conn: &Connection, collection: &str) -> Result<HashMap<String
     Ok(out)
 }
 
+pub fn file_state(conn: &Connection, collection: &str, rel_path: &str) -> Result<Option<FileState>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, source_size, source_mtime_ns, source_hash, active FROM documents WHERE collection = ?1 AND rel_path = ?2",
+            params![collection, rel_path],
+            |r| {
+                Ok(FileState {
+                    id: r.get(0)?,
+                    size: r.get::<_, i64>(1)?.max(0) as u64,
+                    mtime_ns: r.get(2)?,
+                    source_hash: r.get(3)?,
+                    active: r.get::<_, i64>(4)? != 0,
+                })
+            },
+        )
+        .optional()?)
+}
+
 /// Allocates the next catalog generation inside `tx`.
 pub fn next_generation(tx: &Transaction<'_>) -> Result<i64> {
     let current: i64 = tx

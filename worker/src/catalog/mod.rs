@@ -5,11 +5,13 @@
 //! start the worker re-feeds every row where the two differ, so a crash at any point
 //! converges without a full rebuild.
 
+mod changes;
 mod docs;
 mod jobs;
 mod pool;
 mod schema;
 
+pub use changes::*;
 pub use docs::*;
 pub use jobs::*;
 pub use pool::Catalog;

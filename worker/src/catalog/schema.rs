@@ -64,6 +64,19 @@ CREATE TABLE IF NOT EXISTS doc_links(
   end_col INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS doc_links_doc ON doc_links(doc_id);
+CREATE TABLE IF NOT EXISTS changes(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  collection TEXT NOT NULL,
+  rel_path TEXT NOT NULL,
+  doc_id INTEGER NOT NULL,
+  origin TEXT NOT NULL,
+  observed_at TEXT NOT NULL,
+  previous TEXT,
+  current TEXT,
+  delta TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS changes_doc ON changes(doc_id);
 CREATE TABLE IF NOT EXISTS jobs(
   id TEXT PRIMARY KEY,
   kind TEXT NOT NULL,

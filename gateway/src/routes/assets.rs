@@ -1,0 +1,87 @@
+//! `GET|HEAD /api/doc-asset?uri=&path=`: the bytes of a note or of a file next to it, with
+//! a single byte `Range`. The worker resolves and contains the path; the gateway streams.
+
+use crate::error::ApiReply;
+use crate::extract::Params;
+use crate::AppState;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use protocol::{ApiError, ErrorCode, Request};
+use std::num::NonZeroUsize;
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+
+fn unsatisfiable(size: u64) -> Response {
+    let mut r = crate::error::error_response(&ApiError::new(ErrorCode::Validation, "Requested range not satisfiable"));
+    *r.status_mut() = StatusCode::RANGE_NOT_SATISFIABLE;
+    if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
+        r.headers_mut().insert(header::CONTENT_RANGE, v);
+    }
+    r
+}
+
+pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: HeaderMap, p: Params) -> Response {
+    let Some(uri) = p.str_opt("uri") else {
+        return ApiReply::from(ApiError::validation("uri is required")).into_response();
+    };
+    let resolved = match s.worker.call(Request::ResolveAsset { uri, path: p.str_opt("path") }).await {
+        Ok(b) => b,
+        Err(e) => return ApiReply::from(e).into_response(),
+    };
+    let Ok(info) = serde_json::from_slice::<serde_json::Value>(&resolved.bytes) else {
+        return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
+    };
+    let (Some(path), Some(mime), Some(name)) = (info["absPath"].as_str(), info["mime"].as_str(), info["name"].as_str()) else {
+        return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
+    };
+    let Ok(mut file) = tokio::fs::File::open(path).await else {
+        return ApiReply::from(ApiError::not_found("Asset not found")).into_response();
+    };
+    let size = match file.metadata().await {
+        Ok(m) => m.len(),
+        Err(_) => return ApiReply::from(ApiError::not_found("Asset not found")).into_response(),
+    };
+    let range = match headers.get(header::RANGE).map(|v| v.to_str()) {
+        None => None,
+        Some(Err(_)) => return unsatisfiable(size),
+        Some(Ok(v)) => {
+            let one = NonZeroUsize::MIN;
+            match http_range_header::parse_range_header_with_max_ranges(v, one).and_then(|r| r.validate(size)) {
+                Ok(ranges) if ranges.len() == 1 => Some(ranges[0].clone()),
+                _ => return unsatisfiable(size),
+            }
+        }
+    };
+    let (status, start, len) = match &range {
+        Some(r) => (StatusCode::PARTIAL_CONTENT, *r.start(), r.end() - r.start() + 1),
+        None => (StatusCode::OK, 0, size),
+    };
+    let mut bytes = Vec::new();
+    if method != Method::HEAD {
+        if file.seek(std::io::SeekFrom::Start(start)).await.is_err() {
+            return ApiReply::from(ApiError::runtime("Asset could not be read")).into_response();
+        }
+        bytes = Vec::with_capacity(len as usize);
+        if (&mut file).take(len).read_to_end(&mut bytes).await.is_err() {
+            return ApiReply::from(ApiError::runtime("Asset could not be read")).into_response();
+        }
+    }
+    let mut resp = (status, Body::from(bytes)).into_response();
+    let h = resp.headers_mut();
+    let mut set = |k: header::HeaderName, v: String| {
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            h.insert(k, v);
+        }
+    };
+    set(header::CONTENT_TYPE, mime.to_string());
+    set(header::CONTENT_LENGTH, len.to_string());
+    set(header::ACCEPT_RANGES, "bytes".into());
+    set(header::CACHE_CONTROL, "no-store".into());
+    set(header::CONTENT_DISPOSITION, format!("inline; filename*=UTF-8''{}", utf8_percent_encode(name, NON_ALPHANUMERIC)));
+    if let Some(r) = range {
+        set(header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.start(), r.end()));
+    }
+    resp
+}

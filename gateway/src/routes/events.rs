@@ -1,0 +1,20 @@
+//! `GET /api/events`: Server-Sent Events. First frame `retry: 2000`, a comment keepalive
+//! every 15 s, then `event: <kind>` / `data: <json>` frames pushed by the worker.
+
+use crate::AppState;
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream, StreamExt};
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio_stream::wrappers::BroadcastStream;
+
+pub async fn events(State(s): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let first = stream::once(async { Ok(Event::default().retry(Duration::from_millis(2000)).comment("connected")) });
+    let live = BroadcastStream::new(s.worker.events()).filter_map(|ev| async move {
+        let ev = ev.ok()?;
+        let data = String::from_utf8(ev.data.bytes).ok()?;
+        Some(Ok(Event::default().event(ev.kind).data(data)))
+    });
+    Sse::new(first.chain(live)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keepalive"))
+}

@@ -1,0 +1,296 @@
+//! Writing notes: create, update, deactivate, folders, presets, assets and events.
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::time::Duration;
+
+fn setup() -> (Server, std::path::PathBuf) {
+    let s = Server::start();
+    let n = s.path("notes");
+    write_notes(&n, &[("existing.md", "---\ntitle: Existing\ntags: [old]\nauthor: Ann\n---\n# Existing\nThe narwhal text.\n")]);
+    s.add_collection(&n, "notes");
+    (s, n.canonicalize().unwrap())
+}
+
+fn docid_of(s: &Server, rel: &str) -> String {
+    s.get(&format!("/api/doc?uri=svc://notes/{rel}")).json()["docid"].as_str().unwrap().replace('#', "%23")
+}
+
+#[test]
+fn create_raw_and_rich_notes_searchable_at_once() {
+    let (s, root) = setup();
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "# First\nA capybara appears.\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let b = r.json();
+    assert_eq!(b["uri"], format!("file://{}", root.join("inbox/first.md").display()));
+    assert_eq!(b["path"], root.join("inbox/first.md").display().to_string());
+    assert!(b["note"].is_string());
+    let job = s.wait_job(b["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed");
+    assert_eq!(uris(&s.search(json!({ "query": "capybara" }))), vec!["svc://notes/inbox/first.md"]);
+    assert_eq!(std::fs::read_to_string(root.join("inbox/first.md")).unwrap(), "# First\nA capybara appears.\n");
+
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "x" })).assert_error(409, "CONFLICT");
+    let over = s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "# First\nnow a dugong\n", "overwrite": true }));
+    assert_eq!(over.status, 202);
+    assert_eq!(uris(&s.search(json!({ "query": "dugong" }))), vec!["svc://notes/inbox/first.md"]);
+
+    let rich = s.post("/api/docs", json!({ "collection": "Notes", "title": "Meeting: Plans", "folderPath": "meetings", "tags": ["Team", "q3"], "presetId": "meeting" }));
+    assert_eq!(rich.status, 202, "{}", String::from_utf8_lossy(&rich.body));
+    let rel = rich.json()["relPath"].as_str().unwrap().to_string();
+    assert_eq!(rel, "meetings/Meeting- Plans.md");
+    let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+    assert!(text.starts_with("---\ntype: meeting\ntags: [team, q3]\n---\n# Meeting: Plans\n\n## Attendees"), "{text}");
+    let again = s.post("/api/docs", json!({ "collection": "notes", "title": "Meeting: Plans", "folderPath": "meetings", "collisionPolicy": "create_with_suffix" }));
+    assert_eq!(again.json()["relPath"], "meetings/Meeting- Plans-2.md");
+    assert_eq!(again.json()["createdWithSuffix"], true);
+    let open = s.post("/api/docs", json!({ "collection": "notes", "title": "Meeting: Plans", "folderPath": "meetings", "collisionPolicy": "open_existing" }));
+    assert_eq!(open.status, 200);
+    assert_eq!(open.json()["openedExisting"], true);
+    assert_eq!(std::fs::read_to_string(root.join(&rel)).unwrap(), text, "open_existing writes nothing");
+}
+
+#[test]
+fn create_refuses_bad_input_and_never_escapes() {
+    let (s, root) = setup();
+    s.post("/api/docs", json!({ "relPath": "a.md", "content": "x" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "content": "x" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "nope", "relPath": "a.md", "content": "x" })).assert_error(404, "NOT_FOUND");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": 5 })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "collisionPolicy": "clobber" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "presetId": "nope" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "tags": ["bad tag!"] })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "image.png", "content": "x" })).assert_error(400, "VALIDATION");
+    let outside = s.path("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("escape")).unwrap();
+    for bad in ["../x.md", "/etc/x.md", "a/../../x.md", "a\\b.md", "a\u{0}b.md", "escape/x.md", "..", "a//b.md"] {
+        let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": bad, "content": "x" }));
+        assert_eq!(r.status, 400, "{bad}: {}", String::from_utf8_lossy(&r.body));
+    }
+    let r = s.post("/api/docs", json!({ "collection": "notes", "title": "x", "folderPath": "../up", "content": "x" }));
+    assert_eq!(r.status, 400);
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!s.path("x.md").exists());
+}
+
+#[test]
+fn update_content_tags_and_optimistic_concurrency() {
+    let (s, root) = setup();
+    let id = docid_of(&s, "existing.md");
+    let r = s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "tags": ["New", "project/alpha"] })));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let b = r.json();
+    assert_eq!(b["success"], true);
+    let text = std::fs::read_to_string(root.join("existing.md")).unwrap();
+    assert_eq!(text, "---\ntitle: Existing\ntags: [new, project/alpha]\nauthor: Ann\n---\n# Existing\nThe narwhal text.\n");
+    let version = b["version"].clone();
+    let new_id = b["docId"].as_str().unwrap().replace('#', "%23");
+    assert_eq!(s.get("/api/docs?tagsAll=project/alpha").json()["total"], 1);
+
+    // a stale expectation is refused with the current version, nothing written
+    let stale = s.request("PUT", &format!("/api/docs/{new_id}"), Some(&json!({ "content": "lost", "expectedSourceHash": "0".repeat(64) })));
+    stale.assert_error(409, "CONFLICT");
+    assert_eq!(stale.json()["error"]["details"]["currentVersion"]["sourceHash"], version["sourceHash"]);
+    assert_eq!(std::fs::read_to_string(root.join("existing.md")).unwrap(), text);
+    let stale_t = s.request("PUT", &format!("/api/docs/{new_id}"), Some(&json!({ "content": "lost", "expectedModifiedAt": "2001-01-01T00:00:00Z" })));
+    stale_t.assert_error(409, "CONFLICT");
+    let ok = s.request(
+        "PUT",
+        &format!("/api/docs/{new_id}"),
+        Some(&json!({ "content": "# Existing\nNow about walruses.\n", "expectedSourceHash": version["sourceHash"], "expectedModifiedAt": version["modifiedAt"] })),
+    );
+    assert_eq!(ok.status, 200, "{}", String::from_utf8_lossy(&ok.body));
+    assert_eq!(uris(&s.search(json!({ "query": "walruses" }))), vec!["svc://notes/existing.md"]);
+    assert!(s.search(json!({ "query": "narwhal" }))["results"].as_array().unwrap().is_empty());
+
+    let cur = s.get("/api/doc?uri=svc://notes/existing.md").json()["docid"].as_str().unwrap().replace('#', "%23");
+    s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({}))).assert_error(400, "VALIDATION");
+    s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({ "tags": "notalist!" }))).assert_error(400, "VALIDATION");
+    s.request("PUT", "/api/docs/%23deadbeef", Some(&json!({ "content": "x" }))).assert_error(404, "NOT_FOUND");
+    std::fs::remove_file(root.join("existing.md")).unwrap();
+    s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({ "content": "x" }))).assert_error(404, "FILE_NOT_FOUND");
+    assert!(!root.join("existing.md").exists());
+}
+
+#[test]
+fn deactivate_then_sync_restores_and_folders() {
+    let (s, root) = setup();
+    let id = docid_of(&s, "existing.md");
+    let r = s.post(&format!("/api/docs/{id}/deactivate"), json!({}));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["success"], true);
+    assert!(r.json()["warning"].is_string());
+    assert!(root.join("existing.md").exists());
+    assert!(s.search(json!({ "query": "narwhal" }))["results"].as_array().unwrap().is_empty());
+    s.post(&format!("/api/docs/{id}/deactivate"), json!({})).assert_error(404, "NOT_FOUND");
+    s.sync(json!({}));
+    assert_eq!(s.search(json!({ "query": "narwhal" }))["results"].as_array().unwrap().len(), 1);
+
+    let f = s.post("/api/folders", json!({ "collection": "notes", "name": "projects", "parentPath": "work" }));
+    assert_eq!(f.status, 200, "{}", String::from_utf8_lossy(&f.body));
+    assert_eq!(f.json()["folderPath"], "work/projects");
+    assert!(root.join("work/projects").is_dir());
+    s.post("/api/folders", json!({ "collection": "notes", "name": "projects", "parentPath": "work" })).assert_error(409, "CONFLICT");
+    s.post("/api/folders", json!({ "collection": "notes", "name": "a/b" })).assert_error(400, "VALIDATION");
+    s.post("/api/folders", json!({ "collection": "notes", "name": ".." })).assert_error(400, "VALIDATION");
+    s.post("/api/folders", json!({ "collection": "nope", "name": "x" })).assert_error(404, "NOT_FOUND");
+    s.post("/api/folders", json!({ "collection": "notes" })).assert_error(400, "VALIDATION");
+
+    let p = s.get("/api/note-presets").json();
+    let ids: Vec<&str> = p["presets"].as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"blank") && ids.contains(&"meeting"));
+    assert!(p["presets"][1]["preview"].as_str().unwrap().contains("# Untitled"));
+}
+
+#[test]
+fn doc_assets_with_ranges_and_containment() {
+    let (s, root) = setup();
+    std::fs::create_dir_all(root.join("img")).unwrap();
+    std::fs::write(root.join("img/pic.png"), (0u8..=255).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(s.path("secret.txt"), "secret").unwrap();
+    let base = "/api/doc-asset?uri=svc%3A%2F%2Fnotes%2Fexisting.md";
+    let whole = s.get(base);
+    assert_eq!(whole.status, 200);
+    assert_eq!(whole.header("content-type"), Some("text/markdown"));
+    assert!(String::from_utf8_lossy(&whole.body).contains("narwhal"));
+    let img = s.get(&format!("{base}&path=img/pic.png"));
+    assert_eq!((img.status, img.body.len()), (200, 256));
+    assert_eq!(img.header("content-type"), Some("image/png"));
+    assert_eq!(img.header("accept-ranges"), Some("bytes"));
+    let part = raw_request(s.port, "GET", &format!("{base}&path=img/pic.png"), &[("Range", "bytes=10-19")], b"");
+    assert_eq!(part.status, 206);
+    assert_eq!(part.body, (10u8..=19).collect::<Vec<u8>>());
+    assert_eq!(part.header("content-range"), Some("bytes 10-19/256"));
+    let tail = raw_request(s.port, "GET", &format!("{base}&path=img/pic.png"), &[("Range", "bytes=-6")], b"");
+    assert_eq!(tail.body, (250u8..=255).collect::<Vec<u8>>());
+    let bad = raw_request(s.port, "GET", &format!("{base}&path=img/pic.png"), &[("Range", "bytes=300-400")], b"");
+    assert_eq!(bad.status, 416);
+    assert_eq!(bad.header("content-range"), Some("bytes */256"));
+    let multi = raw_request(s.port, "GET", &format!("{base}&path=img/pic.png"), &[("Range", "bytes=0-1,5-6")], b"");
+    assert_eq!(multi.status, 416);
+    for bad in ["../secret.txt", "..%2Fsecret.txt", "%2Fetc%2Fpasswd", "img%5Cpic.png", "a%00b"] {
+        let r = s.get(&format!("{base}&path={bad}"));
+        assert!(r.status == 400 || r.status == 404, "{bad}: {}", r.status);
+        assert!(!String::from_utf8_lossy(&r.body).contains("secret"));
+    }
+    s.get(&format!("{base}&path=img/none.png")).assert_error(404, "NOT_FOUND");
+    s.get("/api/doc-asset").assert_error(400, "VALIDATION");
+    s.get("/api/doc-asset?uri=svc://notes/none.md").assert_error(404, "NOT_FOUND");
+}
+
+#[test]
+fn events_stream_document_changes_and_jobs() {
+    let (s, _root) = setup();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n", s.port).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    assert!(head.contains("200") && head.to_lowercase().contains("text/event-stream"), "{head}");
+    let mut seen = String::new();
+    let mut saw_retry = false;
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "ev.md", "content": "# Ev\n" }));
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        let mut line = String::new();
+        if reader.read_line(&mut line).is_err() {
+            break;
+        }
+        saw_retry |= line.contains("retry: 2000");
+        seen.push_str(&line);
+        if seen.contains("event: document-changed") && seen.contains("event: job-finished") && seen.matches("data:").count() >= 2 {
+            break;
+        }
+    }
+    assert!(saw_retry, "{seen}");
+    let data: Vec<Value> = seen.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect();
+    let changed = data.iter().find(|d| d["relPath"] == "ev.md").unwrap_or_else(|| panic!("{seen}"));
+    assert_eq!(changed["uri"], "svc://notes/ev.md");
+    assert_eq!(changed["origin"], "create");
+    assert!(data.iter().any(|d| d["status"] == "completed" && d["type"] == "sync"), "{seen}");
+    assert!(!seen.contains("# Ev"), "events never carry content");
+}
+
+#[test]
+fn parallel_writes_during_a_sync_all_land() {
+    let (s, root) = setup();
+    for i in 0..20 {
+        write_notes(&root, &[(&format!("p/n{i}.md"), &format!("# N{i}\noriginal{i}\n"))]);
+    }
+    for i in 0..1500 {
+        write_notes(&root, &[(&format!("bulk/b{i}.md"), &format!("# B{i}\nbulk words {}\n", "filler ".repeat(100)))]);
+    }
+    s.sync(json!({}));
+    for i in 0..1500 {
+        write_notes(&root, &[(&format!("bulk/b{i}.md"), &format!("# B{i}\nedited bulk words {}\n", "filler ".repeat(101)))]);
+    }
+    let r = s.post("/api/sync", json!({}));
+    assert_eq!(r.status, 202);
+    let sync_id = r.json()["jobId"].as_str().unwrap().to_string();
+    let ids: Vec<String> = (0..20).map(|i| docid_of(&s, &format!("p/n{i}.md"))).collect();
+    let port = s.port;
+    let handles: Vec<_> = ids
+        .into_iter()
+        .enumerate()
+        .map(|(i, id)| {
+            std::thread::spawn(move || {
+                let body = json!({ "content": format!("# N{i}\nrewritten{i} zeugma\n") }).to_string();
+                raw_request(port, "PUT", &format!("/api/docs/{id}"), &[("Content-Type", "application/json")], body.as_bytes()).status
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), 200);
+    }
+    s.wait_job(&sync_id);
+    for i in 0..20 {
+        assert_eq!(std::fs::read_to_string(root.join(format!("p/n{i}.md"))).unwrap(), format!("# N{i}\nrewritten{i} zeugma\n"));
+        assert_eq!(uris(&s.search(json!({ "query": format!("rewritten{i}") }))), vec![format!("svc://notes/p/n{i}.md")]);
+    }
+    assert_eq!(s.search(json!({ "query": "zeugma", "limit": 50 }))["results"].as_array().unwrap().len(), 20);
+}
+
+#[test]
+fn kill_during_a_write_burst_leaves_old_or_new_files() {
+    let (s, root) = setup();
+    for i in 0..30 {
+        write_notes(&root, &[(&format!("k/n{i}.md"), &format!("old {i}\n{}", "x".repeat(20000)))]);
+    }
+    s.sync(json!({}));
+    let ids: Vec<String> = (0..30).map(|i| docid_of(&s, &format!("k/n{i}.md"))).collect();
+    let port = s.port;
+    let writer = std::thread::spawn(move || {
+        for (i, id) in ids.iter().enumerate() {
+            let body = json!({ "content": format!("new {i}\n{}", "y".repeat(20000)) }).to_string();
+            raw_request(port, "PUT", &format!("/api/docs/{id}"), &[("Content-Type", "application/json")], body.as_bytes());
+        }
+    });
+    std::thread::sleep(Duration::from_millis(30));
+    if let Some(w) = s.child_pid("worker") {
+        nix_kill(w, libc::SIGKILL);
+    }
+    writer.join().unwrap();
+    for i in 0..30 {
+        let t = std::fs::read_to_string(root.join(format!("k/n{i}.md"))).unwrap();
+        let old = format!("old {i}\n{}", "x".repeat(20000));
+        let new = format!("new {i}\n{}", "y".repeat(20000));
+        assert!(t == old || t == new, "note {i} is partial ({} bytes)", t.len());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(root.join("k")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.len() <= 1, "at most the one write the kill interrupted leaves a temp file");
+    s.wait_until(Duration::from_secs(10), |s| s.post("/api/search", json!({ "query": "x" })).status == 200);
+    let done = s.sync(json!({}));
+    assert_eq!(done["status"], "completed");
+    assert_eq!(s.get("/api/docs?limit=1").json()["total"], 31);
+}

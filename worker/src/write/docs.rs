@@ -1,0 +1,348 @@
+//! The write operations: create, update, deactivate, folders, and asset resolution.
+
+use super::path::{contain, RelPath};
+use super::{atomic, front_matter, presets};
+use crate::catalog::{self, Origin};
+use crate::config::CollectionConfig;
+use crate::indexer::{source_kind, FileSync};
+use crate::reads::resolve_doc;
+use crate::{ingest, runtime, time_fmt, uri, Worker};
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use protocol::api::{CollectionSyncResult, SyncResult};
+use protocol::{ApiError, CollisionPolicy, CreateDoc, DocRef, ErrorCode, JsonBody, UpdateDoc};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+const MAX_SUFFIX: u32 = 1000;
+/// Characters a file name built from a title may not hold.
+const FORBIDDEN_IN_NAME: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|', '#', '^', '[', ']'];
+/// What a `file://` URI path escapes.
+const PATH_ESCAPES: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
+
+pub fn file_uri(abs: &Path) -> String {
+    format!("file://{}", utf8_percent_encode(&abs.display().to_string(), PATH_ESCAPES))
+}
+
+/// The configured collection and its canonical root.
+fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
+    let coll = w.config().find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
+    let root = Path::new(&coll.path)
+        .canonicalize()
+        .map_err(|_| ApiError::new(ErrorCode::PathNotFound, format!("The folder of collection {} is missing", coll.name)))?;
+    Ok((coll, root))
+}
+
+fn modified_iso(md: &std::fs::Metadata) -> String {
+    time_fmt::ms_to_iso(crate::walk::mtime_ns(md) / 1_000_000)
+}
+
+/// Indexes the written file and records it as a finished `sync` job; returns the job id
+/// and what the sync did.
+fn index_after_write(w: &Arc<Worker>, coll: &CollectionConfig, root: &Path, rel: &RelPath, origin: Origin) -> (String, Result<FileSync, String>) {
+    let started = Instant::now();
+    let outcome = w.indexer().sync_file(coll, root, rel.as_str(), origin).map_err(|e| e.to_string());
+    let mut r = CollectionSyncResult { collection: coll.name.clone(), files_processed: 1, ..Default::default() };
+    match &outcome {
+        Ok(FileSync::Indexed(_)) if origin == Origin::Create => r.files_added = 1,
+        Ok(FileSync::Indexed(_)) => r.files_updated = 1,
+        Ok(FileSync::Unchanged(_)) => r.files_unchanged = 1,
+        Ok(FileSync::Removed) => r.files_deactivated = 1,
+        Ok(FileSync::Failed) | Err(_) => r.files_errored = 1,
+    }
+    r.duration_ms = started.elapsed().as_millis() as u64;
+    let result = SyncResult {
+        total_duration_ms: r.duration_ms,
+        total_files_processed: 1,
+        total_files_added: r.files_added,
+        total_files_updated: r.files_updated,
+        total_files_errored: r.files_errored,
+        total_files_skipped: 0,
+        collections: vec![r],
+    };
+    let job_id = w.record_finished_job("sync", outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
+    (job_id, outcome)
+}
+
+fn name_from_title(title: &str) -> String {
+    let cleaned: String = title.trim().chars().map(|c| if FORBIDDEN_IN_NAME.contains(&c) || c.is_control() { '-' } else { c }).collect();
+    let cleaned = cleaned.trim_matches(|c: char| c == '.' || c.is_whitespace()).to_string();
+    let cut: String = cleaned.chars().take(120).collect();
+    if cut.is_empty() {
+        "untitled".to_string()
+    } else {
+        cut
+    }
+}
+
+fn with_suffix(rel: &RelPath, n: u32) -> Result<RelPath, ApiError> {
+    let name = rel.file_name();
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s, format!(".{e}")),
+        _ => (name, String::new()),
+    };
+    let new = format!("{stem}-{n}{ext}");
+    match rel.parent() {
+        Some(p) => p.join(&new),
+        None => RelPath::parse(&new, "relPath"),
+    }
+}
+
+fn normalize_tags(tags: &[String]) -> Result<Vec<String>, ApiError> {
+    crate::normalize_tags(tags)
+}
+
+pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError> {
+    let _write = w.write_lock();
+    let (coll, root) = collection(w, &req.collection)?;
+    let preset = match req.preset_id.as_deref() {
+        Some(id) => Some(presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?),
+        None => None,
+    };
+    let mut tags = normalize_tags(&req.tags)?;
+    if let Some(p) = preset {
+        for t in p.default_tags {
+            if !tags.iter().any(|x| x == t) {
+                tags.push(t.to_string());
+            }
+        }
+    }
+    let mut rel = match (&req.rel_path, &req.title) {
+        (Some(r), _) => RelPath::parse(r, "relPath")?,
+        (None, title) => {
+            let name = format!("{}.md", name_from_title(title.as_deref().unwrap_or("untitled")));
+            match RelPath::parse_folder(req.folder_path.as_deref(), "folderPath")? {
+                Some(folder) => folder.join(&name)?,
+                None => RelPath::parse(&name, "title")?,
+            }
+        }
+    };
+    if source_kind(rel.as_str()).is_none() {
+        return Err(ApiError::validation("A note's path must end in .md, .markdown or .txt"));
+    }
+    let text = match (&req.title, &req.content) {
+        (None, None) if preset.is_none() => return Err(ApiError::validation("content is required")),
+        (Some(title), content) => {
+            let extra: Vec<(String, String)> = preset.and_then(|p| p.kind).map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
+            let body = content.clone().unwrap_or_else(|| preset.map(|p| p.body()).unwrap_or_default());
+            format!("{}# {}\n\n{body}", front_matter::new_block(None, &tags, &extra), title.trim())
+        }
+        (None, content) => {
+            let body = content.clone().unwrap_or_else(|| preset.map(|p| p.scaffold("Untitled")).unwrap_or_default());
+            if tags.is_empty() {
+                body
+            } else {
+                front_matter::set_tags(&body, &tags)
+            }
+        }
+    };
+
+    let mut with_suffix_used = false;
+    let mut n = 1;
+    let abs = loop {
+        let abs = contain(&root, &rel)?;
+        if abs.is_dir() {
+            return Err(ApiError::conflict(format!("A folder exists at {rel}")));
+        }
+        match atomic::write_file(&abs, text.as_bytes(), req.collision == CollisionPolicy::Overwrite) {
+            Ok(()) => break abs,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match req.collision {
+                CollisionPolicy::Error | CollisionPolicy::Overwrite => {
+                    return Err(ApiError::conflict("File already exists. Set overwrite=true to replace it."))
+                }
+                CollisionPolicy::OpenExisting => {
+                    let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).map_err(runtime)?;
+                    return JsonBody::of(&json!({
+                        "uri": file_uri(&abs),
+                        "path": abs.display().to_string(),
+                        "relPath": rel.as_str(),
+                        "docUri": uri::doc_uri(&coll.name, rel.as_str()),
+                        "docid": row.map(|r| r.docid),
+                        "created": false,
+                        "openedExisting": true,
+                        "createdWithSuffix": false,
+                        "note": "A note already exists at this path; nothing was written.",
+                    }))
+                    .map(|b| b.with_status(200));
+                }
+                CollisionPolicy::CreateWithSuffix => {
+                    n += 1;
+                    if n > MAX_SUFFIX {
+                        return Err(ApiError::conflict("No free file name found"));
+                    }
+                    rel = with_suffix(&rel, n)?;
+                    with_suffix_used = true;
+                }
+            },
+            Err(e) => return Err(ApiError::runtime(format!("The note could not be written: {e}"))),
+        }
+    };
+    let (job_id, outcome) = index_after_write(w, &coll, &root, &rel, Origin::Create);
+    let docid = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).ok().flatten().map(|r| r.docid);
+    JsonBody::of(&json!({
+        "uri": file_uri(&abs),
+        "path": abs.display().to_string(),
+        "relPath": rel.as_str(),
+        "docUri": uri::doc_uri(&coll.name, rel.as_str()),
+        "docid": docid,
+        "jobId": job_id,
+        "created": true,
+        "openedExisting": false,
+        "createdWithSuffix": with_suffix_used,
+        "note": match outcome {
+            Ok(_) => "Created and indexed; it is searchable now.".to_string(),
+            Err(e) => format!("Created, but indexing failed ({e}); the next sync retries."),
+        },
+    }))
+}
+
+pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError> {
+    if req.content.is_none() && req.tags.is_none() {
+        return Err(ApiError::validation("content or tags is required"));
+    }
+    let tags = req.tags.as_deref().map(normalize_tags).transpose()?;
+    let _write = w.write_lock();
+    let row = resolve_doc(w, &req.doc)?;
+    let (coll, root) = collection(w, &row.collection)?;
+    let rel = RelPath::parse(&row.rel_path, "relPath")?;
+    let abs = contain(&root, &rel)?;
+    let (bytes, md) = match (std::fs::read(&abs), std::fs::metadata(&abs)) {
+        (Ok(b), Ok(m)) => (b, m),
+        _ => return Err(ApiError::new(ErrorCode::FileNotFound, "The source file no longer exists")),
+    };
+    let current_hash = ingest::sha256_hex(&bytes);
+    let current_modified = modified_iso(&md);
+    let hash_stale = req.expected_source_hash.as_deref().is_some_and(|h| !h.eq_ignore_ascii_case(&current_hash));
+    let time_stale = req.expected_modified_at.as_deref().is_some_and(|t| time_fmt::iso_to_ms(t) != time_fmt::iso_to_ms(&current_modified));
+    if hash_stale || time_stale {
+        return Err(ApiError::conflict("Document changed on disk. Reload before saving.")
+            .with_details(json!({ "currentVersion": { "sourceHash": current_hash, "modifiedAt": current_modified } })));
+    }
+    let base = match req.content {
+        Some(c) => c,
+        None => String::from_utf8(bytes).map_err(|_| ApiError::validation("The file is not UTF-8 text; send content to replace it"))?,
+    };
+    let text = match &tags {
+        Some(t) => front_matter::set_tags(&base, t),
+        None => base,
+    };
+    atomic::write_file(&abs, text.as_bytes(), true).map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
+    let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
+    let md = std::fs::metadata(&abs).map_err(runtime)?;
+    let new_hash = ingest::sha256_hex(text.as_bytes());
+    JsonBody::of(&json!({
+        "success": true,
+        "docId": catalog::docid_of(&new_hash),
+        "uri": file_uri(&abs),
+        "docUri": uri::doc_uri(&coll.name, rel.as_str()),
+        "path": abs.display().to_string(),
+        "relPath": rel.as_str(),
+        "jobId": job_id,
+        "version": { "sourceHash": new_hash, "modifiedAt": modified_iso(&md) },
+    }))
+}
+
+pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiError> {
+    let _write = w.write_lock();
+    let row = resolve_doc(w, doc)?;
+    w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save).map_err(runtime)?;
+    let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(&row.rel_path).display().to_string());
+    JsonBody::of(&json!({
+        "success": true,
+        "docId": row.docid,
+        "path": path,
+        "warning": "The document left the index, but its file stays on disk: the next sync indexes it again unless the collection excludes it.",
+    }))
+}
+
+pub fn create_folder(w: &Arc<Worker>, collection_name: &str, name: &str, parent: Option<&str>) -> Result<JsonBody, ApiError> {
+    let _write = w.write_lock();
+    let (coll, root) = collection(w, collection_name)?;
+    if name.contains('/') {
+        return Err(ApiError::validation("name is one folder name, without '/'"));
+    }
+    let rel = match RelPath::parse_folder(parent, "parentPath")? {
+        Some(p) => p.join(name)?,
+        None => RelPath::parse(name, "name")?,
+    };
+    let abs = contain(&root, &rel)?;
+    if abs.exists() {
+        return Err(ApiError::conflict(format!("{rel} already exists")));
+    }
+    std::fs::create_dir_all(&abs).map_err(|e| ApiError::runtime(format!("The folder could not be created: {e}")))?;
+    JsonBody::of(&json!({ "success": true, "collection": coll.name, "folderPath": rel.as_str(), "path": abs.display().to_string() }))
+}
+
+/// Lexically joins `path` (relative to the note's folder) and refuses a result above the root.
+fn relative_to_note(note_rel: &str, path: &str) -> Result<RelPath, ApiError> {
+    if path.starts_with('/') || path.contains('\\') || path.contains('\0') {
+        return Err(ApiError::validation("path must be relative to the note, without '\\\\' or NUL"));
+    }
+    let mut segs: Vec<&str> = note_rel.split('/').collect();
+    segs.pop();
+    for s in path.split('/') {
+        match s {
+            "" | "." => {}
+            ".." => {
+                if segs.pop().is_none() {
+                    return Err(ApiError::validation("path points outside the collection"));
+                }
+            }
+            other => segs.push(other),
+        }
+    }
+    RelPath::parse(&segs.join("/"), "path")
+}
+
+pub fn resolve_asset(w: &Arc<Worker>, doc_uri: &str, path: Option<&str>) -> Result<JsonBody, ApiError> {
+    let row = resolve_doc(w, &DocRef { docid: None, uri: Some(doc_uri.to_string()) })?;
+    let (_, root) = collection(w, &row.collection)?;
+    let rel = match path {
+        Some(p) => relative_to_note(&row.rel_path, p)?,
+        None => RelPath::parse(&row.rel_path, "relPath")?,
+    };
+    let abs = contain(&root, &rel)?;
+    let md = std::fs::metadata(&abs).map_err(|_| ApiError::not_found("Asset not found"))?;
+    if !md.is_file() {
+        return Err(ApiError::not_found("Asset not found"));
+    }
+    let mime = match source_kind(rel.as_str()) {
+        Some(_) => crate::indexer::mime_and_ext(rel.as_str()).0,
+        None => mime_guess::from_path(&abs).first_or_octet_stream().essence_str().to_string(),
+    };
+    JsonBody::of(&json!({ "absPath": abs.display().to_string(), "mime": mime, "size": md.len(), "name": rel.file_name() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_become_safe_names() {
+        assert_eq!(name_from_title("  My: Note / 2?  "), "My- Note - 2-");
+        assert_eq!(name_from_title("..."), "untitled");
+        assert_eq!(name_from_title(""), "untitled");
+    }
+
+    #[test]
+    fn suffixes_keep_the_extension_and_folder() {
+        let r = RelPath::parse("a/b/note.md", "p").unwrap();
+        assert_eq!(with_suffix(&r, 2).unwrap().as_str(), "a/b/note-2.md");
+        assert_eq!(with_suffix(&RelPath::parse("x", "p").unwrap(), 3).unwrap().as_str(), "x-3");
+    }
+
+    #[test]
+    fn asset_paths_stay_inside() {
+        assert_eq!(relative_to_note("a/b/n.md", "img/x.png").unwrap().as_str(), "a/b/img/x.png");
+        assert_eq!(relative_to_note("a/b/n.md", "../../x.png").unwrap().as_str(), "x.png");
+        assert!(relative_to_note("a/n.md", "../../x.png").is_err());
+        assert!(relative_to_note("n.md", "/etc/passwd").is_err());
+        assert!(relative_to_note("n.md", "a\\b").is_err());
+    }
+
+    #[test]
+    fn file_uris_escape_spaces_and_hashes() {
+        assert_eq!(file_uri(Path::new("/tmp/a b/#1.md")), "file:///tmp/a%20b/%231.md");
+    }
+}

@@ -1,0 +1,12 @@
+//! Writing notes safely. Every write goes through here: the target path is planned and
+//! contained (after symlink resolution), the bytes go to a temp file that is fsynced and
+//! renamed into place, and then just that file is synced (journal entry, BM25, event), so
+//! the note is searchable when the request returns.
+
+mod atomic;
+mod docs;
+mod front_matter;
+mod path;
+pub mod presets;
+
+pub use docs::{create_doc, create_folder, deactivate_doc, resolve_asset, update_doc};
