@@ -105,6 +105,7 @@ pub enum Request {
     /// Resolves a document asset to a file the gateway may serve.
     ResolveAsset { uri: String, path: Option<String> },
     NotePresets,
+    Capture(Capture),
 }
 
 impl Request {
@@ -132,6 +133,7 @@ impl Request {
             Request::CreateFolder { .. } => "create_folder",
             Request::ResolveAsset { .. } => "resolve_asset",
             Request::NotePresets => "note_presets",
+            Request::Capture(_) => "capture",
         }
     }
 }
@@ -244,4 +246,20 @@ pub struct UpdateDoc {
     pub expected_source_hash: Option<String>,
     /// The `modifiedAt` the client last saw (ISO 8601).
     pub expected_modified_at: Option<String>,
+}
+
+/// `POST /api/capture`: a note with provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Capture {
+    pub collection: String,
+    pub content: Option<String>,
+    pub title: Option<String>,
+    pub rel_path: Option<String>,
+    pub folder_path: Option<String>,
+    /// `None`: open_existing for a generated path, error for a given one. Never overwrite.
+    pub collision: Option<CollisionPolicy>,
+    pub preset_id: Option<String>,
+    pub tags: Vec<String>,
+    /// Validated `source` fields (`kind`, `url`, `title`, ...), in a fixed order.
+    pub source: Vec<(String, String)>,
 }

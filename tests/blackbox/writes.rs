@@ -294,3 +294,43 @@ fn kill_during_a_write_burst_leaves_old_or_new_files() {
     assert_eq!(done["status"], "completed");
     assert_eq!(s.get("/api/docs?limit=1").json()["total"], 31);
 }
+
+#[test]
+fn capture_with_provenance_never_replaces() {
+    let (s, root) = setup();
+    let r = s.post(
+        "/api/capture",
+        json!({ "collection": "notes", "content": "An axolotl fact.\n", "tags": ["Inbox"], "source": { "kind": "web", "url": "https://example.org/a", "title": "A \"page\"" } }),
+    );
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let b = r.json();
+    assert_eq!(b["sync"]["status"], "pending");
+    let job = s.wait_job(b["sync"]["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed");
+    let rel = b["relPath"].as_str().unwrap();
+    assert!(rel.starts_with("inbox/") && rel.contains("/capture-") && rel.ends_with(".md"), "{rel}");
+    assert_eq!(b["source"]["kind"], "web");
+    assert!(b["source"]["capturedAt"].is_string());
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
+    assert!(text.starts_with("---\ntags: [inbox]\nsource:\n  kind: \"web\"\n  title: \"A \\\"page\\\"\"\n  url: \"https://example.org/a\"\n  capturedAt: "), "{text}");
+    assert!(text.ends_with("---\nAn axolotl fact.\n"));
+    assert_eq!(uris(&s.search(json!({ "query": "axolotl" }))), vec![format!("svc://notes/{rel}")]);
+    let doc = s.get(&format!("/api/doc?uri=svc://notes/{rel}")).json();
+    assert_eq!(doc["tags"], json!(["inbox"]));
+
+    // the same content again opens the existing capture; a given path that exists fails
+    let again = s.post("/api/capture", json!({ "collection": "notes", "content": "An axolotl fact.\n" }));
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json()["openedExisting"], true);
+    s.post("/api/capture", json!({ "collection": "notes", "relPath": "existing.md", "content": "x" })).assert_error(409, "CONFLICT");
+    assert!(std::fs::read_to_string(root.join("existing.md")).unwrap().contains("narwhal"));
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "overwrite": true })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": 12 })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes" })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "source": { "kind": "carrier-pigeon" } })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "source": { "secret": "y" } })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "relPath": "../x.md" })).assert_error(400, "VALIDATION");
+    let titled = s.post("/api/capture", json!({ "collection": "notes", "title": "Idea", "folderPath": "ideas", "presetId": "research-note" }));
+    assert_eq!(titled.status, 202);
+    assert_eq!(titled.json()["relPath"], "ideas/Idea.md");
+}

@@ -6,6 +6,9 @@ use crate::time_fmt::now_ms;
 use crate::Worker;
 use protocol::api::{Job, SyncResult};
 use protocol::ApiError;
+use crate::catalog::Origin;
+use crate::config::CollectionConfig;
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 
 #[derive(Default)]
@@ -112,6 +115,33 @@ impl Drop for JobSlot<'_> {
 }
 
 impl Worker {
+    /// Indexes one file on a background thread as a `sync` job; returns the job id at once.
+    /// (Not an indexing job in the one-at-a-time sense: it touches one file.)
+    pub(crate) fn spawn_file_sync(self: &Arc<Self>, coll: CollectionConfig, root: PathBuf, rel: String, origin: Origin) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let job = Job { id: id.clone(), kind: "sync".into(), status: "running".into(), created_at: now_ms(), finished_at: None, result: None, error: None };
+        if let Err(e) = catalog::insert_job(&self.catalog.writer(), &job) {
+            tracing::error!("could not record job {id}: {e}");
+        }
+        let w = Arc::clone(self);
+        let job_id = id.clone();
+        let spawned = std::thread::Builder::new().name("file-sync".into()).spawn(move || {
+            let (result, outcome) = crate::write::sync_one(&w, &coll, &root, &rel, origin);
+            let (status, result, error) = match &outcome {
+                Ok(_) => ("completed", Some(&result), None),
+                Err(e) => ("failed", None, Some(e.as_str())),
+            };
+            if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job_id, status, now_ms(), result, error) {
+                tracing::error!("could not record the end of job {job_id}: {e}");
+            }
+            w.events.job_finished(&job_id, "sync", status);
+        });
+        if let Err(e) = spawned {
+            let _ = catalog::finish_job(&self.catalog.writer(), &id, "failed", now_ms(), None, Some(&format!("could not start: {e}")));
+        }
+        id
+    }
+
     /// Records a job that already ran (the single-file sync after an API write), so that
     /// its id can be polled like any other; announces it.
     pub(crate) fn record_finished_job(&self, kind: &str, outcome: Result<&SyncResult, &str>) -> String {

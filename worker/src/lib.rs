@@ -159,6 +159,7 @@ impl Worker {
             }
             Request::ResolveAsset { uri, path } => write::resolve_asset(self, &uri, path.as_deref()),
             Request::NotePresets => JsonBody::of(&write::presets::list_json()),
+            Request::Capture(c) => write::capture(self, c),
         }
     }
 

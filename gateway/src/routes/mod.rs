@@ -30,6 +30,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/docs/{id}/deactivate", post(writes::deactivate))
         .route("/api/folders", post(writes::folder))
         .route("/api/note-presets", get(writes::note_presets))
+        .route("/api/capture", post(writes::capture))
         .route("/api/doc-asset", get(assets::doc_asset))
         .route("/api/events", get(events::events))
         .route("/api/doc", get(docs::doc))

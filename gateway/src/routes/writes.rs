@@ -89,3 +89,66 @@ pub async fn folder(State(s): State<AppState>, body: Payload) -> ApiReply {
 pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
     ApiReply::ok(s.worker.call(Request::NotePresets).await)
 }
+
+const SOURCE_KINDS: &[&str] = &["direct", "web", "email", "meeting", "chat", "file", "api", "unknown"];
+const SOURCE_FIELDS: &[&str] =
+    &["kind", "title", "url", "uri", "docid", "mime", "ext", "author", "canonicalUrl", "site", "publishedAt", "observedAt", "externalId"];
+const MAX_SOURCE_VALUE: usize = 2048;
+
+fn source(body: &Payload) -> Result<Vec<(String, String)>, ApiError> {
+    let Some(v) = body.0.get("source").filter(|v| !v.is_null()) else {
+        return Ok(vec![("kind".into(), "direct".into())]);
+    };
+    let obj = v.as_object().ok_or_else(|| ApiError::validation("source must be an object"))?;
+    if let Some(k) = obj.keys().find(|k| !SOURCE_FIELDS.contains(&k.as_str())) {
+        return Err(ApiError::validation(format!("Unknown source field {k:?}")));
+    }
+    let mut out = Vec::new();
+    for key in SOURCE_FIELDS {
+        match obj.get(*key) {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(s)) if s.len() <= MAX_SOURCE_VALUE && !s.contains('\0') => out.push((key.to_string(), s.clone())),
+            Some(_) => return Err(ApiError::validation(format!("source.{key} must be a string of at most {MAX_SOURCE_VALUE} bytes"))),
+        }
+    }
+    match out.iter().find(|(k, _)| k == "kind") {
+        Some((_, kind)) if !SOURCE_KINDS.contains(&kind.as_str()) => {
+            Err(ApiError::validation(format!("source.kind must be one of {}", SOURCE_KINDS.join(", "))))
+        }
+        Some(_) => Ok(out),
+        None => {
+            out.insert(0, ("kind".into(), "direct".into()));
+            Ok(out)
+        }
+    }
+}
+
+pub async fn capture(State(s): State<AppState>, body: Payload) -> ApiReply {
+    let req = (|| -> Result<protocol::Capture, ApiError> {
+        if body.0.contains_key("overwrite") {
+            return Err(ApiError::validation("capture does not accept overwrite: a capture never replaces a file (use collisionPolicy)"));
+        }
+        let collision = match body.str_opt("collisionPolicy")?.as_deref() {
+            None => None,
+            Some("error") => Some(CollisionPolicy::Error),
+            Some("open_existing") => Some(CollisionPolicy::OpenExisting),
+            Some("create_with_suffix") => Some(CollisionPolicy::CreateWithSuffix),
+            Some(other) => return Err(ApiError::validation(format!("Unknown collisionPolicy {other:?}"))),
+        };
+        Ok(protocol::Capture {
+            collection: body.str_req("collection")?.trim().to_lowercase(),
+            content: body.str_opt("content")?,
+            title: body.str_opt("title")?.filter(|t| !t.trim().is_empty()),
+            rel_path: body.str_opt("relPath")?,
+            folder_path: body.str_opt("folderPath")?,
+            collision,
+            preset_id: body.str_opt("presetId")?,
+            tags: body.list_opt("tags")?,
+            source: source(&body)?,
+        })
+    })();
+    match req {
+        Ok(r) => ApiReply::accepted(s.worker.call(Request::Capture(r)).await),
+        Err(e) => e.into(),
+    }
+}

@@ -21,12 +21,12 @@ const FORBIDDEN_IN_NAME: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|
 /// What a `file://` URI path escapes.
 const PATH_ESCAPES: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
 
-pub fn file_uri(abs: &Path) -> String {
+pub(super) fn file_uri(abs: &Path) -> String {
     format!("file://{}", utf8_percent_encode(&abs.display().to_string(), PATH_ESCAPES))
 }
 
 /// The configured collection and its canonical root.
-fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
+pub(super) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
     let coll = w.config().find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
     let root = Path::new(&coll.path)
         .canonicalize()
@@ -41,8 +41,15 @@ fn modified_iso(md: &std::fs::Metadata) -> String {
 /// Indexes the written file and records it as a finished `sync` job; returns the job id
 /// and what the sync did.
 fn index_after_write(w: &Arc<Worker>, coll: &CollectionConfig, root: &Path, rel: &RelPath, origin: Origin) -> (String, Result<FileSync, String>) {
+    let (result, outcome) = sync_one(w, coll, root, rel.as_str(), origin);
+    let job_id = w.record_finished_job("sync", outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
+    (job_id, outcome)
+}
+
+/// Syncs one file and describes it as a sync result.
+pub(crate) fn sync_one(w: &Worker, coll: &CollectionConfig, root: &Path, rel: &str, origin: Origin) -> (SyncResult, Result<FileSync, String>) {
     let started = Instant::now();
-    let outcome = w.indexer().sync_file(coll, root, rel.as_str(), origin).map_err(|e| e.to_string());
+    let outcome = w.indexer().sync_file(coll, root, rel, origin).map_err(|e| e.to_string());
     let mut r = CollectionSyncResult { collection: coll.name.clone(), files_processed: 1, ..Default::default() };
     match &outcome {
         Ok(FileSync::Indexed(_)) if origin == Origin::Create => r.files_added = 1,
@@ -61,11 +68,10 @@ fn index_after_write(w: &Arc<Worker>, coll: &CollectionConfig, root: &Path, rel:
         total_files_skipped: 0,
         collections: vec![r],
     };
-    let job_id = w.record_finished_job("sync", outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
-    (job_id, outcome)
+    (result, outcome)
 }
 
-fn name_from_title(title: &str) -> String {
+pub(super) fn name_from_title(title: &str) -> String {
     let cleaned: String = title.trim().chars().map(|c| if FORBIDDEN_IN_NAME.contains(&c) || c.is_control() { '-' } else { c }).collect();
     let cleaned = cleaned.trim_matches(|c: char| c == '.' || c.is_whitespace()).to_string();
     let cut: String = cleaned.chars().take(120).collect();
@@ -76,7 +82,7 @@ fn name_from_title(title: &str) -> String {
     }
 }
 
-fn with_suffix(rel: &RelPath, n: u32) -> Result<RelPath, ApiError> {
+pub(super) fn with_suffix(rel: &RelPath, n: u32) -> Result<RelPath, ApiError> {
     let name = rel.file_name();
     let (stem, ext) = match name.rsplit_once('.') {
         Some((s, e)) if !s.is_empty() => (s, format!(".{e}")),

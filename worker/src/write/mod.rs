@@ -4,9 +4,12 @@
 //! the note is searchable when the request returns.
 
 mod atomic;
+mod capture;
 mod docs;
 mod front_matter;
 mod path;
 pub mod presets;
 
+pub use capture::capture;
+pub(crate) use docs::sync_one;
 pub use docs::{create_doc, create_folder, deactivate_doc, resolve_asset, update_doc};

@@ -1,0 +1,130 @@
+//! `POST /api/capture`: a note with `source:` provenance in its front matter. A capture never
+//! replaces a file, not even one that appeared a moment ago; it is indexed in the background.
+
+use super::docs::{collection, file_uri, name_from_title};
+use super::path::{contain, RelPath};
+use super::{atomic, presets};
+use crate::catalog::Origin;
+use crate::{ingest, time_fmt, uri, Worker};
+use protocol::{ApiError, Capture, CollisionPolicy, JsonBody};
+use serde_json::json;
+use std::sync::Arc;
+
+fn quoted(v: &str) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+fn front_matter(title: Option<&str>, tags: &[String], source: &[(String, String)]) -> String {
+    let mut out = String::from("---\n");
+    if let Some(t) = title {
+        out.push_str(&format!("title: {}\n", quoted(t)));
+    }
+    if !tags.is_empty() {
+        out.push_str(&format!("tags: [{}]\n", tags.join(", ")));
+    }
+    out.push_str("source:\n");
+    for (k, v) in source {
+        out.push_str(&format!("  {k}: {}\n", quoted(v)));
+    }
+    out.push_str("---\n");
+    out
+}
+
+pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
+    let _write = w.write_lock();
+    let (coll, root) = collection(w, &req.collection)?;
+    let preset = match req.preset_id.as_deref() {
+        Some(id) => Some(presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?),
+        None => None,
+    };
+    let mut tags = crate::normalize_tags(&req.tags)?;
+    for t in preset.map(|p| p.default_tags).unwrap_or(&[]) {
+        if !tags.iter().any(|x| x == t) {
+            tags.push(t.to_string());
+        }
+    }
+    let body = match (&req.content, preset) {
+        (Some(c), _) => c.clone(),
+        (None, Some(p)) => format!("# {}\n\n{}", req.title.as_deref().unwrap_or("Untitled"), p.body()),
+        (None, None) => return Err(ApiError::validation("content is required")),
+    };
+    let content_hash = ingest::sha256_hex(ingest::canonicalize(&body).as_bytes());
+    let generated = req.rel_path.is_none();
+    let mut rel = match &req.rel_path {
+        Some(r) => RelPath::parse(r, "relPath")?,
+        None => {
+            let folder = match RelPath::parse_folder(req.folder_path.as_deref(), "folderPath")? {
+                Some(f) => f,
+                None => RelPath::parse(&format!("inbox/{}", &time_fmt::now_iso()[..10]), "folderPath")?,
+            };
+            let name = match &req.title {
+                Some(t) => format!("{}.md", name_from_title(t)),
+                None => format!("capture-{}.md", &content_hash[..12]),
+            };
+            folder.join(&name)?
+        }
+    };
+    if crate::indexer::source_kind(rel.as_str()).is_none() {
+        return Err(ApiError::validation("A note's path must end in .md, .markdown or .txt"));
+    }
+    let policy = req.collision.unwrap_or(if generated { CollisionPolicy::OpenExisting } else { CollisionPolicy::Error });
+    let captured_at = time_fmt::now_iso();
+    let mut source = req.source.clone();
+    source.push(("capturedAt".to_string(), captured_at.clone()));
+    let text = format!("{}{}", front_matter(req.title.as_deref(), &tags, &source), body);
+    let source_json: serde_json::Map<String, serde_json::Value> = source.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+
+    let mut suffixed = false;
+    let mut n = 1;
+    let abs = loop {
+        let abs = contain(&root, &rel)?;
+        match atomic::write_file(&abs, text.as_bytes(), false) {
+            Ok(()) => break abs,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match policy {
+                CollisionPolicy::OpenExisting => {
+                    return JsonBody::of(&json!({
+                        "uri": uri::doc_uri(&coll.name, rel.as_str()),
+                        "fileUri": file_uri(&abs),
+                        "collection": coll.name,
+                        "relPath": rel.as_str(),
+                        "absPath": abs.display().to_string(),
+                        "created": false,
+                        "openedExisting": true,
+                        "createdWithSuffix": false,
+                        "contentHash": content_hash,
+                        "source": source_json,
+                        "tags": tags,
+                        "sync": { "status": "skipped", "reason": "nothing was written" },
+                        "embed": { "status": "not_requested" },
+                        "collisionPolicyResult": "opened_existing",
+                    }))
+                    .map(|b| b.with_status(200));
+                }
+                CollisionPolicy::CreateWithSuffix if n < 1000 => {
+                    n += 1;
+                    rel = super::docs::with_suffix(&rel, n)?;
+                    suffixed = true;
+                }
+                _ => return Err(ApiError::conflict(format!("{rel} already exists; a capture never replaces a file"))),
+            },
+            Err(e) => return Err(ApiError::runtime(format!("The note could not be written: {e}"))),
+        }
+    };
+    let job_id = w.spawn_file_sync(coll.clone(), root.clone(), rel.as_str().to_string(), Origin::Create);
+    JsonBody::of(&json!({
+        "uri": uri::doc_uri(&coll.name, rel.as_str()),
+        "fileUri": file_uri(&abs),
+        "collection": coll.name,
+        "relPath": rel.as_str(),
+        "absPath": abs.display().to_string(),
+        "created": true,
+        "openedExisting": false,
+        "createdWithSuffix": suffixed,
+        "contentHash": content_hash,
+        "source": source_json,
+        "tags": tags,
+        "sync": { "status": "pending", "jobId": job_id },
+        "embed": { "status": "not_requested" },
+        "collisionPolicyResult": if suffixed { "created_with_suffix" } else { "created" },
+    }))
+}
