@@ -13,6 +13,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -158,6 +159,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (Markdown, index)")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: kill the svc child, remove the temp dir
     binary = os.path.abspath(args.bin)
     if not os.access(binary, os.X_OK):
         sys.exit(f"binary not found or not executable: {binary}")

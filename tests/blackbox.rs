@@ -18,3 +18,5 @@ mod search;
 mod security;
 #[path = "blackbox/writes.rs"]
 mod writes;
+#[path = "blackbox/refactor.rs"]
+mod refactor;

@@ -17,6 +17,10 @@ pub enum ErrorCode {
     Runtime,
     PayloadTooLarge,
     MethodNotAllowed,
+    /// A refactor plan no longer matches the files (409).
+    StalePlan,
+    /// An operation this note or plan cannot take (409).
+    Unsupported,
 }
 
 impl ErrorCode {
@@ -35,6 +39,8 @@ impl ErrorCode {
             ErrorCode::Runtime => "RUNTIME",
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::StalePlan => "STALE_PLAN",
+            ErrorCode::Unsupported => "UNSUPPORTED",
         }
     }
 }

@@ -106,6 +106,8 @@ pub enum Request {
     ResolveAsset { uri: String, path: Option<String> },
     NotePresets,
     Capture(Capture),
+    RefactorPlan { doc: DocRef, op: RefactorOp },
+    RefactorApply { doc: DocRef, op: RefactorOp, confirm: ApplyConfirmation },
 }
 
 impl Request {
@@ -134,6 +136,8 @@ impl Request {
             Request::ResolveAsset { .. } => "resolve_asset",
             Request::NotePresets => "note_presets",
             Request::Capture(_) => "capture",
+            Request::RefactorPlan { .. } => "refactor_plan",
+            Request::RefactorApply { .. } => "refactor_apply",
         }
     }
 }
@@ -262,4 +266,23 @@ pub struct Capture {
     pub tags: Vec<String>,
     /// Validated `source` fields (`kind`, `url`, `title`, ...), in a fixed order.
     pub source: Vec<(String, String)>,
+}
+
+/// A file refactor of one note.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum RefactorOp {
+    /// New file name in the same folder.
+    Rename { name: String },
+    /// Another folder of the same collection (optionally with a new name).
+    Move { folder_path: String, name: Option<String> },
+    /// A copy (links to the original are left alone).
+    Duplicate { folder_path: Option<String>, name: Option<String> },
+}
+
+/// What an apply request carries besides the operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ApplyConfirmation {
+    pub plan_digest: Option<String>,
+    pub schema_version: Option<String>,
+    pub confirmation: Option<String>,
 }

@@ -312,6 +312,40 @@ impl Indexer<'_> {
         Ok(done)
     }
 
+    /// Records that a document's file moved to `new_rel` (a refactor): the row keeps its
+    /// identity and history; any stale inactive row at the new path is dropped.
+    pub fn rename_doc(&self, coll: &CollectionConfig, root: &Path, id: i64, new_rel: &str) -> Result<(), SyncError> {
+        let now = time_fmt::now_iso();
+        {
+            let mut conn = self.catalog.writer();
+            let tx = conn.transaction()?;
+            let gen = catalog::next_generation(&tx)?;
+            let Some(before) = catalog::docs_by_ids(&tx, &[id])?.into_iter().next() else { return Ok(()) };
+            catalog::drop_stale_row(&tx, &coll.name, new_rel, id)?;
+            tx.execute("UPDATE documents SET rel_path = ?2, gen = ?3 WHERE id = ?1", rusqlite::params![id, new_rel, gen])?;
+            let previous = snapshot(&coll.name, &before);
+            let current = Snapshot { rel_path: new_rel.to_string(), uri: uri::doc_uri(&coll.name, new_rel), ..previous.clone() };
+            catalog::record_change(
+                &tx,
+                &ChangeRecord {
+                    kind: ChangeKind::Rename,
+                    origin: Origin::Save,
+                    collection: &coll.name,
+                    doc_id: id,
+                    observed_at: &now,
+                    previous: Some(&previous),
+                    current: Some(&current),
+                    delta: &StructureDelta::default(),
+                },
+            )?;
+            tx.commit()?;
+        }
+        self.sync_file(coll, root, new_rel, Origin::Save)?;
+        self.converge()?;
+        self.events.document_changed(&uri::doc_uri(&coll.name, new_rel), &coll.name, new_rel, Origin::Save.as_str());
+        Ok(())
+    }
+
     /// Deactivates documents now (API): journal, BM25 commit, event.
     pub fn deactivate_now(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<(), SyncError> {
         let done = self.deactivate(coll, ids, origin)?;

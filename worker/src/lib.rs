@@ -13,6 +13,7 @@ mod jobs;
 mod links;
 mod query;
 mod reads;
+mod refactor;
 mod search;
 mod server;
 mod status;
@@ -160,6 +161,8 @@ impl Worker {
             Request::ResolveAsset { uri, path } => write::resolve_asset(self, &uri, path.as_deref()),
             Request::NotePresets => JsonBody::of(&write::presets::list_json()),
             Request::Capture(c) => write::capture(self, c),
+            Request::RefactorPlan { doc, op } => refactor::preview(self, &doc, op),
+            Request::RefactorApply { doc, op, confirm } => refactor::apply(self, &doc, op, confirm),
         }
     }
 

@@ -5,7 +5,7 @@ use crate::extract::{Params, Payload};
 use crate::routes::docs::doc_ref;
 use crate::AppState;
 use axum::extract::{Path, State};
-use protocol::{ApiError, CollisionPolicy, CreateDoc, Request, UpdateDoc};
+use protocol::{ApiError, ApplyConfirmation, CollisionPolicy, CreateDoc, RefactorOp, Request, UpdateDoc};
 
 fn collision(body: &Payload) -> Result<CollisionPolicy, ApiError> {
     let overwrite = body.bool_opt("overwrite")?.unwrap_or(false);
@@ -151,4 +151,66 @@ pub async fn capture(State(s): State<AppState>, body: Payload) -> ApiReply {
         Ok(r) => ApiReply::accepted(s.worker.call(Request::Capture(r)).await),
         Err(e) => e.into(),
     }
+}
+
+/// The operation of a refactor body: `rename {name}`, `move {folderPath, name?}`, `duplicate {folderPath?, name?}`.
+fn refactor_op(kind: &str, body: &Payload) -> Result<RefactorOp, ApiError> {
+    match kind {
+        "rename" => Ok(RefactorOp::Rename { name: body.str_req("name")? }),
+        "move" => Ok(RefactorOp::Move {
+            folder_path: body.str_opt("folderPath")?.ok_or_else(|| ApiError::validation("folderPath is required"))?,
+            name: body.str_opt("name")?,
+        }),
+        "duplicate" => Ok(RefactorOp::Duplicate { folder_path: body.str_opt("folderPath")?, name: body.str_opt("name")? }),
+        other => Err(ApiError::validation(format!("Unsupported operation {other:?}: use rename, move or duplicate"))),
+    }
+}
+
+fn refactor_doc(id: &str, p: &Params, body: &Payload) -> Result<protocol::DocRef, ApiError> {
+    let mut doc = doc_ref(id, p)?;
+    if let Some(u) = body.str_opt("uri")? {
+        doc.uri = Some(u);
+    }
+    Ok(doc)
+}
+
+pub async fn refactor_plan(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
+    let req = (|| -> Result<Request, ApiError> {
+        let kind = body.str_req("operation")?;
+        Ok(Request::RefactorPlan { doc: refactor_doc(&id, &p, &body)?, op: refactor_op(&kind, &body)? })
+    })();
+    match req {
+        Ok(r) => ApiReply::ok(s.worker.call(r).await),
+        Err(e) => e.into(),
+    }
+}
+
+async fn refactor_apply(s: AppState, id: String, p: Params, body: Payload, kind: &str) -> ApiReply {
+    let req = (|| -> Result<Request, ApiError> {
+        Ok(Request::RefactorApply {
+            doc: refactor_doc(&id, &p, &body)?,
+            op: refactor_op(kind, &body)?,
+            confirm: ApplyConfirmation {
+                plan_digest: body.str_opt("planDigest")?,
+                schema_version: body.str_opt("schemaVersion")?,
+                confirmation: body.str_opt("confirmation")?,
+            },
+        })
+    })();
+    match req {
+        Ok(r) => ApiReply::ok(s.worker.call(r).await),
+        Err(e) => e.into(),
+    }
+}
+
+pub async fn rename(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
+    refactor_apply(s, id, p, body, "rename").await
+}
+
+pub async fn move_doc(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
+    refactor_apply(s, id, p, body, "move").await
+}
+
+pub async fn duplicate(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
+    refactor_apply(s, id, p, body, "duplicate").await
 }

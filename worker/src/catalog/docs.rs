@@ -247,6 +247,19 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
     Ok(id)
 }
 
+/// Deletes an inactive row that still holds `rel_path` (so another row can take the path).
+pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, keep: i64) -> Result<()> {
+    let stale: Option<i64> = tx
+        .query_row("SELECT id FROM documents WHERE collection = ?1 AND rel_path = ?2 AND id != ?3", params![collection, rel_path, keep], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = stale {
+        tx.execute("DELETE FROM doc_tags WHERE doc_id = ?1", [id])?;
+        tx.execute("DELETE FROM doc_links WHERE doc_id = ?1", [id])?;
+        tx.execute("DELETE FROM documents WHERE id = ?1", [id])?;
+    }
+    Ok(())
+}
+
 /// Records a new mtime for a file whose bytes did not change; reactivates it when asked.
 pub fn touch_doc(tx: &Transaction<'_>, id: i64, mtime_ns: i64, reactivate_gen: Option<i64>) -> Result<()> {
     match reactivate_gen {

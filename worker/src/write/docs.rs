@@ -21,12 +21,12 @@ const FORBIDDEN_IN_NAME: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|
 /// What a `file://` URI path escapes.
 const PATH_ESCAPES: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
 
-pub(super) fn file_uri(abs: &Path) -> String {
+pub(crate) fn file_uri(abs: &Path) -> String {
     format!("file://{}", utf8_percent_encode(&abs.display().to_string(), PATH_ESCAPES))
 }
 
 /// The configured collection and its canonical root.
-pub(super) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
+pub(crate) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
     let coll = w.config().find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
     let root = Path::new(&coll.path)
         .canonicalize()

@@ -3,11 +3,11 @@
 //! renamed into place, and then just that file is synced (journal entry, BM25, event), so
 //! the note is searchable when the request returns.
 
-mod atomic;
+pub(crate) mod atomic;
 mod capture;
-mod docs;
+pub(crate) mod docs;
 mod front_matter;
-mod path;
+pub(crate) mod path;
 pub mod presets;
 
 pub use capture::capture;

@@ -1,0 +1,319 @@
+//! Reference-safe refactors: rename, move and duplicate a note. A plan
+//! (`file-refactor-preview@1.0`) lists every reference it examined and a deterministic
+//! `planDigest`; applying requires that exact digest, replans first and fails closed.
+
+mod apply;
+mod edit;
+
+pub use apply::apply;
+
+use crate::catalog::{self, DocRow, LinkRow};
+use crate::links::Resolver;
+use crate::reads::resolve_doc;
+use crate::write::path::{contain, RelPath};
+use crate::write::docs::collection;
+use crate::{ingest, runtime, uri, Worker};
+use protocol::{ApiError, DocRef, JsonBody, RefactorOp};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const SCHEMA_VERSION: &str = "1.0";
+
+/// One reference the plan looked at.
+#[derive(Debug, Clone)]
+pub(crate) struct Reference {
+    /// The file that holds the link (relative path) and its indexed hash.
+    pub file_rel: String,
+    pub file_hash: String,
+    pub link: LinkRow,
+    pub classification: &'static str,
+    pub reason: String,
+    /// Byte range in the file and the new literal, for rewriteable references.
+    pub edit: Option<(usize, usize, String)>,
+}
+
+/// A computed plan.
+pub(crate) struct Plan {
+    pub op: RefactorOp,
+    pub source: DocRow,
+    pub root: PathBuf,
+    pub coll: crate::config::CollectionConfig,
+    pub target_rel: RelPath,
+    pub target_abs: PathBuf,
+    pub references: Vec<Reference>,
+    pub blockers: Vec<String>,
+    pub json: Value,
+    pub digest: String,
+}
+
+impl Plan {
+    pub fn can_apply(&self) -> bool {
+        self.blockers.is_empty() && self.references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged"))
+    }
+    pub fn rewrites(&self) -> usize {
+        self.references.iter().filter(|r| r.classification == "rewriteable").count()
+    }
+}
+
+fn op_name(op: &RefactorOp) -> &'static str {
+    match op {
+        RefactorOp::Rename { .. } => "rename",
+        RefactorOp::Move { .. } => "move",
+        RefactorOp::Duplicate { .. } => "duplicate",
+    }
+}
+
+fn with_ext(name: &str, source: &str) -> String {
+    if Path::new(name).extension().is_some() {
+        name.to_string()
+    } else {
+        let ext = Path::new(source).extension().and_then(|e| e.to_str()).unwrap_or("md");
+        format!("{name}.{ext}")
+    }
+}
+
+fn single_name(name: &str) -> Result<String, ApiError> {
+    let n = name.trim();
+    if n.is_empty() || n.contains('/') || n.contains('\\') || n == "." || n == ".." || n.contains('\0') {
+        return Err(ApiError::validation("name must be a single file name"));
+    }
+    Ok(n.to_string())
+}
+
+fn target_of(source_rel: &RelPath, op: &RefactorOp, root: &Path) -> Result<RelPath, ApiError> {
+    let folder = source_rel.parent();
+    let join = |folder: Option<RelPath>, name: &str| match folder {
+        Some(f) => f.join(name),
+        None => RelPath::parse(name, "name"),
+    };
+    match op {
+        RefactorOp::Rename { name } => join(folder, &with_ext(&single_name(name)?, source_rel.as_str())),
+        RefactorOp::Move { folder_path, name } => {
+            let name = match name {
+                Some(n) => with_ext(&single_name(n)?, source_rel.as_str()),
+                None => source_rel.file_name().to_string(),
+            };
+            join(RelPath::parse_folder(Some(folder_path), "folderPath")?, &name)
+        }
+        RefactorOp::Duplicate { folder_path, name } => {
+            let folder = match folder_path {
+                Some(f) => RelPath::parse_folder(Some(f), "folderPath")?,
+                None => folder,
+            };
+            if let Some(n) = name {
+                return join(folder, &with_ext(&single_name(n)?, source_rel.as_str()));
+            }
+            let file = source_rel.file_name();
+            let (stem, ext) = file.rsplit_once('.').unwrap_or((file, "md"));
+            for i in 1..1000 {
+                let candidate = if i == 1 { format!("{stem} copy.{ext}") } else { format!("{stem} copy {i}.{ext}") };
+                let rel = join(folder.clone(), &candidate)?;
+                if !root.join(rel.as_str()).exists() {
+                    return Ok(rel);
+                }
+            }
+            Err(ApiError::conflict("No free name for the copy"))
+        }
+    }
+}
+
+fn stem(rel: &str) -> &str {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name)
+}
+
+fn dir_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+/// Reads a file and returns its text when it is exactly its canonical form (so link
+/// positions from the index are byte-exact) and unchanged since it was indexed.
+fn editable_text(abs: &Path, indexed_hash: &str) -> Result<String, &'static str> {
+    let bytes = std::fs::read(abs).map_err(|_| "the file cannot be read")?;
+    if ingest::sha256_hex(&bytes) != indexed_hash {
+        return Err("the file changed since it was indexed; sync first");
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "the file is not UTF-8")?;
+    if ingest::canonicalize(&text) != text {
+        return Err("the file is not in canonical form (CRLF, BOM or trailing spaces); links cannot be rewritten safely");
+    }
+    Ok(text)
+}
+
+/// Computes the plan for `op` on the document `doc`.
+pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, ApiError> {
+    let source = resolve_doc(w, doc)?;
+    let (coll, root) = collection(w, &source.collection)?;
+    let source_rel = RelPath::parse(&source.rel_path, "relPath")?;
+    let target_rel = target_of(&source_rel, &op, &root)?;
+    if target_rel == source_rel {
+        return Err(ApiError::validation("The target is the note itself"));
+    }
+    let target_abs = contain(&root, &target_rel)?;
+    let mut blockers = Vec::new();
+    if target_abs.exists() || target_abs.symlink_metadata().is_ok() {
+        blockers.push("target_occupied".to_string());
+    }
+    if crate::indexer::source_kind(target_rel.as_str()) != crate::indexer::source_kind(source_rel.as_str()) {
+        blockers.push("target_type_differs".to_string());
+    }
+    let is_dup = matches!(op, RefactorOp::Duplicate { .. });
+
+    let conn = w.catalog.reader();
+    let docs = catalog::active_docs(&conn, None).map_err(runtime)?;
+    let links = catalog::active_links(&conn).map_err(runtime)?;
+    drop(conn);
+    let now = Resolver::new(docs.clone());
+    let after = Resolver::new(
+        docs.iter().cloned().map(|mut d| {
+            if d.id == source.id {
+                d.rel_path = target_rel.as_str().to_string();
+            }
+            d
+        })
+        .collect(),
+    );
+    let mut references = Vec::new();
+    let mut texts: BTreeMap<i64, Result<String, &'static str>> = BTreeMap::new();
+    for l in &links {
+        let Some(holder) = now.doc(l.doc_id) else { continue };
+        let incoming = l.doc_id != source.id && now.resolve(&holder.collection, l) == Some(source.id);
+        let outgoing = l.doc_id == source.id && l.link_type == "markdown" && !is_dup;
+        if !incoming && !outgoing {
+            continue;
+        }
+        let mut r = Reference {
+            file_rel: holder.rel_path.clone(),
+            file_hash: holder.source_hash.clone(),
+            link: l.clone(),
+            classification: "unchanged",
+            reason: String::new(),
+            edit: None,
+        };
+        if is_dup {
+            r.reason = "a copy leaves links to the original alone".into();
+            references.push(r);
+            continue;
+        }
+        // The new target text, or why there is none.
+        let new_target: Result<Option<String>, String> = if incoming {
+            if after.resolve(&holder.collection, l) == Some(source.id) {
+                Ok(None)
+            } else if holder.collection != source.collection {
+                r.classification = "unsupported";
+                r.reason = "a reference from another collection cannot be rewritten".into();
+                references.push(r);
+                continue;
+            } else if l.link_type == "wiki" {
+                let bare = stem(target_rel.as_str()).to_string();
+                let path = target_rel.as_str().strip_suffix(".md").unwrap_or(target_rel.as_str()).to_string();
+                let probe = |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
+                if !bare.contains(['[', ']', '|', '#']) && after.resolve(&holder.collection, &probe(&bare)) == Some(source.id) {
+                    Ok(Some(bare))
+                } else if !path.contains(['[', ']', '|', '#']) && after.resolve(&holder.collection, &probe(&path)) == Some(source.id) {
+                    Ok(Some(path))
+                } else {
+                    Err("no link text would resolve to the note after the change".into())
+                }
+            } else {
+                Ok(Some(edit::relative(dir_of(&holder.rel_path), target_rel.as_str())))
+            }
+        } else {
+            // A relative markdown link of the moved note: keep pointing at the same file.
+            if dir_of(&source.rel_path) == dir_of(target_rel.as_str()) {
+                Ok(None)
+            } else {
+                Ok(Some(edit::relative(dir_of(target_rel.as_str()), &l.target_ref_norm)))
+            }
+        };
+        match new_target {
+            Ok(None) => r.reason = "still resolves after the change".into(),
+            Err(why) => {
+                r.classification = "ambiguous";
+                r.reason = why;
+            }
+            Ok(Some(new)) => {
+                let text = texts
+                    .entry(holder.id)
+                    .or_insert_with(|| editable_text(&root.join(&holder.rel_path), &holder.source_hash))
+                    .clone();
+                match text {
+                    Err(why) => {
+                        r.classification = "unsupported";
+                        r.reason = why.into();
+                    }
+                    Ok(text) => match edit::span(&text, l.start_line, l.start_col, l.end_line, l.end_col)
+                        .and_then(|(s, e)| edit::replace_target(&text[s..e], l.link_type == "wiki", &l.target_ref, &new).map(|lit| (s, e, lit)))
+                    {
+                        Some(e) => {
+                            r.classification = "rewriteable";
+                            r.reason = format!("rewrite to {new}");
+                            r.edit = Some(e);
+                        }
+                        None => {
+                            r.classification = "malformed";
+                            r.reason = "the link text is not where the index says".into();
+                        }
+                    },
+                }
+            }
+        }
+        references.push(r);
+    }
+    references.sort_by(|a, b| (&a.file_rel, a.link.start_line, a.link.start_col).cmp(&(&b.file_rel, b.link.start_line, b.link.start_col)));
+
+    let examined: Vec<Value> = references
+        .iter()
+        .map(|r| {
+            json!({
+                "sourceRelPath": r.file_rel,
+                "sourceUri": uri::doc_uri(&coll.name, &r.file_rel),
+                "linkType": r.link.link_type,
+                "targetRef": r.link.target_ref,
+                "startLine": r.link.start_line,
+                "startCol": r.link.start_col,
+                "endLine": r.link.end_line,
+                "endCol": r.link.end_col,
+                "classification": r.classification,
+                "reason": r.reason,
+                "replacement": r.edit.as_ref().map(|e| e.2.clone()),
+            })
+        })
+        .collect();
+    let mut affected: BTreeMap<String, String> = BTreeMap::new();
+    for r in references.iter().filter(|r| r.classification == "rewriteable") {
+        affected.insert(r.file_rel.clone(), r.file_hash.clone());
+    }
+    let count = |t: &str| references.iter().filter(|r| r.link.link_type == t && r.link.doc_id != source.id).count();
+    let backlinks = references.iter().filter(|r| r.link.doc_id != source.id).count();
+    let mut warnings: Vec<String> = Vec::new();
+    if is_dup && backlinks > 0 {
+        warnings.push(format!("{backlinks} links point to the original and stay there"));
+    }
+    let mut body = json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "schema": "file-refactor-preview@1.0",
+        "operation": op_name(&op),
+        "conflictPolicy": "fail",
+        "source": { "docid": source.docid, "uri": uri::doc_uri(&coll.name, &source.rel_path), "collection": coll.name, "relPath": source.rel_path, "sourceHash": source.source_hash },
+        "target": { "collection": coll.name, "relPath": target_rel.as_str(), "uri": uri::doc_uri(&coll.name, target_rel.as_str()), "occupied": blockers.iter().any(|b| b == "target_occupied") },
+        "affectedDocuments": affected.iter().map(|(rel, hash)| json!({ "relPath": rel, "uri": uri::doc_uri(&coll.name, rel), "sourceHash": hash })).collect::<Vec<_>>(),
+        "examinedReferences": examined,
+        "preconditions": { "sourceHash": source.source_hash, "targetAbsent": !blockers.iter().any(|b| b == "target_occupied"), "files": affected },
+        "safety": { "crossCollection": false, "readOnly": false, "blockers": blockers },
+        "mutationBoundary": { "collection": coll.name, "files": 1 + affected.len() },
+    });
+    let can_apply = blockers.is_empty() && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged"));
+    body["canApply"] = json!(can_apply);
+    let digest = ingest::sha256_hex(body.to_string().as_bytes());
+    body["planDigest"] = json!(digest);
+    body["nextRelPath"] = json!(target_rel.as_str());
+    body["nextUri"] = json!(uri::doc_uri(&coll.name, target_rel.as_str()));
+    body["refactorWarnings"] = json!({ "warnings": warnings, "backlinkCount": backlinks, "wikiLinkCount": count("wiki"), "markdownLinkCount": count("markdown") });
+    Ok(Plan { op, source, root, coll, target_rel, target_abs, references, blockers, json: body, digest })
+}
+
+pub fn preview(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<JsonBody, ApiError> {
+    JsonBody::of(&plan(w, doc, op)?.json)
+}
