@@ -29,8 +29,28 @@ pub fn run_gateway(dirs: Dirs, port: u16, listen_fd: i32) -> anyhow::Result<Exit
     let listener = unsafe { std::net::TcpListener::from_raw_fd(listen_fd) };
     let token = std::env::var("SVC_API_TOKEN").ok();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(gateway::run(gateway::GatewayOptions { listener, port, dirs, token }))?;
+    let pdfjs_dir = pdfjs_dir();
+    if pdfjs_dir.is_none() {
+        tracing::warn!("pdfjs-dist not found (set SVC_PDFJS_DIR or run `npm ci`); /vendor/pdfjs/* answers 404");
+    }
+    rt.block_on(gateway::run(gateway::GatewayOptions { listener, port, dirs, token, pdfjs_dir }))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `pdfjs-dist` package: `SVC_PDFJS_DIR`, else `node_modules/pdfjs-dist` next to the
+/// repository the binary was built in (`target/<profile>/svc`), else in the working dir.
+fn pdfjs_dir() -> Option<std::path::PathBuf> {
+    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(d) = std::env::var_os("SVC_PDFJS_DIR") {
+        candidates.push(d.into());
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(repo) = exe.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) {
+            candidates.push(repo.join("node_modules/pdfjs-dist"));
+        }
+    }
+    candidates.push("node_modules/pdfjs-dist".into());
+    candidates.into_iter().find(|c| c.join("build/pdf.worker.min.mjs").is_file())
 }
 
 pub fn stop(dirs: &Dirs) -> anyhow::Result<ExitCode> {

@@ -23,6 +23,8 @@ pub struct GatewayOptions {
     pub dirs: Dirs,
     /// `SVC_API_TOKEN`, when set.
     pub token: Option<String>,
+    /// The installed `pdfjs-dist` package, when found.
+    pub pdfjs_dir: Option<std::path::PathBuf>,
 }
 
 /// Shared state of the routes.
@@ -31,6 +33,7 @@ pub struct AppState {
     pub worker: WorkerClient,
     pub dirs: Arc<Dirs>,
     pub security: Arc<security::SecurityPolicy>,
+    pub pdfjs_dir: Option<Arc<std::path::PathBuf>>,
 }
 
 /// The router with every route and middleware; used by `run` and by tests.
@@ -47,6 +50,7 @@ pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
         worker,
         dirs: Arc::new(opts.dirs),
         security: Arc::new(security::SecurityPolicy::new(opts.port, opts.token)),
+        pdfjs_dir: opts.pdfjs_dir.map(Arc::new),
     };
     tracing::info!("gateway serving http://127.0.0.1:{}", opts.port);
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await

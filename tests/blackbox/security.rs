@@ -58,3 +58,32 @@ fn headers_envelopes_and_body_limits() {
     // still healthy after all of that
     assert_eq!(s.get("/api/health").status, 200);
 }
+
+#[test]
+fn vendor_pdfjs_allowlist_and_traversal() {
+    let s = Server::start();
+    let w = s.get("/vendor/pdfjs/pdf.worker.min.mjs");
+    assert_eq!(w.status, 200, "pdfjs-dist must be installed (npm ci): {}", String::from_utf8_lossy(&w.body));
+    assert_eq!(w.header("content-type"), Some("text/javascript"));
+    assert_eq!(w.header("cache-control"), Some("public, max-age=31536000, immutable"));
+    assert!(w.body.len() > 1000);
+    assert_eq!(s.get("/vendor/pdfjs/cmaps/78-H.bcmap").status, 200);
+    let font = s.get("/vendor/pdfjs/standard_fonts/FoxitSerif.pfb");
+    assert_eq!((font.status, font.header("content-type")), (200, Some("application/octet-stream")));
+    for bad in [
+        "/vendor/pdfjs/pdf.mjs",
+        "/vendor/pdfjs/../package.json",
+        "/vendor/pdfjs/cmaps/../../package.json",
+        "/vendor/pdfjs/cmaps/%2e%2e%2fpackage.json",
+        "/vendor/pdfjs/cmaps%2F78-H.bcmap",
+        "/vendor/pdfjs/cmaps/78-H.bcmap%00",
+        "/vendor/pdfjs/standard_fonts/..%5C..%5Cpackage.json",
+        "/vendor/pdfjs/cmaps/none.bcmap",
+        "/vendor/pdfjs/",
+    ] {
+        let r = s.get(bad);
+        assert_eq!(r.status, 404, "{bad}");
+        assert_eq!(r.json()["error"]["code"], "NOT_FOUND", "{bad}");
+    }
+    s.request("POST", "/vendor/pdfjs/pdf.worker.min.mjs", None).assert_error(405, "METHOD_NOT_ALLOWED");
+}

@@ -6,6 +6,7 @@ mod docs;
 mod events;
 mod search;
 mod system;
+mod vendor;
 mod writes;
 
 use crate::error::ApiReply;
@@ -43,6 +44,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/doc/{id}/sections", get(docs::sections))
         .route("/api/doc/{id}/similar", get(docs::similar))
         .route("/api/graph", get(docs::graph))
+        .route("/vendor/pdfjs/{*rest}", axum::routing::any(vendor::pdfjs))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
