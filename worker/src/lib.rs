@@ -21,6 +21,8 @@ mod time_fmt;
 mod uri;
 mod walk;
 mod write;
+#[cfg(test)]
+mod journal_tests;
 
 use bm25::Bm25Index;
 use catalog::Catalog;

@@ -124,4 +124,59 @@ mod tests {
         std::os::unix::fs::symlink("/nonexistent/target", root.join("dangling.md")).unwrap();
         assert!(contain(&root, &RelPath::parse("dangling.md", "p").unwrap()).is_err());
     }
+
+    mod property {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn segment() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("..".to_string()),
+                Just(".".to_string()),
+                Just("".to_string()),
+                Just("escape".to_string()),
+                Just("inside".to_string()),
+                Just("%2e%2e".to_string()),
+                Just("a\\..".to_string()),
+                Just("/".to_string()),
+                Just("\0".to_string()),
+                "[a-z.%]{1,4}",
+            ]
+        }
+
+        fn raw_path() -> impl Strategy<Value = String> {
+            (proptest::collection::vec(segment(), 1..6), any::<bool>()).prop_map(|(segs, abs)| {
+                let p = segs.join("/");
+                if abs {
+                    format!("/{p}")
+                } else {
+                    p
+                }
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(400))]
+            #[test]
+            fn nothing_resolves_outside_the_root(raw in raw_path()) {
+                let dir = tempfile::tempdir().unwrap();
+                let root = dir.path().join("root");
+                std::fs::create_dir_all(root.join("inside")).unwrap();
+                std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+                std::os::unix::fs::symlink(dir.path().join("outside"), root.join("escape")).unwrap();
+                let root = root.canonicalize().unwrap();
+                if let Ok(rel) = RelPath::parse(&raw, "p") {
+                    prop_assert!(!rel.as_str().split('/').any(|s| s == ".." || s == "." || s.is_empty()));
+                    if let Ok(abs) = contain(&root, &rel) {
+                        prop_assert!(abs.starts_with(&root), "{raw:?} -> {abs:?}");
+                        let mut existing = abs.as_path();
+                        while !existing.exists() {
+                            existing = existing.parent().unwrap();
+                        }
+                        prop_assert!(existing.canonicalize().unwrap().starts_with(&root), "{raw:?}");
+                    }
+                }
+            }
+        }
+    }
 }
