@@ -6,7 +6,8 @@ Corpora: (a) "notes": 2,000 generated Markdown notes (shared/bench/corpus-gen.py
 
 For each corpus a fresh `svc serve` runs with temporary config/data/cache dirs, and we measure:
 first index, no-op re-index, search latency, read latency during a sync that touches every file,
-and gateway/worker RSS. Normally run through scripts/bench (which builds the release binary).
+single-note write -> searchable latency, read latency during a burst of writes, and
+gateway/worker RSS. Normally run through scripts/bench (which builds the release binary).
 Python standard library only.
 """
 import argparse
@@ -36,6 +37,11 @@ STOP_TIMEOUT_S = 10
 MIN_SYNC_READS = 200
 MAX_SYNC_ROUNDS = 10
 MAX_SYNC_SECONDS = 10.0  # stop repeating edit+sync rounds once this much sync time was spent
+WRITE_PROBES = 50  # single-note writes timed from the PUT to the first search that finds them
+WRITE_SEARCHABLE_TIMEOUT_S = 10.0  # a probe not found by then counts as a failure
+BURST_WRITES = 200  # PUTs in the write burst
+BURST_NOTES = 20  # distinct notes the burst writes to, round robin
+BURST_READERS = 2  # reader threads during the burst
 
 # 30 fixed queries for the generated notes, from common to rare (document frequencies in the
 # seed-42 corpus, roughly): ~1,600-1,900 notes / ~200-1,400 notes / ~2-400 notes.
@@ -72,6 +78,17 @@ ROWS = [
     ("reads_during_sync", "reads during sync", "{:d}", "", None),
     ("read_errors_during_sync", "read errors during sync", "{:d}", "", None),
     ("sync_rounds", "edit+sync rounds", "{:d}", "", None),
+    ("write_searchable_p50_ms", "single-note write -> searchable p50 (ms)", "{:.2f}", "< 1000 ms", ("all", 1000.0)),
+    ("write_searchable_p99_ms", "single-note write -> searchable p99 (ms)", "{:.2f}", "", None),
+    ("write_searchable_failures", "writes not searchable within 10 s", "{:d}", "0", ("all", 0)),
+    ("burst_writes", "writes in burst", "{:d}", "", None),
+    ("burst_write_p50_ms", "PUT p50 during burst (ms)", "{:.2f}", "", None),
+    ("burst_wall_s", "write burst, wall (s)", "{:.2f}", "", None),
+    ("read_p50_during_writes_ms", "read p50 during write burst (ms)", "{:.2f}", "", None),
+    ("read_p99_during_writes_ms", "read p99 during write burst (ms)", "{:.2f}", "< 50 ms", ("all", 50.0)),
+    ("read_max_during_writes_ms", "read max during write burst (ms)", "{:.2f}", "", None),
+    ("reads_during_writes", "reads during write burst", "{:d}", "", None),
+    ("read_errors_during_writes", "read/write errors during burst", "{:d}", "0", ("all", 0)),
     ("gateway_rss_mb", "gateway RSS (MB)", "{:.1f}", "<= 30 MB", ("all", 30.0)),
     ("worker_rss_mb", "worker RSS (MB)", "{:.1f}", "", None),
     ("supervisor_rss_mb", "supervisor RSS (MB)", "{:.1f}", "", None),
@@ -423,6 +440,125 @@ def measure_reads_during_sync(client, port, files, doc_uri, query, timeout_s):
     }
 
 
+def create_note(client, collection, rel_path, content):
+    """POST /api/docs (raw form); returns (docUri, docid)."""
+    status, payload = client.request("POST", "/api/docs", {"collection": collection, "relPath": rel_path, "content": content})
+    if status not in (200, 202) or not isinstance(payload, dict) or "docid" not in payload:
+        raise RuntimeError(f"POST /api/docs {rel_path} -> {status}: {payload}")
+    return payload["docUri"], payload["docid"]
+
+
+def put_note(client, doc_uri, docid, content):
+    """PUT /api/docs/:id with new content; returns (status, new docid or the old one)."""
+    path = "/api/docs/" + urllib.parse.quote(docid, safe="")
+    status, payload = client.request("PUT", path, {"uri": doc_uri, "content": content})
+    if status == 200 and isinstance(payload, dict) and payload.get("docId"):
+        return status, payload["docId"]
+    return status, docid
+
+
+def probe_token(i):
+    """A word that occurs in no other note: letters only, so no tokenizer splits it."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    n, word = int.from_bytes(os.urandom(6), "big"), ""
+    for _ in range(9):
+        n, r = divmod(n, 26)
+        word += letters[r]
+    return f"zq{word}{letters[i % 26]}"
+
+
+def measure_write_to_searchable(client, collection):
+    """Time from sending a PUT with a fresh token to the first search whose top hit is the note."""
+    doc_uri, docid = create_note(client, collection, "bench-probe/write-probe.md", "# Write probe\n\nstarting text\n")
+    lat, failures = [], 0
+    for i in range(WRITE_PROBES):
+        token = probe_token(i)
+        content = f"# Write probe\n\nprobe {i} carries the word {token}\n"
+        t0 = time.perf_counter()
+        status, docid = put_note(client, doc_uri, docid, content)
+        if status != 200:
+            raise RuntimeError(f"PUT {doc_uri} -> {status}")
+        found = False
+        while time.perf_counter() - t0 < WRITE_SEARCHABLE_TIMEOUT_S:
+            status, payload = client.request("POST", "/api/search", {"query": token, "limit": 1})
+            hits = payload.get("results") if status == 200 and isinstance(payload, dict) else None
+            if hits and hits[0].get("uri") == doc_uri:
+                found = True
+                break
+            time.sleep(0.005)
+        if found:
+            lat.append((time.perf_counter() - t0) * 1000.0)
+        else:
+            failures += 1
+    return {
+        "write_searchable_p50_ms": percentile(lat, 50),
+        "write_searchable_p99_ms": percentile(lat, 99),
+        "write_searchable_failures": failures,
+    }
+
+
+def writer_loop(port, notes, count, out):
+    """PUT `count` times, round robin over `notes` ([uri, docid] lists, updated in place)."""
+    client = Http(port)
+    try:
+        client.request("GET", "/api/health")
+        for i in range(count):
+            note = notes[i % len(notes)]
+            t0 = time.perf_counter()
+            try:
+                status, note[1] = put_note(client, note[0], note[1], f"# Burst note\n\nburst write {i} {probe_token(i)}\n")
+            except (OSError, http.client.HTTPException):
+                status = 0
+                client.close()
+            out.append((t0, (time.perf_counter() - t0) * 1000.0, status))
+    finally:
+        client.close()
+
+
+def measure_reads_during_write_burst(client, port, collection, doc_uri, query):
+    """Reader threads (GET /api/doc, POST /api/search) while one writer PUTs BURST_WRITES times."""
+    notes = [list(create_note(client, collection, f"bench-burst/note-{n:02d}.md", f"# Burst note {n}\n\nstart\n"))
+             for n in range(BURST_NOTES)]
+    requests = [
+        ("doc", "GET", "/api/doc?uri=" + urllib.parse.quote(doc_uri, safe=""), None),
+        ("search", "POST", "/api/search", {"query": query}),
+    ]
+    stop, buffers, readers = threading.Event(), [], []
+    for k in range(BURST_READERS):
+        buf = []
+        buffers.append(buf)
+        # Each reader starts at a different request kind.
+        readers.append(threading.Thread(target=reader_loop, args=(port, requests[k % 2:] + requests[:k % 2], stop, buf),
+                                        daemon=True))
+    for t in readers:
+        t.start()
+    time.sleep(0.2)  # readers connected and running before the burst
+    writes = []
+    t_start = time.perf_counter()
+    writer = threading.Thread(target=writer_loop, args=(port, notes, BURST_WRITES, writes), daemon=True)
+    writer.start()
+    writer.join()
+    t_end = time.perf_counter()
+    stop.set()
+    for t in readers:
+        t.join()
+    reads = [r for buf in buffers for r in buf if t_start <= r[1] <= t_end]
+    ok = [r[2] for r in reads if 200 <= r[3] < 300]
+    write_ok = [w[1] for w in writes if w[2] == 200]
+    return {
+        "burst_writes": len(write_ok),
+        "burst_write_p50_ms": percentile(write_ok, 50),
+        "burst_wall_s": t_end - t_start,
+        "read_p50_during_writes_ms": percentile(ok, 50),
+        "read_p99_during_writes_ms": percentile(ok, 99),
+        "read_max_during_writes_ms": max(ok) if ok else None,
+        "read_p99_during_writes_by_kind_ms": {k: percentile([r[2] for r in reads if r[0] == k and 200 <= r[3] < 300], 99)
+                                              for k, *_ in requests},
+        "reads_during_writes": len(reads),
+        "read_errors_during_writes": (len(reads) - len(ok)) + (len(writes) - len(write_ok)),
+    }
+
+
 def bench_corpus(name, corpus_dir, queries, args, tmp):
     res = {"queries": len(queries)}
     files = md_files(corpus_dir)
@@ -458,6 +594,11 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
         res.update(measure_reads_during_sync(client, server.port, files, doc_uri, queries[0], args.job_timeout))
         if res["edit_sync_files_updated"] is not None and res["edit_sync_files_updated"] < len(files):
             log(f"{name}: WARNING the edit sync updated {res['edit_sync_files_updated']} of {len(files)} files")
+
+        log(f"{name}: single-note write -> searchable ({WRITE_PROBES} writes)")
+        res.update(measure_write_to_searchable(client, name))
+        log(f"{name}: reads during a burst of {BURST_WRITES} writes")
+        res.update(measure_reads_during_write_burst(client, server.port, name, doc_uri, queries[0]))
 
         procs = server.processes()
         for role in ("supervisor", "gateway", "worker"):
@@ -515,7 +656,9 @@ def print_table(results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", choices=["notes", "scifact", "all"], default="all")
-    ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
+    target_dir = os.path.join(REPO, os.environ.get("CARGO_TARGET_DIR") or "target")  # an absolute value wins
+    ap.add_argument("--bin", default=os.path.join(target_dir, "release", "svc"),
+                    help="the svc binary (default: $CARGO_TARGET_DIR/release/svc, else target/release/svc)")
     ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"), help="shared/ directory")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     ap.add_argument("--job-timeout", type=float, default=900, help="seconds to wait for one job")

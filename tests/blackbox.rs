@@ -20,3 +20,5 @@ mod security;
 mod writes;
 #[path = "blackbox/refactor.rs"]
 mod refactor;
+#[path = "blackbox/convert.rs"]
+mod convert;

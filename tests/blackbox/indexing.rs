@@ -73,7 +73,7 @@ fn patterns_include_exclude_and_always_excluded_folders() {
     let r = s.post("/api/collections", json!({ "path": n, "name": "n", "include": "**/*.txt,**/*.pdf", "exclude": "drafts/**" }));
     assert_eq!(r.status, 202);
     let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
-    assert_eq!(job["result"]["totalFilesSkipped"], 1, "the pdf has no converter yet: {job}");
+    assert_eq!(job["result"]["totalFilesErrored"], 1, "the fake pdf fails to convert: {job}");
     let mut got = uris(&s.search(json!({ "query": "quokka" })));
     got.sort();
     assert_eq!(got, vec!["svc://n/keep.md", "svc://n/notes.txt"]);

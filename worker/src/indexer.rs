@@ -9,7 +9,7 @@ use crate::config::CollectionConfig;
 use crate::events::EventBus;
 use crate::ingest::{self, ParsedDoc};
 use crate::walk::{self, FileMatcher, FoundFile, WalkItem};
-use crate::{time_fmt, uri};
+use crate::{convert, time_fmt, uri};
 use protocol::api::CollectionSyncResult;
 use std::collections::HashSet;
 use std::path::Path;
@@ -45,6 +45,24 @@ impl From<rusqlite::Error> for SyncError {
 pub enum SourceKind {
     Markdown,
     PlainText,
+    /// Converted to text on indexing; never written through the API.
+    Pdf,
+    Docx,
+}
+
+impl SourceKind {
+    /// A text note that the API may create and edit (the others are converted documents).
+    pub fn is_text_note(self) -> bool {
+        matches!(self, SourceKind::Markdown | SourceKind::PlainText)
+    }
+
+    fn converter(self) -> Option<convert::Format> {
+        match self {
+            SourceKind::Pdf => Some(convert::Format::Pdf),
+            SourceKind::Docx => Some(convert::Format::Docx),
+            SourceKind::Markdown | SourceKind::PlainText => None,
+        }
+    }
 }
 
 pub fn source_kind(rel: &str) -> Option<SourceKind> {
@@ -52,8 +70,15 @@ pub fn source_kind(rel: &str) -> Option<SourceKind> {
     match ext.as_str() {
         "md" | "markdown" | "mdx" => Some(SourceKind::Markdown),
         "txt" | "text" => Some(SourceKind::PlainText),
+        "pdf" => Some(SourceKind::Pdf),
+        "docx" => Some(SourceKind::Docx),
         _ => None,
     }
+}
+
+/// Whether `rel` names a text note the API may create or edit.
+pub fn is_text_note(rel: &str) -> bool {
+    source_kind(rel).is_some_and(SourceKind::is_text_note)
 }
 
 pub fn mime_and_ext(rel: &str) -> (String, String) {
@@ -61,15 +86,31 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
     let mime = match source_kind(rel) {
         Some(SourceKind::Markdown) => "text/markdown".to_string(),
         Some(SourceKind::PlainText) => "text/plain".to_string(),
+        Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => kind.converter().map(|f| f.mime()).unwrap_or_default().to_string(),
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
     (mime, ext)
 }
 
+/// Parses canonical text; converted documents are parsed as plain text.
 fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
     match kind {
         SourceKind::Markdown => ingest::parse_markdown(canonical, rel),
-        SourceKind::PlainText => ingest::parse_plain_text(canonical, rel),
+        SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => ingest::parse_plain_text(canonical, rel),
+    }
+}
+
+/// A file's text and, for converted documents, the title the converter found.
+fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Option<(String, Option<String>)> {
+    match kind.converter() {
+        None => ingest::decode_utf8(&bytes).ok().map(|t| (t, None)),
+        Some(format) => match convert::convert(format, bytes) {
+            Ok(c) => Some((c.text, c.title)),
+            Err(e) => {
+                tracing::warn!("{rel}: {e}");
+                None
+            }
+        },
     }
 }
 
@@ -89,21 +130,25 @@ enum FileOutcome {
     Parsed(Box<Parsed>),
     /// The bytes equal what the catalog holds (only the mtime moved).
     SameBytes(FoundFile),
-    /// Unreadable or not UTF-8: counted as errored, the previous version stays.
+    /// Unreadable, not UTF-8, or a conversion failed: counted as errored, the previous
+    /// version stays.
     Failed,
 }
 
-/// Reads, hashes and parses a file.
+/// Reads, hashes, converts (PDF, DOCX) and parses a file.
 fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -> FileOutcome {
     let Ok(bytes) = std::fs::read(&file.abs) else { return FileOutcome::Failed };
     let source_hash = ingest::sha256_hex(&bytes);
     if prev.is_some_and(|p| p.source_hash == source_hash) {
         return FileOutcome::SameBytes(file);
     }
-    let Ok(text) = ingest::decode_utf8(&bytes) else { return FileOutcome::Failed };
+    let Some((text, title)) = text_of(bytes, kind, &file.rel) else { return FileOutcome::Failed };
     let canonical = ingest::canonicalize(&text);
     let mirror_hash = ingest::sha256_hex(canonical.as_bytes());
-    let doc = parse(&canonical, &file.rel, kind);
+    let mut doc = parse(&canonical, &file.rel, kind);
+    if let Some(title) = title {
+        doc.title = title;
+    }
     FileOutcome::Parsed(Box::new(Parsed { file, source_hash, canonical, mirror_hash, doc, previous: prev.cloned(), renamed_from: None }))
 }
 
@@ -157,7 +202,7 @@ pub enum FileSync {
     Unchanged(i64),
     /// The file is gone (or no longer a supported note): deactivated if it was indexed.
     Removed,
-    /// Unreadable or not UTF-8; the previous version stays.
+    /// Unreadable, not UTF-8 or not convertible; the previous version stays.
     Failed,
 }
 
@@ -586,7 +631,16 @@ mod tests {
     fn kinds_by_extension() {
         assert_eq!(source_kind("a/b.MD"), Some(SourceKind::Markdown));
         assert_eq!(source_kind("a.txt"), Some(SourceKind::PlainText));
-        assert_eq!(source_kind("a.pdf"), None);
+        assert_eq!(source_kind("a.PDF"), Some(SourceKind::Pdf));
+        assert_eq!(source_kind("a.docx"), Some(SourceKind::Docx));
+        assert_eq!(source_kind("a.doc"), None);
         assert_eq!(mime_and_ext("x.md"), ("text/markdown".into(), ".md".into()));
+        assert_eq!(mime_and_ext("x.Pdf"), ("application/pdf".into(), ".pdf".into()));
+        assert_eq!(
+            mime_and_ext("d/x.docx"),
+            ("application/vnd.openxmlformats-officedocument.wordprocessingml.document".into(), ".docx".into())
+        );
+        assert!(is_text_note("a.md") && is_text_note("a.txt"));
+        assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));
     }
 }

@@ -5,6 +5,7 @@ mod bm25;
 mod catalog;
 mod collections;
 mod config;
+mod convert;
 mod events;
 mod git;
 mod indexer;

@@ -64,7 +64,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
             folder.join(&name)?
         }
     };
-    if crate::indexer::source_kind(rel.as_str()).is_none() {
+    if !crate::indexer::is_text_note(rel.as_str()) {
         return Err(ApiError::validation("A note's path must end in .md, .markdown or .txt"));
     }
     let policy = req.collision.unwrap_or(if generated { CollisionPolicy::OpenExisting } else { CollisionPolicy::Error });

@@ -4,7 +4,7 @@ use super::path::{contain, RelPath};
 use super::{atomic, front_matter, presets};
 use crate::catalog::{self, Origin};
 use crate::config::CollectionConfig;
-use crate::indexer::{source_kind, FileSync};
+use crate::indexer::{is_text_note, source_kind, FileSync};
 use crate::reads::resolve_doc;
 use crate::{ingest, runtime, time_fmt, uri, Worker};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
@@ -124,7 +124,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
             }
         }
     };
-    if source_kind(rel.as_str()).is_none() {
+    if !is_text_note(rel.as_str()) {
         return Err(ApiError::validation("A note's path must end in .md, .markdown or .txt"));
     }
     let text = match (&req.title, &req.content) {
@@ -212,6 +212,9 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     let row = resolve_doc(w, &req.doc)?;
     let (coll, root) = collection(w, &row.collection)?;
     let rel = RelPath::parse(&row.rel_path, "relPath")?;
+    if !is_text_note(rel.as_str()) {
+        return Err(ApiError::new(ErrorCode::Unsupported, "This document is converted from a PDF or DOCX file and cannot be edited as text"));
+    }
     let abs = contain(&root, &rel)?;
     let (bytes, md) = match (std::fs::read(&abs), std::fs::metadata(&abs)) {
         (Ok(b), Ok(m)) => (b, m),

@@ -1,0 +1,220 @@
+//! PDF and DOCX ingestion: real files built here (lopdf, zip), indexed through `include`,
+//! searchable with their titles and MIME types; files that fail to convert are errored and
+//! keep their previous version.
+
+use crate::common::*;
+use lopdf::content::{Content, Operation};
+use lopdf::{Dictionary, Document, Object, Stream};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+
+const PDF_MIME: &str = "application/pdf";
+const DOCX_MIME: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+
+fn dict(pairs: Vec<(&str, Object)>) -> Dictionary {
+    let mut d = Dictionary::new();
+    for (k, v) in pairs {
+        d.set(k, v);
+    }
+    d
+}
+
+fn name(n: &str) -> Object {
+    Object::Name(n.as_bytes().to_vec())
+}
+
+/// A one-page PDF with `lines` of Helvetica text and an optional Info `Title`.
+fn pdf(title: Option<&str>, lines: &[&str]) -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dict(vec![("Type", name("Font")), ("Subtype", name("Type1")), ("BaseFont", name("Helvetica"))]));
+    let resources_id = doc.add_object(dict(vec![("Font", Object::Dictionary(dict(vec![("F1", Object::Reference(font_id))])))]));
+    let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec![name("F1"), 14.into()]), Operation::new("Td", vec![72.into(), 760.into()])];
+    for line in lines {
+        ops.push(Operation::new("Tj", vec![Object::string_literal(*line)]));
+        ops.push(Operation::new("Td", vec![0.into(), (-24).into()]));
+    }
+    ops.push(Operation::new("ET", vec![]));
+    let content_id = doc.add_object(Stream::new(Dictionary::new(), Content { operations: ops }.encode().unwrap()));
+    let page_id = doc.add_object(dict(vec![("Type", name("Page")), ("Parent", Object::Reference(pages_id)), ("Contents", Object::Reference(content_id))]));
+    let pages = dict(vec![
+        ("Type", name("Pages")),
+        ("Kids", Object::Array(vec![Object::Reference(page_id)])),
+        ("Count", 1.into()),
+        ("Resources", Object::Reference(resources_id)),
+        ("MediaBox", Object::Array(vec![0.into(), 0.into(), 612.into(), 792.into()])),
+    ]);
+    doc.objects.insert(pages_id, Object::Dictionary(pages));
+    let catalog_id = doc.add_object(dict(vec![("Type", name("Catalog")), ("Pages", Object::Reference(pages_id))]));
+    doc.trailer.set("Root", Object::Reference(catalog_id));
+    if let Some(t) = title {
+        let info_id = doc.add_object(dict(vec![("Title", Object::string_literal(t))]));
+        doc.trailer.set("Info", Object::Reference(info_id));
+    }
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+/// A minimal valid DOCX (deflated): paragraphs `(style id, text)` and an optional core title.
+fn docx(title: Option<&str>, paras: &[(Option<&str>, &str)]) -> Vec<u8> {
+    let mut body = String::new();
+    for (style, text) in paras {
+        body.push_str("<w:p>");
+        if let Some(s) = style {
+            body.push_str(&format!("<w:pPr><w:pStyle w:val=\"{s}\"/></w:pPr>"));
+        }
+        body.push_str(&format!("<w:r><w:t>{text}</w:t></w:r></w:p>"));
+    }
+    let mut parts = vec![
+        ("[Content_Types].xml", "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/><Default Extension=\"xml\" ContentType=\"application/xml\"/><Override PartName=\"/word/document.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml\"/></Types>".to_string()),
+        ("_rels/.rels", "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/></Relationships>".to_string()),
+        ("word/document.xml", format!("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>{body}</w:body></w:document>")),
+    ];
+    if let Some(t) = title {
+        parts.push(("docProps/core.xml", format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?><cp:coreProperties xmlns:cp=\"http://schemas.openxmlformats.org/package/2006/metadata/core-properties\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:title>{t}</dc:title></cp:coreProperties>")));
+    }
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (n, content) in parts {
+        w.start_file(n, opts).unwrap();
+        w.write_all(content.as_bytes()).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// Bytes that are no PDF or zip at all (deterministic noise).
+fn noise(len: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 11) as u8
+        })
+        .collect()
+}
+
+fn add_docs_collection(s: &Server, root: &Path) -> Value {
+    let r = s.post("/api/collections", json!({ "path": root, "name": "docs", "include": "**/*.pdf,**/*.docx" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+    job
+}
+
+/// The one hit for `query`, which must be `uri`.
+fn only_hit(s: &Server, query: &str, uri: &str) -> Value {
+    let res = s.search(json!({ "query": query }));
+    assert_eq!(uris(&res), vec![uri.to_string()], "{query}: {res}");
+    res["results"][0].clone()
+}
+
+#[test]
+fn pdf_and_docx_are_searchable_with_titles_and_mime_types() {
+    let s = Server::start();
+    let root = s.path("docs");
+    std::fs::create_dir_all(root.join("papers")).unwrap();
+    std::fs::write(root.join("papers/report.pdf"), pdf(Some("Quarterly Pangolin Report"), &["Revenue grew with the xylophone line", "Costs fell"])).unwrap();
+    std::fs::write(root.join("untitled.pdf"), pdf(None, &["Opening Line Of The Scan", "about a marimba"])).unwrap();
+    std::fs::write(
+        root.join("memo.docx"),
+        docx(Some("Planning Memo"), &[(Some("Heading1"), "Overview"), (None, "We ride the zeppelin at dawn &amp; dusk.")]),
+    )
+    .unwrap();
+    std::fs::write(root.join("heading.docx"), docx(None, &[(None, ""), (Some("Heading1"), "Budget Outline"), (None, "the ocelot budget")])).unwrap();
+    write_notes(&root, &[("note.md", "# Plain Note\nmentions the xylophone too\n")]);
+
+    let job = add_docs_collection(&s, &root);
+    assert_eq!(job["result"]["totalFilesAdded"], 5, "{job}");
+    assert_eq!(job["result"]["totalFilesErrored"], 0, "{job}");
+    assert_eq!(job["result"]["totalFilesSkipped"], 0, "{job}");
+
+    let hit = only_hit(&s, "revenue", "svc://docs/papers/report.pdf");
+    assert_eq!(hit["title"], "Quarterly Pangolin Report");
+    assert_eq!(hit["source"]["mime"], PDF_MIME);
+    assert_eq!(hit["source"]["ext"], ".pdf");
+    let doc = s.get("/api/doc?uri=svc://docs/papers/report.pdf").json();
+    assert_eq!(doc["title"], "Quarterly Pangolin Report");
+    assert_eq!(doc["source"]["mime"], PDF_MIME);
+    assert!(doc["content"].as_str().unwrap().contains("xylophone line"), "{doc}");
+    let mut both = uris(&s.search(json!({ "query": "xylophone" })));
+    both.sort();
+    assert_eq!(both, vec!["svc://docs/note.md", "svc://docs/papers/report.pdf"]);
+
+    assert_eq!(only_hit(&s, "marimba", "svc://docs/untitled.pdf")["title"], "Opening Line Of The Scan");
+
+    let memo = only_hit(&s, "zeppelin", "svc://docs/memo.docx");
+    assert_eq!(memo["title"], "Planning Memo");
+    assert_eq!(memo["source"]["mime"], DOCX_MIME);
+    assert_eq!(memo["source"]["ext"], ".docx");
+    let memo_doc = s.get("/api/doc?uri=svc://docs/memo.docx").json();
+    assert_eq!(memo_doc["content"], "# Overview\n\nWe ride the zeppelin at dawn & dusk.\n");
+    assert_eq!(memo_doc["source"]["mime"], DOCX_MIME);
+    assert_eq!(only_hit(&s, "ocelot", "svc://docs/heading.docx")["title"], "Budget Outline");
+
+    // Nothing changed: every file is skipped without converting again.
+    let again = s.sync(json!({}));
+    assert_eq!(again["result"]["collections"][0]["filesUnchanged"], 5, "{again}");
+
+    // A converted document is never written as text through the API.
+    let before = std::fs::read(root.join("papers/report.pdf")).unwrap();
+    let id = doc["docid"].as_str().unwrap().replace('#', "%23");
+    s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "content": "overwritten" }))).assert_error(409, "UNSUPPORTED");
+    s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "tags": ["x"] }))).assert_error(409, "UNSUPPORTED");
+    assert_eq!(std::fs::read(root.join("papers/report.pdf")).unwrap(), before);
+    s.post("/api/docs", json!({ "collection": "docs", "relPath": "new.pdf", "content": "x" })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "docs", "relPath": "c.docx", "content": "x" })).assert_error(400, "VALIDATION");
+    assert!(!root.join("new.pdf").exists() && !root.join("c.docx").exists());
+}
+
+#[test]
+fn files_that_fail_to_convert_are_errored_and_keep_their_previous_version() {
+    let s = Server::start();
+    let root = s.path("docs");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("good.pdf"), pdf(Some("Good Paper"), &["the capybara findings"])).unwrap();
+    std::fs::write(root.join("good.docx"), docx(Some("Good Memo"), &[(None, "the axolotl plan")])).unwrap();
+    std::fs::write(root.join("random.pdf"), noise(4096, 1)).unwrap();
+    std::fs::write(root.join("random.docx"), noise(2048, 2)).unwrap();
+    let mut header_only = b"%PDF-1.7\n".to_vec();
+    header_only.extend(noise(1000, 3));
+    std::fs::write(root.join("header-only.pdf"), header_only).unwrap();
+
+    let job = add_docs_collection(&s, &root);
+    assert_eq!(job["result"]["totalFilesAdded"], 2, "{job}");
+    assert_eq!(job["result"]["totalFilesErrored"], 3, "{job}");
+    s.get("/api/doc?uri=svc://docs/random.pdf").assert_error(404, "NOT_FOUND");
+    only_hit(&s, "capybara", "svc://docs/good.pdf");
+
+    // Both good files are corrupted (a truncated PDF, a truncated zip): the sync completes,
+    // counts them as errored and the indexed versions stay searchable, unchanged.
+    let pdf_bytes = std::fs::read(root.join("good.pdf")).unwrap();
+    std::fs::write(root.join("good.pdf"), &pdf_bytes[..pdf_bytes.len() / 3]).unwrap();
+    let docx_bytes = std::fs::read(root.join("good.docx")).unwrap();
+    std::fs::write(root.join("good.docx"), &docx_bytes[..docx_bytes.len() / 2]).unwrap();
+    let job = s.sync(json!({}));
+    assert_eq!(job["status"], "completed", "{job}");
+    let c = &job["result"]["collections"][0];
+    assert_eq!(c["filesErrored"], 5, "{job}");
+    assert_eq!(c["filesDeactivated"], 0, "{job}");
+    assert_eq!(c["filesUpdated"], 0, "{job}");
+    assert_eq!(only_hit(&s, "capybara", "svc://docs/good.pdf")["title"], "Good Paper");
+    assert_eq!(only_hit(&s, "axolotl", "svc://docs/good.docx")["title"], "Good Memo");
+    let doc = s.get("/api/doc?uri=svc://docs/good.pdf").json();
+    assert_eq!(doc["title"], "Good Paper");
+    assert!(doc["content"].as_str().unwrap().contains("capybara"), "{doc}");
+
+    // Repaired with new text: the new version replaces the old one.
+    std::fs::write(root.join("good.pdf"), pdf(Some("Better Paper"), &["the okapi findings"])).unwrap();
+    let job = s.sync(json!({}));
+    assert_eq!(job["result"]["collections"][0]["filesUpdated"], 1, "{job}");
+    assert_eq!(job["result"]["collections"][0]["filesErrored"], 4, "{job}");
+    assert_eq!(only_hit(&s, "okapi", "svc://docs/good.pdf")["title"], "Better Paper");
+    assert!(uris(&s.search(json!({ "query": "capybara" }))).is_empty());
+
+    // The worker survived every bad file.
+    assert_eq!(s.get("/api/status").json()["healthy"], true);
+}

@@ -1,0 +1,186 @@
+//! Converters from binary document formats (PDF, DOCX) to plain text plus a title.
+//!
+//! A converter only turns bytes into text: canonicalization and parsing are the ingest
+//! module's job, exactly as for a plain-text note. Conversion runs on a thread of its own,
+//! behind `catch_unwind` and a deadline, so a file that makes a parser panic or spin never
+//! takes the worker (or the sync) down with it: it becomes a `ConvertError`, the indexer
+//! counts the file as errored and keeps its previously indexed version.
+
+mod docx;
+mod pdf;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The longest a single file may take to convert.
+pub const CONVERT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Converted text beyond this many bytes is cut off (the rest of the file is not indexed).
+pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+/// A title taken from the first line of the text is cut to this many characters.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// The binary formats that have a converter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pdf,
+    Docx,
+}
+
+impl Format {
+    pub fn mime(self) -> &'static str {
+        match self {
+            Format::Pdf => "application/pdf",
+            Format::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        }
+    }
+}
+
+/// What a converter extracted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    /// The document's own title (metadata, first heading, else first non-empty line); `None`
+    /// when the document has none, so the file name is used.
+    pub title: Option<String>,
+    /// Plain text, paragraphs separated by blank lines; not yet canonical.
+    pub text: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("not a readable PDF: {0}")]
+    Pdf(String),
+    #[error("the PDF is encrypted")]
+    Encrypted,
+    #[error("not a readable DOCX: {0}")]
+    Docx(String),
+    #[error("the DOCX part {part} is larger than {limit} bytes")]
+    TooLarge { part: &'static str, limit: u64 },
+    #[error("the converter crashed: {0}")]
+    Panicked(String),
+    #[error("the conversion took longer than {0:?}")]
+    TimedOut(Duration),
+    #[error("could not start the converter thread: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// Converts a file's bytes, isolated from the caller: a panic or an overrun is an error.
+///
+/// On a timeout the conversion thread is left to finish on its own (a thread cannot be
+/// stopped safely); its result is dropped.
+pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError> {
+    isolated(
+        move || match format {
+            Format::Pdf => pdf::convert(&bytes),
+            Format::Docx => docx::convert(&bytes),
+        },
+        CONVERT_TIMEOUT,
+    )
+}
+
+/// Runs `job` on a thread of its own behind `catch_unwind`, waiting at most `timeout`.
+fn isolated<F>(job: F, timeout: Duration) -> Result<Converted, ConvertError>
+where
+    F: FnOnce() -> Result<Converted, ConvertError> + Send + 'static,
+{
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::Builder::new().name("svc-convert".into()).spawn(move || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+            .unwrap_or_else(|payload| Err(ConvertError::Panicked(panic_message(payload.as_ref()))));
+        // The receiver is gone after a timeout: nothing left to tell.
+        let _ = tx.send(result);
+    })?;
+    match rx.recv_timeout(timeout) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(ConvertError::TimedOut(timeout)),
+        // The thread ended without sending: only a panic that escaped catch_unwind does that.
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(ConvertError::Panicked("the converter thread died".into())),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic without a message".to_string())
+}
+
+/// The first non-empty line of `text`, trimmed and cut to a title's length.
+pub(crate) fn first_line_title(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(clean_title(line))
+}
+
+/// Collapses runs of whitespace and cuts to `MAX_TITLE_CHARS`.
+pub(crate) fn clean_title(raw: &str) -> String {
+    let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    match collapsed.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((cut, _)) => collapsed[..cut].trim_end().to_string(),
+        None => collapsed,
+    }
+}
+
+/// A non-empty title, or `None`.
+pub(crate) fn non_empty_title(raw: &str) -> Option<String> {
+    let t = clean_title(raw);
+    (!t.is_empty()).then_some(t)
+}
+
+#[cfg(test)]
+pub(crate) mod test_files;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_line_titles_skip_blank_lines_and_are_cut() {
+        assert_eq!(first_line_title("\n  \n  Hello   world \nsecond"), Some("Hello world".into()));
+        assert_eq!(first_line_title(" \n\t\n"), None);
+        let long = "x".repeat(500);
+        assert_eq!(first_line_title(&long).map(|t| t.chars().count()), Some(MAX_TITLE_CHARS));
+        assert_eq!(non_empty_title("  "), None);
+    }
+
+    #[test]
+    fn garbage_is_an_error_for_both_formats() {
+        let junk: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        assert!(matches!(convert(Format::Pdf, junk.clone()), Err(ConvertError::Pdf(_))));
+        assert!(matches!(convert(Format::Docx, junk), Err(ConvertError::Docx(_))));
+        assert!(matches!(convert(Format::Pdf, Vec::new()), Err(ConvertError::Pdf(_))));
+    }
+
+    #[test]
+    fn a_panicking_converter_is_an_error_not_a_crash() {
+        let r = isolated(|| -> Result<Converted, ConvertError> { panic!("boom {}", 7) }, Duration::from_secs(5));
+        match r {
+            Err(ConvertError::Panicked(m)) => assert_eq!(m, "boom 7"),
+            other => panic!("expected a Panicked error, got {other:?}"),
+        }
+        let r = isolated(|| -> Result<Converted, ConvertError> { std::panic::panic_any(42u8) }, Duration::from_secs(5));
+        assert!(matches!(r, Err(ConvertError::Panicked(m)) if m == "panic without a message"));
+    }
+
+    #[test]
+    fn an_overrun_times_out() {
+        let slow = || {
+            std::thread::sleep(Duration::from_secs(2));
+            Ok(Converted { title: None, text: String::new() })
+        };
+        let started = std::time::Instant::now();
+        assert!(matches!(isolated(slow, Duration::from_millis(50)), Err(ConvertError::TimedOut(_))));
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_result_within_the_deadline_is_returned() {
+        let ok = isolated(|| Ok(Converted { title: Some("T".into()), text: "x".into() }), Duration::from_secs(5));
+        assert_eq!(ok.ok().and_then(|c| c.title), Some("T".into()));
+    }
+
+    #[test]
+    fn mime_types() {
+        assert_eq!(Format::Pdf.mime(), "application/pdf");
+        assert!(Format::Docx.mime().ends_with("wordprocessingml.document"));
+    }
+}
