@@ -30,10 +30,20 @@ COLLECTION = "scifact"
 # mode -> CLI subcommand; all share the batch interface
 # (stdin: {"id","query"} lines; stdout: {"id","results":[{"uri","score",...}]} lines, input order).
 MODES = {
-    "bm25": "search",
-    # "vector": "vsearch",  # add once the CLI has it (may need an embedding step after indexing)
-    # "hybrid": "query",
+    "bm25": ["search"],
+    "vector": ["vsearch"],
+    # expansion with the 135M generator adds seconds per query; `--expand` turns it on
+    "hybrid": ["query", "--no-expand"],
 }
+NEEDS_VECTORS = {"vector", "hybrid"}
+
+
+def default_cache_dir():
+    """Where the models live: SVC_CACHE_DIR, else the XDG cache (as the server resolves it)."""
+    if os.environ.get("SVC_CACHE_DIR"):
+        return os.environ["SVC_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "svc")
 
 
 # ---------------------------------------------------------------- data
@@ -119,8 +129,8 @@ def run_queries(binary, env, mode, queries, limit):
     """Run all queries in one batch process. Returns ({query id: [corpus ids]}, seconds, warnings)."""
     stdin_text = "".join(json.dumps({"id": qid, "query": text}) + "\n" for qid, text in queries)
     t0 = time.perf_counter()
-    out = run_svc(binary, env, [MODES[mode], "--batch", "--json", "--limit", str(limit),
-                                "--collection", COLLECTION], stdin_text)
+    out = run_svc(binary, env, MODES[mode] + ["--batch", "--json", "--limit", str(limit),
+                                              "--collection", COLLECTION], stdin_text)
     seconds = time.perf_counter() - t0
     rankings, order, dup = {}, [], 0
     for line in out.splitlines():
@@ -150,7 +160,10 @@ def run_queries(binary, env, mode, queries, limit):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=sorted(MODES), default="bm25")
+    ap.add_argument("--mode", default="bm25",
+                    help="comma-separated modes from: " + ", ".join(sorted(MODES)) + " (one index, embedded once)")
+    ap.add_argument("--expand", action="store_true", help="hybrid: let the generator add query variants")
+    ap.add_argument("--cache", default=default_cache_dir(), help="svc cache dir holding models/ (default: the user's)")
     ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
     ap.add_argument("--dataset", default=os.path.join(REPO, "..", "shared", "datasets", "beir-scifact"))
     ap.add_argument("--split", default="train", help="qrels/<split>.tsv")
@@ -159,6 +172,12 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (Markdown, index)")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()
+    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
+    for m in modes:
+        if m not in MODES:
+            sys.exit(f"unknown mode {m!r}; choose from {', '.join(sorted(MODES))}")
+    if args.expand:
+        MODES["hybrid"] = ["query"]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: kill the svc child, remove the temp dir
     binary = os.path.abspath(args.bin)
     if not os.access(binary, os.X_OK):
@@ -170,13 +189,19 @@ def main():
     t_start = time.perf_counter()
     try:
         env = dict(os.environ)
-        for var, sub in (("SVC_CONFIG_DIR", "config"), ("SVC_DATA_DIR", "data"), ("SVC_CACHE_DIR", "cache")):
+        for var, sub in (("SVC_CONFIG_DIR", "config"), ("SVC_DATA_DIR", "data")):
             env[var] = os.path.join(tmp, sub)
             os.makedirs(env[var])
+        env["SVC_CACHE_DIR"] = args.cache
         md_dir = os.path.join(tmp, COLLECTION)
         n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md_dir))
         index_s = index_corpus(binary, env, md_dir)
-        rankings, search_s, warnings = run_queries(binary, env, args.mode, queries, args.limit)
+        embed_s = None
+        if NEEDS_VECTORS & set(modes):
+            t0 = time.perf_counter()
+            run_svc(binary, env, ["embed"])
+            embed_s = time.perf_counter() - t0
+        runs = {m: run_queries(binary, env, m, queries, args.limit) for m in modes}
     finally:
         if args.keep:
             print(f"kept {tmp}", file=sys.stderr)
@@ -184,23 +209,27 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
     wall_s = time.perf_counter() - t_start
 
-    for w in warnings:
-        print(f"WARNING: {w}", file=sys.stderr)
-    missing = [q for q in qrels if q not in rankings]
-    if missing:
-        print(f"WARNING: {len(missing)} judged queries have no output line (scored 0)", file=sys.stderr)
-    m = evaluate(rankings, qrels)
-    report = {"mode": args.mode, "split": args.split, **m, "documents": n_docs,
-              "index_s": round(index_s, 3), "search_s": round(search_s, 3), "wall_s": round(wall_s, 3),
-              "missing_queries": len(missing)}
-    print(f"mode={args.mode} split={args.split} queries={m['queries']} documents={n_docs}")
-    print(f"nDCG@10    {m['ndcg@10']:.4f}   (bm25_check.py reference 0.6947)")
-    print(f"Recall@100 {m['recall@100']:.4f}   (0.9276)")
-    print(f"MRR@10     {m['mrr@10']:.4f}   (0.6636)")
-    print(f"wall {wall_s:.2f} s (index {index_s:.2f} s, {len(queries)} queries {search_s:.2f} s)")
+    reports = []
+    for mode, (rankings, search_s, warnings) in runs.items():
+        for w in warnings:
+            print(f"WARNING [{mode}]: {w}", file=sys.stderr)
+        missing = [q for q in qrels if q not in rankings]
+        if missing:
+            print(f"WARNING [{mode}]: {len(missing)} judged queries have no output line (scored 0)", file=sys.stderr)
+        m = evaluate(rankings, qrels)
+        reports.append({"mode": mode, "split": args.split, **m, "documents": n_docs, "index_s": round(index_s, 3),
+                        "embed_s": None if embed_s is None else round(embed_s, 3), "search_s": round(search_s, 3),
+                        "wall_s": round(wall_s, 3), "missing_queries": len(missing)})
+        print(f"mode={mode} split={args.split} queries={m['queries']} documents={n_docs}")
+        print(f"nDCG@10    {m['ndcg@10']:.4f}   (bm25_check.py reference 0.6947)")
+        print(f"Recall@100 {m['recall@100']:.4f}   (0.9276)")
+        print(f"MRR@10     {m['mrr@10']:.4f}   (0.6636)")
+        print(f"queries {len(queries)} in {search_s:.2f} s")
+    embed_note = "" if embed_s is None else f", embed {embed_s:.2f} s"
+    print(f"wall {wall_s:.2f} s (index {index_s:.2f} s{embed_note})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+            json.dump(reports if len(reports) > 1 else reports[0], f, indent=2)
             f.write("\n")
 
 

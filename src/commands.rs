@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
-use protocol::{AddCollection, DocRef, Dirs, Request, SearchFilters, SearchRequest};
+use protocol::{AddCollection, DocRef, Dirs, QueryRequest, Request, SearchFilters, SearchRequest};
 use serde_json::Value;
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -157,16 +157,98 @@ pub fn update(dirs: &Dirs, collection: Option<String>, git_pull: bool, json: boo
     print_job(&job, json)
 }
 
-fn search_request(query: String, limit: u32, collection: Option<&str>) -> Request {
-    Request::Search(SearchRequest {
+/// Which retrieval a search command runs.
+#[derive(Debug, Clone, Copy)]
+pub enum SearchMode {
+    Bm25,
+    Vector,
+    /// Hybrid; `expand` and `rerank` allow the generator and the cross-encoder.
+    Hybrid { expand: bool, rerank: bool },
+}
+
+fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&str>) -> Request {
+    let search = SearchRequest {
         query,
         limit: limit.clamp(1, CLI_MAX_LIMIT),
         filters: SearchFilters { collection: collection.map(str::to_lowercase), ..Default::default() },
         ..Default::default()
-    })
+    };
+    match mode {
+        SearchMode::Bm25 => Request::Search(search),
+        SearchMode::Vector => Request::VectorSearch(search),
+        SearchMode::Hybrid { expand, rerank } => {
+            Request::Query(QueryRequest { search, no_expand: !expand, no_rerank: !rerank, ..Default::default() })
+        }
+    }
 }
 
-pub fn search(dirs: &Dirs, query: Option<String>, limit: u32, collection: Option<String>, json: bool, batch: bool) -> anyhow::Result<ExitCode> {
+/// Embeds the backlog: in this process without a server, else waits for the server's
+/// background embedding to drain it.
+pub fn embed(dirs: &Dirs) -> anyhow::Result<ExitCode> {
+    match Backend::open(dirs)? {
+        Backend::Local(w) => {
+            let n = w.embed_now().map_err(|e| anyhow!("embedding failed: {e}"))?;
+            println!("embedded {n} documents' chunks");
+        }
+        Backend::Server { .. } => loop {
+            let snap: Value = std::fs::read(dirs.status_file()).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
+            let backlog = snap["embeddingBacklog"].as_u64().unwrap_or(0);
+            if backlog == 0 {
+                println!("embedding backlog is empty");
+                break;
+            }
+            eprintln!("waiting for the server to embed {backlog} documents...");
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        },
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `svc models list|use|pull|path`.
+pub fn models(dirs: &Dirs, action: ModelsAction) -> anyhow::Result<ExitCode> {
+    let mut b = Backend::open(dirs)?;
+    match action {
+        ModelsAction::List => {
+            let r = b.call_ok(Request::ListPresets)?;
+            for p in r["presets"].as_array().into_iter().flatten() {
+                let mark = if p["active"] == true { "*" } else { " " };
+                println!("{mark} {:<10} {}", p["id"].as_str().unwrap_or(""), p["name"].as_str().unwrap_or(""));
+                for role in ["embed", "rerank", "gen"] {
+                    println!("    {role:<7} {}", p[role].as_str().unwrap_or("-"));
+                }
+            }
+        }
+        ModelsAction::Use(id) => {
+            let r = b.call_ok(Request::SetPreset { id })?;
+            println!("active preset: {}", r["activePreset"].as_str().unwrap_or(""));
+        }
+        ModelsAction::Pull => {
+            b.call_ok(Request::PullModels)?;
+            loop {
+                let s = b.call_ok(Request::ModelStatus)?;
+                if s["active"] != true {
+                    println!("completed: {}  failed: {}", s["completed"], s["failed"]);
+                    break;
+                }
+                if let Some(p) = s["progress"].as_object() {
+                    eprint!("\r{} {:>5.1}%", s["currentType"].as_str().unwrap_or(""), p.get("percent").and_then(Value::as_f64).unwrap_or(0.0));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        }
+        ModelsAction::Path => println!("{}", dirs.models_dir().display()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub enum ModelsAction {
+    List,
+    Use(String),
+    Pull,
+    Path,
+}
+
+pub fn search(dirs: &Dirs, mode: SearchMode, query: Option<String>, limit: u32, collection: Option<String>, json: bool, batch: bool) -> anyhow::Result<ExitCode> {
     let mut b = Backend::open(dirs)?;
     if batch {
         use std::io::Write;
@@ -179,7 +261,7 @@ pub fn search(dirs: &Dirs, query: Option<String>, limit: u32, collection: Option
             }
             let item: Value = serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
-            let results = match b.call(search_request(q, limit, collection.as_deref()))? {
+            let results = match b.call(search_request(mode, q, limit, collection.as_deref()))? {
                 Ok(v) => v["results"].clone(),
                 Err(_) => Value::Array(Vec::new()),
             };
@@ -188,7 +270,7 @@ pub fn search(dirs: &Dirs, query: Option<String>, limit: u32, collection: Option
         return Ok(ExitCode::SUCCESS);
     }
     let q = query.ok_or_else(|| anyhow!("a query is required (or --batch)"))?;
-    let r = b.call_ok(search_request(q, limit, collection.as_deref()))?;
+    let r = b.call_ok(search_request(mode, q, limit, collection.as_deref()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {

@@ -4,6 +4,7 @@ mod backend;
 mod commands;
 
 use clap::{Parser, Subcommand};
+use commands::{ModelsAction, SearchMode};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -57,6 +58,41 @@ enum Cmd {
         #[arg(long)]
         batch: bool,
     },
+    /// Vector search (needs the embedding model and embedded documents).
+    Vsearch {
+        query: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        batch: bool,
+    },
+    /// Hybrid search: BM25 and vectors fused, reranked when a reranker is installed.
+    Query {
+        query: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        batch: bool,
+        /// Do not generate query variants.
+        #[arg(long)]
+        no_expand: bool,
+        /// Do not rerank with the cross-encoder.
+        #[arg(long)]
+        no_rerank: bool,
+    },
+    /// Embed the documents that have no vectors yet.
+    Embed,
+    /// Model presets and files.
+    #[command(subcommand)]
+    Models(ModelsCmd),
     /// Print a document by `svc://` URI or docid.
     Get {
         reference: String,
@@ -93,6 +129,18 @@ enum CollectionCmd {
     },
     /// Remove a collection from the index (its files are untouched).
     Remove { name: String },
+}
+
+#[derive(Subcommand)]
+enum ModelsCmd {
+    /// List presets and their models.
+    List,
+    /// Make a preset active.
+    Use { id: String },
+    /// Download the active preset's missing files from the hub (SVC_HF_ENDPOINT).
+    Pull,
+    /// Print the model cache directory.
+    Path,
 }
 
 #[derive(Subcommand)]
@@ -152,7 +200,26 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Collection(CollectionCmd::List { json }) => commands::collection_list(&dirs, json),
         Cmd::Collection(CollectionCmd::Remove { name }) => commands::collection_remove(&dirs, name),
         Cmd::Update { collection, git_pull, json } => commands::update(&dirs, collection, git_pull, json),
-        Cmd::Search { query, limit, collection, json, batch } => commands::search(&dirs, query, limit, collection, json, batch),
+        Cmd::Search { query, limit, collection, json, batch } => {
+            commands::search(&dirs, SearchMode::Bm25, query, limit, collection, json, batch)
+        }
+        Cmd::Vsearch { query, limit, collection, json, batch } => {
+            commands::search(&dirs, SearchMode::Vector, query, limit, collection, json, batch)
+        }
+        Cmd::Query { query, limit, collection, json, batch, no_expand, no_rerank } => {
+            let mode = SearchMode::Hybrid { expand: !no_expand, rerank: !no_rerank };
+            commands::search(&dirs, mode, query, limit, collection, json, batch)
+        }
+        Cmd::Embed => commands::embed(&dirs),
+        Cmd::Models(m) => commands::models(
+            &dirs,
+            match m {
+                ModelsCmd::List => ModelsAction::List,
+                ModelsCmd::Use { id } => ModelsAction::Use(id),
+                ModelsCmd::Pull => ModelsAction::Pull,
+                ModelsCmd::Path => ModelsAction::Path,
+            },
+        ),
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
         Cmd::Serve { .. } | Cmd::Internal(_) => unreachable!("handled in main"),
     }

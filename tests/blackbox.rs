@@ -22,3 +22,7 @@ mod writes;
 mod refactor;
 #[path = "blackbox/convert.rs"]
 mod convert;
+#[path = "blackbox/hub.rs"]
+mod hub;
+#[path = "blackbox/models.rs"]
+mod models;

@@ -117,17 +117,33 @@ pub struct SearchResult {
     pub source: SearchSource,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchMeta {
     pub total_results: u64,
     pub recency_ordered: bool,
+    /// Vector and hybrid modes: whether query variants were added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expanded: Option<bool>,
+    /// Hybrid mode: whether a cross-encoder rescored the candidates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reranked: Option<bool>,
+    /// Vector and hybrid modes: whether vector retrieval contributed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors_used: Option<bool>,
+    /// Hybrid mode: how many fused candidates the reranker saw at most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_limit: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct SearchResponse {
     pub query: String,
     pub mode: String,
+    /// Hybrid mode: the query language (the `lang` hint, else detected).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_language: Option<String>,
     pub results: Vec<SearchResult>,
     pub meta: SearchMeta,
 }

@@ -51,6 +51,10 @@ impl Dirs {
     pub fn bm25_dir(&self) -> PathBuf {
         self.index_dir().join("bm25")
     }
+    /// LanceDB: one vector table per embedding model.
+    pub fn vectors_dir(&self) -> PathBuf {
+        self.index_dir().join("vectors")
+    }
     /// The worker's last published status, served passively by the gateway.
     pub fn status_file(&self) -> PathBuf {
         self.index_dir().join("status.json")

@@ -108,6 +108,14 @@ pub enum Request {
     Capture(Capture),
     RefactorPlan { doc: DocRef, op: RefactorOp },
     RefactorApply { doc: DocRef, op: RefactorOp, confirm: ApplyConfirmation },
+    VectorSearch(SearchRequest),
+    Query(QueryRequest),
+    Diagnose { query: QueryRequest, target: String },
+    Similar { doc: DocRef, query: SimilarQuery },
+    ListPresets,
+    SetPreset { id: String },
+    PullModels,
+    ModelStatus,
 }
 
 impl Request {
@@ -138,6 +146,14 @@ impl Request {
             Request::Capture(_) => "capture",
             Request::RefactorPlan { .. } => "refactor_plan",
             Request::RefactorApply { .. } => "refactor_apply",
+            Request::VectorSearch(_) => "vsearch",
+            Request::Query(_) => "query",
+            Request::Diagnose { .. } => "diagnose",
+            Request::Similar { .. } => "similar",
+            Request::ListPresets => "list_presets",
+            Request::SetPreset { .. } => "set_preset",
+            Request::PullModels => "pull_models",
+            Request::ModelStatus => "model_status",
         }
     }
 }
@@ -181,6 +197,41 @@ pub struct SearchRequest {
     pub exclude: Vec<String>,
     /// How many candidates to consider before filtering and cutting to `limit`.
     pub candidate_limit: Option<u32>,
+}
+
+/// How a `queryModes` entry is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QueryModeKind {
+    /// A keyword variant (BM25).
+    Term,
+    /// A rephrasing (vector).
+    Intent,
+    /// A hypothetical answer passage (vector).
+    Hyde,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryMode {
+    pub kind: QueryModeKind,
+    pub text: String,
+}
+
+/// `POST /api/query` (hybrid) and the query part of `/api/query/diagnose`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct QueryRequest {
+    pub search: SearchRequest,
+    pub lang: Option<String>,
+    pub no_expand: bool,
+    pub no_rerank: bool,
+    /// Given variants replace generated expansion.
+    pub query_modes: Vec<QueryMode>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimilarQuery {
+    pub limit: u32,
+    pub threshold: f32,
+    pub cross_collection: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -5,8 +5,9 @@ use protocol::SearchFilters;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Mutex;
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use std::collections::HashSet;
+use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
 };
@@ -298,6 +299,27 @@ impl Bm25Index {
         }
         Ok(out)
     }
+
+    /// Keys of every document that passes the filters, or `None` when there are no filters.
+    /// Other retrievals (vector) use this so that the filter rules live in one place.
+    pub fn filter_keys(&self, filters: &SearchFilters) -> Result<Option<HashSet<i64>>, Bm25Error> {
+        let clauses = self.filter_query(filters);
+        if clauses.is_empty() {
+            return Ok(None);
+        }
+        let mut all: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(AllQuery))];
+        all.extend(clauses);
+        let searcher = self.reader.searcher();
+        let addrs = searcher.search(&BooleanQuery::new(all), &DocSetCollector)?;
+        let mut keys = HashSet::with_capacity(addrs.len());
+        for addr in addrs {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            if let Some(key) = doc.get_first(self.fields.key).and_then(|v| v.as_i64()) {
+                keys.insert(key);
+            }
+        }
+        Ok(Some(keys))
+    }
 }
 
 #[cfg(test)]
@@ -331,6 +353,8 @@ mod tests {
         idx.delete(2);
         idx.commit().unwrap();
         assert_eq!(idx.num_docs(), 1);
+        assert_eq!(idx.filter_keys(&SearchFilters::default()).unwrap(), None);
+        assert_eq!(idx.filter_keys(&filtered).unwrap(), Some(HashSet::from([1])));
         let since = SearchFilters { since_ms: Some(5000), ..Default::default() };
         assert!(idx.search(&KeywordQuery::parse("pipes").unwrap(), &since, 10).unwrap().is_empty());
         drop(idx);

@@ -32,13 +32,16 @@ fn default_version() -> String {
 pub struct IndexConfig {
     #[serde(default = "default_version")]
     pub version: String,
+    /// The model preset in use (`GET/POST /api/presets`); absent means `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
     #[serde(default)]
     pub collections: Vec<CollectionConfig>,
 }
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { version: default_version(), collections: Vec::new() }
+        IndexConfig { version: default_version(), preset: None, collections: Vec::new() }
     }
 }
 

@@ -6,20 +6,29 @@ mod catalog;
 mod collections;
 mod config;
 mod convert;
+mod diagnose;
+mod embedding;
 mod events;
+mod expansion;
 mod git;
+mod hybrid;
 mod indexer;
 pub mod ingest;
 mod jobs;
 mod links;
+mod model_api;
+pub mod models;
 mod query;
 mod reads;
 mod refactor;
+mod retrieve;
 mod search;
 mod server;
 mod status;
 mod time_fmt;
 mod uri;
+mod vectors;
+mod vsearch;
 mod walk;
 mod write;
 #[cfg(test)]
@@ -61,6 +70,12 @@ pub struct Worker {
     /// API writes run one at a time (each is a few milliseconds), so an optimistic
     /// concurrency check and its write cannot interleave with another write.
     writes: Mutex<()>,
+    models: models::Models,
+    pulls: models::pull::PullManager,
+    /// LanceDB; `None` when it could not be opened (vector features are then off).
+    vectors: Option<vectors::VectorStore>,
+    /// The vector table of the loaded embedder (known once it loaded).
+    embed_table: Mutex<Option<vectors::TableKey>>,
 }
 
 impl Worker {
@@ -75,6 +90,14 @@ impl Worker {
         }
         catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
         let config = IndexConfig::load(&dirs.config_file())?;
+        let models = models::Models::new(&dirs.cache_dir, config.preset.as_deref());
+        let vectors = match vectors::VectorStore::open(&dirs.vectors_dir()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::error!("vector store unavailable: {e}");
+                None
+            }
+        };
         let worker = Arc::new(Worker {
             dirs,
             catalog,
@@ -84,6 +107,10 @@ impl Worker {
             cancel: AtomicBool::new(false),
             events: events::EventBus::default(),
             writes: Mutex::new(()),
+            models,
+            pulls: Default::default(),
+            vectors,
+            embed_table: Mutex::new(None),
         });
         worker.reconcile_collections()?;
         let fed = worker.indexer().converge()?;
@@ -100,6 +127,14 @@ impl Worker {
 
     fn indexer(&self) -> indexer::Indexer<'_> {
         indexer::Indexer { catalog: &self.catalog, bm25: &self.bm25, cancel: &self.cancel, events: &self.events }
+    }
+
+    fn set_embed_table(&self, key: Option<vectors::TableKey>) {
+        *self.embed_table.lock().unwrap_or_else(|p| p.into_inner()) = key;
+    }
+
+    fn embed_table(&self) -> Option<vectors::TableKey> {
+        self.embed_table.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn write_lock(&self) -> MutexGuard<'_, ()> {
@@ -132,7 +167,7 @@ impl Worker {
     /// Answers one request. Blocking: call it from a blocking thread.
     pub fn handle(self: &Arc<Self>, req: Request) -> Result<JsonBody, ApiError> {
         match req {
-            Request::Capabilities => JsonBody::of(&status::capabilities()),
+            Request::Capabilities => JsonBody::of(&self.capabilities()),
             Request::Status => JsonBody::of(&self.status_snapshot()?),
             Request::ListCollections => collections::list(self),
             Request::AddCollection(add) => collections::add(self, add),
@@ -140,8 +175,7 @@ impl Worker {
             Request::Sync { collection, git_pull } => collections::sync(self, collection, git_pull),
             Request::GetJob { id } => collections::get_job(self, &id),
             Request::Search(mut s) => {
-                s.filters.tags_all = normalize_tags(&s.filters.tags_all)?;
-                s.filters.tags_any = normalize_tags(&s.filters.tags_any)?;
+                normalize_filters(&mut s)?;
                 JsonBody::of(&search::search(self, &s)?)
             }
             Request::ListTags { collection, prefix } => reads::tags(self, collection, prefix),
@@ -166,7 +200,36 @@ impl Worker {
             Request::Capture(c) => write::capture(self, c),
             Request::RefactorPlan { doc, op } => refactor::preview(self, &doc, op),
             Request::RefactorApply { doc, op, confirm } => refactor::apply(self, &doc, op, confirm),
+            Request::VectorSearch(mut s) => {
+                normalize_filters(&mut s)?;
+                JsonBody::of(&vsearch::vsearch(self, &s)?)
+            }
+            Request::Query(mut q) => {
+                normalize_filters(&mut q.search)?;
+                JsonBody::of(&hybrid::run(self, &q)?.response)
+            }
+            Request::Diagnose { mut query, target } => {
+                normalize_filters(&mut query.search)?;
+                diagnose::diagnose(self, &query, &target)
+            }
+            Request::Similar { doc, query } => vsearch::similar(self, &doc, &query),
+            Request::ListPresets => model_api::list(self),
+            Request::SetPreset { id } => model_api::set(self, &id),
+            Request::PullModels => model_api::pull(self),
+            Request::ModelStatus => model_api::status(self),
         }
+    }
+
+    /// Starts the background embedding of new and changed documents (server mode).
+    pub fn start_background_embedding(self: &Arc<Self>) {
+        embedding::spawn(self);
+    }
+
+    /// Embeds the whole backlog now, in this thread (the CLI's in-process mode).
+    pub fn embed_now(&self) -> Result<usize, String> {
+        let n = embedding::run(self).map_err(|e| e.to_string())?;
+        self.publish_status();
+        Ok(n)
     }
 
     /// Stops a running job at its next batch boundary and waits for it.
@@ -179,6 +242,13 @@ impl Worker {
     pub fn wait_idle(&self) {
         self.jobs.wait_idle();
     }
+}
+
+/// A retrieval body's tag filters, normalized as indexed tags are.
+fn normalize_filters(s: &mut protocol::SearchRequest) -> Result<(), ApiError> {
+    s.filters.tags_all = normalize_tags(&s.filters.tags_all)?;
+    s.filters.tags_any = normalize_tags(&s.filters.tags_any)?;
+    Ok(())
 }
 
 /// Tag filters go through the same normalization as indexed tags; an invalid tag is a 400.

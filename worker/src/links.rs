@@ -228,8 +228,22 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
         })
         .collect();
     let mut warnings: Vec<String> = Vec::new();
+    let mut edge_json = edge_json;
+    let (mut similar_available, mut similar_truncated) = (false, false);
     if q.include_similar {
-        warnings.push("Similarity edges need embeddings, and none are available yet.".into());
+        match w.vector_context_opt() {
+            Some(ctx) => {
+                similar_available = true;
+                let (edges, truncated) = similarity_edges(&ctx, &nodes, q)?;
+                similar_truncated = truncated;
+                let room = (q.edge_limit as usize).saturating_sub(edge_json.len());
+                if edges.len() > room {
+                    warnings.push(format!("{} similarity edges left out by edgeLimit", edges.len() - room));
+                }
+                edge_json.extend(edges.into_iter().take(room));
+            }
+            None => warnings.push("Similarity edges need embeddings, and none are available yet.".into()),
+        }
     }
     JsonBody::of(&json!({
         "nodes": node_json,
@@ -245,11 +259,45 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
             "returnedEdges": edge_json.len(),
             "truncated": total_nodes > q.limit as usize || edges_cut,
             "linkedOnly": q.linked_only,
-            "includedSimilar": false,
-            "similarAvailable": false,
+            "includedSimilar": q.include_similar && similar_available,
+            "similarAvailable": similar_available,
             "similarTopK": q.similar_top_k,
-            "similarTruncatedByComputeBudget": false,
+            "similarTruncatedByComputeBudget": similar_truncated,
             "warnings": warnings,
         }
     }))
+}
+
+/// Nodes whose pairwise similarity is computed at most (the compute budget).
+const MAX_SIMILARITY_NODES: usize = 1500;
+
+/// `similar` edges between the nodes: each node's `similarTopK` nearest others by their
+/// `seq = 0` vectors (no fallback), above `threshold`, each pair once.
+fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], q: &GraphQuery) -> Result<(Vec<serde_json::Value>, bool), ApiError> {
+    let hashes: Vec<String> = nodes.iter().map(|d| d.mirror_hash.clone()).collect();
+    let vectors = ctx.store.first_vectors(&ctx.key, &hashes).map_err(runtime)?;
+    let with: Vec<(&DocRow, &Vec<f32>)> = nodes.iter().filter_map(|d| vectors.get(&d.mirror_hash).map(|v| (*d, v))).collect();
+    let truncated = with.len() > MAX_SIMILARITY_NODES;
+    let with = &with[..with.len().min(MAX_SIMILARITY_NODES)];
+    let mut pairs: BTreeMap<(usize, usize), f32> = BTreeMap::new();
+    for (i, (_, a)) in with.iter().enumerate() {
+        let mut near: Vec<(usize, f32)> = with
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(j, (_, b))| (j, crate::vectors::distance_to_score(1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>())))
+            .filter(|(_, s)| *s >= q.threshold)
+            .collect();
+        near.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        for (j, score) in near.into_iter().take(q.similar_top_k as usize) {
+            pairs.insert((i.min(j), i.max(j)), score);
+        }
+    }
+    let mut edges: Vec<((usize, usize), f32)> = pairs.into_iter().collect();
+    edges.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let json = edges
+        .into_iter()
+        .map(|((i, j), score)| json!({ "source": with[i].0.docid, "target": with[j].0.docid, "type": "similar", "weight": score }))
+        .collect();
+    Ok((json, truncated))
 }

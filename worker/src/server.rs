@@ -15,6 +15,7 @@ pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
     let worker = tokio::task::spawn_blocking(move || Worker::open(d))
         .await
         .map_err(|e| std::io::Error::other(format!("worker start panicked: {e}")))??;
+    worker.start_background_embedding();
     let socket = dirs.worker_socket();
     let listener = protocol::socket::bind(&socket)?;
     tracing::info!("worker listening on {}", socket.display());

@@ -4,11 +4,14 @@ use crate::{catalog, runtime, time_fmt, Worker};
 use protocol::api::{Capabilities, CollectionStatus, StatusSnapshot};
 use protocol::ApiError;
 
-pub fn capabilities() -> Capabilities {
-    Capabilities { bm25: true, vector: false, hybrid: false, answer: false }
-}
-
 impl Worker {
+    /// What the loaded models allow (vector search needs the vector store too).
+    pub(crate) fn capabilities(&self) -> Capabilities {
+        let loaded = self.models.loaded();
+        let vector = loaded.embed && self.vectors.is_some();
+        Capabilities { bm25: true, vector, hybrid: vector, answer: loaded.gen }
+    }
+
     pub(crate) fn status_snapshot(&self) -> Result<StatusSnapshot, ApiError> {
         self.status_snapshot_as(self.jobs.active())
     }
@@ -17,6 +20,10 @@ impl Worker {
         let conn = self.catalog.reader();
         let counts = catalog::collection_counts(&conn).map_err(runtime)?;
         let last = catalog::last_synced(&conn).map_err(runtime)?;
+        // Before the embedder loaded, no table is known and everything counts as backlog.
+        let table = self.embed_table().map_or_else(String::new, |k| k.name);
+        let embedded = catalog::embedded_counts(&conn, &table).map_err(runtime)?;
+        let backlog = catalog::embed_backlog_count(&conn, &table).map_err(runtime)?;
         drop(conn);
         let collections: Vec<CollectionStatus> = self
             .config()
@@ -24,7 +31,7 @@ impl Worker {
             .iter()
             .map(|c| {
                 let (docs, chunks) = counts.get(&c.name).copied().unwrap_or((0, 0));
-                CollectionStatus { name: c.name.clone(), path: c.path.clone(), document_count: docs, chunk_count: chunks, embedded_count: 0 }
+                CollectionStatus { name: c.name.clone(), path: c.path.clone(), document_count: docs, chunk_count: chunks, embedded_count: embedded.get(&c.name).copied().unwrap_or(0) }
             })
             .collect();
         Ok(StatusSnapshot {
@@ -34,12 +41,12 @@ impl Worker {
             total_documents: collections.iter().map(|c| c.document_count).sum(),
             total_chunks: collections.iter().map(|c| c.chunk_count).sum(),
             collections,
-            embedding_backlog: 0,
+            embedding_backlog: backlog,
             last_updated: last.unwrap_or_else(time_fmt::now_iso),
             healthy: true,
             connector_projection: serde_json::json!({ "targets": [], "truncated": false }),
             content_type_boost: serde_json::json!({ "rules": [], "rulesFingerprint": "none" }),
-            capabilities: capabilities(),
+            capabilities: self.capabilities(),
             active_job_id,
         })
     }

@@ -2,9 +2,10 @@
 
 use crate::error::ApiReply;
 use crate::extract::Params;
+use super::call;
 use crate::AppState;
 use axum::extract::{Path, State};
-use protocol::{ApiError, DocRef, DocsQuery, GraphQuery, LinkKind, Request, SortOrder};
+use protocol::{ApiError, DocRef, DocsQuery, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
 
 /// `%23<hex>` (decoded to `#<hex>` by the router); the `#` may be omitted.
 fn docid(raw: &str) -> Result<String, ApiError> {
@@ -21,13 +22,6 @@ pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
     let uri = p.str_opt("uri");
     let docid = if uri.is_some() { docid(id).ok() } else { Some(docid(id)?) };
     Ok(DocRef { docid, uri })
-}
-
-async fn call(s: &AppState, r: Result<Request, ApiError>) -> ApiReply {
-    match r {
-        Ok(r) => ApiReply::ok(s.worker.call(r).await),
-        Err(e) => e.into(),
-    }
 }
 
 pub async fn tags(State(s): State<AppState>, p: Params) -> ApiReply {
@@ -88,23 +82,17 @@ pub async fn sections(State(s): State<AppState>, Path(id): Path<String>, p: Para
     call(&s, doc_ref(&id, &p).map(|doc| Request::Sections { doc })).await
 }
 
-/// Similar documents need embeddings, which this build does not compute yet: after
-/// checking the document exists, answer 503 as the contract says.
+/// Documents whose first chunk is nearest to this one's (503 without vectors).
 pub async fn similar(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    let checked = (|| {
-        p.int("limit", 5, 1, 20)?;
-        p.float("threshold", 0.5, 0.0, 1.0)?;
-        p.bool("crossCollection", false)?;
-        doc_ref(&id, &p)
+    let req = (|| -> Result<Request, ApiError> {
+        let query = SimilarQuery {
+            limit: p.int("limit", 5, 1, 20)?,
+            threshold: p.float("threshold", 0.5, 0.0, 1.0)?,
+            cross_collection: p.bool("crossCollection", false)?,
+        };
+        Ok(Request::Similar { doc: doc_ref(&id, &p)?, query })
     })();
-    let doc = match checked {
-        Ok(d) => d,
-        Err(e) => return e.into(),
-    };
-    if let Err(e) = s.worker.call(Request::Sections { doc }).await {
-        return e.into();
-    }
-    ApiError::unavailable("Vector search is unavailable: no embeddings exist yet. Run `svc embed` once a local embedding model is installed.").into()
+    call(&s, req).await
 }
 
 pub async fn graph(State(s): State<AppState>, p: Params) -> ApiReply {

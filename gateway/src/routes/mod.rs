@@ -4,6 +4,7 @@ mod assets;
 mod collections;
 mod docs;
 mod events;
+mod models;
 mod search;
 mod system;
 mod vendor;
@@ -25,6 +26,12 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sync", post(collections::sync))
         .route("/api/jobs/{id}", get(collections::job))
         .route("/api/search", post(search::search))
+        .route("/api/vsearch", post(search::vsearch))
+        .route("/api/query", post(search::query))
+        .route("/api/query/diagnose", post(search::diagnose))
+        .route("/api/presets", get(models::presets).post(models::set_preset))
+        .route("/api/models/pull", post(models::pull))
+        .route("/api/models/status", get(models::status))
         .route("/api/tags", get(docs::tags))
         .route("/api/docs", get(docs::list).post(writes::create))
         .route("/api/docs/{id}", put(writes::update))
@@ -49,6 +56,14 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
         .with_state(state)
+}
+
+/// Sends a validated request to the worker, or answers the validation error.
+pub(crate) async fn call(s: &AppState, r: Result<protocol::Request, ApiError>) -> ApiReply {
+    match r {
+        Ok(r) => ApiReply::ok(s.worker.call(r).await),
+        Err(e) => e.into(),
+    }
 }
 
 async fn not_found() -> ApiReply {

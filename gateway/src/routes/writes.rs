@@ -3,6 +3,7 @@
 use crate::error::ApiReply;
 use crate::extract::{Params, Payload};
 use crate::routes::docs::doc_ref;
+use super::call;
 use crate::AppState;
 use axum::extract::{Path, State};
 use protocol::{ApiError, ApplyConfirmation, CollisionPolicy, CreateDoc, RefactorOp, Request, UpdateDoc};
@@ -66,10 +67,7 @@ pub async fn update(State(s): State<AppState>, Path(id): Path<String>, p: Params
 }
 
 pub async fn deactivate(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    match doc_ref(&id, &p) {
-        Ok(doc) => ApiReply::ok(s.worker.call(Request::DeactivateDoc { doc }).await),
-        Err(e) => e.into(),
-    }
+    call(&s, doc_ref(&id, &p).map(|doc| Request::DeactivateDoc { doc })).await
 }
 
 pub async fn folder(State(s): State<AppState>, body: Payload) -> ApiReply {
@@ -80,10 +78,7 @@ pub async fn folder(State(s): State<AppState>, body: Payload) -> ApiReply {
             parent_path: body.str_opt("parentPath")?,
         })
     })();
-    match req {
-        Ok(r) => ApiReply::ok(s.worker.call(r).await),
-        Err(e) => e.into(),
-    }
+    call(&s, req).await
 }
 
 pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
@@ -179,10 +174,7 @@ pub async fn refactor_plan(State(s): State<AppState>, Path(id): Path<String>, p:
         let kind = body.str_req("operation")?;
         Ok(Request::RefactorPlan { doc: refactor_doc(&id, &p, &body)?, op: refactor_op(&kind, &body)? })
     })();
-    match req {
-        Ok(r) => ApiReply::ok(s.worker.call(r).await),
-        Err(e) => e.into(),
-    }
+    call(&s, req).await
 }
 
 async fn refactor_apply(s: AppState, id: String, p: Params, body: Payload, kind: &str) -> ApiReply {
@@ -197,10 +189,7 @@ async fn refactor_apply(s: AppState, id: String, p: Params, body: Payload, kind:
             },
         })
     })();
-    match req {
-        Ok(r) => ApiReply::ok(s.worker.call(r).await),
-        Err(e) => e.into(),
-    }
+    call(&s, req).await
 }
 
 pub async fn rename(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {

@@ -353,6 +353,21 @@ pub fn active_docs(conn: &Connection, collection: Option<&str>) -> Result<Vec<Do
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Active documents holding any of these contents (a content may back several documents).
+pub fn active_docs_by_mirror(conn: &Connection, hashes: &[String]) -> Result<Vec<DocRow>> {
+    let mut out = Vec::new();
+    for chunk in hashes.chunks(500) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE active = 1 AND mirror_hash IN ({marks}) ORDER BY id");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(params_from_iter(chunk.iter()), doc_from_row)?;
+        for r in rows {
+            out.push(r?);
+        }
+    }
+    Ok(out)
+}
+
 pub fn tags_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Vec<String>>> {
     let mut out: HashMap<i64, Vec<String>> = HashMap::new();
     for chunk in ids.chunks(500) {

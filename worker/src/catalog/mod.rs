@@ -1,4 +1,4 @@
-//! The SQLite catalog: the source of truth. tantivy (and later LanceDB) are derived from it.
+//! The SQLite catalog: the source of truth. tantivy and LanceDB are derived from it.
 //!
 //! Every change to a document bumps the catalog `generation` and stamps the row with it
 //! (`gen`). After the BM25 index commits a document, its `bm25_gen` is set to `gen`; at
@@ -7,12 +7,14 @@
 
 mod changes;
 mod docs;
+mod embeddings;
 mod jobs;
 mod pool;
 mod schema;
 
 pub use changes::*;
 pub use docs::*;
+pub use embeddings::*;
 pub use jobs::*;
 pub use pool::Catalog;
 

@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS documents(
 );
 CREATE INDEX IF NOT EXISTS documents_docid ON documents(docid);
 CREATE INDEX IF NOT EXISTS documents_active ON documents(collection, active);
+CREATE INDEX IF NOT EXISTS documents_mirror ON documents(mirror_hash);
 CREATE TABLE IF NOT EXISTS content(
   mirror_hash TEXT PRIMARY KEY,
   text TEXT NOT NULL
@@ -77,6 +78,12 @@ CREATE TABLE IF NOT EXISTS changes(
   delta TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS changes_doc ON changes(doc_id);
+CREATE TABLE IF NOT EXISTS embeddings(
+  mirror_hash TEXT NOT NULL,
+  model TEXT NOT NULL,
+  embedded_at TEXT NOT NULL,
+  PRIMARY KEY(mirror_hash, model)
+);
 CREATE TABLE IF NOT EXISTS jobs(
   id TEXT PRIMARY KEY,
   kind TEXT NOT NULL,

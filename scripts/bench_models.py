@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Model benchmarks on BEIR SciFact (5,183 abstracts as Markdown).
+
+1. Embedding throughput: `svc embed` (in-process) over the whole corpus, against plain ONNX
+   Runtime in Python on the same batches (the chunk texts svc embeds, read from its catalog,
+   sorted by length, 32 per batch, same tokenizer, truncation 256, padding to the longest,
+   masked mean pooling + L2 norm, 2 intra-op threads).
+2. Latency over HTTP (`svc serve`): `/api/search`, `/api/vsearch` and `/api/query` (hybrid,
+   no expansion) p50/p99 over the first N SciFact queries.
+3. ANN: the index forced on (`SVC_ANN_MIN_ROWS=1000`): the recall@10 svc measured against exact
+   search, and whether it uses the index; vsearch latency again.
+
+Needs the default embedder in the model cache (`scripts/models default --only embed`) and the
+venv of scripts/ort-env (numpy, onnxruntime, tokenizers). Normally run through scripts/bench-models.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(SCRIPTS)
+sys.path.insert(0, SCRIPTS)
+import scifact_to_md  # noqa: E402
+from bench import Http, Server, percentile, log  # noqa: E402
+
+EMBED_DIR = os.path.join("models", "sentence-transformers", "all-MiniLM-L6-v2")
+BATCH = 32
+MAX_TOKENS = 256
+
+
+def default_cache_dir():
+    if os.environ.get("SVC_CACHE_DIR"):
+        return os.environ["SVC_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "svc")
+
+
+def run_svc(binary, env, args):
+    t0 = time.perf_counter()
+    proc = subprocess.run([binary] + args, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        sys.exit(f"`svc {' '.join(args)}` exited with {proc.returncode}")
+    return time.perf_counter() - t0, proc.stderr
+
+
+def embedding_text(title, chunk):
+    """The rule of worker/src/embedding.rs: the title, unless the chunk starts with it."""
+    if not title or chunk.lstrip().lstrip("#").lstrip().startswith(title):
+        return chunk
+    return f"{title}\n{chunk}"
+
+
+def chunk_texts(catalog):
+    db = sqlite3.connect(catalog)
+    rows = db.execute(
+        "SELECT c.text, (SELECT MIN(d.title) FROM documents d WHERE d.mirror_hash = c.mirror_hash AND d.active = 1) "
+        "FROM chunks c WHERE c.mirror_hash IN (SELECT mirror_hash FROM documents WHERE active = 1)").fetchall()
+    db.close()
+    return [embedding_text(title or "", text) for text, title in rows]
+
+
+def ort_baseline(model_dir, texts):
+    """Seconds for plain ONNX Runtime to embed `texts` in svc's batches."""
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    sess = ort.InferenceSession(os.path.join(model_dir, "onnx", "model.onnx"), so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    ordered = sorted(texts, key=len)
+    t0 = time.perf_counter()
+    for i in range(0, len(ordered), BATCH):
+        enc = tok.encode_batch(ordered[i:i + BATCH])
+        feed = {
+            "input_ids": np.array([e.ids for e in enc], np.int64),
+            "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
+            "token_type_ids": np.array([e.type_ids for e in enc], np.int64),
+        }
+        hidden = sess.run(["last_hidden_state"], {k: v for k, v in feed.items() if k in names})[0]
+        m = feed["attention_mask"][..., None].astype(np.float32)
+        v = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return time.perf_counter() - t0
+
+
+def latencies(http, path, bodies, warmup=10):
+    for b in bodies[:warmup]:
+        http.request("POST", path, b)
+    out, errors = [], 0
+    for b in bodies:
+        ms, status, _ = http.timed("POST", path, b)
+        if status != 200:
+            errors += 1
+        out.append(ms)
+    return {"p50_ms": round(percentile(out, 50), 2), "p99_ms": round(percentile(out, 99), 2), "errors": errors, "n": len(out)}
+
+
+def serve_latencies(binary, root, env_extra, queries):
+    server = Server(binary, root)
+    old = {k: os.environ.get(k) for k in env_extra}
+    os.environ.update(env_extra)
+    try:
+        server.start()
+        http = Http(server.port)
+        caps = http.request("GET", "/api/capabilities")[1]
+        if not caps.get("vector"):
+            http.close()
+            server.stop()
+            raise RuntimeError(f"vector search unavailable: {caps}")
+        bodies = [{"query": q, "limit": 10} for q in queries]
+        out = {
+            "search": latencies(http, "/api/search", bodies),
+            "vsearch": latencies(http, "/api/vsearch", bodies),
+            "query": latencies(http, "/api/query", [dict(b, noExpand=True) for b in bodies]),
+        }
+        http.close()
+        return out
+    finally:
+        server.stop()
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
+    ap.add_argument("--dataset", default=os.path.join(REPO, "..", "shared", "datasets", "beir-scifact"))
+    ap.add_argument("--cache", default=default_cache_dir(), help="svc cache dir holding models/ and runtime/")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--no-build", action="store_true", help="(handled by scripts/bench-models)")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    model_dir = os.path.join(args.cache, EMBED_DIR)
+    if not os.path.isfile(os.path.join(model_dir, "onnx", "model.onnx")):
+        sys.exit(f"no embedder under {model_dir}: run scripts/models default --only embed")
+    queries = []
+    with open(os.path.join(args.dataset, "queries.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                queries.append(json.loads(line)["text"])
+    queries = queries[:args.queries]
+
+    tmp = tempfile.mkdtemp(prefix="svc-bench-models-")
+    report = {}
+    try:
+        # The server of serve_latencies uses <tmp>/{config,data,cache}; share the index and
+        # point its cache at the models.
+        os.makedirs(os.path.join(tmp, "config"))
+        os.makedirs(os.path.join(tmp, "data"))
+        os.symlink(os.path.abspath(args.cache), os.path.join(tmp, "cache"))
+        env = dict(os.environ, SVC_CONFIG_DIR=os.path.join(tmp, "config"), SVC_DATA_DIR=os.path.join(tmp, "data"),
+                   SVC_CACHE_DIR=os.path.join(tmp, "cache"))
+        md = os.path.join(tmp, "scifact")
+        n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md))
+        log(f"indexing {n_docs} documents")
+        index_s, _ = run_svc(binary, env, ["collection", "add", md, "--name", "scifact"])
+        log("embedding with svc")
+        embed_s, _ = run_svc(binary, env, ["embed"])
+        texts = chunk_texts(os.path.join(tmp, "data", "default", "catalog.sqlite"))
+        log(f"embedding the same {len(texts)} chunks with plain ONNX Runtime")
+        ort_s = ort_baseline(model_dir, texts)
+        report["embedding"] = {
+            "documents": n_docs, "chunks": len(texts), "index_s": round(index_s, 2),
+            "svc_s": round(embed_s, 2), "svc_chunks_per_s": round(len(texts) / embed_s, 1),
+            "ort_s": round(ort_s, 2), "ort_chunks_per_s": round(len(texts) / ort_s, 1),
+            "svc_vs_ort": round(ort_s / embed_s, 3),
+        }
+        log("latency over HTTP (exact vector search)")
+        report["exact"] = serve_latencies(binary, tmp, {}, queries)
+        log("forcing an ANN index (SVC_ANN_MIN_ROWS=1000)")
+        _, err = run_svc(binary, dict(env, SVC_ANN_MIN_ROWS="1000", SVC_LOG="info"), ["embed"])
+        m = re.search(r"recall@10 ([0-9.]+), (in use|not used)", err)
+        report["ann"] = {"recall_at_10": float(m.group(1)) if m else None, "used": bool(m and m.group(2) == "in use")}
+        report["ann"]["latency"] = serve_latencies(binary, tmp, {}, queries)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    e = report["embedding"]
+    print(f"embedding: {e['chunks']} chunks of {e['documents']} documents")
+    print(f"  svc embed        {e['svc_s']:8.2f} s  {e['svc_chunks_per_s']:8.1f} chunks/s")
+    print(f"  plain ORT        {e['ort_s']:8.2f} s  {e['ort_chunks_per_s']:8.1f} chunks/s")
+    print(f"  svc / plain ORT  {e['svc_vs_ort']:.3f}   (target >= 0.70)")
+    for label, lat in (("exact", report["exact"]), ("with ANN index", report["ann"]["latency"])):
+        print(f"latency over HTTP, {label} ({lat['search']['n']} queries):")
+        for route in ("search", "vsearch", "query"):
+            r = lat[route]
+            target = "   (target p50 < 60 ms)" if route == "query" else ""
+            print(f"  {route:<8} p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  errors {r['errors']}{target}")
+    a = report["ann"]
+    print(f"ANN index: recall@10 {a['recall_at_10']}  used: {a['used']}   (used only when >= 0.95)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

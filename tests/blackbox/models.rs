@@ -1,0 +1,339 @@
+//! Local models: real ONNX models through the real server. The real embedder
+//! (all-MiniLM-L6-v2, prepared by `scripts/models`) for retrieval; tiny generated models
+//! (`scripts/models tiny`) for the reranker and generator plumbing and for pulls.
+//! `scripts/test` prepares both and sets `SVC_TEST_MODELS` and `ORT_DYLIB_PATH`.
+
+use crate::common::*;
+use crate::hub::Hub;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const EMBED: &str = "sentence-transformers/all-MiniLM-L6-v2";
+const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
+const GEN: &str = "HuggingFaceTB/SmolLM2-135M-Instruct";
+
+fn test_models() -> PathBuf {
+    let dir = std::env::var_os("SVC_TEST_MODELS")
+        .map(PathBuf::from)
+        .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test, which prepares the test models");
+    assert!(dir.join("tiny/embed/model.onnx").is_file(), "tiny test models missing under {}", dir.display());
+    dir
+}
+
+/// Links a model dir (`model.onnx` + `tokenizer.json`) into the cache layout of `repo`.
+fn install(cache: &Path, from: &Path, repo: &str) {
+    let dest = cache.join("models").join(repo);
+    std::fs::create_dir_all(dest.join("onnx")).unwrap();
+    std::os::unix::fs::symlink(from.join("model.onnx"), dest.join("onnx/model.onnx")).unwrap();
+    std::os::unix::fs::symlink(from.join("tokenizer.json"), dest.join("tokenizer.json")).unwrap();
+}
+
+fn real_embedder() -> PathBuf {
+    let dir = test_models().join("cache/models").join(EMBED);
+    assert!(dir.join("onnx/model.onnx").is_file(), "the real embedder is missing under {}", dir.display());
+    // install() wants model.onnx and tokenizer.json side by side
+    let flat = test_models().join("real-embed");
+    if !flat.join("model.onnx").exists() {
+        std::fs::create_dir_all(&flat).unwrap();
+        let _ = std::os::unix::fs::symlink(dir.join("onnx/model.onnx"), flat.join("model.onnx"));
+        let _ = std::os::unix::fs::symlink(dir.join("tokenizer.json"), flat.join("tokenizer.json"));
+    }
+    flat
+}
+
+fn status(s: &Server) -> Value {
+    s.get("/api/status").json()
+}
+
+fn wait_embedded(s: &Server) {
+    s.wait_until(Duration::from_secs(120), |s| {
+        let st = status(s);
+        st["embeddingBacklog"] == 0 && st["collections"].as_array().is_some_and(|c| c.iter().all(|c| c["embeddedCount"] == c["documentCount"]))
+    });
+}
+
+fn notes(s: &Server) {
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("sockets.md", "# Unix domain sockets\nLocal sockets let two programs on the same computer exchange messages quickly.\n"),
+            ("bread.md", "# Sourdough\nMix flour, water and salt, let the dough rise overnight, then bake it in a hot oven.\n"),
+            ("garden.md", "# Tomatoes\nPlant tomatoes in spring, water them often and give them plenty of sun.\n"),
+            ("pipes.md", "# Named pipes\nA FIFO file connects one process writing to another process reading.\n"),
+        ],
+    );
+}
+
+#[test]
+fn vector_and_hybrid_search_with_the_real_embedder() {
+    let embed = real_embedder();
+    let s = Server::start();
+    install(&s.path("cache"), &embed, EMBED);
+    notes(&s);
+    s.add_collection(&s.path("notes"), "notes");
+    wait_embedded(&s);
+    let caps = s.get("/api/capabilities").json();
+    assert_eq!(caps, json!({ "bm25": true, "vector": true, "hybrid": true, "answer": false }));
+
+    // No keyword in common: only meaning connects the query to the note.
+    let r = s.post("/api/vsearch", json!({ "query": "how can processes talk to each other on one machine", "limit": 2 }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["mode"], "vector");
+    assert_eq!(v["meta"]["vectorsUsed"], true);
+    let top = uris(&v);
+    assert!(top[0] == "svc://notes/sockets.md" || top[0] == "svc://notes/pipes.md", "{v}");
+    assert!(top.len() <= 2);
+    for hit in v["results"].as_array().unwrap() {
+        let sc = hit["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&sc), "{hit}");
+        assert!(hit["chunk"]["text"].is_string() && hit["source"]["absPath"].is_string());
+    }
+    let baking = s.post("/api/vsearch", json!({ "query": "how to make bread at home" })).json();
+    assert_eq!(uris(&baking)[0], "svc://notes/bread.md");
+
+    let q = s.post("/api/query", json!({ "query": "growing vegetables in the sun", "noExpand": true })).json();
+    assert_eq!(q["mode"], "hybrid", "{q}");
+    assert_eq!(q["queryLanguage"], "en");
+    assert_eq!(q["meta"]["vectorsUsed"], true);
+    assert_eq!(q["meta"]["reranked"], false, "no reranker is installed");
+    assert_eq!(q["meta"]["expanded"], false);
+    assert_eq!(uris(&q)[0], "svc://notes/garden.md");
+    assert_eq!(s.post("/api/query", json!({ "query": "x", "limit": 0 })).status, 400);
+    s.post("/api/query", json!({ "query": "\"odd" })).assert_error(400, "VALIDATION");
+    s.post("/api/vsearch", json!({ "query": 7 })).assert_error(400, "VALIDATION");
+    s.post("/api/vsearch", json!({ "query": "x", "collection": "nope" })).assert_error(404, "NOT_FOUND");
+    let filtered = s.post("/api/vsearch", json!({ "query": "bread", "tagsAll": ["none"] })).json();
+    assert_eq!(filtered["results"].as_array().unwrap().len(), 0);
+
+    // Similar documents: never the document itself, threshold respected.
+    let docid = s.get("/api/doc?uri=svc://notes/sockets.md").json()["docid"].as_str().unwrap().to_string();
+    let id = docid.trim_start_matches('#');
+    let sim = s.get(&format!("/api/doc/{id}/similar?threshold=0&limit=3")).json();
+    let sims = sim["similar"].as_array().unwrap();
+    assert_eq!(sims.len(), 3, "{sim}");
+    assert!(sims.iter().all(|x| x["docid"] != docid.as_str()));
+    assert_eq!(sims[0]["uri"], "svc://notes/pipes.md", "{sim}");
+    assert_eq!(sim["meta"]["threshold"], 0.0);
+    let strict = s.get(&format!("/api/doc/{id}/similar?threshold=1")).json();
+    assert_eq!(strict["similar"].as_array().unwrap().len(), 0);
+    s.get("/api/doc/ffffffff/similar").assert_error(404, "NOT_FOUND");
+    s.get(&format!("/api/doc/{id}/similar?limit=0")).assert_error(400, "VALIDATION");
+
+    let g = s.get("/api/graph?includeSimilar=true&linkedOnly=false&threshold=0.5").json();
+    assert_eq!(g["meta"]["similarAvailable"], true);
+    assert_eq!(g["meta"]["includedSimilar"], true);
+    assert!(g["links"].as_array().unwrap().iter().any(|l| l["type"] == "similar"), "{g}");
+
+    // A deleted note never comes back from vector search; a deactivated one neither.
+    std::fs::remove_file(s.path("notes/pipes.md")).unwrap();
+    s.sync(json!({}));
+    let r = s.post(&format!("/api/docs/{id}/deactivate"), json!({}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    for query in ["processes exchanging messages", "unix sockets", "named pipes fifo"] {
+        let v = s.post("/api/vsearch", json!({ "query": query, "limit": 10 })).json();
+        let got = uris(&v);
+        assert!(!got.contains(&"svc://notes/sockets.md".to_string()) && !got.contains(&"svc://notes/pipes.md".to_string()), "{query}: {got:?}");
+        let h = s.post("/api/query", json!({ "query": query, "limit": 10, "noExpand": true })).json();
+        let got = uris(&h);
+        assert!(!got.contains(&"svc://notes/sockets.md".to_string()) && !got.contains(&"svc://notes/pipes.md".to_string()), "{query}: {got:?}");
+    }
+}
+
+#[test]
+fn reranker_generator_and_diagnose_with_tiny_models() {
+    let tiny = test_models().join("tiny");
+    let s = Server::start();
+    install(&s.path("cache"), &tiny.join("embed"), EMBED);
+    install(&s.path("cache"), &tiny.join("rerank"), RERANK);
+    install(&s.path("cache"), &tiny.join("gen"), GEN);
+    notes(&s);
+    s.add_collection(&s.path("notes"), "notes");
+    wait_embedded(&s);
+    assert_eq!(s.get("/api/capabilities").json()["answer"], true);
+
+    let q = s.post("/api/query", json!({ "query": "sockets", "limit": 3 })).json();
+    assert_eq!(q["meta"]["reranked"], true, "{q}");
+    assert_eq!(q["meta"]["vectorsUsed"], true);
+    let scores: Vec<f64> = q["results"].as_array().unwrap().iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]) && scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+    let plain = s.post("/api/query", json!({ "query": "sockets", "noRerank": true, "noExpand": true })).json();
+    assert_eq!(plain["meta"]["reranked"], false);
+    assert_eq!(plain["meta"]["expanded"], false);
+    // The generator runs for expansion (a tiny random model says nothing usable, and the
+    // request still answers); given variants are used as they are.
+    let gen = s.post("/api/query", json!({ "query": "how do programs exchange messages", "noRerank": true }));
+    assert_eq!(gen.status, 200, "{}", String::from_utf8_lossy(&gen.body));
+    let modes = s
+        .post("/api/query", json!({ "query": "sockets", "queryModes": [{ "mode": "term", "text": "fifo" }, { "mode": "hyde", "text": "A pipe connects processes." }] }))
+        .json();
+    assert_eq!(modes["meta"]["expanded"], true, "{modes}");
+    assert!(uris(&modes).contains(&"svc://notes/pipes.md".to_string()), "the term variant finds the FIFO note: {modes}");
+    s.post("/api/query", json!({ "query": "x", "queryModes": [{ "mode": "poem", "text": "y" }] })).assert_error(400, "VALIDATION");
+    s.post("/api/query", json!({ "query": "x", "queryModes": "term" })).assert_error(400, "VALIDATION");
+
+    let d = s.post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md" })).json();
+    assert_eq!(d["schemaVersion"], "1.0", "{d}");
+    assert_eq!(d["target"]["status"], "diagnosed");
+    let stages: Vec<&str> = d["stages"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(stages, ["bm25", "vector", "fusion", "rerank"]);
+    assert_eq!(d["stages"][0]["present"], true);
+    assert_eq!(d["stages"][0]["rank"], 1);
+    assert_eq!(d["meta"]["mode"], "hybrid");
+    let missing = s.post("/api/query/diagnose", json!({ "query": "x", "target": "#00000000" })).json();
+    assert_eq!(missing["target"]["status"], "not_found");
+    s.post("/api/query/diagnose", json!({ "query": "x" })).assert_error(400, "VALIDATION");
+}
+
+#[test]
+fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
+    let s = Server::start();
+    notes(&s);
+    s.add_collection(&s.path("notes"), "notes");
+    assert_eq!(s.get("/api/capabilities").json(), json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false }));
+    s.post("/api/vsearch", json!({ "query": "sockets" })).assert_error(503, "UNAVAILABLE");
+    let q = s.post("/api/query", json!({ "query": "sockets" })).json();
+    assert_eq!(q["meta"]["vectorsUsed"], false);
+    assert_eq!(uris(&q)[0], "svc://notes/sockets.md");
+    let id = s.get("/api/doc?uri=svc://notes/sockets.md").json()["docid"].as_str().unwrap().trim_start_matches('#').to_string();
+    s.get(&format!("/api/doc/{id}/similar")).assert_error(503, "UNAVAILABLE");
+    let g = s.get("/api/graph?includeSimilar=true").json();
+    assert_eq!(g["meta"]["similarAvailable"], false);
+    assert_eq!(status(&s)["embeddingBacklog"], 4);
+
+    let p = s.get("/api/presets").json();
+    assert_eq!(p["activePreset"], "default");
+    let presets = p["presets"].as_array().unwrap();
+    assert!(presets.iter().any(|x| x["id"] == "default" && x["active"] == true && x["embed"].as_str().unwrap().starts_with("hf:")));
+    s.post("/api/presets", json!({})).assert_error(400, "VALIDATION");
+    s.post("/api/presets", json!({ "presetId": 3 })).assert_error(400, "VALIDATION");
+    s.post("/api/presets", json!({ "presetId": "nope" })).assert_error(404, "NOT_FOUND");
+    let set = s.post("/api/presets", json!({ "presetId": "quality" })).json();
+    assert_eq!(set["success"], true);
+    assert_eq!(set["activePreset"], "quality");
+    assert_eq!(set["embedModelChanged"], true);
+    assert_eq!(s.get("/api/presets").json()["activePreset"], "quality");
+    assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("preset: quality"));
+}
+
+fn tiny_files(tiny: &Path) -> HashMap<String, Vec<u8>> {
+    let mut files = HashMap::new();
+    for (role, repo) in [("embed", EMBED), ("rerank", RERANK), ("gen", GEN)] {
+        files.insert(format!("{repo}/onnx/model.onnx"), std::fs::read(tiny.join(role).join("model.onnx")).unwrap());
+        files.insert(format!("{repo}/tokenizer.json"), std::fs::read(tiny.join(role).join("tokenizer.json")).unwrap());
+    }
+    files
+}
+
+fn pull_status(s: &Server) -> Value {
+    let r = s.get("/api/models/status");
+    assert_eq!(r.status, 200);
+    r.json()
+}
+
+fn wait_pull(s: &Server) -> Value {
+    s.wait_until(Duration::from_secs(60), |s| pull_status(s)["active"] == false);
+    pull_status(s)
+}
+
+#[test]
+fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
+    let tiny = test_models().join("tiny");
+    let hub = Hub::start(tiny_files(&tiny), Duration::from_millis(15));
+    let embed_path = format!("{EMBED}/onnx/model.onnx");
+    hub.cut_once(&embed_path);
+    hub.bad_checksum(&format!("{GEN}/onnx/model.onnx"));
+    let s = Server::start_with(&[("SVC_HF_ENDPOINT", &hub.url())]);
+    let idle = pull_status(&s);
+    assert_eq!(idle["active"], false);
+
+    let r = s.post("/api/models/pull", json!({}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["started"], true);
+    s.post("/api/models/pull", json!({})).assert_error(409, "CONFLICT");
+    // Progress advances while the throttled hub sends.
+    let mut seen: Vec<u64> = Vec::new();
+    s.wait_until(Duration::from_secs(60), |s| {
+        let st = pull_status(s);
+        if let Some(n) = st["progress"]["downloadedBytes"].as_u64() {
+            if seen.last() != Some(&n) {
+                seen.push(n);
+            }
+        }
+        st["active"] == false
+    });
+    assert!(seen.len() >= 3, "progress should advance in steps: {seen:?}");
+    let first = pull_status(&s);
+    let failed = first["failed"].as_array().unwrap();
+    // The cut embedder download and the generator with a wrong checksum fail; the reranker lands.
+    assert!(failed.iter().any(|f| f["type"] == "embed"), "{first}");
+    let gen = failed.iter().find(|f| f["type"] == "gen").expect("gen fails its checksum");
+    assert!(gen["error"].as_str().unwrap().contains("checksum"), "{gen}");
+    assert!(first["completed"].as_array().unwrap().contains(&json!("rerank")));
+    let part = s.path(&format!("cache/models/{EMBED}/onnx/model.onnx.part"));
+    assert!(part.is_file(), "the cut download keeps its .part file");
+    assert!(!s.path(&format!("cache/models/{GEN}/onnx/model.onnx")).exists(), "a bad checksum never lands");
+
+    // A second pull resumes the cut file with a Range request.
+    assert_eq!(s.post("/api/models/pull", json!({})).status, 200);
+    let second = wait_pull(&s);
+    assert!(second["completed"].as_array().unwrap().contains(&json!("embed")), "{second}");
+    assert!(hub.ranges_requested(&embed_path).iter().any(|r| r.starts_with("bytes=") && r != "bytes=0-"), "resumed with a range");
+    assert!(!part.exists());
+    let local = std::fs::read(s.path(&format!("cache/models/{EMBED}/onnx/model.onnx"))).unwrap();
+    assert_eq!(local, std::fs::read(tiny.join("embed/model.onnx")).unwrap(), "the resumed file is byte-identical");
+    // The pulled embedder loads: vector search becomes available.
+    s.wait_until(Duration::from_secs(30), |s| s.get("/api/capabilities").json()["vector"] == true);
+}
+
+#[test]
+fn offline_and_unreachable_pulls_fail_clearly() {
+    let s = Server::start_with(&[("SVC_OFFLINE", "1")]);
+    assert_eq!(s.post("/api/models/pull", json!({})).status, 200);
+    let st = wait_pull(&s);
+    let failed = st["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 3, "{st}");
+    assert!(failed.iter().all(|f| f["error"].as_str().unwrap().contains("offline")), "{st}");
+
+    let port = free_port(); // nothing listens there
+    let s = Server::start_with(&[("SVC_HF_ENDPOINT", &format!("http://127.0.0.1:{port}"))]);
+    assert_eq!(s.post("/api/models/pull", json!({})).status, 200);
+    let st = wait_pull(&s);
+    let failed = st["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 3, "{st}");
+    assert!(failed[0]["error"].as_str().unwrap().contains("cannot reach"), "{st}");
+}
+
+#[test]
+fn kill_during_embedding_resumes_the_backlog() {
+    let embed = real_embedder();
+    let s = Server::start();
+    install(&s.path("cache"), &embed, EMBED);
+    let files: Vec<(String, String)> = (0..400)
+        .map(|i| (format!("n{i:03}.md"), format!("# Note {i}\nThis note talks about topic number {i} and the weather on day {}.\n", i % 31)))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    write_notes(&s.path("many"), &refs);
+    s.add_collection(&s.path("many"), "many");
+    // Kill the worker while the backlog is being worked off.
+    s.wait_until(Duration::from_secs(60), |s| {
+        let b = status(s)["embeddingBacklog"].as_u64().unwrap_or(0);
+        b > 0 && b < 400
+    });
+    let worker = s.child_pid("worker").expect("worker pid");
+    nix_kill(worker, libc::SIGKILL);
+    s.wait_until(Duration::from_secs(30), |s| s.child_pid("worker").is_some_and(|p| p != worker));
+    wait_embedded(&s);
+    let st = status(&s);
+    assert_eq!(st["collections"][0]["embeddedCount"], 400, "{st}");
+    // No duplicates: every result is a distinct document.
+    let v = s.post("/api/vsearch", json!({ "query": "weather on day 3", "limit": 50 })).json();
+    let mut got = uris(&v);
+    let n = got.len();
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), n);
+    assert_eq!(n, 50);
+}

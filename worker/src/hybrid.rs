@@ -1,0 +1,331 @@
+//! `POST /api/query`: BM25 and vector retrieval, optional query variants (given as
+//! `queryModes` or generated), weighted reciprocal rank fusion, an optional cross-encoder
+//! rerank of the best chunk per document, and a position-aware blend.
+//!
+//! The numbers (weights, bonuses, blend) are `decisions.md`'s, checked on the SciFact train
+//! split with `scripts/eval`; `docs/retrieval.md` has the measurements.
+
+use crate::expansion::{self, Variants};
+use crate::query::KeywordQuery;
+use crate::retrieve::{self, Ranked, Scope};
+use crate::search::bm25_candidates;
+use crate::vsearch::{chunk_pool, documents_for_hits, has_filters, VectorContext};
+use crate::{catalog, runtime, Worker};
+use protocol::api::{SearchMeta, SearchResponse};
+use protocol::{ApiError, QueryRequest};
+use std::collections::HashMap;
+
+/// Reciprocal rank fusion constant.
+pub const RRF_K: f32 = 60.0;
+pub const WEIGHT_ORIGINAL: f32 = 2.0;
+pub const WEIGHT_VARIANT: f32 = 0.5;
+pub const WEIGHT_HYDE: f32 = 0.7;
+/// Added to a document ranked first by the original BM25 or vector list.
+pub const BONUS_TOP1: f32 = 0.1;
+/// Added to a document ranked in the top `BONUS_TOP_N` of either original list.
+pub const BONUS_TOP_N: f32 = 0.04;
+pub const TOP_N: usize = 3;
+pub const DEFAULT_CANDIDATE_LIMIT: usize = 20;
+/// Characters of a chunk the reranker sees.
+const RERANK_CHARS: usize = 4000;
+
+/// Where a ranked list came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Bm25,
+    Vector,
+    Bm25Variant,
+    VectorVariant,
+    Hyde,
+}
+
+impl Source {
+    fn weight(self) -> f32 {
+        match self {
+            Source::Bm25 | Source::Vector => WEIGHT_ORIGINAL,
+            Source::Bm25Variant | Source::VectorVariant => WEIGHT_VARIANT,
+            Source::Hyde => WEIGHT_HYDE,
+        }
+    }
+}
+
+/// Each stage's ranking, for `/api/query/diagnose`: `(document row id, score)`, best first.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub bm25: Vec<(i64, f32)>,
+    pub vector: Option<Vec<(i64, f32)>>,
+    pub fusion: Vec<(i64, f32)>,
+    pub rerank: Option<Vec<(i64, f32)>>,
+    pub candidate_limit: usize,
+    /// The returned documents, in order.
+    pub returned: Vec<i64>,
+}
+
+pub struct Outcome {
+    pub response: SearchResponse,
+    pub trace: Trace,
+}
+
+/// Weighted RRF over ranked lists of document ids, with the top-rank bonus for the
+/// original lists. Ties go to the smaller id (deterministic).
+pub fn fuse(lists: &[(Source, Vec<i64>)]) -> Vec<(i64, f32)> {
+    let mut fused: HashMap<i64, f32> = HashMap::new();
+    let mut best_original: HashMap<i64, usize> = HashMap::new();
+    for (source, ids) in lists {
+        for (i, id) in ids.iter().enumerate() {
+            *fused.entry(*id).or_default() += source.weight() / (RRF_K + (i + 1) as f32);
+            if matches!(source, Source::Bm25 | Source::Vector) {
+                let r = best_original.entry(*id).or_insert(usize::MAX);
+                *r = (*r).min(i + 1);
+            }
+        }
+    }
+    for (id, rank) in best_original {
+        if let Some(s) = fused.get_mut(&id) {
+            *s += if rank == 1 { BONUS_TOP1 } else if rank <= TOP_N { BONUS_TOP_N } else { 0.0 };
+        }
+    }
+    let mut out: Vec<(i64, f32)> = fused.into_iter().collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// The fusion share of the blend at a 1-based position.
+pub fn fusion_share(position: usize) -> f32 {
+    match position {
+        1..=3 => 0.75,
+        4..=10 => 0.6,
+        _ => 0.4,
+    }
+}
+
+/// Blends normalized fusion scores with normalized rerank scores (for the first
+/// `rerank.len()` candidates); later candidates keep half their fusion score.
+pub fn blend(fusion: &[f32], rerank: &[f32]) -> Vec<f32> {
+    fusion
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match rerank.get(i) {
+            Some(r) => {
+                let share = fusion_share(i + 1);
+                share * f + (1.0 - share) * r
+            }
+            None => 0.5 * f,
+        })
+        .collect()
+}
+
+/// Sigmoid of a raw BM25 score: how sure the keyword match alone is.
+fn confidence(raw: f32) -> f32 {
+    1.0 / (1.0 + (-(raw.abs() - 4.5) / 2.8).exp())
+}
+
+/// True when the keyword results are decisive enough that expansion would only add noise.
+pub fn strong_signal(raw_scores: &[f32]) -> bool {
+    match raw_scores {
+        [top, second, ..] => confidence(*top) >= 0.84 && confidence(*top) - confidence(*second) >= 0.14,
+        [top] => confidence(*top) >= 0.84,
+        [] => false,
+    }
+}
+
+/// A small stopword vote for the query language; `und` when nothing matches.
+pub fn detect_language(query: &str) -> &'static str {
+    const LANGS: &[(&str, &[&str])] = &[
+        ("en", &["the", "and", "is", "are", "of", "what", "how", "why", "does", "do", "in", "to", "with", "for"]),
+        ("de", &["der", "die", "das", "und", "ist", "nicht", "wie", "was", "mit", "für", "ein", "eine"]),
+        ("fr", &["le", "la", "les", "et", "est", "des", "une", "comment", "pourquoi", "avec", "pour", "du"]),
+        ("es", &["el", "los", "las", "y", "es", "qué", "cómo", "por", "para", "con", "una", "del"]),
+    ];
+    let words: Vec<String> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let mut best = ("und", 0usize);
+    for (lang, stop) in LANGS {
+        let n = words.iter().filter(|w| stop.contains(&w.as_str())).count();
+        if n > best.1 {
+            best = (lang, n);
+        }
+    }
+    best.0
+}
+
+/// Runs the pipeline and keeps each stage's ranking.
+pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
+    let sreq = &req.search;
+    let scope = Scope::of(w, sreq)?;
+    let q = KeywordQuery::parse(&sreq.query)?;
+    let recency = retrieve::has_recency_intent(&sreq.query);
+    let limit = sreq.limit.max(1) as usize;
+    let candidate_limit = sreq.candidate_limit.map_or(DEFAULT_CANDIDATE_LIMIT, |c| c as usize);
+    let filtered = has_filters(sreq) || scope.filters_rows() || recency;
+    let multiplier = if filtered { 3 } else { 1 };
+    let pool = (limit * 2).max(candidate_limit) * multiplier;
+
+    let mut docs: HashMap<i64, Ranked> = HashMap::new();
+    let mut lists: Vec<(Source, Vec<i64>)> = Vec::new();
+    let mut keep = |source: Source, ranked: Vec<Ranked>, docs: &mut HashMap<i64, Ranked>| -> Vec<(i64, f32)> {
+        let ids: Vec<(i64, f32)> = ranked.iter().map(|r| (r.row.id, r.score)).collect();
+        for r in ranked {
+            docs.entry(r.row.id).or_insert(r);
+        }
+        lists.push((source, ids.iter().map(|(id, _)| *id).collect()));
+        ids
+    };
+
+    let bm25 = bm25_candidates(w, &scope, &q, sreq, pool)?;
+    let raw_top: Vec<f32> = bm25.iter().take(2).map(|r| r.score).collect();
+    let bm25_ids = keep(Source::Bm25, bm25, &mut docs);
+
+    let ctx: Option<VectorContext<'_>> = w.vector_context_opt();
+    let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Vec<Ranked>, ApiError> {
+        let qv = ctx.embed_query(text)?;
+        let hits = ctx.nearest(&qv, chunk_pool(pool, filtered))?;
+        documents_for_hits(w, &scope, sreq, &hits)
+    };
+    let vector_ids = match &ctx {
+        Some(c) => Some(keep(Source::Vector, vector_docs(c, &sreq.query)?, &mut docs)),
+        None => None,
+    };
+
+    let variants: Variants = if !req.query_modes.is_empty() {
+        Variants::from_modes(&req.query_modes)
+    } else if req.no_expand || strong_signal(&raw_top) {
+        Variants::default()
+    } else {
+        expansion::generate(w, &sreq.query, sreq.intent.as_deref())
+    };
+    let expanded = !variants.is_empty();
+    for text in &variants.lexical {
+        if let Ok(vq) = KeywordQuery::parse(text) {
+            keep(Source::Bm25Variant, bm25_candidates(w, &scope, &vq, sreq, limit * multiplier)?, &mut docs);
+        }
+    }
+    if let Some(c) = &ctx {
+        for text in &variants.semantic {
+            keep(Source::VectorVariant, vector_docs(c, text)?, &mut docs);
+        }
+        if let Some(h) = &variants.hyde {
+            keep(Source::Hyde, vector_docs(c, h)?, &mut docs);
+        }
+    }
+
+    let fused = fuse(&lists);
+    let mut fusion_scores: Vec<f32> = fused.iter().map(|(_, s)| *s).collect();
+    retrieve::normalize(&mut fusion_scores);
+    let fusion_trace: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
+
+    let reranker = if req.no_rerank { None } else { w.models.reranker().ok() };
+    let mut rerank_trace = None;
+    let blended = match &reranker {
+        Some(model) if !fused.is_empty() => {
+            let head: Vec<i64> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
+            let terms = retrieve::query_terms(&sreq.query);
+            let conn = w.catalog.reader();
+            let mut passages = Vec::with_capacity(head.len());
+            for id in &head {
+                let r = &docs[id];
+                let chunks = match &r.chunks {
+                    Some(c) => c.clone(),
+                    None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
+                };
+                let text = retrieve::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
+                passages.push(text.chars().take(RERANK_CHARS).collect::<String>());
+            }
+            drop(conn);
+            let query = match &sreq.intent {
+                Some(i) => format!("Intent: {i}\nQuery: {}", sreq.query),
+                None => sreq.query.clone(),
+            };
+            let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+            let mut scores = model.score(&query, &refs).map_err(runtime)?;
+            retrieve::normalize(&mut scores);
+            rerank_trace = Some(head.iter().copied().zip(scores.iter().copied()).collect::<Vec<_>>());
+            blend(&fusion_scores, &scores)
+        }
+        _ => fusion_scores.clone(),
+    };
+
+    let mut order: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(blended).collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut ranked: Vec<Ranked> = Vec::with_capacity(order.len());
+    for (id, score) in order {
+        if let Some(mut r) = docs.remove(&id) {
+            r.score = score;
+            ranked.push(r);
+        }
+    }
+    if let Some(min) = sreq.min_score {
+        ranked.retain(|r| r.score >= min);
+    }
+    if recency {
+        retrieve::order_by_recency(&mut ranked);
+    }
+    let total = ranked.len() as u64;
+    ranked.truncate(limit);
+    let returned: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
+    let terms = q.highlight_terms();
+    let intent = retrieve::intent_terms(sreq.intent.as_deref());
+    let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
+    let language = req.lang.clone().unwrap_or_else(|| detect_language(&sreq.query).to_string());
+    Ok(Outcome {
+        response: SearchResponse {
+            query: sreq.query.clone(),
+            mode: "hybrid".into(),
+            query_language: Some(language),
+            results,
+            meta: SearchMeta {
+                total_results: total,
+                recency_ordered: recency,
+                expanded: Some(expanded),
+                reranked: Some(rerank_trace.is_some()),
+                vectors_used: Some(vector_ids.is_some()),
+                candidate_limit: Some(candidate_limit as u32),
+            },
+        },
+        trace: Trace { bm25: bm25_ids, vector: vector_ids, fusion: fusion_trace, rerank: rerank_trace, candidate_limit, returned },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_weights_ranks_and_rewards_top_ranks() {
+        let lists = vec![(Source::Bm25, vec![1, 2, 3]), (Source::Vector, vec![3, 2, 4]), (Source::Bm25Variant, vec![4])];
+        let f = fuse(&lists);
+        let score = |id| f.iter().find(|(i, _)| *i == id).map(|(_, s)| *s).unwrap();
+        // 1 and 3 are first in an original list and get the big bonus.
+        assert!(score(1) > score(2) && score(3) > score(2));
+        // 2 is in the top 3 of both lists: the small bonus once.
+        let expected2 = 2.0 / 62.0 + 2.0 / 62.0 + BONUS_TOP_N;
+        assert!((score(2) - expected2).abs() < 1e-6);
+        // 4: rank 3 in vector (small bonus) plus a variant hit.
+        let expected4 = 2.0 / 63.0 + 0.5 / 61.0 + BONUS_TOP_N;
+        assert!((score(4) - expected4).abs() < 1e-6);
+        assert_eq!(fuse(&[]), vec![]);
+    }
+
+    #[test]
+    fn blend_is_position_aware() {
+        let b = blend(&[1.0, 0.8, 0.6, 0.5, 0.4], &[0.0, 1.0, 1.0, 1.0]);
+        assert!((b[0] - 0.75).abs() < 1e-6);
+        assert!((b[1] - (0.75 * 0.8 + 0.25)).abs() < 1e-6);
+        assert!((b[3] - (0.6 * 0.5 + 0.4)).abs() < 1e-6);
+        assert!((b[4] - 0.2).abs() < 1e-6, "beyond the reranked head: half the fusion score");
+    }
+
+    #[test]
+    fn strong_signal_needs_a_confident_and_clear_winner() {
+        assert!(strong_signal(&[12.0, 5.0]));
+        assert!(!strong_signal(&[12.0, 11.5]));
+        assert!(!strong_signal(&[3.0, 1.0]));
+        assert!(!strong_signal(&[]));
+    }
+
+    #[test]
+    fn detects_a_few_languages() {
+        assert_eq!(detect_language("how do the sockets work"), "en");
+        assert_eq!(detect_language("wie funktioniert das und die Sockets"), "de");
+        assert_eq!(detect_language("xyzzy"), "und");
+    }
+}

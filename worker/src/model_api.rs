@@ -1,0 +1,59 @@
+//! The model endpoints: presets (`GET/POST /api/presets`) and pulls
+//! (`POST /api/models/pull`, `GET /api/models/status`).
+
+use crate::models::presets;
+use crate::models::pull::{PullError, PullSource};
+use crate::{runtime, time_fmt, Worker};
+use protocol::{ApiError, JsonBody};
+use serde_json::json;
+use std::sync::Arc;
+
+pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
+    let active = w.models.preset().id;
+    JsonBody::of(&json!({ "presets": presets::views(active), "activePreset": active, "capabilities": w.capabilities() }))
+}
+
+/// Switches the active preset (saved in `index.yml`); the new models load on next use and
+/// the embedding backlog of a new embedder starts.
+pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
+    let preset = presets::find(id).ok_or_else(|| ApiError::not_found(format!("Unknown preset: {id}")))?;
+    let before = w.models.embed_model_ref();
+    {
+        let mut cfg = w.config();
+        cfg.preset = Some(preset.id.to_string());
+        cfg.save(&w.dirs.config_file()).map_err(runtime)?;
+    }
+    w.models.set_preset(preset);
+    let changed = before != w.models.embed_model_ref();
+    if changed {
+        w.set_embed_table(None);
+    }
+    w.events.changes.fire();
+    w.publish_status();
+    let mut body = json!({ "success": true, "activePreset": preset.id, "embedModelChanged": changed, "capabilities": w.capabilities() });
+    if changed {
+        body["note"] = json!("The embedding model changed: documents are embedded again in the background.");
+    }
+    JsonBody::of(&body)
+}
+
+/// Starts a pull of the active preset's missing files; 409 while one runs.
+pub fn pull(w: &Arc<Worker>) -> Result<JsonBody, ApiError> {
+    w.pulls.begin(time_fmt::now_ms()).map_err(|e: PullError| ApiError::conflict(e.to_string()))?;
+    let worker = Arc::clone(w);
+    let spawned = std::thread::Builder::new().name("model-pull".into()).spawn(move || {
+        worker.pulls.run(worker.models.preset(), &worker.models.models_dir(), &PullSource::from_env());
+        worker.models.reset();
+        worker.events.changes.fire();
+        worker.publish_status();
+    });
+    if let Err(e) = spawned {
+        w.pulls.run_failed(&e.to_string());
+        return Err(ApiError::runtime(format!("could not start the download: {e}")));
+    }
+    JsonBody::of(&json!({ "started": true, "message": "Download started. Poll /api/models/status for progress." }))
+}
+
+pub fn status(w: &Worker) -> Result<JsonBody, ApiError> {
+    JsonBody::of(&w.pulls.status())
+}

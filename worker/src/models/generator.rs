@@ -1,0 +1,156 @@
+//! A decoder-only language model on ONNX Runtime with a KV cache: ChatML prompts, greedy
+//! decoding, stop tokens, a token cap and a deadline.
+//!
+//! The model has the optimum/transformers.js "merged decoder" I/O: `input_ids`,
+//! `attention_mask`, optional `position_ids`, `past_key_values.{i}.key|value` in, `logits` and
+//! `present.{i}.key|value` out. The cache shape is read from the model's inputs.
+
+use super::runtime::{self, infer, ModelError, Result};
+use ort::session::{Session, SessionInputValue};
+use ort::value::{DynValue, Tensor, ValueType};
+use std::borrow::Cow;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+use tokenizers::Tokenizer;
+
+/// Longest prompt we feed, in tokens (the start of a longer one is dropped).
+const MAX_PROMPT_TOKENS: usize = 1536;
+
+pub struct Generator {
+    session: Mutex<Session>,
+    tokenizer: Tokenizer,
+    layers: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    has_position_ids: bool,
+    stop_ids: Vec<u32>,
+}
+
+/// One chat turn of a ChatML prompt.
+pub fn chatml(system: &str, user: &str) -> String {
+    format!("<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+}
+
+impl Generator {
+    pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, threads: usize) -> Result<Self> {
+        let tokenizer =
+            Tokenizer::from_file(tokenizer).map_err(|e| ModelError::Load { path: tokenizer.display().to_string(), reason: e.to_string() })?;
+        let session = runtime::session(cache_dir, model, threads)?;
+        let mut layers = 0;
+        let (mut kv_heads, mut head_dim) = (0, 0);
+        let mut has_position_ids = false;
+        for input in session.inputs() {
+            let name = input.name();
+            if name == "position_ids" {
+                has_position_ids = true;
+            }
+            if let Some(rest) = name.strip_prefix("past_key_values.") {
+                if rest.ends_with(".key") {
+                    layers += 1;
+                    if let ValueType::Tensor { shape, .. } = input.dtype() {
+                        if shape.len() == 4 {
+                            kv_heads = shape[1].max(0) as usize;
+                            head_dim = shape[3].max(0) as usize;
+                        }
+                    }
+                }
+            }
+        }
+        if layers == 0 || kv_heads == 0 || head_dim == 0 {
+            return Err(ModelError::Shape("the generator has no usable past_key_values inputs".into()));
+        }
+        let stop_ids = ["<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>"].iter().filter_map(|t| tokenizer.token_to_id(t)).collect();
+        Ok(Generator { session: Mutex::new(session), tokenizer, layers, kv_heads, head_dim, has_position_ids, stop_ids })
+    }
+
+    /// Greedy continuation of `prompt` (special tokens in it are honoured), at most
+    /// `max_tokens` tokens, stopping at a stop token. Past `deadline` it fails with `Timeout`.
+    pub fn generate(&self, prompt: &str, max_tokens: usize, deadline: Instant) -> Result<String> {
+        runtime::guarded("generation", || {
+            let enc = self.tokenizer.encode(prompt, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+            let ids = enc.get_ids();
+            let ids = &ids[ids.len().saturating_sub(MAX_PROMPT_TOKENS)..];
+            if ids.is_empty() {
+                return Ok(String::new());
+            }
+            let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+            let mut past: Vec<DynValue> = Vec::with_capacity(self.layers * 2);
+            for _ in 0..self.layers * 2 {
+                let empty = Tensor::from_array((vec![1i64, self.kv_heads as i64, 0, self.head_dim as i64], Vec::<f32>::new())).map_err(infer)?;
+                past.push(empty.into_dyn());
+            }
+            let mut step: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
+            let mut total = 0usize;
+            let mut out_ids: Vec<u32> = Vec::new();
+            while out_ids.len() < max_tokens {
+                if Instant::now() > deadline {
+                    return Err(ModelError::Timeout);
+                }
+                let seq = step.len();
+                let mut feed: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = Vec::with_capacity(3 + past.len());
+                feed.push(("input_ids".into(), Tensor::from_array((vec![1i64, seq as i64], step.clone())).map_err(infer)?.into()));
+                feed.push(("attention_mask".into(), Tensor::from_array((vec![1i64, (total + seq) as i64], vec![1i64; total + seq])).map_err(infer)?.into()));
+                if self.has_position_ids {
+                    let pos: Vec<i64> = (total..total + seq).map(|p| p as i64).collect();
+                    feed.push(("position_ids".into(), Tensor::from_array((vec![1i64, seq as i64], pos)).map_err(infer)?.into()));
+                }
+                for (i, v) in past.drain(..).enumerate() {
+                    let kind = if i % 2 == 0 { "key" } else { "value" };
+                    feed.push((Cow::Owned(format!("past_key_values.{}.{kind}", i / 2)), v.into()));
+                }
+                let mut out = session.run(feed).map_err(infer)?;
+                let next = {
+                    let logits = out.get("logits").ok_or_else(|| ModelError::Shape("no logits output".into()))?;
+                    let (shape, data) = logits.try_extract_tensor::<f32>().map_err(infer)?;
+                    let vocab = shape.last().copied().unwrap_or(0).max(0) as usize;
+                    if vocab == 0 || data.len() < vocab {
+                        return Err(ModelError::Shape(format!("logits have shape {shape:?}")));
+                    }
+                    argmax(&data[data.len() - vocab..])
+                };
+                for layer in 0..self.layers {
+                    for kind in ["key", "value"] {
+                        let v = out.remove(format!("present.{layer}.{kind}")).ok_or_else(|| ModelError::Shape(format!("no present.{layer}.{kind} output")))?;
+                        past.push(v);
+                    }
+                }
+                total += seq;
+                if self.stop_ids.contains(&next) {
+                    break;
+                }
+                out_ids.push(next);
+                step = vec![next as i64];
+            }
+            self.tokenizer.decode(&out_ids, true).map_err(|e| ModelError::Tokenizer(e.to_string()))
+        })
+    }
+}
+
+fn argmax(v: &[f32]) -> u32 {
+    let mut best = 0usize;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argmax_takes_the_first_maximum() {
+        assert_eq!(argmax(&[0.1, 0.9, 0.9, -1.0]), 1);
+        assert_eq!(argmax(&[3.0]), 0);
+    }
+
+    #[test]
+    fn chatml_has_the_turn_markers() {
+        let p = chatml("sys", "hi");
+        assert!(p.starts_with("<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\nhi<|im_end|>"));
+        assert!(p.ends_with("<|im_start|>assistant\n"));
+    }
+}

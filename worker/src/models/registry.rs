@@ -1,0 +1,156 @@
+//! The models of the active preset, each an independent session loaded on first use.
+//! A load failure is remembered (and reported) until the files change through a pull or a
+//! preset switch; a missing file is looked for again on every use.
+
+use super::encoder::{CrossEncoder, Embedder};
+use super::generator::Generator;
+use super::presets::{self, Preset, Role};
+use super::runtime::{ModelError, Result};
+use super::ModelRef;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+enum SlotState<T> {
+    Unloaded,
+    Ready(Arc<T>),
+    Failed(ModelError),
+}
+
+struct Slot<T>(Mutex<SlotState<T>>);
+
+impl<T> Slot<T> {
+    fn new() -> Self {
+        Slot(Mutex::new(SlotState::Unloaded))
+    }
+
+    fn get_or_load(&self, load: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
+        let mut state = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match &*state {
+            SlotState::Ready(m) => return Ok(Arc::clone(m)),
+            SlotState::Failed(e) => return Err(e.clone()),
+            SlotState::Unloaded => {}
+        }
+        match load() {
+            Ok(m) => {
+                let m = Arc::new(m);
+                *state = SlotState::Ready(Arc::clone(&m));
+                Ok(m)
+            }
+            Err(ModelError::Missing(p)) => Err(ModelError::Missing(p)),
+            Err(e) => {
+                tracing::warn!("{e}");
+                *state = SlotState::Failed(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    fn is_ready(&self) -> bool {
+        matches!(&*self.0.lock().unwrap_or_else(|p| p.into_inner()), SlotState::Ready(_))
+    }
+
+    fn has_failed(&self) -> bool {
+        matches!(&*self.0.lock().unwrap_or_else(|p| p.into_inner()), SlotState::Failed(_))
+    }
+
+    fn reset(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = SlotState::Unloaded;
+    }
+}
+
+/// Which models are usable right now (for capabilities and status).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Loaded {
+    pub embed: bool,
+    pub rerank: bool,
+    pub gen: bool,
+}
+
+pub struct Models {
+    cache_dir: PathBuf,
+    preset: RwLock<&'static Preset>,
+    threads: usize,
+    embed: Slot<Embedder>,
+    rerank: Slot<CrossEncoder>,
+    gen: Slot<Generator>,
+}
+
+impl Models {
+    pub fn new(cache_dir: &Path, preset_id: Option<&str>) -> Self {
+        let preset = preset_id.and_then(presets::find).or_else(|| presets::find(presets::DEFAULT_PRESET)).unwrap_or(&presets::PRESETS[0]);
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
+        Models { cache_dir: cache_dir.to_path_buf(), preset: RwLock::new(preset), threads, embed: Slot::new(), rerank: Slot::new(), gen: Slot::new() }
+    }
+
+    pub fn preset(&self) -> &'static Preset {
+        *self.preset.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Switches the preset; every model loads again on next use.
+    pub fn set_preset(&self, preset: &'static Preset) {
+        *self.preset.write().unwrap_or_else(|p| p.into_inner()) = preset;
+        self.reset();
+    }
+
+    /// Forgets loaded models and failures (after a pull wrote new files).
+    pub fn reset(&self) {
+        self.embed.reset();
+        self.rerank.reset();
+        self.gen.reset();
+    }
+
+    pub fn models_dir(&self) -> PathBuf {
+        self.cache_dir.join("models")
+    }
+
+    /// The local files of a role's model in the active preset: (model, tokenizer).
+    fn files(&self, role: Role) -> Result<(PathBuf, PathBuf)> {
+        let spec = self.preset().model(role).ok_or_else(|| ModelError::Missing(format!("the preset has no {} model", role.as_str())))?;
+        let dir = self.models_dir();
+        let path = |r: &str| ModelRef::parse(r).map(|m| m.local_path(&dir)).map_err(|_| ModelError::Missing(r.to_string()));
+        let (model, tokenizer) = (path(spec.model)?, path(spec.tokenizer)?);
+        for p in [&model, &tokenizer] {
+            if !p.is_file() {
+                return Err(ModelError::Missing(p.display().to_string()));
+            }
+        }
+        Ok((model, tokenizer))
+    }
+
+    /// The embedding model's reference: the key of its vector table.
+    pub fn embed_model_ref(&self) -> &'static str {
+        self.preset().model(Role::Embed).map_or("", |m| m.model)
+    }
+
+    pub fn embedder(&self) -> Result<Arc<Embedder>> {
+        self.embed.get_or_load(|| {
+            let (m, t) = self.files(Role::Embed)?;
+            Embedder::load(&self.cache_dir, &m, &t, self.threads)
+        })
+    }
+
+    pub fn reranker(&self) -> Result<Arc<CrossEncoder>> {
+        self.rerank.get_or_load(|| {
+            let (m, t) = self.files(Role::Rerank)?;
+            CrossEncoder::load(&self.cache_dir, &m, &t, self.threads)
+        })
+    }
+
+    pub fn generator(&self) -> Result<Arc<Generator>> {
+        self.gen.get_or_load(|| {
+            let (m, t) = self.files(Role::Gen)?;
+            Generator::load(&self.cache_dir, &m, &t, self.threads)
+        })
+    }
+
+    /// Usable models without loading anything new: a loaded model, or (for the lazily
+    /// loaded reranker and generator) files in place and no failed load.
+    pub fn loaded(&self) -> Loaded {
+        let present = |role| self.files(role).is_ok() && super::runtime::environment(&self.cache_dir).is_ok();
+        Loaded {
+            embed: self.embed.is_ready(),
+            rerank: self.rerank.is_ready() || (!self.rerank.has_failed() && present(Role::Rerank)),
+            gen: self.gen.is_ready() || (!self.gen.has_failed() && present(Role::Gen)),
+        }
+    }
+}

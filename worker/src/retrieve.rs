@@ -1,0 +1,218 @@
+//! What every retrieval mode shares (BM25, vector, hybrid): the scope of a request (which
+//! collections exist, author and exclude filters), admission of a candidate document,
+//! recency ordering, and turning ranked documents into the contract's results.
+
+use crate::catalog::{self, ChunkRow, DocRow};
+use crate::{ingest, runtime, time_fmt, uri, Worker};
+use protocol::api::{ChunkRef, SearchResult, SearchSource};
+use protocol::{ApiError, SearchRequest};
+use regex::Regex;
+use rusqlite::Connection;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+const SNIPPET_CHARS: usize = 300;
+
+/// Words that ask for the newest documents first.
+pub fn has_recency_intent(query: &str) -> bool {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)\b(latest|newest|most recent|recent|recently|today|yesterday|this week|last week|this month|last month)\b",
+        )
+        .ok()
+    })
+    .as_ref()
+    .is_some_and(|re| re.is_match(query))
+}
+
+/// Min-max normalization into 0..1 (a single or all-equal score set maps to 1).
+pub fn normalize(scores: &mut [f32]) {
+    let (lo, hi) = scores.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+    for s in scores.iter_mut() {
+        *s = if hi > lo { (*s - lo) / (hi - lo) } else { 1.0 };
+    }
+}
+
+/// Newest-first key: the front-matter date, else the file's modified time.
+fn recency_ms(row: &DocRow) -> i64 {
+    row.fm_date.as_deref().and_then(time_fmt::iso_to_ms).unwrap_or(row.source_mtime_ns / 1_000_000)
+}
+
+/// A document ranked by some retrieval, with the chunk that matched when known.
+pub struct Ranked {
+    pub score: f32,
+    pub row: DocRow,
+    pub seq: Option<u32>,
+    /// Chunks loaded while admitting the document (reused for the snippet).
+    pub chunks: Option<Vec<ChunkRow>>,
+}
+
+/// Sorts newest first (ties by score) when the query asks for recent documents.
+pub fn order_by_recency(ranked: &mut [Ranked]) {
+    ranked.sort_by(|a, b| recency_ms(&b.row).cmp(&recency_ms(&a.row)).then(b.score.total_cmp(&a.score)));
+}
+
+/// The request's scope: configured collection roots and the filters applied to rows.
+pub struct Scope {
+    pub roots: HashMap<String, String>,
+    author: Option<String>,
+    exclude: Vec<String>,
+}
+
+impl Scope {
+    /// Fails with 404 when the request names a collection that does not exist.
+    pub fn of(w: &Worker, req: &SearchRequest) -> Result<Self, ApiError> {
+        let roots: HashMap<String, String> = w.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
+        if let Some(c) = &req.filters.collection {
+            if !roots.contains_key(c) {
+                return Err(ApiError::not_found(format!("Collection not found: {c}")));
+            }
+        }
+        Ok(Scope { roots, author: req.filters.author.as_ref().map(|a| a.to_lowercase()), exclude: req.exclude.clone() })
+    }
+
+    /// Whether an extra candidate pool is worth fetching (filters applied after retrieval).
+    pub fn filters_rows(&self) -> bool {
+        self.author.is_some() || !self.exclude.is_empty()
+    }
+
+    /// Admits an active document of a configured collection that passes the author and
+    /// exclude filters. Returns the chunks when it had to load them.
+    pub fn admit(&self, conn: &Connection, row: &DocRow) -> Result<Option<Option<Vec<ChunkRow>>>, ApiError> {
+        if !row.active || !self.roots.contains_key(&row.collection) {
+            return Ok(None);
+        }
+        if let Some(a) = &self.author {
+            if !row.author.as_deref().is_some_and(|x| x.to_lowercase().contains(a.as_str())) {
+                return Ok(None);
+            }
+        }
+        if self.exclude.is_empty() {
+            return Ok(Some(None));
+        }
+        let hay = |s: &str| {
+            let l = s.to_lowercase();
+            self.exclude.iter().any(|x| l.contains(x.as_str()))
+        };
+        let cs = catalog::chunks_of(conn, &row.mirror_hash).map_err(runtime)?;
+        if hay(&row.title) || hay(&row.rel_path) || cs.iter().any(|c| hay(&c.text)) {
+            return Ok(None);
+        }
+        Ok(Some(Some(cs)))
+    }
+}
+
+/// Lowercased words of `intent` (they steer the snippet, never the ranking).
+pub fn intent_terms(intent: Option<&str>) -> Vec<String> {
+    intent
+        .map(|i| i.split(|c: char| !c.is_alphanumeric()).filter(|t| t.len() >= 2).map(str::to_lowercase).collect())
+        .unwrap_or_default()
+}
+
+/// Lowercased words of a free-text query, for snippets.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in query.split(|c: char| !c.is_alphanumeric()) {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 2 && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The chunk that holds the most query terms (intent terms count 0.3, the chunk that
+/// matched a vector search 0.2); ties go to the earlier chunk.
+pub fn best_chunk<'a>(chunks: &'a [ChunkRow], terms: &[String], intent: &[String], matched: Option<u32>) -> Option<&'a ChunkRow> {
+    let hits = |text: &str, ts: &[String]| -> f32 {
+        let lower = text.to_lowercase();
+        ts.iter().filter(|t| lower.contains(t.as_str())).count() as f32
+    };
+    let mut best: Option<(&ChunkRow, f32)> = None;
+    for c in chunks {
+        let bonus = if matched == Some(c.seq) { 0.2 } else { 0.0 };
+        let s = hits(&c.text, terms) + 0.3 * hits(&c.text, intent) + bonus;
+        if best.is_none_or(|(_, b)| s > b) {
+            best = Some((c, s));
+        }
+    }
+    best.map(|(c, _)| c)
+}
+
+/// The contract's result entries for ranked documents.
+pub fn results(w: &Worker, scope: &Scope, ranked: Vec<Ranked>, terms: &[String], intent: &[String]) -> Result<Vec<SearchResult>, ApiError> {
+    let conn = w.catalog.reader();
+    let ids: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
+    let tags = catalog::tags_of(&conn, &ids).map_err(runtime)?;
+    let mut out = Vec::with_capacity(ranked.len());
+    for r in ranked {
+        let chunks = match r.chunks {
+            Some(c) => c,
+            None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
+        };
+        let row = r.row;
+        let (chunk, snippet, line) = match best_chunk(&chunks, terms, intent, r.seq) {
+            Some(c) => {
+                let s = ingest::snippet(&c.text, terms, SNIPPET_CHARS);
+                (ChunkRef { text: c.text.clone(), index: c.seq }, s.text, c.start_line + s.line_offset)
+            }
+            None => (ChunkRef { text: row.title.clone(), index: 0 }, row.title.clone(), row.body_start_line),
+        };
+        let abs = scope.roots.get(&row.collection).map(|root| Path::new(root).join(&row.rel_path)).filter(|p| p.is_file());
+        out.push(SearchResult {
+            docid: row.docid.clone(),
+            uri: uri::doc_uri(&row.collection, &row.rel_path),
+            title: row.title.clone(),
+            collection: row.collection.clone(),
+            tags: tags.get(&row.id).cloned().unwrap_or_default(),
+            score: r.score,
+            chunk,
+            snippet,
+            line,
+            source: SearchSource {
+                rel_path: row.rel_path.clone(),
+                abs_path: abs.map(|p| p.display().to_string()),
+                mime: row.source_mime.clone(),
+                ext: row.source_ext.clone(),
+                modified_at: time_fmt::ms_to_iso(row.source_mtime_ns / 1_000_000),
+                size_bytes: row.source_size,
+                document_date: row.fm_date.clone(),
+            },
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_min_max() {
+        let mut s = vec![2.0, 4.0, 3.0];
+        normalize(&mut s);
+        assert_eq!(s, vec![0.0, 1.0, 0.5]);
+        let mut one = vec![7.0];
+        normalize(&mut one);
+        assert_eq!(one, vec![1.0]);
+    }
+
+    #[test]
+    fn detects_recency_words() {
+        assert!(has_recency_intent("latest notes on rust"));
+        assert!(has_recency_intent("What did I write last week?"));
+        assert!(!has_recency_intent("recentralize the plan"));
+    }
+
+    #[test]
+    fn best_chunk_prefers_terms_then_the_matched_chunk() {
+        let c = |seq, text: &str| ChunkRow { seq, text: text.into(), start_line: 1, end_line: 1 };
+        let chunks = vec![c(0, "alpha"), c(1, "beta gamma"), c(2, "beta")];
+        assert_eq!(best_chunk(&chunks, &["beta".into()], &[], None).map(|c| c.seq), Some(1));
+        assert_eq!(best_chunk(&chunks, &["beta".into()], &[], Some(2)).map(|c| c.seq), Some(2));
+        assert_eq!(best_chunk(&chunks, &[], &[], None).map(|c| c.seq), Some(0));
+        assert_eq!(query_terms("How do Unix sockets work? a"), vec!["how", "do", "unix", "sockets", "work"]);
+    }
+}

@@ -1,0 +1,402 @@
+//! The vector store: LanceDB under `<data>/<index>/vectors/`, one table per embedding model.
+//!
+//! Rows are content-addressed: `(mirror_hash, seq)` names a chunk of canonical text, so a
+//! renamed note keeps its vectors and a deactivated one simply stops resolving to an
+//! active document. The catalog's `embeddings` table records which contents a table has
+//! absorbed (as `bm25_gen` does for tantivy); writes delete before they add, so replaying
+//! a batch after a crash never duplicates rows.
+//!
+//! Search is exact (a flat scan) while a table is small. Past `ANN_MIN_ROWS` an IVF-PQ index
+//! is built, and it is used only if its recall@10 against exact search is at least 0.95.
+
+use arrow_array::types::Float32Type;
+use arrow_array::{Array, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array};
+use arrow_schema::{DataType, Field, Schema};
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::{Connection, DistanceType, Table};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Rows from which an ANN index is considered.
+pub const ANN_MIN_ROWS: usize = 50_000;
+const RECALL_TARGET: f32 = 0.95;
+
+#[derive(Debug, thiserror::Error)]
+pub enum VectorError {
+    #[error("vector store: {0}")]
+    Lance(#[from] lancedb::Error),
+    #[error("vector store: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    #[error("vector store runtime: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("vector store: {0}")]
+    Data(String),
+}
+
+pub type Result<T> = std::result::Result<T, VectorError>;
+
+/// One chunk vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkVector {
+    pub mirror_hash: String,
+    pub seq: u32,
+    pub vector: Vec<f32>,
+}
+
+/// A search hit: the chunk and its similarity score in 0..1 (`1 - cosine distance / 2`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    pub mirror_hash: String,
+    pub seq: u32,
+    pub score: f32,
+}
+
+/// The table of one embedding model: the name says the model and the dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TableKey {
+    pub name: String,
+    pub dim: usize,
+}
+
+impl TableKey {
+    pub fn new(model_ref: &str, dim: usize) -> Self {
+        let digest = hex::encode(Sha256::digest(model_ref.as_bytes()));
+        TableKey { name: format!("chunks_{}_{dim}", &digest[..16]), dim }
+    }
+}
+
+struct TableState {
+    table: Table,
+    /// Whether queries may use the ANN index (none, or recall below target: no).
+    use_index: bool,
+}
+
+/// LanceDB's async API runs on a small runtime of its own, driven from blocking threads.
+/// It is shut down in the background on drop, so dropping the store from async code
+/// (the worker's last reference at shutdown) never panics.
+struct LanceRuntime(Option<tokio::runtime::Runtime>);
+
+impl LanceRuntime {
+    fn new() -> std::io::Result<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("lancedb").enable_all().build()?;
+        Ok(LanceRuntime(Some(rt)))
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        match &self.0 {
+            Some(rt) => rt.block_on(f),
+            None => unreachable!("the runtime lives until the store is dropped"),
+        }
+    }
+}
+
+impl Drop for LanceRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+pub struct VectorStore {
+    db: Connection,
+    tables: Mutex<HashMap<TableKey, Arc<TableState>>>,
+    /// Declared last: dropped after the tables and the connection.
+    rt: LanceRuntime,
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn in_list(hashes: &[String]) -> Result<String> {
+    if let Some(bad) = hashes.iter().find(|h| !is_hex(h)) {
+        return Err(VectorError::Data(format!("not a content hash: {bad:?}")));
+    }
+    Ok(hashes.iter().map(|h| format!("'{h}'")).collect::<Vec<_>>().join(","))
+}
+
+fn schema(dim: usize) -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("mirror_hash", DataType::Utf8, false),
+        Field::new("seq", DataType::UInt32, false),
+        Field::new("vector", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32), false),
+    ]))
+}
+
+fn batch(dim: usize, rows: &[ChunkVector]) -> Result<RecordBatch> {
+    if let Some(bad) = rows.iter().find(|r| r.vector.len() != dim) {
+        return Err(VectorError::Data(format!("vector of {} dimensions in a table of {dim}", bad.vector.len())));
+    }
+    let hashes = StringArray::from_iter_values(rows.iter().map(|r| r.mirror_hash.as_str()));
+    let seqs = UInt32Array::from_iter_values(rows.iter().map(|r| r.seq));
+    let vectors = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+        rows.iter().map(|r| Some(r.vector.iter().map(|v| Some(*v)).collect::<Vec<_>>())),
+        dim as i32,
+    );
+    Ok(RecordBatch::try_new(schema(dim), vec![Arc::new(hashes), Arc::new(seqs), Arc::new(vectors)])?)
+}
+
+/// Reads `(mirror_hash, seq, vector?, _distance?)` columns out of result batches.
+fn rows_of(batches: &[RecordBatch]) -> Result<Vec<(String, u32, Option<Vec<f32>>, Option<f32>)>> {
+    let mut out = Vec::new();
+    for b in batches {
+        let col = |name: &str| b.column_by_name(name);
+        let hashes = col("mirror_hash").and_then(|c| c.as_any().downcast_ref::<StringArray>()).ok_or_else(|| VectorError::Data("no mirror_hash column".into()))?;
+        let seqs = col("seq").and_then(|c| c.as_any().downcast_ref::<UInt32Array>()).ok_or_else(|| VectorError::Data("no seq column".into()))?;
+        let vectors = col("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>());
+        let dists = col("_distance").and_then(|c| c.as_any().downcast_ref::<Float32Array>());
+        for i in 0..b.num_rows() {
+            let vector = vectors.and_then(|v| {
+                let item = v.value(i);
+                item.as_any().downcast_ref::<Float32Array>().map(|f| f.values().to_vec())
+            });
+            out.push((hashes.value(i).to_string(), seqs.value(i), vector, dists.map(|d| d.value(i))));
+        }
+    }
+    Ok(out)
+}
+
+/// Cosine distance (0..2) to the contract's similarity score (0..1).
+pub fn distance_to_score(d: f32) -> f32 {
+    (1.0 - d / 2.0).clamp(0.0, 1.0)
+}
+
+impl VectorStore {
+    pub fn open(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let rt = LanceRuntime::new()?;
+        let uri = dir.to_str().ok_or_else(|| VectorError::Data("the data dir is not valid UTF-8".into()))?.to_string();
+        let db = rt.block_on(lancedb::connect(&uri).execute())?;
+        Ok(VectorStore { db, tables: Mutex::new(HashMap::new()), rt })
+    }
+
+    /// Runs a query and gathers its batches.
+    fn collect(&self, q: impl ExecutableQuery) -> Result<Vec<RecordBatch>> {
+        let batches = self.rt.block_on(async {
+            let stream = q.execute().await?;
+            stream.try_collect::<Vec<RecordBatch>>().await
+        })?;
+        Ok(batches)
+    }
+
+    /// The table of `key`; created when `create` and missing.
+    fn table(&self, key: &TableKey, create: bool) -> Result<Option<Arc<TableState>>> {
+        let mut tables = self.tables.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = tables.get(key) {
+            return Ok(Some(Arc::clone(t)));
+        }
+        let names = self.rt.block_on(self.db.table_names().execute())?;
+        let table = if names.contains(&key.name) {
+            self.rt.block_on(self.db.open_table(&key.name).execute())?
+        } else if create {
+            self.rt.block_on(self.db.create_empty_table(&key.name, schema(key.dim)).execute())?
+        } else {
+            return Ok(None);
+        };
+        let use_index = self.rt.block_on(table.list_indices())?.iter().any(|i| i.columns.iter().any(|c| c == "vector"))
+            && std::fs::read_to_string(self.ann_marker(key)).is_ok_and(|s| s.trim() == "ok");
+        let state = Arc::new(TableState { table, use_index });
+        tables.insert(key.clone(), Arc::clone(&state));
+        Ok(Some(state))
+    }
+
+    fn ann_marker(&self, key: &TableKey) -> std::path::PathBuf {
+        Path::new(self.db.uri()).join(format!("{}.ann", key.name))
+    }
+
+    /// Replaces every vector of the given contents with `rows` (idempotent).
+    pub fn replace(&self, key: &TableKey, contents: &[String], rows: &[ChunkVector]) -> Result<()> {
+        let Some(t) = self.table(key, true)? else { return Ok(()) };
+        if !contents.is_empty() {
+            self.rt.block_on(t.table.delete(format!("mirror_hash IN ({})", in_list(contents)?).as_str()))?;
+        }
+        if !rows.is_empty() {
+            self.rt.block_on(t.table.add(batch(key.dim, rows)?).execute())?;
+        }
+        Ok(())
+    }
+
+    /// Drops the vectors of contents no document references any more.
+    pub fn remove(&self, key: &TableKey, contents: &[String]) -> Result<()> {
+        if contents.is_empty() {
+            return Ok(());
+        }
+        if let Some(t) = self.table(key, false)? {
+            self.rt.block_on(t.table.delete(format!("mirror_hash IN ({})", in_list(contents)?).as_str()))?;
+        }
+        Ok(())
+    }
+
+    #[cfg(test)]
+    pub fn count(&self, key: &TableKey) -> Result<usize> {
+        match self.table(key, false)? {
+            Some(t) => Ok(self.rt.block_on(t.table.count_rows(None))?),
+            None => Ok(0),
+        }
+    }
+
+    /// The `k` chunks nearest to `query`, best first.
+    pub fn search(&self, key: &TableKey, query: &[f32], k: usize) -> Result<Vec<VectorHit>> {
+        let Some(t) = self.table(key, false)? else { return Ok(Vec::new()) };
+        self.search_in(&t, query, k, t.use_index)
+    }
+
+    fn search_in(&self, t: &TableState, query: &[f32], k: usize, use_index: bool) -> Result<Vec<VectorHit>> {
+        let mut q = t
+            .table
+            .query()
+            .nearest_to(query)?
+            .distance_type(DistanceType::Cosine)
+            .limit(k.max(1))
+            .select(Select::columns(&["mirror_hash", "seq"]));
+        if use_index {
+            q = q.nprobes(20)?.refine_factor(4);
+        } else {
+            q = q.bypass_vector_index();
+        }
+        let batches = self.collect(q)?;
+        let mut hits: Vec<VectorHit> = rows_of(&batches)?
+            .into_iter()
+            .map(|(mirror_hash, seq, _, d)| VectorHit { mirror_hash, seq, score: distance_to_score(d.unwrap_or(2.0)) })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(hits)
+    }
+
+    /// The stored vector of one chunk.
+    pub fn vector(&self, key: &TableKey, mirror_hash: &str, seq: u32) -> Result<Option<Vec<f32>>> {
+        let Some(t) = self.table(key, false)? else { return Ok(None) };
+        let filter = format!("mirror_hash IN ({}) AND seq = {seq}", in_list(&[mirror_hash.to_string()])?);
+        let q = t.table.query().only_if(filter).limit(1);
+        let batches = self.collect(q)?;
+        Ok(rows_of(&batches)?.into_iter().find_map(|(_, _, v, _)| v))
+    }
+
+    /// Every `seq = 0` vector of the given contents (for similarity edges).
+    pub fn first_vectors(&self, key: &TableKey, contents: &[String]) -> Result<HashMap<String, Vec<f32>>> {
+        let mut out = HashMap::new();
+        let Some(t) = self.table(key, false)? else { return Ok(out) };
+        for part in contents.chunks(500) {
+            let filter = format!("seq = 0 AND mirror_hash IN ({})", in_list(part)?);
+            let q = t.table.query().only_if(filter).limit(part.len());
+            let batches = self.collect(q)?;
+            for (h, _, v, _) in rows_of(&batches)? {
+                if let Some(v) = v {
+                    out.insert(h, v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Builds an ANN index once the table is large, and enables it only if its recall@10
+    /// on a sample of the table's own vectors reaches the target. Returns the recall measured
+    /// (`None` when nothing was built: too small, or decided before). Rows added later are
+    /// searched exactly by LanceDB next to the index.
+    pub fn maybe_index(&self, key: &TableKey, min_rows: usize) -> Result<Option<f32>> {
+        if self.ann_marker(key).exists() {
+            return Ok(None);
+        }
+        let Some(t) = self.table(key, false)? else { return Ok(None) };
+        let rows = self.rt.block_on(t.table.count_rows(None))?;
+        if rows < min_rows {
+            return Ok(None);
+        }
+        let partitions = ((rows as f64).sqrt() as u32).clamp(2, 1024);
+        let sub_vectors = if key.dim % 16 == 0 { (key.dim / 16) as u32 } else { 1 };
+        let builder = lancedb::index::vector::IvfPqIndexBuilder::default()
+            .distance_type(DistanceType::Cosine)
+            .num_partitions(partitions)
+            .num_sub_vectors(sub_vectors);
+        self.rt.block_on(t.table.create_index(&["vector"], lancedb::index::Index::IvfPq(builder)).replace(true).execute())?;
+        let recall = self.measure_recall(&t, 20)?;
+        let ok = recall >= RECALL_TARGET;
+        protocol::write_atomic(&self.ann_marker(key), if ok { b"ok" } else { b"low-recall" })?;
+        tracing::info!("ANN index on {} ({rows} rows): recall@10 {recall:.3}, {}", key.name, if ok { "in use" } else { "not used" });
+        self.tables.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        Ok(Some(recall))
+    }
+
+    /// Mean recall@10 of the ANN index against exact search for `samples` stored vectors.
+    fn measure_recall(&self, t: &TableState, samples: usize) -> Result<f32> {
+        let q = t.table.query().limit(samples);
+        let batches = self.collect(q)?;
+        let probes: Vec<Vec<f32>> = rows_of(&batches)?.into_iter().filter_map(|r| r.2).collect();
+        if probes.is_empty() {
+            return Ok(1.0);
+        }
+        let mut total = 0.0;
+        for p in &probes {
+            let exact: Vec<(String, u32)> = self.search_in(t, p, 10, false)?.into_iter().map(|h| (h.mirror_hash, h.seq)).collect();
+            let approx = self.search_in(t, p, 10, true)?;
+            let found = approx.iter().filter(|h| exact.contains(&(h.mirror_hash.clone(), h.seq))).count();
+            total += found as f32 / exact.len().max(1) as f32;
+        }
+        Ok(total / probes.len() as f32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn replace_search_and_remove_are_consistent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path()).unwrap();
+        let key = TableKey::new("file:/m.onnx", 3);
+        let rows = vec![
+            ChunkVector { mirror_hash: "aa".into(), seq: 0, vector: unit(&[1.0, 0.0, 0.0]) },
+            ChunkVector { mirror_hash: "aa".into(), seq: 1, vector: unit(&[0.0, 1.0, 0.0]) },
+            ChunkVector { mirror_hash: "bb".into(), seq: 0, vector: unit(&[0.9, 0.1, 0.0]) },
+        ];
+        store.replace(&key, &["aa".into(), "bb".into()], &rows).unwrap();
+        // Replaying the same batch (a crash before the catalog recorded it) adds nothing.
+        store.replace(&key, &["aa".into(), "bb".into()], &rows).unwrap();
+        assert_eq!(store.count(&key).unwrap(), 3);
+        let hits = store.search(&key, &unit(&[1.0, 0.0, 0.0]), 2).unwrap();
+        assert_eq!((hits[0].mirror_hash.as_str(), hits[0].seq), ("aa", 0));
+        assert!((hits[0].score - 1.0).abs() < 1e-4, "{hits:?}");
+        assert_eq!(hits[1].mirror_hash, "bb");
+        assert_eq!(store.vector(&key, "aa", 1).unwrap().unwrap().len(), 3);
+        assert_eq!(store.first_vectors(&key, &["aa".into(), "bb".into()]).unwrap().len(), 2);
+        store.remove(&key, &["aa".into()]).unwrap();
+        assert_eq!(store.count(&key).unwrap(), 1);
+        assert!(store.replace(&key, &["x'; DROP".into()], &[]).is_err());
+        assert!(store.replace(&key, &[], &[ChunkVector { mirror_hash: "cc".into(), seq: 0, vector: vec![1.0] }]).is_err());
+    }
+
+    #[test]
+    fn ann_index_is_used_only_with_enough_recall() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path()).unwrap();
+        let key = TableKey::new("file:/m.onnx", 16);
+        // 600 pseudo-random unit vectors (a small table: index building is slow in debug builds).
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let rows: Vec<ChunkVector> = (0..600)
+            .map(|i| ChunkVector { mirror_hash: format!("{i:04x}"), seq: 0, vector: unit(&(0..16).map(|_| next()).collect::<Vec<_>>()) })
+            .collect();
+        store.replace(&key, &[], &rows).unwrap();
+        assert_eq!(store.maybe_index(&key, 1_000).unwrap(), None, "below the threshold nothing is built");
+        let recall = store.maybe_index(&key, 500).unwrap().expect("an index was built");
+        assert!((0.0..=1.0).contains(&recall));
+        let marker = std::fs::read_to_string(store.ann_marker(&key)).unwrap();
+        assert_eq!(marker == "ok", recall >= RECALL_TARGET);
+        // Either way, search still finds a stored vector first.
+        let hits = store.search(&key, &rows[42].vector, 5).unwrap();
+        assert_eq!(hits[0].mirror_hash, rows[42].mirror_hash);
+    }
+}

@@ -1,0 +1,186 @@
+//! Vector retrieval: `POST /api/vsearch`, the vector half of `/api/query`, and
+//! `GET /api/doc/:id/similar`. Chunks come from LanceDB; documents, filters and activity
+//! from the catalog, so a deactivated or deleted note never comes back.
+
+use crate::catalog::{self, DocRow};
+use crate::models::encoder::Embedder;
+use crate::reads::resolve_doc;
+use crate::retrieve::{self, Ranked, Scope};
+use crate::vectors::{TableKey, VectorHit, VectorStore};
+use crate::{runtime, uri, Worker};
+use protocol::api::{SearchMeta, SearchResponse};
+use protocol::{ApiError, DocRef, ErrorCode, JsonBody, SearchRequest, SimilarQuery};
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+const MAX_CHUNK_CANDIDATES: usize = 2000;
+
+/// What vector retrieval needs: the embedder, its table and the store.
+pub struct VectorContext<'w> {
+    pub embedder: Arc<Embedder>,
+    pub key: TableKey,
+    pub store: &'w VectorStore,
+}
+
+fn unavailable(reason: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::Unavailable,
+        format!("Vector search is unavailable: {reason}. Prepare the models (scripts/models default, or POST /api/models/pull) and let the embedding backlog finish (GET /api/status)."),
+    )
+}
+
+impl Worker {
+    /// The vector context, or 503 `UNAVAILABLE` when no embedder or vector store is there.
+    pub(crate) fn vector_context(&self) -> Result<VectorContext<'_>, ApiError> {
+        let store = self.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
+        let embedder = self.models.embedder().map_err(|e| unavailable(&e.to_string()))?;
+        let key = TableKey::new(self.models.embed_model_ref(), embedder.dim());
+        Ok(VectorContext { embedder, key, store })
+    }
+
+    /// Like [`Worker::vector_context`], but `None` instead of an error (hybrid falls back to BM25).
+    pub(crate) fn vector_context_opt(&self) -> Option<VectorContext<'_>> {
+        self.vector_context().ok()
+    }
+}
+
+impl VectorContext<'_> {
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, ApiError> {
+        let mut v = self.embedder.embed(&[text]).map_err(runtime)?;
+        v.pop().ok_or_else(|| ApiError::runtime("the embedder returned no vector"))
+    }
+
+    pub fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, ApiError> {
+        self.store.search(&self.key, vector, k.min(MAX_CHUNK_CANDIDATES)).map_err(runtime)
+    }
+}
+
+/// Documents for chunk hits, best chunk per document, in hit order, admitted by the scope
+/// and the request's filters. Scores are the vector similarities (0..1).
+pub fn documents_for_hits(w: &Worker, scope: &Scope, req: &SearchRequest, hits: &[VectorHit]) -> Result<Vec<Ranked>, ApiError> {
+    let allowed = w.bm25.filter_keys(&req.filters).map_err(runtime)?;
+    let hashes: Vec<String> = {
+        let mut seen = HashSet::new();
+        hits.iter().filter(|h| seen.insert(h.mirror_hash.clone())).map(|h| h.mirror_hash.clone()).collect()
+    };
+    let conn = w.catalog.reader();
+    let mut by_hash: HashMap<String, Vec<DocRow>> = HashMap::new();
+    for row in catalog::active_docs_by_mirror(&conn, &hashes).map_err(runtime)? {
+        by_hash.entry(row.mirror_hash.clone()).or_default().push(row);
+    }
+    let mut seen_docs = HashSet::new();
+    let mut out = Vec::new();
+    for hit in hits {
+        let Some(rows) = by_hash.get(&hit.mirror_hash) else { continue };
+        for row in rows {
+            if allowed.as_ref().is_some_and(|a| !a.contains(&row.id)) || !seen_docs.insert(row.id) {
+                continue;
+            }
+            if let Some(chunks) = scope.admit(&conn, row)? {
+                out.push(Ranked { score: hit.score, row: row.clone(), seq: Some(hit.seq), chunks });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many chunks to fetch for `docs` documents (chunks repeat documents; filters drop some).
+pub fn chunk_pool(docs: usize, filtered: bool) -> usize {
+    let base = (docs * 4).max(50);
+    if filtered { base * 3 } else { base }
+}
+
+pub fn has_filters(req: &SearchRequest) -> bool {
+    let f = &req.filters;
+    f.collection.is_some() || f.since_ms.is_some() || f.until_ms.is_some() || !f.categories.is_empty() || !f.tags_all.is_empty() || !f.tags_any.is_empty()
+}
+
+/// `POST /api/vsearch`.
+pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
+    let scope = Scope::of(w, req)?;
+    let ctx = w.vector_context()?;
+    let recency = retrieve::has_recency_intent(&req.query);
+    let limit = req.limit.max(1) as usize;
+    let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
+    let filtered = has_filters(req) || scope.filters_rows() || recency;
+    let qv = ctx.embed_query(&req.query)?;
+    let hits = ctx.nearest(&qv, chunk_pool(wanted, filtered))?;
+    let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
+    if let Some(min) = req.min_score {
+        ranked.retain(|r| r.score >= min);
+    }
+    if recency {
+        retrieve::order_by_recency(&mut ranked);
+    }
+    let total = ranked.len() as u64;
+    ranked.truncate(limit);
+    let terms = retrieve::query_terms(&req.query);
+    let intent = retrieve::intent_terms(req.intent.as_deref());
+    let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
+    Ok(SearchResponse {
+        query: req.query.clone(),
+        mode: "vector".into(),
+        query_language: None,
+        results,
+        meta: SearchMeta { total_results: total, recency_ordered: recency, expanded: Some(false), vectors_used: Some(true), ..Default::default() },
+    })
+}
+
+/// The document's first chunk vector (seq 0, else its lowest chunk).
+fn first_vector(w: &Worker, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Option<Vec<f32>>, ApiError> {
+    if let Some(v) = ctx.store.vector(&ctx.key, &row.mirror_hash, 0).map_err(runtime)? {
+        return Ok(Some(v));
+    }
+    let chunks = catalog::chunks_of(&w.catalog.reader(), &row.mirror_hash).map_err(runtime)?;
+    match chunks.first() {
+        Some(c) => ctx.store.vector(&ctx.key, &row.mirror_hash, c.seq).map_err(runtime),
+        None => Ok(None),
+    }
+}
+
+pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<JsonBody, ApiError> {
+    let row = resolve_doc(w, doc)?;
+    let ctx = w.vector_context()?;
+    let Some(v) = first_vector(w, &ctx, &row)? else {
+        return Err(unavailable("this document has no embedding yet"));
+    };
+    let hits = ctx.nearest(&v, (q.limit as usize + 1) * 8)?;
+    let scope = Scope::of(w, &SearchRequest::default())?;
+    let req = SearchRequest::default();
+    let mut out = Vec::new();
+    for r in documents_for_hits(w, &scope, &req, &hits)? {
+        if r.row.id == row.id || r.row.mirror_hash == row.mirror_hash || r.score < q.threshold {
+            continue;
+        }
+        if !q.cross_collection && r.row.collection != row.collection {
+            continue;
+        }
+        out.push(json!({
+            "docid": r.row.docid,
+            "uri": uri::doc_uri(&r.row.collection, &r.row.rel_path),
+            "title": r.row.title,
+            "collection": r.row.collection,
+            "score": r.score,
+        }));
+        if out.len() >= q.limit as usize {
+            break;
+        }
+    }
+    JsonBody::of(&json!({
+        "similar": out,
+        "meta": { "docid": row.docid, "totalResults": out.len(), "threshold": q.threshold, "crossCollection": q.cross_collection }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_pool_grows_with_filters() {
+        assert_eq!(chunk_pool(5, false), 50);
+        assert_eq!(chunk_pool(20, false), 80);
+        assert_eq!(chunk_pool(20, true), 240);
+    }
+}
