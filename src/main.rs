@@ -45,42 +45,13 @@ enum Cmd {
         json: bool,
     },
     /// Keyword (BM25) search.
-    Search {
-        /// The query; omit with --batch.
-        query: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: u32,
-        #[arg(long)]
-        collection: Option<String>,
-        #[arg(long)]
-        json: bool,
-        /// Read JSON lines `{"id","query"}` on stdin; write one JSON line per query.
-        #[arg(long)]
-        batch: bool,
-    },
+    Search(SearchArgs),
     /// Vector search (needs the embedding model and embedded documents).
-    Vsearch {
-        query: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: u32,
-        #[arg(long)]
-        collection: Option<String>,
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        batch: bool,
-    },
+    Vsearch(SearchArgs),
     /// Hybrid search: BM25 and vectors fused, reranked when a reranker is installed.
     Query {
-        query: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: u32,
-        #[arg(long)]
-        collection: Option<String>,
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        batch: bool,
+        #[command(flatten)]
+        args: SearchArgs,
         /// Do not generate query variants.
         #[arg(long)]
         no_expand: bool,
@@ -102,6 +73,22 @@ enum Cmd {
     /// Process roles started by the supervisor (not for direct use).
     #[command(subcommand, hide = true)]
     Internal(InternalCmd),
+}
+
+/// What every search command takes.
+#[derive(clap::Args)]
+struct SearchArgs {
+    /// The query; omit with --batch.
+    query: Option<String>,
+    #[arg(long, default_value_t = 10)]
+    limit: u32,
+    #[arg(long)]
+    collection: Option<String>,
+    #[arg(long)]
+    json: bool,
+    /// Read JSON lines `{"id","query"}` on stdin; write one JSON line per query.
+    #[arg(long)]
+    batch: bool,
 }
 
 #[derive(Subcommand)]
@@ -200,16 +187,9 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Collection(CollectionCmd::List { json }) => commands::collection_list(&dirs, json),
         Cmd::Collection(CollectionCmd::Remove { name }) => commands::collection_remove(&dirs, name),
         Cmd::Update { collection, git_pull, json } => commands::update(&dirs, collection, git_pull, json),
-        Cmd::Search { query, limit, collection, json, batch } => {
-            commands::search(&dirs, SearchMode::Bm25, query, limit, collection, json, batch)
-        }
-        Cmd::Vsearch { query, limit, collection, json, batch } => {
-            commands::search(&dirs, SearchMode::Vector, query, limit, collection, json, batch)
-        }
-        Cmd::Query { query, limit, collection, json, batch, no_expand, no_rerank } => {
-            let mode = SearchMode::Hybrid { expand: !no_expand, rerank: !no_rerank };
-            commands::search(&dirs, mode, query, limit, collection, json, batch)
-        }
+        Cmd::Search(a) => search(&dirs, SearchMode::Bm25, a),
+        Cmd::Vsearch(a) => search(&dirs, SearchMode::Vector, a),
+        Cmd::Query { args, no_expand, no_rerank } => search(&dirs, SearchMode::Hybrid { expand: !no_expand, rerank: !no_rerank }, args),
         Cmd::Embed => commands::embed(&dirs),
         Cmd::Models(m) => commands::models(
             &dirs,
@@ -223,4 +203,8 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
         Cmd::Serve { .. } | Cmd::Internal(_) => unreachable!("handled in main"),
     }
+}
+
+fn search(dirs: &protocol::Dirs, mode: SearchMode, a: SearchArgs) -> anyhow::Result<ExitCode> {
+    commands::search(dirs, mode, a.query, a.limit, a.collection, a.json, a.batch)
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// Contents taken from the backlog per round.
-const CONTENTS_PER_ROUND: usize = 32;
+const CONTENTS_PER_ROUND: usize = 128;
 /// Texts per model call.
 const TEXTS_PER_BATCH: usize = 32;
 /// Quiet time after the last trigger before a run starts.
@@ -81,6 +81,11 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
     };
     let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
     w.set_embed_table(Some(key.clone()));
+    // Rows of backlog contents can only be leftovers of a run a crash cut short: drop them
+    // once, so that the rounds below only add.
+    let leftovers: Vec<String> =
+        catalog::embed_backlog(&w.catalog.reader(), &key.name, usize::MAX)?.into_iter().map(|p| p.mirror_hash).collect();
+    vectors.remove(&key, &leftovers)?;
     let mut done = 0usize;
     let mut rounds = 0usize;
     loop {
@@ -93,7 +98,7 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
         }
         let rows = embed_contents(w, &embedder, &pending)?;
         let hashes: Vec<String> = pending.iter().map(|p| p.mirror_hash.clone()).collect();
-        vectors.replace(&key, &hashes, &rows)?;
+        vectors.add(&key, &rows)?;
         catalog::mark_embedded(&mut w.catalog.writer(), &key.name, &hashes, &time_fmt::now_iso())?;
         done += hashes.len();
         rounds += 1;
@@ -108,6 +113,7 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
     }
     if done > 0 {
         tracing::info!("embedded {done} contents into {}", key.name);
+        vectors.compact(&key)?;
     }
     if let Err(e) = vectors.maybe_index(&key, ann_min_rows()) {
         tracing::warn!("ANN index not built: {e}");

@@ -253,14 +253,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
             ranked.push(r);
         }
     }
-    if let Some(min) = sreq.min_score {
-        ranked.retain(|r| r.score >= min);
-    }
-    if recency {
-        retrieve::order_by_recency(&mut ranked);
-    }
-    let total = ranked.len() as u64;
-    ranked.truncate(limit);
+    let total = retrieve::finish(&mut ranked, sreq.min_score, recency, limit);
     let returned: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
     let terms = q.highlight_terms();
     let intent = retrieve::intent_terms(sreq.intent.as_deref());

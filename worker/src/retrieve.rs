@@ -54,6 +54,20 @@ pub fn order_by_recency(ranked: &mut [Ranked]) {
     ranked.sort_by(|a, b| recency_ms(&b.row).cmp(&recency_ms(&a.row)).then(b.score.total_cmp(&a.score)));
 }
 
+/// The common tail of every retrieval: drop results under `min_score`, order newest first
+/// when asked, cut to `limit`. Returns the total before the cut.
+pub fn finish(ranked: &mut Vec<Ranked>, min_score: Option<f32>, recency: bool, limit: usize) -> u64 {
+    if let Some(min) = min_score {
+        ranked.retain(|r| r.score >= min);
+    }
+    if recency {
+        order_by_recency(ranked);
+    }
+    let total = ranked.len() as u64;
+    ranked.truncate(limit);
+    total
+}
+
 /// The request's scope: configured collection roots and the filters applied to rows.
 pub struct Scope {
     pub roots: HashMap<String, String>,

@@ -43,14 +43,7 @@ pub fn search(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErro
     for (r, s) in ranked.iter_mut().zip(scores) {
         r.score = s;
     }
-    if let Some(min) = req.min_score {
-        ranked.retain(|r| r.score >= min);
-    }
-    if recency {
-        retrieve::order_by_recency(&mut ranked);
-    }
-    let total = ranked.len() as u64;
-    ranked.truncate(limit);
+    let total = retrieve::finish(&mut ranked, req.min_score, recency, limit);
     let terms = q.highlight_terms();
     let intent = retrieve::intent_terms(req.intent.as_deref());
     let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;

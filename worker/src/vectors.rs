@@ -3,8 +3,8 @@
 //! Rows are content-addressed: `(mirror_hash, seq)` names a chunk of canonical text, so a
 //! renamed note keeps its vectors and a deactivated one simply stops resolving to an
 //! active document. The catalog's `embeddings` table records which contents a table has
-//! absorbed (as `bm25_gen` does for tantivy); writes delete before they add, so replaying
-//! a batch after a crash never duplicates rows.
+//! absorbed (as `bm25_gen` does for tantivy); each embedding run first removes the rows of
+//! every content still in its backlog, so rows a crash left unrecorded are never duplicated.
 //!
 //! Search is exact (a flat scan) while a table is small. Past `ANN_MIN_ROWS` an IVF-PQ index
 //! is built, and it is used only if its recall@10 against exact search is at least 0.95.
@@ -208,25 +208,33 @@ impl VectorStore {
         Path::new(self.db.uri()).join(format!("{}.ann", key.name))
     }
 
-    /// Replaces every vector of the given contents with `rows` (idempotent).
-    pub fn replace(&self, key: &TableKey, contents: &[String], rows: &[ChunkVector]) -> Result<()> {
+    /// Adds chunk vectors (the caller removed any earlier rows of these contents).
+    pub fn add(&self, key: &TableKey, rows: &[ChunkVector]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
         let Some(t) = self.table(key, true)? else { return Ok(()) };
-        if !contents.is_empty() {
-            self.rt.block_on(t.table.delete(format!("mirror_hash IN ({})", in_list(contents)?).as_str()))?;
-        }
-        if !rows.is_empty() {
-            self.rt.block_on(t.table.add(batch(key.dim, rows)?).execute())?;
-        }
+        self.rt.block_on(t.table.add(batch(key.dim, rows)?).execute())?;
         Ok(())
     }
 
-    /// Drops the vectors of contents no document references any more.
+    /// Drops every vector of these contents (orphans, or rows a crash left unrecorded).
     pub fn remove(&self, key: &TableKey, contents: &[String]) -> Result<()> {
         if contents.is_empty() {
             return Ok(());
         }
         if let Some(t) = self.table(key, false)? {
-            self.rt.block_on(t.table.delete(format!("mirror_hash IN ({})", in_list(contents)?).as_str()))?;
+            for part in contents.chunks(500) {
+                self.rt.block_on(t.table.delete(format!("mirror_hash IN ({})", in_list(part)?).as_str()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges the small files that many adds leave behind and prunes old versions.
+    pub fn compact(&self, key: &TableKey) -> Result<()> {
+        if let Some(t) = self.table(key, false)? {
+            self.rt.block_on(t.table.optimize(lancedb::table::OptimizeAction::All))?;
         }
         Ok(())
     }
@@ -359,9 +367,11 @@ mod tests {
             ChunkVector { mirror_hash: "aa".into(), seq: 1, vector: unit(&[0.0, 1.0, 0.0]) },
             ChunkVector { mirror_hash: "bb".into(), seq: 0, vector: unit(&[0.9, 0.1, 0.0]) },
         ];
-        store.replace(&key, &["aa".into(), "bb".into()], &rows).unwrap();
-        // Replaying the same batch (a crash before the catalog recorded it) adds nothing.
-        store.replace(&key, &["aa".into(), "bb".into()], &rows).unwrap();
+        store.add(&key, &rows).unwrap();
+        // Replaying the batch after a crash: the unrecorded contents are removed first.
+        store.remove(&key, &["aa".into(), "bb".into()]).unwrap();
+        store.add(&key, &rows).unwrap();
+        store.compact(&key).unwrap();
         assert_eq!(store.count(&key).unwrap(), 3);
         let hits = store.search(&key, &unit(&[1.0, 0.0, 0.0]), 2).unwrap();
         assert_eq!((hits[0].mirror_hash.as_str(), hits[0].seq), ("aa", 0));
@@ -371,8 +381,8 @@ mod tests {
         assert_eq!(store.first_vectors(&key, &["aa".into(), "bb".into()]).unwrap().len(), 2);
         store.remove(&key, &["aa".into()]).unwrap();
         assert_eq!(store.count(&key).unwrap(), 1);
-        assert!(store.replace(&key, &["x'; DROP".into()], &[]).is_err());
-        assert!(store.replace(&key, &[], &[ChunkVector { mirror_hash: "cc".into(), seq: 0, vector: vec![1.0] }]).is_err());
+        assert!(store.remove(&key, &["x'; DROP".into()]).is_err());
+        assert!(store.add(&key, &[ChunkVector { mirror_hash: "cc".into(), seq: 0, vector: vec![1.0] }]).is_err());
     }
 
     #[test]
@@ -389,7 +399,7 @@ mod tests {
         let rows: Vec<ChunkVector> = (0..600)
             .map(|i| ChunkVector { mirror_hash: format!("{i:04x}"), seq: 0, vector: unit(&(0..16).map(|_| next()).collect::<Vec<_>>()) })
             .collect();
-        store.replace(&key, &[], &rows).unwrap();
+        store.add(&key, &rows).unwrap();
         assert_eq!(store.maybe_index(&key, 1_000).unwrap(), None, "below the threshold nothing is built");
         let recall = store.maybe_index(&key, 500).unwrap().expect("an index was built");
         assert!((0.0..=1.0).contains(&recall));

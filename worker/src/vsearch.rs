@@ -107,14 +107,7 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let qv = ctx.embed_query(&req.query)?;
     let hits = ctx.nearest(&qv, chunk_pool(wanted, filtered))?;
     let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
-    if let Some(min) = req.min_score {
-        ranked.retain(|r| r.score >= min);
-    }
-    if recency {
-        retrieve::order_by_recency(&mut ranked);
-    }
-    let total = ranked.len() as u64;
-    ranked.truncate(limit);
+    let total = retrieve::finish(&mut ranked, req.min_score, recency, limit);
     let terms = retrieve::query_terms(&req.query);
     let intent = retrieve::intent_terms(req.intent.as_deref());
     let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;

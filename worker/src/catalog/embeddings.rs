@@ -20,7 +20,7 @@ pub fn embed_backlog(conn: &Connection, model: &str, limit: usize) -> Result<Vec
          WHERE d.active = 1 AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.mirror_hash = d.mirror_hash AND e.model = ?1)
          GROUP BY d.mirror_hash ORDER BY MIN(d.id) LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![model, limit as i64], |r| Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)? }))?;
+    let rows = stmt.query_map(params![model, limit.min(i64::MAX as usize) as i64], |r| Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)? }))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
