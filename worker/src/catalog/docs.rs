@@ -319,10 +319,16 @@ pub fn reset_bm25(conn: &Connection) -> Result<()> {
 }
 
 pub fn docs_by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<DocRow>> {
-    let mut out = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(500) {
+    docs_in(conn, "id IN", "", ids)
+}
+
+/// Rows where `{column_in} (values)` holds, queried in slices of 500 values (SQLite's
+/// parameter limit), each slice ordered by `order`.
+fn docs_in<T: rusqlite::ToSql>(conn: &Connection, column_in: &str, order: &str, values: &[T]) -> Result<Vec<DocRow>> {
+    let mut out = Vec::with_capacity(values.len());
+    for chunk in values.chunks(500) {
         let marks = vec!["?"; chunk.len()].join(",");
-        let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({marks})");
+        let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE {column_in} ({marks}) {order}");
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map(params_from_iter(chunk.iter()), doc_from_row)?;
         for r in rows {
@@ -355,17 +361,7 @@ pub fn active_docs(conn: &Connection, collection: Option<&str>) -> Result<Vec<Do
 
 /// Active documents holding any of these contents (a content may back several documents).
 pub fn active_docs_by_mirror(conn: &Connection, hashes: &[String]) -> Result<Vec<DocRow>> {
-    let mut out = Vec::new();
-    for chunk in hashes.chunks(500) {
-        let marks = vec!["?"; chunk.len()].join(",");
-        let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE active = 1 AND mirror_hash IN ({marks}) ORDER BY id");
-        let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(params_from_iter(chunk.iter()), doc_from_row)?;
-        for r in rows {
-            out.push(r?);
-        }
-    }
-    Ok(out)
+    docs_in(conn, "active = 1 AND mirror_hash IN", "ORDER BY id", hashes)
 }
 
 pub fn tags_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Vec<String>>> {
