@@ -100,6 +100,13 @@ def ort_baseline(model_dir, texts, stride):
     return done, time.perf_counter() - t0
 
 
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def latencies(http, path, bodies, warmup=10):
     for b in bodies[:warmup]:
         http.request("POST", path, b)
@@ -147,7 +154,7 @@ def main():
     ap.add_argument("--dataset", default=os.path.join(REPO, "..", "shared", "datasets", "beir-scifact"))
     ap.add_argument("--cache", default=default_cache_dir(), help="svc cache dir holding models/ and runtime/")
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--ort-stride", type=int, default=4,
+    ap.add_argument("--ort-stride", type=positive_int, default=4, metavar="K",
                     help="plain ORT runs every k-th of svc's batches (1 = all of them)")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/bench-models)")
@@ -180,8 +187,8 @@ def main():
         log("embedding with svc")
         embed_s, _ = run_svc(binary, env, ["embed"])
         texts = chunk_texts(os.path.join(tmp, "data", "default", "catalog.sqlite"))
-        log(f"embedding the same {len(texts)} chunks with plain ONNX Runtime (every {args.ort_stride}. batch)")
-        ort_n, ort_s = ort_baseline(model_dir, texts, max(1, args.ort_stride))
+        log(f"plain ONNX Runtime on 1 in {args.ort_stride} of svc's batches of the same {len(texts)} chunks")
+        ort_n, ort_s = ort_baseline(model_dir, texts, args.ort_stride)
         report["embedding"] = {
             "documents": n_docs, "chunks": len(texts), "index_s": round(index_s, 2),
             "svc_s": round(embed_s, 2), "svc_chunks_per_s": round(len(texts) / embed_s, 1),
