@@ -78,19 +78,83 @@ impl Dirs {
 /// Writes `bytes` to `path` through a temp file in the same directory, fsync and rename,
 /// so a reader never sees a partial file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_file(path, bytes, true)
+}
+
+/// The one atomic write: a temp file in the target's folder, fsync, then rename (or link,
+/// when an existing file must never be replaced), then fsync the folder. With
+/// `replace == false` an existing file is never touched (`AlreadyExists`), even one that
+/// appeared a moment ago. A failed write leaves neither a partial target nor a temp file.
+pub fn write_file(target: &Path, bytes: &[u8], replace: bool) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     std::fs::create_dir_all(dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
+    let tmp = temp_path(target);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        drop(f);
+        if replace {
+            std::fs::rename(&tmp, target)
+        } else {
+            // link(2) creates the name atomically or fails with EEXIST.
+            std::fs::hard_link(&tmp, target).and_then(|_| std::fs::remove_file(&tmp))
+        }
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path)?;
+    written?;
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// A temp name next to `target`, unique per call, not just per process: two threads (the job
+/// thread and the embedding thread both publish status.json) must never share a temp file.
+fn temp_path(target: &Path) -> std::path::PathBuf {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    target.with_file_name(format!(".{name}.svc-{}-{seq}.tmp", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_replaces_and_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/b/n.md");
+        write_file(&p, b"one", false).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
+        let e = write_file(&p, b"two", false).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
+        write_atomic(&p, b"three").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"three");
+        let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn concurrent_writers_of_one_file_never_collide() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("status.json");
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let p = p.clone();
+                std::thread::spawn(move || (0..50).all(|_| write_atomic(&p, format!("{{\"writer\":{i}}}").as_bytes()).is_ok()))
+            })
+            .collect();
+        assert!(writers.into_iter().all(|w| w.join().unwrap()), "every write succeeds");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("{\"writer\":") && text.ends_with('}'), "{text}");
+    }
 }

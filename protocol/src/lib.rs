@@ -14,7 +14,7 @@ mod ids;
 mod messages;
 pub mod socket;
 
-pub use dirs::{write_atomic, Dirs};
+pub use dirs::{write_atomic, write_file, Dirs};
 pub use error::{ApiError, ErrorCode};
 pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
