@@ -9,6 +9,7 @@ use crate::expansion::{self, Variants};
 use crate::query::KeywordQuery;
 use crate::retrieve::{self, Ranked, Scope};
 use crate::search::bm25_candidates;
+use crate::vectors::VectorHit;
 use crate::vsearch::{chunk_pool, documents_for_hits, has_filters, VectorContext};
 use crate::{catalog, runtime, Worker};
 use protocol::api::{SearchMeta, SearchResponse};
@@ -148,6 +149,19 @@ pub fn detect_language(query: &str) -> &'static str {
     best.0
 }
 
+/// The chunks nearest to `text`, or `None` when the vector side fails (the embedder, its time
+/// limit, the vector store): the failure is logged and the query goes on without this list.
+/// Catalog errors are not caught here; they fail the request.
+fn vector_hits(ctx: &VectorContext<'_>, text: &str, k: usize) -> Option<Vec<VectorHit>> {
+    match ctx.search_text(text, k) {
+        Ok(hits) => Some(hits),
+        Err(e) => {
+            tracing::warn!("vector retrieval skipped for one list of /api/query: {e}");
+            None
+        }
+    }
+}
+
 /// Runs the pipeline and keeps each stage's ranking.
 pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
@@ -175,16 +189,22 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let raw_top: Vec<f32> = bm25.iter().take(2).map(|r| r.score).collect();
     let bm25_ids = keep(Source::Bm25, bm25, &mut docs);
 
+    // The vector side degrades: without an embedder, or when embedding or searching the
+    // original query fails, the answer is BM25 alone (`vectorsUsed: false`); a failing
+    // variant only loses its own list.
     let ctx: Option<VectorContext<'_>> = w.vector_context_opt();
-    let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Vec<Ranked>, ApiError> {
-        let qv = ctx.embed_query(text)?;
-        let hits = ctx.nearest(&qv, chunk_pool(pool, filtered))?;
-        documents_for_hits(w, &scope, sreq, &hits)
+    let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Option<Vec<Ranked>>, ApiError> {
+        match vector_hits(ctx, text, chunk_pool(pool, filtered)) {
+            Some(hits) => documents_for_hits(w, &scope, sreq, &hits).map(Some),
+            None => Ok(None),
+        }
     };
-    let vector_ids = match &ctx {
-        Some(c) => Some(keep(Source::Vector, vector_docs(c, &sreq.query)?, &mut docs)),
+    let original = match &ctx {
+        Some(c) => vector_docs(c, &sreq.query)?,
         None => None,
     };
+    let vector_ids = original.map(|ranked| keep(Source::Vector, ranked, &mut docs));
+    let ctx = ctx.filter(|_| vector_ids.is_some());
 
     let variants: Variants = if !req.query_modes.is_empty() {
         Variants::from_modes(&req.query_modes)
@@ -201,10 +221,14 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     }
     if let Some(c) = &ctx {
         for text in &variants.semantic {
-            keep(Source::VectorVariant, vector_docs(c, text)?, &mut docs);
+            if let Some(ranked) = vector_docs(c, text)? {
+                keep(Source::VectorVariant, ranked, &mut docs);
+            }
         }
         if let Some(h) = &variants.hyde {
-            keep(Source::Hyde, vector_docs(c, h)?, &mut docs);
+            if let Some(ranked) = vector_docs(c, h)? {
+                keep(Source::Hyde, ranked, &mut docs);
+            }
         }
     }
 
@@ -236,10 +260,19 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
                 None => sreq.query.clone(),
             };
             let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
-            let mut scores = model.score(&query, &refs).map_err(runtime)?;
-            retrieve::normalize(&mut scores);
-            rerank_trace = Some(head.iter().copied().zip(scores.iter().copied()).collect::<Vec<_>>());
-            blend(&fusion_scores, &scores)
+            // A reranker that fails or runs out of time costs the rerank, not the answer:
+            // the fusion order stands and `reranked` says false.
+            match model.score(&query, &refs) {
+                Ok(mut scores) => {
+                    retrieve::normalize(&mut scores);
+                    rerank_trace = Some(head.iter().copied().zip(scores.iter().copied()).collect::<Vec<_>>());
+                    blend(&fusion_scores, &scores)
+                }
+                Err(e) => {
+                    tracing::warn!("rerank skipped: {e}");
+                    fusion_scores.clone()
+                }
+            }
         }
         _ => fusion_scores.clone(),
     };

@@ -4,9 +4,10 @@
 
 use crate::catalog::{self, DocRow};
 use crate::models::encoder::Embedder;
+use crate::models::ModelError;
 use crate::reads::resolve_doc;
 use crate::retrieve::{self, Ranked, Scope};
-use crate::vectors::{TableKey, VectorHit, VectorStore};
+use crate::vectors::{TableKey, VectorError, VectorHit, VectorStore};
 use crate::{runtime, uri, Worker};
 use protocol::api::{SearchMeta, SearchResponse};
 use protocol::{ApiError, DocRef, ErrorCode, JsonBody, SearchRequest, SimilarQuery};
@@ -21,6 +22,16 @@ pub struct VectorContext<'w> {
     pub embedder: Arc<Embedder>,
     pub key: TableKey,
     pub store: &'w VectorStore,
+}
+
+/// A failure of the vector side itself: the embedder (an ORT error, a panic, its time limit) or
+/// the vector store, never the catalog. `/api/query` answers from BM25 alone on it.
+#[derive(Debug, thiserror::Error)]
+pub enum VectorSideError {
+    #[error("query embedding failed: {0}")]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Store(#[from] VectorError),
 }
 
 fn unavailable(reason: &str) -> ApiError {
@@ -46,9 +57,15 @@ impl Worker {
 }
 
 impl VectorContext<'_> {
+    /// The query's vector, within the embedder's query time limit.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, ApiError> {
-        let mut v = self.embedder.embed(&[text]).map_err(runtime)?;
-        v.pop().ok_or_else(|| ApiError::runtime("the embedder returned no vector"))
+        self.embedder.embed_query(text).map_err(runtime)
+    }
+
+    /// The `k` chunks nearest to `text` (capped), with the vector side's own error.
+    pub fn search_text(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, VectorSideError> {
+        let vector = self.embedder.embed_query(text)?;
+        Ok(self.store.search(&self.key, &vector, k.min(MAX_CHUNK_CANDIDATES))?)
     }
 
     pub fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, ApiError> {

@@ -1,6 +1,8 @@
 //! BERT-style encoders on ONNX Runtime: the embedder (mean pooling, L2) and the
 //! cross-encoder reranker (pair input, one logit). Both tokenize with the model's
-//! `tokenizer.json`, truncate, and pad each batch to its longest sequence.
+//! `tokenizer.json`, truncate, and pad each batch to its longest sequence. Every run has a
+//! time limit (see [`runtime::with_limit`]): past it ONNX Runtime stops the run and the call
+//! fails with [`ModelError::Timeout`].
 
 use super::runtime::{self, infer, ModelError, Result};
 use ort::session::{Session, SessionInputValue};
@@ -8,10 +10,19 @@ use ort::value::Tensor;
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 use tokenizers::{EncodeInput, Encoding, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 /// Tokens per input; longer inputs are truncated.
 pub const MAX_TOKENS: usize = 256;
+
+/// Time limit of a query embedding (one short text: milliseconds when all is well).
+pub const QUERY_LIMIT: Duration = Duration::from_secs(5);
+/// Time limit of one background embedding batch (up to 32 chunks of 256 tokens, which on two
+/// busy cores can take seconds).
+pub const BATCH_LIMIT: Duration = Duration::from_secs(60);
+/// Time limit of one rerank batch (up to `candidateLimit` ≤ 100 pairs of 256 tokens).
+pub const RERANK_LIMIT: Duration = Duration::from_secs(10);
 
 /// A tokenizer with our truncation and padding (the file's own settings are replaced).
 pub fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
@@ -39,8 +50,9 @@ impl Encoder {
         Ok(Encoder { session: Mutex::new(session), tokenizer, input_names })
     }
 
-    /// Runs the model on a batch; returns the named output as (shape, data).
-    fn run<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, output: &str) -> Result<(Vec<usize>, Vec<f32>, Vec<Encoding>)> {
+    /// Runs the model on a batch within `limit` (counted once the session is ours); returns
+    /// the named output as (shape, data).
+    fn run<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, output: &str, limit: Duration) -> Result<(Vec<usize>, Vec<f32>, Vec<Encoding>)> {
         let enc = self.tokenizer.encode_batch(inputs, true).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         let batch = enc.len();
         let seq = enc.first().map_or(0, |e| e.len());
@@ -57,11 +69,13 @@ impl Encoder {
             feed.push((Cow::Owned(name.clone()), t.into()));
         }
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        let out = session.run(feed).map_err(infer)?;
-        let value = out.get(output).ok_or_else(|| ModelError::Shape(format!("the model has no output {output}")))?;
-        let (shape, data) = value.try_extract_tensor::<f32>().map_err(infer)?;
-        let shape = shape.iter().map(|&d| d.max(0) as usize).collect();
-        Ok((shape, data.to_vec(), enc))
+        let (shape, data) = runtime::with_limit(limit, |options| {
+            let out = session.run_with_options(feed, options).map_err(infer)?;
+            let value = out.get(output).ok_or_else(|| ModelError::Shape(format!("the model has no output {output}")))?;
+            let (shape, data) = value.try_extract_tensor::<f32>().map_err(infer)?;
+            Ok((shape.iter().map(|&d| d.max(0) as usize).collect::<Vec<usize>>(), data.to_vec()))
+        })?;
+        Ok((shape, data, enc))
     }
 }
 
@@ -75,7 +89,7 @@ impl Embedder {
     pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, threads: usize) -> Result<Self> {
         let encoder = Encoder::load(cache_dir, model, tokenizer, threads)?;
         let mut e = Embedder { encoder, dim: 0 };
-        let probe = e.embed(&["dimension probe"])?;
+        let probe = e.embed_with_limit(&["dimension probe"], BATCH_LIMIT)?;
         e.dim = probe.first().map_or(0, Vec::len);
         if e.dim == 0 {
             return Err(ModelError::Shape("the embedder returned an empty vector".into()));
@@ -87,13 +101,24 @@ impl Embedder {
         self.dim
     }
 
-    /// One unit-length vector per text.
+    /// One unit-length vector per text, as a background batch (within [`BATCH_LIMIT`]).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with_limit(texts, BATCH_LIMIT)
+    }
+
+    /// The unit-length vector of one query text, within [`QUERY_LIMIT`].
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut vectors = self.embed_with_limit(&[text], QUERY_LIMIT)?;
+        vectors.pop().ok_or_else(|| ModelError::Shape("the embedder returned no vector".into()))
+    }
+
+    /// One unit-length vector per text; past `limit` the call fails with [`ModelError::Timeout`].
+    pub fn embed_with_limit(&self, texts: &[&str], limit: Duration) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         runtime::guarded("embedding", || {
-            let (shape, hidden, enc) = self.encoder.run(texts.to_vec(), "last_hidden_state")?;
+            let (shape, hidden, enc) = self.encoder.run(texts.to_vec(), "last_hidden_state", limit)?;
             let [batch, seq, dim] = shape[..] else {
                 return Err(ModelError::Shape(format!("last_hidden_state has shape {shape:?}")));
             };
@@ -135,14 +160,15 @@ impl CrossEncoder {
         Ok(CrossEncoder { encoder: Encoder::load(cache_dir, model, tokenizer, threads)? })
     }
 
-    /// Relevance of each passage to the query, as a probability (sigmoid of the logit).
+    /// Relevance of each passage to the query, as a probability (sigmoid of the logit),
+    /// within [`RERANK_LIMIT`].
     pub fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
         if passages.is_empty() {
             return Ok(Vec::new());
         }
         runtime::guarded("reranking", || {
             let pairs: Vec<(&str, &str)> = passages.iter().map(|p| (query, *p)).collect();
-            let (shape, logits, _) = self.encoder.run(pairs, "logits")?;
+            let (shape, logits, _) = self.encoder.run(pairs, "logits", RERANK_LIMIT)?;
             let batch = shape.first().copied().unwrap_or(0);
             if batch != passages.len() || logits.len() % batch.max(1) != 0 {
                 return Err(ModelError::Shape(format!("logits have shape {shape:?}")));

@@ -6,7 +6,7 @@
 //! `present.{i}.key|value` out. The cache shape is read from the model's inputs.
 
 use super::runtime::{self, infer, ModelError, Result};
-use ort::session::{Session, SessionInputValue};
+use ort::session::{RunOptions, Session, SessionInputValue};
 use ort::value::{DynValue, Tensor, ValueType};
 use std::borrow::Cow;
 use std::path::Path;
@@ -65,7 +65,9 @@ impl Generator {
     }
 
     /// Greedy continuation of `prompt` (special tokens in it are honoured), at most
-    /// `max_tokens` tokens, stopping at a stop token. Past `deadline` it fails with `Timeout`.
+    /// `max_tokens` tokens, stopping at a stop token. Past `deadline` it fails with `Timeout`:
+    /// the watchdog of [`runtime::with_deadline`] stops a run in progress, and no new step
+    /// starts.
     pub fn generate(&self, prompt: &str, max_tokens: usize, deadline: Instant) -> Result<String> {
         runtime::guarded("generation", || {
             let enc = self.tokenizer.encode(prompt, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
@@ -75,55 +77,62 @@ impl Generator {
                 return Ok(String::new());
             }
             let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-            let mut past: Vec<DynValue> = Vec::with_capacity(self.layers * 2);
-            for _ in 0..self.layers * 2 {
-                let empty = Tensor::from_array((vec![1i64, self.kv_heads as i64, 0, self.head_dim as i64], Vec::<f32>::new())).map_err(infer)?;
-                past.push(empty.into_dyn());
-            }
-            let mut step: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
-            let mut total = 0usize;
-            let mut out_ids: Vec<u32> = Vec::new();
-            while out_ids.len() < max_tokens {
-                if Instant::now() > deadline {
-                    return Err(ModelError::Timeout);
-                }
-                let seq = step.len();
-                let mut feed: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = Vec::with_capacity(3 + past.len());
-                feed.push(("input_ids".into(), Tensor::from_array((vec![1i64, seq as i64], step.clone())).map_err(infer)?.into()));
-                feed.push(("attention_mask".into(), Tensor::from_array((vec![1i64, (total + seq) as i64], vec![1i64; total + seq])).map_err(infer)?.into()));
-                if self.has_position_ids {
-                    let pos: Vec<i64> = (total..total + seq).map(|p| p as i64).collect();
-                    feed.push(("position_ids".into(), Tensor::from_array((vec![1i64, seq as i64], pos)).map_err(infer)?.into()));
-                }
-                for (i, v) in past.drain(..).enumerate() {
-                    let kind = if i % 2 == 0 { "key" } else { "value" };
-                    feed.push((Cow::Owned(format!("past_key_values.{}.{kind}", i / 2)), v.into()));
-                }
-                let mut out = session.run(feed).map_err(infer)?;
-                let next = {
-                    let logits = out.get("logits").ok_or_else(|| ModelError::Shape("no logits output".into()))?;
-                    let (shape, data) = logits.try_extract_tensor::<f32>().map_err(infer)?;
-                    let vocab = shape.last().copied().unwrap_or(0).max(0) as usize;
-                    if vocab == 0 || data.len() < vocab {
-                        return Err(ModelError::Shape(format!("logits have shape {shape:?}")));
-                    }
-                    argmax(&data[data.len() - vocab..])
-                };
-                for layer in 0..self.layers {
-                    for kind in ["key", "value"] {
-                        let v = out.remove(format!("present.{layer}.{kind}")).ok_or_else(|| ModelError::Shape(format!("no present.{layer}.{kind} output")))?;
-                        past.push(v);
-                    }
-                }
-                total += seq;
-                if self.stop_ids.contains(&next) {
-                    break;
-                }
-                out_ids.push(next);
-                step = vec![next as i64];
-            }
-            self.tokenizer.decode(&out_ids, true).map_err(|e| ModelError::Tokenizer(e.to_string()))
+            runtime::with_deadline(deadline, |options| self.decode(&mut session, ids, max_tokens, deadline, options))
         })
+    }
+
+    /// The decoding loop of [`Generator::generate`] on a locked session, every run under `options`.
+    fn decode(&self, session: &mut Session, ids: &[u32], max_tokens: usize, deadline: Instant, options: &RunOptions) -> Result<String> {
+        let mut past: Vec<DynValue> = Vec::with_capacity(self.layers * 2);
+        for _ in 0..self.layers * 2 {
+            let empty = Tensor::from_array((vec![1i64, self.kv_heads as i64, 0, self.head_dim as i64], Vec::<f32>::new())).map_err(infer)?;
+            past.push(empty.into_dyn());
+        }
+        let mut step: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
+        let mut total = 0usize;
+        let mut out_ids: Vec<u32> = Vec::new();
+        while out_ids.len() < max_tokens {
+            // The same deadline as the watchdog's: no step starts after it (a terminated
+            // `options` would fail it anyway; this also holds when the watchdog is not running).
+            if Instant::now() > deadline {
+                return Err(ModelError::Timeout);
+            }
+            let seq = step.len();
+            let mut feed: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = Vec::with_capacity(3 + past.len());
+            feed.push(("input_ids".into(), Tensor::from_array((vec![1i64, seq as i64], step.clone())).map_err(infer)?.into()));
+            feed.push(("attention_mask".into(), Tensor::from_array((vec![1i64, (total + seq) as i64], vec![1i64; total + seq])).map_err(infer)?.into()));
+            if self.has_position_ids {
+                let pos: Vec<i64> = (total..total + seq).map(|p| p as i64).collect();
+                feed.push(("position_ids".into(), Tensor::from_array((vec![1i64, seq as i64], pos)).map_err(infer)?.into()));
+            }
+            for (i, v) in past.drain(..).enumerate() {
+                let kind = if i % 2 == 0 { "key" } else { "value" };
+                feed.push((Cow::Owned(format!("past_key_values.{}.{kind}", i / 2)), v.into()));
+            }
+            let mut out = session.run_with_options(feed, options).map_err(infer)?;
+            let next = {
+                let logits = out.get("logits").ok_or_else(|| ModelError::Shape("no logits output".into()))?;
+                let (shape, data) = logits.try_extract_tensor::<f32>().map_err(infer)?;
+                let vocab = shape.last().copied().unwrap_or(0).max(0) as usize;
+                if vocab == 0 || data.len() < vocab {
+                    return Err(ModelError::Shape(format!("logits have shape {shape:?}")));
+                }
+                argmax(&data[data.len() - vocab..])
+            };
+            for layer in 0..self.layers {
+                for kind in ["key", "value"] {
+                    let v = out.remove(format!("present.{layer}.{kind}")).ok_or_else(|| ModelError::Shape(format!("no present.{layer}.{kind} output")))?;
+                    past.push(v);
+                }
+            }
+            total += seq;
+            if self.stop_ids.contains(&next) {
+                break;
+            }
+            out_ids.push(next);
+            step = vec![next as i64];
+        }
+        self.tokenizer.decode(&out_ids, true).map_err(|e| ModelError::Tokenizer(e.to_string()))
     }
 }
 

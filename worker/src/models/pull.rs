@@ -98,7 +98,7 @@ impl PullManager {
                 s.current_type = Some(spec.role);
                 s.progress = Some(Progress::default());
             });
-            match self.fetch_model(&spec.files(), models_dir, source) {
+            match self.fetch_model_guarded(&spec.files(), models_dir, source) {
                 Ok(()) => self.update(|s| s.completed.push(spec.role)),
                 Err(error) => {
                     tracing::warn!("pull of the {} model failed: {error}", spec.role.as_str());
@@ -110,6 +110,13 @@ impl PullManager {
             s.active = false;
             s.current_type = None;
         });
+    }
+
+    /// [`PullManager::fetch_model`], with a panic turned into this model's failure, so that
+    /// the pull still ends (a pull left `active` would answer every later pull with 409).
+    fn fetch_model_guarded(&self, files: &[ModelRef], models_dir: &std::path::Path, source: &PullSource) -> Result<(), String> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.fetch_model(files, models_dir, source)))
+            .unwrap_or_else(|_| Err("the download panicked".to_string()))
     }
 
     fn fetch_model(&self, files: &[ModelRef], models_dir: &std::path::Path, source: &PullSource) -> Result<(), String> {
