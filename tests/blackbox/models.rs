@@ -306,34 +306,100 @@ fn offline_and_unreachable_pulls_fail_clearly() {
     assert!(failed[0]["error"].as_str().unwrap().contains("cannot reach"), "{st}");
 }
 
+/// The notes of the kill -9 test with a topic of their own, spread over its backlog (so some
+/// are embedded before the kill and most after it): `(index, body, query that finds it)`.
+const RESUME_PROBES: [(usize, &str, &str); 6] = [
+    (3, "# Sourdough\nMix flour, water and salt, let the dough rise overnight, then bake it in a hot oven.\n", "how to bake bread at home"),
+    (250, "# Unix domain sockets\nLocal sockets let two programs on the same computer exchange messages quickly.\n", "how can processes talk to each other on one machine"),
+    (500, "# Tomatoes\nPlant tomatoes in spring, water them often and give them plenty of sun.\n", "growing vegetables in the garden"),
+    (750, "# Chess openings\nThe Sicilian Defence answers the king's pawn opening with a pawn to c5.\n", "chess opening moves"),
+    (1000, "# Violin practice\nPlay slow scales on the violin every morning to train your intonation.\n", "practising a string instrument"),
+    (1190, "# Volcanoes\nMagma rises through the crust and erupts from the volcano as lava.\n", "lava erupting from a mountain"),
+];
+
+/// `n` one-chunk notes `n0000.md`...: fillers that differ only by numbers, and the [`RESUME_PROBES`].
+fn resume_corpus(n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let body = match RESUME_PROBES.iter().find(|p| p.0 == i) {
+                Some(p) => p.1.to_string(),
+                None => format!("# Note {i}\nThis note talks about topic number {i} and the weather on day {}.\n", i % 31),
+            };
+            (format!("n{i:04}.md"), body)
+        })
+        .collect()
+}
+
+/// `(embeddedCount of the only collection, embeddingBacklog)`, zeros where status has none.
+fn embedding_progress(s: &Server) -> (u64, u64) {
+    let st = status(s);
+    (st["collections"][0]["embeddedCount"].as_u64().unwrap_or(0), st["embeddingBacklog"].as_u64().unwrap_or(0))
+}
+
+/// Follows a restarted worker until all `total` contents are embedded; returns whether it was
+/// seen resuming a backlog. Its first status (published at open, before its embedder loaded)
+/// counts nothing as embedded; a later one with contents embedded and a backlog left is the
+/// new worker at work on what the killed one left. The killed worker's last status (embedded
+/// > 0) comes before that first status, so it is never taken for it.
+fn follow_resume(s: &Server, total: u64) -> bool {
+    let (mut restarted, mut resumed) = (false, false);
+    s.wait_until(Duration::from_secs(300), |s| {
+        let (embedded, backlog) = embedding_progress(s);
+        if embedded == 0 {
+            restarted = true;
+        } else if restarted && backlog > 0 {
+            resumed = true;
+        }
+        embedded == total && backlog == 0
+    });
+    resumed
+}
+
+/// What this proves: a worker killed (-9) in the middle of the embedding backlog resumes it
+/// once the supervisor restarted it (the new worker is seen with contents embedded and a
+/// backlog left, so the kill did land mid-backlog), and ends with every content embedded
+/// exactly once: all notes count as embedded, notes embedded before and after the kill are
+/// found by meaning, and the vector table holds no duplicate rows (see the last check).
 #[test]
 fn kill_during_embedding_resumes_the_backlog() {
+    const NOTES: usize = 1200;
     let embed = real_embedder();
-    let s = Server::start();
-    install(&s.path("cache"), &embed, EMBED);
-    let files: Vec<(String, String)> = (0..400)
-        .map(|i| (format!("n{i:03}.md"), format!("# Note {i}\nThis note talks about topic number {i} and the weather on day {}.\n", i % 31)))
-        .collect();
+    let mut s = Server::start();
+    // Indexed before the embedder is there, so that the whole backlog waits for it (else the
+    // embedding races the sync and may be nearly done when the sync completes).
+    let files = resume_corpus(NOTES);
     let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     write_notes(&s.path("many"), &refs);
     s.add_collection(&s.path("many"), "many");
-    // Kill the worker while the backlog is being worked off.
-    s.wait_until(Duration::from_secs(60), |s| {
-        let b = status(s)["embeddingBacklog"].as_u64().unwrap_or(0);
-        b > 0 && b < 400
+    s.wait_until(Duration::from_secs(30), |s| status(s)["totalChunks"] == NOTES && embedding_progress(s) == (0, NOTES as u64));
+    s.stop();
+    install(&s.path("cache"), &embed, EMBED);
+    s.spawn();
+
+    // Status is published after every round of 128 contents: kill at the first one seen, with
+    // about a thousand contents (several rounds) left.
+    let mut at_kill = (0, 0);
+    s.wait_until(Duration::from_secs(120), |s| {
+        at_kill = embedding_progress(s);
+        at_kill.0 > 0 && at_kill.1 > 0
     });
     let worker = s.child_pid("worker").expect("worker pid");
     nix_kill(worker, libc::SIGKILL);
     s.wait_until(Duration::from_secs(30), |s| s.child_pid("worker").is_some_and(|p| p != worker));
-    wait_embedded(&s);
+    let resumed = follow_resume(&s, NOTES as u64);
+    assert!(resumed, "the restarted worker was never seen with a backlog left; (embedded, backlog) at the kill: {at_kill:?}");
     let st = status(&s);
-    assert_eq!(st["collections"][0]["embeddedCount"], 400, "{st}");
-    // No duplicates: every result is a distinct document.
-    let v = s.post("/api/vsearch", json!({ "query": "weather on day 3", "limit": 50 })).json();
-    let mut got = uris(&v);
-    let n = got.len();
-    got.sort();
-    got.dedup();
-    assert_eq!(got.len(), n);
-    assert_eq!(n, 50);
+    assert_eq!(st["collections"][0]["embeddedCount"], NOTES, "{st}");
+    assert_eq!(st["embeddingBacklog"], 0, "{st}");
+
+    for (i, _, query) in RESUME_PROBES {
+        let v = s.post("/api/vsearch", json!({ "query": query, "limit": 3 })).json();
+        assert_eq!(uris(&v).first().cloned(), Some(format!("svc://many/n{i:04}.md")), "{query}: {v}");
+    }
+    // No duplicate rows. With a collection filter and candidateLimit 100, vsearch reads the
+    // 1200 nearest rows (chunk_pool(100, filtered) in worker/src/vsearch.rs), as many as there
+    // are chunks (one per note, checked above): without duplicates they are 1200 distinct
+    // notes; a content with two sets of rows takes two places and pushes a note out.
+    let v = s.post("/api/vsearch", json!({ "query": "the weather on a day", "limit": 50, "candidateLimit": 100, "collection": "many" })).json();
+    assert_eq!(v["meta"]["totalResults"], NOTES, "{}", v["meta"]);
 }

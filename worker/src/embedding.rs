@@ -2,11 +2,14 @@
 //! vector table of the active embedder, in batches, debounced after each change the event bus announces (sync or write).
 //!
 //! It holds no job slot: syncs and writes keep landing while it runs. Its progress is the
-//! catalog's `embeddings` table, so after a crash or a restart it resumes where it was.
+//! catalog's `embeddings` table, so after a crash or a restart it resumes where it was. A
+//! content the model cannot embed is recorded in `embed_failures` and skipped until it changes
+//! or the worker restarts, so it never stalls the rest of the backlog.
 
 use crate::catalog::{self, PendingContent};
+use crate::models::encoder::Embedder;
 use crate::models::ModelError;
-use crate::vectors::{ChunkVector, TableKey, ANN_MIN_ROWS};
+use crate::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -81,36 +84,9 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
     };
     let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
     w.set_embed_table(Some(key.clone()));
-    // Rows of backlog contents can only be leftovers of a run a crash cut short: drop them
-    // once, so that the rounds below only add.
-    let leftovers: Vec<String> =
-        catalog::embed_backlog(&w.catalog.reader(), &key.name, usize::MAX)?.into_iter().map(|p| p.mirror_hash).collect();
-    vectors.remove(&key, &leftovers)?;
-    let mut done = 0usize;
-    let mut rounds = 0usize;
-    loop {
-        if w.cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        let pending = catalog::embed_backlog(&w.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
-        if pending.is_empty() {
-            break;
-        }
-        let rows = embed_contents(w, &embedder, &pending)?;
-        let hashes: Vec<String> = pending.iter().map(|p| p.mirror_hash.clone()).collect();
-        vectors.add(&key, &rows)?;
-        catalog::mark_embedded(&mut w.catalog.writer(), &key.name, &hashes, &time_fmt::now_iso())?;
-        done += hashes.len();
-        rounds += 1;
-        if rounds % 2 == 0 {
-            w.publish_status();
-        }
-    }
-    let orphans = catalog::orphaned_embeddings(&w.catalog.reader(), &key.name)?;
-    if !orphans.is_empty() {
-        vectors.remove(&key, &orphans)?;
-        catalog::forget_embeddings(&w.catalog.writer(), &key.name, &orphans)?;
-    }
+    drop_leftovers(w, vectors, &key)?;
+    let done = work_off_backlog(w, vectors, &key, &embedder)?;
+    sweep_orphans(w, vectors, &key)?;
     if done > 0 {
         tracing::info!("embedded {done} contents into {}", key.name);
         vectors.compact(&key)?;
@@ -121,8 +97,105 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
     Ok(done)
 }
 
+/// Rows of backlog contents can only be leftovers: of a round a crash cut short before its
+/// record, or of an orphan sweep cut short after forgetting a content that has come back
+/// since. Dropped once, so that the rounds only add.
+fn drop_leftovers(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let leftovers: Vec<String> =
+        catalog::embed_backlog(&w.catalog.reader(), &key.name, usize::MAX)?.into_iter().map(|p| p.mirror_hash).collect();
+    vectors.remove(key, &leftovers)?;
+    Ok(())
+}
+
+/// Rounds until the backlog is empty or the worker shuts down; returns the contents embedded.
+fn work_off_backlog(w: &Worker, vectors: &VectorStore, key: &TableKey, embedder: &Embedder) -> Result<usize, EmbedError> {
+    let mut done = 0usize;
+    while !w.cancel.load(Ordering::SeqCst) {
+        let pending = catalog::embed_backlog(&w.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
+        if pending.is_empty() {
+            break;
+        }
+        done += embed_round(w, vectors, key, embedder, &pending)?;
+        // A few counts and a small file, next to a round of model calls: /api/status's
+        // embeddingBacklog moves with every round.
+        w.publish_status();
+    }
+    Ok(done)
+}
+
+/// Embeds one round and stores it; returns how many contents got in. When the model fails
+/// on a batch, the round is retried content by content, so that one content it cannot
+/// embed does not hold up the others. A vector-store or catalog error stops the run.
+fn embed_round(w: &Worker, vectors: &VectorStore, key: &TableKey, embedder: &Embedder, pending: &[PendingContent]) -> Result<usize, EmbedError> {
+    let (rows, embedded): (Vec<ChunkVector>, Vec<String>) = match embed_contents(w, embedder, pending) {
+        Ok(rows) => (rows, pending.iter().map(|p| p.mirror_hash.clone()).collect()),
+        Err(EmbedError::Model(e)) if is_content_error(&e) => {
+            tracing::warn!("an embedding batch failed ({e}); retrying its {} contents one by one", pending.len());
+            embed_one_by_one(w, &key.name, embedder, pending)?
+        }
+        Err(e) => return Err(e),
+    };
+    vectors.add(key, &rows)?;
+    catalog::mark_embedded(&mut w.catalog.writer(), &key.name, &embedded, &time_fmt::now_iso())?;
+    Ok(embedded.len())
+}
+
+/// Each content on its own: the vectors of those the model embeds and their hashes; those
+/// it still fails on are recorded as failed. Stops early when the worker shuts down (what
+/// was not tried stays in the backlog).
+fn embed_one_by_one(w: &Worker, model: &str, embedder: &Embedder, pending: &[PendingContent]) -> Result<(Vec<ChunkVector>, Vec<String>), EmbedError> {
+    let mut rows = Vec::new();
+    let mut embedded = Vec::new();
+    for p in pending {
+        if w.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        match embed_contents(w, embedder, std::slice::from_ref(p)) {
+            Ok(mut r) => {
+                rows.append(&mut r);
+                embedded.push(p.mirror_hash.clone());
+            }
+            Err(EmbedError::Model(e)) if is_content_error(&e) => record_failure(w, model, &p.mirror_hash, &e)?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((rows, embedded))
+}
+
+/// Takes a content the model cannot embed out of the backlog (until it changes or the
+/// worker restarts), with a warning naming it.
+fn record_failure(w: &Worker, model: &str, mirror_hash: &str, e: &ModelError) -> Result<(), EmbedError> {
+    tracing::warn!("content {mirror_hash} could not be embedded, skipped until it changes or the worker restarts: {e}");
+    catalog::mark_embed_failed(&w.catalog.writer(), model, mirror_hash, &e.to_string(), &time_fmt::now_iso())?;
+    Ok(())
+}
+
+/// Whether a model error can come from the texts of a batch, and so is worth retrying content
+/// by content. The others fail every batch alike and stop the run: a missing runtime or model
+/// file, and a timeout (texts are truncated to a bounded length, so a batch that runs out of
+/// time says the machine is too busy, not that a content is bad; retrying a round content by
+/// content would then wait out the limit once per content).
+fn is_content_error(e: &ModelError) -> bool {
+    matches!(e, ModelError::Inference(_) | ModelError::Tokenizer(_) | ModelError::Shape(_))
+}
+
+/// Forgets, then drops, the vectors of contents no document refers to any more. The record
+/// goes first: a crash in between leaves stray rows, which are harmless (hits only count
+/// through active documents) and, should the content come back, are dropped with the
+/// leftovers of the backlog it is then in. The other order could leave a content that comes
+/// back marked embedded, with no vectors.
+fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let orphans = catalog::orphaned_embeddings(&w.catalog.reader(), &key.name)?;
+    if !orphans.is_empty() {
+        catalog::forget_embeddings(&w.catalog.writer(), &key.name, &orphans)?;
+        vectors.remove(key, &orphans)?;
+    }
+    catalog::drop_orphaned_failures(&w.catalog.writer(), &key.name)?;
+    Ok(())
+}
+
 /// Every chunk of the given contents as a vector; shortest texts batched together.
-fn embed_contents(w: &Worker, embedder: &crate::models::encoder::Embedder, pending: &[PendingContent]) -> Result<Vec<ChunkVector>, EmbedError> {
+fn embed_contents(w: &Worker, embedder: &Embedder, pending: &[PendingContent]) -> Result<Vec<ChunkVector>, EmbedError> {
     let mut items: Vec<(String, u32, String)> = Vec::new();
     {
         let conn = w.catalog.reader();
@@ -153,5 +226,16 @@ mod tests {
         assert_eq!(embedding_text("Sockets", "# Sockets\n\nbody"), "# Sockets\n\nbody");
         assert_eq!(embedding_text("Sockets", "body text"), "Sockets\nbody text");
         assert_eq!(embedding_text("", "body"), "body");
+    }
+
+    #[test]
+    fn only_errors_a_text_can_cause_are_retried_content_by_content() {
+        assert!(is_content_error(&ModelError::Inference("bad input".into())));
+        assert!(is_content_error(&ModelError::Tokenizer("bad text".into())));
+        assert!(is_content_error(&ModelError::Shape("odd".into())));
+        assert!(!is_content_error(&ModelError::Missing("model.onnx".into())));
+        assert!(!is_content_error(&ModelError::Runtime("no library".into())));
+        assert!(!is_content_error(&ModelError::Load { path: "m".into(), reason: "corrupt".into() }));
+        assert!(!is_content_error(&ModelError::Timeout));
     }
 }

@@ -1,4 +1,5 @@
-//! Schema, created idempotently at open.
+//! Schema, created idempotently at open (the only statement that is not a `CREATE ... IF NOT
+//! EXISTS` empties `embed_failures`: a worker start retries what failed to embed).
 
 pub(crate) const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -84,6 +85,17 @@ CREATE TABLE IF NOT EXISTS embeddings(
   embedded_at TEXT NOT NULL,
   PRIMARY KEY(mirror_hash, model)
 );
+-- Contents an embedding model failed on: out of the backlog until their content changes (a
+-- new mirror_hash) or the catalog is opened again. Every open (a worker start) empties it,
+-- so a restart retries them.
+CREATE TABLE IF NOT EXISTS embed_failures(
+  mirror_hash TEXT NOT NULL,
+  model TEXT NOT NULL,
+  error TEXT NOT NULL,
+  failed_at TEXT NOT NULL,
+  PRIMARY KEY(mirror_hash, model)
+);
+DELETE FROM embed_failures;
 CREATE TABLE IF NOT EXISTS jobs(
   id TEXT PRIMARY KEY,
   kind TEXT NOT NULL,
