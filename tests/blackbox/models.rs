@@ -174,16 +174,138 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     s.post("/api/query", json!({ "query": "x", "queryModes": [{ "mode": "poem", "text": "y" }] })).assert_error(400, "VALIDATION");
     s.post("/api/query", json!({ "query": "x", "queryModes": "term" })).assert_error(400, "VALIDATION");
 
+    // The closed query-diagnose@1.0 shape: exactly these keys, nothing else.
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let sorted = |k: &[&str]| -> Vec<String> {
+        let mut k: Vec<String> = k.iter().map(|s| s.to_string()).collect();
+        k.sort();
+        k
+    };
+    let target_keys = sorted(&[
+        "ref",
+        "status",
+        "docid",
+        "uri",
+        "title",
+        "contentType",
+        "contentTypeSource",
+        "categories",
+        "graphHints",
+        "contentTypeRulesFingerprint",
+        "contentTypeFingerprintMatches",
+        "mirrorHash",
+        "chunkCount",
+        "filterReasons",
+    ]);
+    let stage_keys = sorted(&["id", "status", "sourceCount", "present", "rank", "score", "survived", "dropReason"]);
+    let stage_ids = |d: &Value| -> Vec<String> {
+        d["stages"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect()
+    };
+
     let d = s.post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md" })).json();
     assert_eq!(d["schemaVersion"], "1.0", "{d}");
-    assert_eq!(d["target"]["status"], "diagnosed");
-    let stages: Vec<&str> = d["stages"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
-    assert_eq!(stages, ["bm25", "vector", "fusion", "rerank"]);
+    assert_eq!(keys(&d), sorted(&["schemaVersion", "query", "target", "stages", "chunk", "meta"]), "{d}");
+    assert_eq!(d["query"], "unix sockets");
+    let t = &d["target"];
+    assert_eq!(keys(t), target_keys, "{d}");
+    assert_eq!(t["status"], "diagnosed", "{d}");
+    assert_eq!(t["ref"], "svc://notes/sockets.md");
+    assert_eq!(t["uri"], "svc://notes/sockets.md");
+    assert!(t["docid"].as_str().is_some_and(|id| id.starts_with('#')), "{d}");
+    assert_eq!(t["title"], "Unix domain sockets");
+    assert_eq!(t["contentType"], "markdown");
+    assert_eq!(t["contentTypeSource"], "extension");
+    assert_eq!(t["categories"], json!([]));
+    assert_eq!(t["graphHints"], json!([]));
+    assert!(t["contentTypeRulesFingerprint"].is_null() && t["contentTypeFingerprintMatches"].is_null(), "{d}");
+    assert!(t["mirrorHash"].is_string());
+    assert!(t["chunkCount"].as_u64().is_some_and(|n| n >= 1), "{d}");
+    assert_eq!(t["filterReasons"], json!([]));
+    assert_eq!(stage_ids(&d), ["bm25", "vector", "fusion", "graph", "rerank"]);
+    for st in d["stages"].as_array().unwrap() {
+        let mut k = keys(st);
+        k.retain(|k| k != "reason");
+        assert_eq!(k, stage_keys, "{st}");
+        assert!(st["status"] == "active" || st["status"] == "skipped", "{st}");
+        if st["dropReason"].is_null() {
+            assert!(st.get("reason").is_none(), "{st}");
+        } else {
+            assert!(st["reason"].as_str().is_some_and(|r| !r.is_empty()), "a dropped stage says why: {st}");
+        }
+    }
+    assert_eq!(d["stages"][0]["status"], "active");
     assert_eq!(d["stages"][0]["present"], true);
     assert_eq!(d["stages"][0]["rank"], 1);
+    assert_eq!(d["stages"][1]["status"], "active", "the embedder is installed: {d}");
+    let graph = &d["stages"][3];
+    assert_eq!(graph["status"], "skipped");
+    assert_eq!(graph["dropReason"], "skipped");
+    assert_eq!(graph["present"], false);
+    assert!(graph["reason"].as_str().is_some_and(|r| r.to_lowercase().contains("graph")), "{graph}");
+    assert_eq!(d["stages"][4]["status"], "active", "the reranker is installed: {d}");
+    assert_eq!(keys(&d["chunk"]), sorted(&["seq", "startLine", "endLine", "language"]), "{d}");
+    assert!(d["chunk"]["seq"].is_u64() && d["chunk"]["language"].is_null(), "{d}");
+    let (start, end) = (d["chunk"]["startLine"].as_u64().unwrap(), d["chunk"]["endLine"].as_u64().unwrap());
+    assert!(start >= 1 && end >= start, "{d}");
+    assert_eq!(keys(&d["meta"]), sorted(&["mode", "vectorsUsed", "reranked", "totalResults"]), "no expanded, no queryModes: {d}");
     assert_eq!(d["meta"]["mode"], "hybrid");
+    assert_eq!(d["meta"]["vectorsUsed"], true);
+    assert_eq!(d["meta"]["reranked"], true);
+    assert!(d["meta"]["totalResults"].is_u64());
+
+    // queryModes are listed (each mode once) only when the request gives them.
+    let dm = s
+        .post(
+            "/api/query/diagnose",
+            json!({ "query": "sockets", "target": "svc://notes/sockets.md", "queryModes": [{ "mode": "term", "text": "fifo" }, { "mode": "hyde", "text": "A pipe connects processes." }, { "mode": "term", "text": "socket" }] }),
+        )
+        .json();
+    assert_eq!(dm["meta"]["queryModes"], json!(["term", "hyde"]), "{dm}");
+    assert_eq!(keys(&dm["meta"]), sorted(&["mode", "vectorsUsed", "reranked", "totalResults", "queryModes"]), "{dm}");
+
+    // Every filter is checked, not only the collection, and each failing one is named.
+    let by_category = s
+        .post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md", "collection": "notes", "category": ["recipes"] }))
+        .json();
+    assert_eq!(keys(&by_category["target"]), target_keys, "{by_category}");
+    assert_eq!(by_category["target"]["status"], "filtered_out", "{by_category}");
+    assert_eq!(by_category["target"]["filterReasons"], json!(["categories"]), "{by_category}");
+    assert_eq!(by_category["stages"][0]["present"], false, "the filter keeps it out of BM25: {by_category}");
+    assert_eq!(by_category["stages"][0]["dropReason"], "not_in_candidate_set");
+    assert!(by_category["chunk"].is_object(), "a filtered target still has its chunk: {by_category}");
+    let by_others = s
+        .post(
+            "/api/query/diagnose",
+            json!({ "query": "unix sockets", "target": "svc://notes/sockets.md", "until": "2000-01-01", "author": "nobody", "exclude": ["sockets"], "tagsAny": ["cooking"] }),
+        )
+        .json();
+    assert_eq!(by_others["target"]["status"], "filtered_out", "{by_others}");
+    assert_eq!(by_others["target"]["filterReasons"], json!(["until", "author", "tagsAny", "exclude"]), "{by_others}");
+    let passing = s
+        .post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md", "since": "2000-01-01", "exclude": ["bread"] }))
+        .json();
+    assert_eq!(passing["target"]["status"], "diagnosed", "{passing}");
+    assert_eq!(passing["target"]["filterReasons"], json!([]));
+
+    // A missing target still carries every target key (null or empty), no stages, no chunk.
     let missing = s.post("/api/query/diagnose", json!({ "query": "x", "target": "#00000000" })).json();
+    assert_eq!(keys(&missing), sorted(&["schemaVersion", "query", "target", "stages", "chunk", "meta"]), "{missing}");
+    assert_eq!(keys(&missing["target"]), target_keys, "{missing}");
     assert_eq!(missing["target"]["status"], "not_found");
+    assert_eq!(missing["target"]["ref"], "#00000000");
+    for k in ["docid", "uri", "title", "contentType", "contentTypeSource", "contentTypeRulesFingerprint", "contentTypeFingerprintMatches", "mirrorHash", "chunkCount"] {
+        assert!(missing["target"][k].is_null(), "{k}: {missing}");
+    }
+    for k in ["categories", "graphHints", "filterReasons"] {
+        assert_eq!(missing["target"][k], json!([]), "{k}: {missing}");
+    }
+    assert_eq!(missing["stages"], json!([]));
+    assert!(missing["chunk"].is_null());
+    assert!(missing["meta"].get("expanded").is_none(), "{missing}");
     s.post("/api/query/diagnose", json!({ "query": "x" })).assert_error(400, "VALIDATION");
 }
 

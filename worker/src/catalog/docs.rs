@@ -349,6 +349,21 @@ pub fn doc_by_path(conn: &Connection, collection: &str, rel_path: &str) -> Resul
     Ok(conn.query_row(&sql, params![collection, rel_path], doc_from_row).optional()?)
 }
 
+/// The document with this docid, active or not: the active one when there is one, else the
+/// most recently indexed inactive one (for diagnostics that must tell "inactive" apart).
+pub fn any_doc_by_docid(conn: &Connection, docid: &str) -> Result<Option<DocRow>> {
+    let sql = format!("SELECT {DOC_COLUMNS} FROM documents WHERE docid = ?1 ORDER BY active DESC, id DESC LIMIT 1");
+    Ok(conn.query_row(&sql, [docid], doc_from_row).optional()?)
+}
+
+/// The document at this path, active or not (see [`any_doc_by_docid`]).
+pub fn any_doc_by_path(conn: &Connection, collection: &str, rel_path: &str) -> Result<Option<DocRow>> {
+    let sql = format!(
+        "SELECT {DOC_COLUMNS} FROM documents WHERE collection = ?1 AND rel_path = ?2 ORDER BY active DESC, id DESC LIMIT 1"
+    );
+    Ok(conn.query_row(&sql, params![collection, rel_path], doc_from_row).optional()?)
+}
+
 /// All active documents, optionally of one collection, in row order.
 pub fn active_docs(conn: &Connection, collection: Option<&str>) -> Result<Vec<DocRow>> {
     let sql = format!(
