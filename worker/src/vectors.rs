@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex};
 /// Rows from which an ANN index is considered.
 pub const ANN_MIN_ROWS: usize = 50_000;
 const RECALL_TARGET: f32 = 0.95;
+/// Stored vectors the recall of a new ANN index is measured with.
+const RECALL_PROBES: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VectorError {
@@ -321,7 +323,7 @@ impl VectorStore {
             .num_partitions(partitions)
             .num_sub_vectors(sub_vectors);
         self.rt.block_on(t.table.create_index(&["vector"], lancedb::index::Index::IvfPq(builder)).replace(true).execute())?;
-        let recall = self.measure_recall(&t, 20)?;
+        let recall = self.measure_recall(&t, RECALL_PROBES, rows)?;
         let ok = recall >= RECALL_TARGET;
         protocol::write_atomic(&self.ann_marker(key), if ok { b"ok" } else { b"low-recall" })?;
         tracing::info!("ANN index on {} ({rows} rows): recall@10 {recall:.3}, {}", key.name, if ok { "in use" } else { "not used" });
@@ -329,19 +331,29 @@ impl VectorStore {
         Ok(Some(recall))
     }
 
-    /// Mean recall@10 of the ANN index against exact search for `samples` stored vectors.
-    fn measure_recall(&self, t: &TableState, samples: usize) -> Result<f32> {
-        let q = t.table.query().limit(samples);
-        let batches = self.collect(q)?;
-        let probes: Vec<Vec<f32>> = rows_of(&batches)?.into_iter().filter_map(|r| r.2).collect();
+    /// Mean recall@10 of the ANN index against exact search, probing with `samples` stored
+    /// vectors spread over the table. A probe's own row is left out of both lists (finding
+    /// itself is free and would flatter the index): what counts is its 10 nearest others.
+    fn measure_recall(&self, t: &TableState, samples: usize, rows: usize) -> Result<f32> {
+        let stride = (rows / samples.max(1)).max(1);
+        let mut probes: Vec<(String, u32, Vec<f32>)> = Vec::with_capacity(samples);
+        for i in 0..samples.min(rows) {
+            let q = t.table.query().offset(i * stride).limit(1);
+            let batches = self.collect(q.select(Select::columns(&["mirror_hash", "seq", "vector"])))?;
+            probes.extend(rows_of(&batches)?.into_iter().filter_map(|(h, s, v, _)| v.map(|v| (h, s, v))));
+        }
         if probes.is_empty() {
             return Ok(1.0);
         }
+        let neighbours = |hits: Vec<VectorHit>, own: &(String, u32)| -> Vec<(String, u32)> {
+            hits.into_iter().map(|h| (h.mirror_hash, h.seq)).filter(|k| k != own).take(10).collect()
+        };
         let mut total = 0.0;
-        for p in &probes {
-            let exact: Vec<(String, u32)> = self.search_in(t, p, 10, false)?.into_iter().map(|h| (h.mirror_hash, h.seq)).collect();
-            let approx = self.search_in(t, p, 10, true)?;
-            let found = approx.iter().filter(|h| exact.contains(&(h.mirror_hash.clone(), h.seq))).count();
+        for (hash, seq, vector) in &probes {
+            let own = (hash.clone(), *seq);
+            let exact = neighbours(self.search_in(t, vector, 11, false)?, &own);
+            let approx = neighbours(self.search_in(t, vector, 11, true)?, &own);
+            let found = approx.iter().filter(|k| exact.contains(k)).count();
             total += found as f32 / exact.len().max(1) as f32;
         }
         Ok(total / probes.len() as f32)
