@@ -126,7 +126,12 @@ def serve_latencies(binary, root, env_extra, queries):
     try:
         server.start()
         http = Http(server.port)
+        # The worker loads its embedder in the background once it serves: wait for it.
+        deadline = time.monotonic() + 60
         caps = http.request("GET", "/api/capabilities")[1]
+        while not caps.get("vector") and time.monotonic() < deadline:
+            time.sleep(0.1)
+            caps = http.request("GET", "/api/capabilities")[1]
         if not caps.get("vector"):
             http.close()
             server.stop()
@@ -157,6 +162,8 @@ def main():
     ap.add_argument("--ort-stride", type=positive_int, default=4, metavar="K",
                     help="plain ORT runs every k-th of svc's batches (1 = all of them)")
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the temp dir (Markdown, embedded index): `scripts/eval --reuse DIR` can score it")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/bench-models)")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
@@ -195,6 +202,7 @@ def main():
             "ort_chunks": ort_n, "ort_s": round(ort_s, 2), "ort_chunks_per_s": round(ort_n / ort_s, 1),
             "svc_vs_ort": round((len(texts) / embed_s) / (ort_n / ort_s), 3),
         }
+        log(f"embedding: {json.dumps(report['embedding'])}")
         log("latency over HTTP (exact vector search)")
         report["exact"] = serve_latencies(binary, tmp, {}, queries)
         log("forcing an ANN index (SVC_ANN_MIN_ROWS=1000)")
@@ -203,7 +211,10 @@ def main():
         report["ann"] = {"recall_at_10": float(m.group(1)) if m else None, "used": bool(m and m.group(2) == "in use")}
         report["ann"]["latency"] = serve_latencies(binary, tmp, {}, queries)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if args.keep:
+            log(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     e = report["embedding"]
     print(f"embedding: {e['chunks']} chunks of {e['documents']} documents")

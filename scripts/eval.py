@@ -169,7 +169,12 @@ def main():
     ap.add_argument("--split", default="train", help="qrels/<split>.tsv")
     ap.add_argument("--limit", type=int, default=100)
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    ap.add_argument("--rankings", metavar="FILE",
+                    help="also write each mode's ranked corpus ids per query as JSON (input of scripts/fusion_grid.py)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (Markdown, index)")
+    ap.add_argument("--reuse", metavar="DIR",
+                    help="score the index of a kept run (eval --keep or bench-models --keep) instead of building one; "
+                         "its ANN decision is reset, so vector search is exact")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
@@ -185,17 +190,25 @@ def main():
 
     queries = load_queries(os.path.join(args.dataset, "queries.jsonl"))
     qrels = load_qrels(os.path.join(args.dataset, "qrels", f"{args.split}.tsv"))
-    tmp = tempfile.mkdtemp(prefix="svc-eval-")
+    tmp = os.path.abspath(args.reuse) if args.reuse else tempfile.mkdtemp(prefix="svc-eval-")
     t_start = time.perf_counter()
     try:
         env = dict(os.environ)
         for var, sub in (("SVC_CONFIG_DIR", "config"), ("SVC_DATA_DIR", "data")):
             env[var] = os.path.join(tmp, sub)
-            os.makedirs(env[var])
+            os.makedirs(env[var], exist_ok=bool(args.reuse))
         env["SVC_CACHE_DIR"] = args.cache
         md_dir = os.path.join(tmp, COLLECTION)
-        n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md_dir))
-        index_s = index_corpus(binary, env, md_dir)
+        if args.reuse:
+            n_docs = sum(1 for n in os.listdir(md_dir) if n.endswith(".md"))
+            index_s = 0.0
+            for root, _, files in os.walk(os.path.join(env["SVC_DATA_DIR"])):
+                for name in files:
+                    if name.endswith(".ann"):  # the ANN decision: without it, search is exact
+                        os.remove(os.path.join(root, name))
+        else:
+            n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md_dir))
+            index_s = index_corpus(binary, env, md_dir)
         embed_s = None
         if NEEDS_VECTORS & set(modes):
             t0 = time.perf_counter()
@@ -203,7 +216,7 @@ def main():
             embed_s = time.perf_counter() - t0
         runs = {m: run_queries(binary, env, m, queries, args.limit) for m in modes}
     finally:
-        if args.keep:
+        if args.keep or args.reuse:
             print(f"kept {tmp}", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -230,6 +243,11 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(reports if len(reports) > 1 else reports[0], f, indent=2)
+            f.write("\n")
+    if args.rankings:
+        with open(args.rankings, "w") as f:
+            json.dump({"split": args.split, "limit": args.limit,
+                       "modes": {mode: rankings for mode, (rankings, _, _) in runs.items()}}, f)
             f.write("\n")
 
 
