@@ -23,9 +23,10 @@ pub const WEIGHT_VARIANT: f32 = 0.5;
 pub const WEIGHT_HYDE: f32 = 0.7;
 /// Added to a document ranked first by the original BM25 or vector list.
 pub const BONUS_TOP1: f32 = 0.1;
-/// Added to a document ranked in the top `BONUS_TOP_N` of either original list.
+/// Added to a document ranked in the top `TOP_N` (but not first) of either original list.
 pub const BONUS_TOP_N: f32 = 0.04;
-pub const TOP_N: usize = 3;
+/// The reference's "rank <= 5"; on SciFact 5 and 3 are within 0.002 nDCG@10 (docs/retrieval.md).
+pub const TOP_N: usize = 5;
 pub const DEFAULT_CANDIDATE_LIMIT: usize = 20;
 /// Characters of a chunk the reranker sees.
 const RERANK_CHARS: usize = 4000;
@@ -322,13 +323,19 @@ mod tests {
         let score = |id| f.iter().find(|(i, _)| *i == id).map(|(_, s)| *s).unwrap();
         // 1 and 3 are first in an original list and get the big bonus.
         assert!(score(1) > score(2) && score(3) > score(2));
-        // 2 is in the top 3 of both lists: the small bonus once.
+        // 2 is in the top TOP_N of both lists: the small bonus once.
         let expected2 = 2.0 / 62.0 + 2.0 / 62.0 + BONUS_TOP_N;
         assert!((score(2) - expected2).abs() < 1e-6);
         // 4: rank 3 in vector (small bonus) plus a variant hit.
         let expected4 = 2.0 / 63.0 + 0.5 / 61.0 + BONUS_TOP_N;
         assert!((score(4) - expected4).abs() < 1e-6);
         assert_eq!(fuse(&[]), vec![]);
+        // The small bonus reaches rank TOP_N and stops after it.
+        let f = fuse(&[(Source::Bm25, (1..=TOP_N as i64 + 1).collect())]);
+        let score = |id: i64| f.iter().find(|(i, _)| *i == id).map(|(_, s)| *s).unwrap();
+        let n = TOP_N as f32;
+        assert!((score(TOP_N as i64) - (2.0 / (RRF_K + n) + BONUS_TOP_N)).abs() < 1e-6);
+        assert!((score(TOP_N as i64 + 1) - 2.0 / (RRF_K + n + 1.0)).abs() < 1e-6);
     }
 
     #[test]
