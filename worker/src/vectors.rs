@@ -72,8 +72,29 @@ impl TableKey {
 
 struct TableState {
     table: Table,
-    /// Whether queries may use the ANN index (none, or recall below target: no).
-    use_index: bool,
+    /// The partitions a query probes when it may use the ANN index; `None` (no index, or its
+    /// recall was below target): exact search.
+    ann_probes: Option<u32>,
+}
+
+/// Partitions a query probes: a fifth of them (at least 20, at most all), so coverage
+/// does not shrink as the table and its partition count grow.
+fn probes_for(partitions: u32) -> u32 {
+    (partitions / 5).max(20).min(partitions)
+}
+
+/// Candidates re-scored with exact distances per result: cheap, and it undoes most of the
+/// product-quantization error among the candidates the probes reach.
+const REFINE_FACTOR: u32 = 10;
+
+/// The ANN decision file: `ok <probes>` (use the index with that many probes) or
+/// `low-recall`. A bare `ok` (written by earlier versions) means 20 probes.
+fn parse_marker(text: &str) -> Option<u32> {
+    let mut words = text.split_whitespace();
+    match words.next() {
+        Some("ok") => Some(words.next().and_then(|n| n.parse().ok()).unwrap_or(20)),
+        _ => None,
+    }
 }
 
 /// LanceDB's async API runs on a small runtime of its own, driven from blocking threads.
@@ -199,9 +220,9 @@ impl VectorStore {
         } else {
             return Ok(None);
         };
-        let use_index = self.rt.block_on(table.list_indices())?.iter().any(|i| i.columns.iter().any(|c| c == "vector"))
-            && std::fs::read_to_string(self.ann_marker(key)).is_ok_and(|s| s.trim() == "ok");
-        let state = Arc::new(TableState { table, use_index });
+        let has_index = self.rt.block_on(table.list_indices())?.iter().any(|i| i.columns.iter().any(|c| c == "vector"));
+        let ann_probes = if has_index { std::fs::read_to_string(self.ann_marker(key)).ok().and_then(|m| parse_marker(&m)) } else { None };
+        let state = Arc::new(TableState { table, ann_probes });
         tables.insert(key.clone(), Arc::clone(&state));
         Ok(Some(state))
     }
@@ -252,19 +273,21 @@ impl VectorStore {
     /// The `k` chunks nearest to `query`, best first.
     pub fn search(&self, key: &TableKey, query: &[f32], k: usize) -> Result<Vec<VectorHit>> {
         let Some(t) = self.table(key, false)? else { return Ok(Vec::new()) };
-        self.search_in(&t, query, k, t.use_index)
+        self.search_in(&t, query, k, t.ann_probes)
     }
 
-    fn search_in(&self, t: &TableState, query: &[f32], k: usize, use_index: bool) -> Result<Vec<VectorHit>> {
+    /// Nearest chunks; through the ANN index with `probes` partitions, else exactly.
+    fn search_in(&self, t: &TableState, query: &[f32], k: usize, probes: Option<u32>) -> Result<Vec<VectorHit>> {
         let mut q = t
             .table
             .query()
             .nearest_to(query)?
             .distance_type(DistanceType::Cosine)
             .limit(k.max(1))
-            .select(Select::columns(&["mirror_hash", "seq"]));
-        if use_index {
-            q = q.nprobes(20)?.refine_factor(4);
+            // `_distance` named explicitly: lance warns on every search that leaves it implied.
+            .select(Select::columns(&["mirror_hash", "seq", "_distance"]));
+        if let Some(p) = probes {
+            q = q.nprobes(p as usize)?.refine_factor(REFINE_FACTOR);
         } else {
             q = q.bypass_vector_index();
         }
@@ -323,10 +346,16 @@ impl VectorStore {
             .num_partitions(partitions)
             .num_sub_vectors(sub_vectors);
         self.rt.block_on(t.table.create_index(&["vector"], lancedb::index::Index::IvfPq(builder)).replace(true).execute())?;
-        let recall = self.measure_recall(&t, RECALL_PROBES, rows)?;
+        let probes = probes_for(partitions);
+        let recall = self.measure_recall(&t, RECALL_PROBES, rows, probes)?;
         let ok = recall >= RECALL_TARGET;
-        protocol::write_atomic(&self.ann_marker(key), if ok { b"ok" } else { b"low-recall" })?;
-        tracing::info!("ANN index on {} ({rows} rows): recall@10 {recall:.3}, {}", key.name, if ok { "in use" } else { "not used" });
+        let marker = if ok { format!("ok {probes}") } else { "low-recall".to_string() };
+        protocol::write_atomic(&self.ann_marker(key), marker.as_bytes())?;
+        tracing::info!(
+            "ANN index on {} ({rows} rows, {partitions} partitions, {probes} probed): recall@10 {recall:.3}, {}",
+            key.name,
+            if ok { "in use" } else { "not used" }
+        );
         self.tables.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
         Ok(Some(recall))
     }
@@ -334,7 +363,7 @@ impl VectorStore {
     /// Mean recall@10 of the ANN index against exact search, probing with `samples` stored
     /// vectors spread over the table. A probe's own row is left out of both lists (finding
     /// itself is free and would flatter the index): what counts is its 10 nearest others.
-    fn measure_recall(&self, t: &TableState, samples: usize, rows: usize) -> Result<f32> {
+    fn measure_recall(&self, t: &TableState, samples: usize, rows: usize, nprobes: u32) -> Result<f32> {
         let stride = (rows / samples.max(1)).max(1);
         let mut probes: Vec<(String, u32, Vec<f32>)> = Vec::with_capacity(samples);
         for i in 0..samples.min(rows) {
@@ -351,8 +380,8 @@ impl VectorStore {
         let mut total = 0.0;
         for (hash, seq, vector) in &probes {
             let own = (hash.clone(), *seq);
-            let exact = neighbours(self.search_in(t, vector, 11, false)?, &own);
-            let approx = neighbours(self.search_in(t, vector, 11, true)?, &own);
+            let exact = neighbours(self.search_in(t, vector, 11, None)?, &own);
+            let approx = neighbours(self.search_in(t, vector, 11, Some(nprobes))?, &own);
             let found = approx.iter().filter(|k| exact.contains(k)).count();
             total += found as f32 / exact.len().max(1) as f32;
         }
@@ -398,6 +427,17 @@ mod tests {
     }
 
     #[test]
+    fn markers_and_probes() {
+        assert_eq!(parse_marker("ok 45\n"), Some(45));
+        assert_eq!(parse_marker("ok"), Some(20), "a marker of an earlier version");
+        assert_eq!(parse_marker("low-recall"), None);
+        assert_eq!(parse_marker(""), None);
+        assert_eq!(probes_for(4), 4, "never more than there are");
+        assert_eq!(probes_for(80), 20);
+        assert_eq!(probes_for(1024), 204);
+    }
+
+    #[test]
     fn ann_index_is_used_only_with_enough_recall() {
         let dir = tempfile::tempdir().unwrap();
         let store = VectorStore::open(dir.path()).unwrap();
@@ -416,7 +456,7 @@ mod tests {
         let recall = store.maybe_index(&key, 500).unwrap().expect("an index was built");
         assert!((0.0..=1.0).contains(&recall));
         let marker = std::fs::read_to_string(store.ann_marker(&key)).unwrap();
-        assert_eq!(marker == "ok", recall >= RECALL_TARGET);
+        assert_eq!(parse_marker(&marker).is_some(), recall >= RECALL_TARGET, "{marker}");
         // Either way, search still finds a stored vector first.
         let hits = store.search(&key, &rows[42].vector, 5).unwrap();
         assert_eq!(hits[0].mirror_hash, rows[42].mirror_hash);
