@@ -266,7 +266,7 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target_ref: &str) -> Result<Json
         None => (target_json(target_ref, "not_found", None, &[]), Vec::new(), Value::Null),
         Some(r) => {
             let chunks = catalog::chunks_of(&w.catalog.reader(), &r.mirror_hash).map_err(runtime)?;
-            let configured = Scope::of(w, &SearchRequest::default())?.roots.contains_key(&r.collection);
+            let configured = w.config().collections.iter().any(|c| c.name == r.collection);
             let mut reasons: Vec<&'static str> = Vec::new();
             let status = if !r.active || !configured {
                 "inactive"

@@ -77,10 +77,13 @@ struct TableState {
     ann_probes: Option<u32>,
 }
 
-/// Partitions a query probes: a fifth of them (at least 20, at most all), so coverage
-/// does not shrink as the table and its partition count grow.
+/// The fewest partitions a query probes (and what a bare `ok` marker means).
+const MIN_PROBES: u32 = 20;
+
+/// Partitions a query probes: a fifth of them (at least [`MIN_PROBES`], at most all), so
+/// coverage does not shrink as the table and its partition count grow.
 fn probes_for(partitions: u32) -> u32 {
-    (partitions / 5).max(20).min(partitions)
+    (partitions / 5).max(MIN_PROBES).min(partitions)
 }
 
 /// Candidates re-scored with exact distances per result: cheap, and it undoes most of the
@@ -88,11 +91,11 @@ fn probes_for(partitions: u32) -> u32 {
 const REFINE_FACTOR: u32 = 10;
 
 /// The ANN decision file: `ok <probes>` (use the index with that many probes) or
-/// `low-recall`. A bare `ok` (written by earlier versions) means 20 probes.
+/// `low-recall`. A bare `ok` (written by earlier versions) means [`MIN_PROBES`].
 fn parse_marker(text: &str) -> Option<u32> {
     let mut words = text.split_whitespace();
     match words.next() {
-        Some("ok") => Some(words.next().and_then(|n| n.parse().ok()).unwrap_or(20)),
+        Some("ok") => Some(words.next().and_then(|n| n.parse().ok()).unwrap_or(MIN_PROBES)),
         _ => None,
     }
 }
@@ -365,12 +368,11 @@ impl VectorStore {
     /// itself is free and would flatter the index): what counts is its 10 nearest others.
     fn measure_recall(&self, t: &TableState, samples: usize, rows: usize, nprobes: u32) -> Result<f32> {
         let stride = (rows / samples.max(1)).max(1);
-        let mut probes: Vec<(String, u32, Vec<f32>)> = Vec::with_capacity(samples);
-        for i in 0..samples.min(rows) {
-            let q = t.table.query().offset(i * stride).limit(1);
-            let batches = self.collect(q.select(Select::columns(&["mirror_hash", "seq", "vector"])))?;
-            probes.extend(rows_of(&batches)?.into_iter().filter_map(|(h, s, v, _)| v.map(|v| (h, s, v))));
-        }
+        let offsets: Vec<u64> = (0..samples.min(rows)).map(|i| (i * stride) as u64).collect();
+        // One take of the sampled rows, not a scan per probe.
+        let q = t.table.take_offsets(offsets).select(Select::columns(&["mirror_hash", "seq", "vector"]));
+        let probes: Vec<(String, u32, Vec<f32>)> =
+            rows_of(&self.collect(q)?)?.into_iter().filter_map(|(h, s, v, _)| v.map(|v| (h, s, v))).collect();
         if probes.is_empty() {
             return Ok(1.0);
         }

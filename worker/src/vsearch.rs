@@ -57,19 +57,19 @@ impl Worker {
 }
 
 impl VectorContext<'_> {
-    /// The query's vector, within the embedder's query time limit.
-    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, ApiError> {
-        self.embedder.embed_query(text).map_err(runtime)
-    }
-
-    /// The `k` chunks nearest to `text` (capped), with the vector side's own error.
+    /// The `k` chunks nearest to `text` (embedded within the query time limit; `k` capped),
+    /// with the vector side's own error.
     pub fn search_text(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, VectorSideError> {
         let vector = self.embedder.embed_query(text)?;
-        Ok(self.store.search(&self.key, &vector, k.min(MAX_CHUNK_CANDIDATES))?)
+        Ok(self.nearest_capped(&vector, k)?)
     }
 
     pub fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, ApiError> {
-        self.store.search(&self.key, vector, k.min(MAX_CHUNK_CANDIDATES)).map_err(runtime)
+        self.nearest_capped(vector, k).map_err(runtime)
+    }
+
+    fn nearest_capped(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, VectorError> {
+        self.store.search(&self.key, vector, k.min(MAX_CHUNK_CANDIDATES))
     }
 }
 
@@ -121,8 +121,7 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let limit = req.limit.max(1) as usize;
     let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     let filtered = has_filters(req) || scope.filters_rows() || recency;
-    let qv = ctx.embed_query(&req.query)?;
-    let hits = ctx.nearest(&qv, chunk_pool(wanted, filtered))?;
+    let hits = ctx.search_text(&req.query, chunk_pool(wanted, filtered)).map_err(runtime)?;
     let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
     let total = retrieve::finish(&mut ranked, req.min_score, recency, limit);
     let terms = retrieve::query_terms(&req.query);
