@@ -1,88 +1,14 @@
-//! PDF and DOCX ingestion: real files built here (lopdf, zip), indexed through `include`,
+//! PDF and DOCX ingestion: real files built by `testkit` (lopdf, zip), indexed through `include`,
 //! searchable with their titles and MIME types; files that fail to convert are errored and
 //! keep their previous version.
 
 use crate::common::*;
-use lopdf::content::{Content, Operation};
-use lopdf::{Dictionary, Document, Object, Stream};
+use testkit::{docx, pdf};
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
 
 const PDF_MIME: &str = "application/pdf";
 const DOCX_MIME: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
-
-fn dict(pairs: Vec<(&str, Object)>) -> Dictionary {
-    let mut d = Dictionary::new();
-    for (k, v) in pairs {
-        d.set(k, v);
-    }
-    d
-}
-
-fn name(n: &str) -> Object {
-    Object::Name(n.as_bytes().to_vec())
-}
-
-/// A one-page PDF with `lines` of Helvetica text and an optional Info `Title`.
-fn pdf(title: Option<&str>, lines: &[&str]) -> Vec<u8> {
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font_id = doc.add_object(dict(vec![("Type", name("Font")), ("Subtype", name("Type1")), ("BaseFont", name("Helvetica"))]));
-    let resources_id = doc.add_object(dict(vec![("Font", Object::Dictionary(dict(vec![("F1", Object::Reference(font_id))])))]));
-    let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec![name("F1"), 14.into()]), Operation::new("Td", vec![72.into(), 760.into()])];
-    for line in lines {
-        ops.push(Operation::new("Tj", vec![Object::string_literal(*line)]));
-        ops.push(Operation::new("Td", vec![0.into(), (-24).into()]));
-    }
-    ops.push(Operation::new("ET", vec![]));
-    let content_id = doc.add_object(Stream::new(Dictionary::new(), Content { operations: ops }.encode().unwrap()));
-    let page_id = doc.add_object(dict(vec![("Type", name("Page")), ("Parent", Object::Reference(pages_id)), ("Contents", Object::Reference(content_id))]));
-    let pages = dict(vec![
-        ("Type", name("Pages")),
-        ("Kids", Object::Array(vec![Object::Reference(page_id)])),
-        ("Count", 1.into()),
-        ("Resources", Object::Reference(resources_id)),
-        ("MediaBox", Object::Array(vec![0.into(), 0.into(), 612.into(), 792.into()])),
-    ]);
-    doc.objects.insert(pages_id, Object::Dictionary(pages));
-    let catalog_id = doc.add_object(dict(vec![("Type", name("Catalog")), ("Pages", Object::Reference(pages_id))]));
-    doc.trailer.set("Root", Object::Reference(catalog_id));
-    if let Some(t) = title {
-        let info_id = doc.add_object(dict(vec![("Title", Object::string_literal(t))]));
-        doc.trailer.set("Info", Object::Reference(info_id));
-    }
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
-}
-
-/// A minimal valid DOCX (deflated): paragraphs `(style id, text)` and an optional core title.
-fn docx(title: Option<&str>, paras: &[(Option<&str>, &str)]) -> Vec<u8> {
-    let mut body = String::new();
-    for (style, text) in paras {
-        body.push_str("<w:p>");
-        if let Some(s) = style {
-            body.push_str(&format!("<w:pPr><w:pStyle w:val=\"{s}\"/></w:pPr>"));
-        }
-        body.push_str(&format!("<w:r><w:t>{text}</w:t></w:r></w:p>"));
-    }
-    let mut parts = vec![
-        ("[Content_Types].xml", "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/><Default Extension=\"xml\" ContentType=\"application/xml\"/><Override PartName=\"/word/document.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml\"/></Types>".to_string()),
-        ("_rels/.rels", "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/></Relationships>".to_string()),
-        ("word/document.xml", format!("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>{body}</w:body></w:document>")),
-    ];
-    if let Some(t) = title {
-        parts.push(("docProps/core.xml", format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?><cp:coreProperties xmlns:cp=\"http://schemas.openxmlformats.org/package/2006/metadata/core-properties\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:title>{t}</dc:title></cp:coreProperties>")));
-    }
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for (n, content) in parts {
-        w.start_file(n, opts).unwrap();
-        w.write_all(content.as_bytes()).unwrap();
-    }
-    w.finish().unwrap().into_inner()
-}
 
 /// Bytes that are no PDF or zip at all (deterministic noise).
 fn noise(len: usize, seed: u32) -> Vec<u8> {
@@ -121,7 +47,7 @@ fn pdf_and_docx_are_searchable_with_titles_and_mime_types() {
     std::fs::write(root.join("untitled.pdf"), pdf(None, &["Opening Line Of The Scan", "about a marimba"])).unwrap();
     std::fs::write(
         root.join("memo.docx"),
-        docx(Some("Planning Memo"), &[(Some("Heading1"), "Overview"), (None, "We ride the zeppelin at dawn &amp; dusk.")]),
+        docx(Some("Planning Memo"), &[(Some("Heading1"), "Overview"), (None, "We ride the zeppelin at dawn & dusk.")]),
     )
     .unwrap();
     std::fs::write(root.join("heading.docx"), docx(None, &[(None, ""), (Some("Heading1"), "Budget Outline"), (None, "the ocelot budget")])).unwrap();

@@ -200,11 +200,10 @@ fn push_paragraph(text: &mut String, first_heading: &mut Option<String>, para: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::test_files;
 
     #[test]
     fn paragraphs_headings_and_core_title() {
-        let bytes = test_files::docx(
+        let bytes = testkit::docx(
             Some("Design Review"),
             &[(Some("Heading1"), "Overview"), (None, "The pangolin service & its <friends>."), (Some("Heading2"), "Details"), (None, "Second paragraph.")],
         );
@@ -215,11 +214,11 @@ mod tests {
 
     #[test]
     fn title_falls_back_to_first_heading_then_first_line() {
-        let with_heading = test_files::docx(None, &[(None, "preface words"), (Some("Heading1"), "Real Title")]);
+        let with_heading = testkit::docx(None, &[(None, "preface words"), (Some("Heading1"), "Real Title")]);
         assert_eq!(convert(&with_heading).expect("converts").title.as_deref(), Some("Real Title"));
-        let plain = test_files::docx(Some("  "), &[(None, ""), (None, "First words here"), (None, "more")]);
+        let plain = testkit::docx(Some("  "), &[(None, ""), (None, "First words here"), (None, "more")]);
         assert_eq!(convert(&plain).expect("converts").title.as_deref(), Some("First words here"));
-        let empty = test_files::docx(None, &[]);
+        let empty = testkit::docx(None, &[]);
         let c = convert(&empty).expect("converts");
         assert_eq!((c.title, c.text.as_str()), (None, ""));
     }
@@ -229,7 +228,7 @@ mod tests {
         let body = "<w:p><w:r><w:t>Hel</w:t></w:r><w:r><w:t>lo</w:t><w:tab/><w:t>w&#246;rld</w:t><w:br/><w:t>next</w:t></w:r>\
                     <w:del><w:r><w:delText>gone</w:delText></w:r></w:del>\
                     <w:r><w:instrText>PAGE</w:instrText></w:r></w:p>";
-        let c = convert(&test_files::docx_with_body(None, body)).expect("converts");
+        let c = convert(&testkit::docx_with_body(None, body)).expect("converts");
         assert_eq!(c.text, "Hello\twörld\nnext\n");
     }
 
@@ -239,7 +238,7 @@ mod tests {
                     <w:p><w:r><w:t>boxed words</w:t></w:r></w:p></w:txbxContent></mc:Choice>\
                     <mc:Fallback><w:p><w:r><w:t>boxed words</w:t></w:r></w:p></mc:Fallback></mc:AlternateContent></w:r>\
                     <w:r><w:t> outer end</w:t></w:r></w:p>";
-        let c = convert(&test_files::docx_with_body(None, body)).expect("converts");
+        let c = convert(&testkit::docx_with_body(None, body)).expect("converts");
         assert_eq!(c.text, "boxed words\n\nouter start outer end\n");
     }
 
@@ -247,7 +246,7 @@ mod tests {
     fn localized_heading_styles_come_from_styles_xml() {
         let doc = "<?xml version=\"1.0\"?><w:document xmlns:w=\"w\"><w:body><w:p><w:pPr><w:pStyle w:val=\"berschrift1\"/></w:pPr><w:r><w:t>Einleitung</w:t></w:r></w:p></w:body></w:document>";
         let styles = "<?xml version=\"1.0\"?><w:styles xmlns:w=\"w\"><w:style w:type=\"paragraph\" w:styleId=\"berschrift1\"><w:name w:val=\"heading 1\"/></w:style></w:styles>";
-        let bytes = test_files::zip_parts(&[("word/document.xml", doc.into()), ("word/styles.xml", styles.into())]);
+        let bytes = testkit::zip_parts(&[("word/document.xml", doc.into()), ("word/styles.xml", styles.into())]);
         let c = convert(&bytes).expect("converts");
         assert_eq!(c.text, "# Einleitung\n");
         assert_eq!(c.title.as_deref(), Some("Einleitung"));
@@ -267,11 +266,11 @@ mod tests {
     #[test]
     fn broken_archives_are_errors() {
         assert!(matches!(convert(b"PK\x03\x04 not really a zip"), Err(ConvertError::Docx(_))));
-        let no_document = test_files::zip_parts(&[("word/other.xml", "<x/>".into())]);
+        let no_document = testkit::zip_parts(&[("word/other.xml", "<x/>".into())]);
         assert!(matches!(convert(&no_document), Err(ConvertError::Docx(m)) if m.contains("missing")));
-        let bad_xml = test_files::zip_parts(&[("word/document.xml", "<w:document><w:body><w:p></w:body>".into())]);
+        let bad_xml = testkit::zip_parts(&[("word/document.xml", "<w:document><w:body><w:p></w:body>".into())]);
         assert!(matches!(convert(&bad_xml), Err(ConvertError::Docx(_))));
-        let truncated = test_files::docx(None, &[(None, "words")]);
+        let truncated = testkit::docx(None, &[(None, "words")]);
         assert!(convert(&truncated[..truncated.len() / 2]).is_err());
     }
 }

@@ -127,9 +127,6 @@ pub(crate) fn non_empty_title(raw: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-pub(crate) mod test_files;
-
-#[cfg(test)]
 mod tests {
     use super::*;
 

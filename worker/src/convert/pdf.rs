@@ -64,12 +64,11 @@ impl<'a> pdf_extract::ConvertToFmt for &'a mut CappedText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::test_files;
     use crate::convert::{convert as convert_isolated, Format};
 
     #[test]
     fn text_and_info_title() {
-        let bytes = test_files::pdf(Some("Quarterly Report"), &["Revenue grew in the aardvark segment", "Second line here"]);
+        let bytes = testkit::pdf(Some("Quarterly Report"), &["Revenue grew in the aardvark segment", "Second line here"]);
         let c = convert(&bytes).expect("converts");
         assert_eq!(c.title.as_deref(), Some("Quarterly Report"));
         assert!(c.text.contains("aardvark"), "{:?}", c.text);
@@ -81,21 +80,21 @@ mod tests {
 
     #[test]
     fn non_ascii_title_decodes_from_utf16() {
-        let bytes = test_files::pdf(Some("Über Zürich"), &["body"]);
+        let bytes = testkit::pdf(Some("Über Zürich"), &["body"]);
         assert_eq!(convert(&bytes).expect("converts").title.as_deref(), Some("Über Zürich"));
     }
 
     #[test]
     fn without_a_title_the_first_line_is_the_title() {
-        let bytes = test_files::pdf(None, &["Opening Line", "more text"]);
+        let bytes = testkit::pdf(None, &["Opening Line", "more text"]);
         assert_eq!(convert(&bytes).expect("converts").title.as_deref(), Some("Opening Line"));
-        let blank_title = test_files::pdf(Some("   "), &["Fallback Line"]);
+        let blank_title = testkit::pdf(Some("   "), &["Fallback Line"]);
         assert_eq!(convert(&blank_title).expect("converts").title.as_deref(), Some("Fallback Line"));
     }
 
     #[test]
     fn a_page_without_text_has_no_title() {
-        let bytes = test_files::pdf(None, &[]);
+        let bytes = testkit::pdf(None, &[]);
         let c = convert(&bytes).expect("converts");
         assert_eq!(c.title, None);
         assert!(c.text.trim().is_empty());
@@ -103,7 +102,7 @@ mod tests {
 
     #[test]
     fn truncated_and_corrupt_files_are_errors() {
-        let bytes = test_files::pdf(Some("T"), &["text"]);
+        let bytes = testkit::pdf(Some("T"), &["text"]);
         let cut = bytes[..bytes.len() / 3].to_vec();
         assert!(convert_isolated(Format::Pdf, cut).is_err());
         assert!(matches!(convert(b"%PDF-1.4 quokka"), Err(ConvertError::Pdf(_))));

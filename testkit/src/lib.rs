@@ -1,7 +1,9 @@
-//! Real PDF and DOCX files built in memory for the converter and indexer tests.
+//! Test fixtures shared by the worker's unit tests and the black-box tests: real PDF and
+//! DOCX files built in memory (lopdf, zip), so both suites feed the converters the same bytes.
+//! A fixture that cannot be built is a broken test, so these functions panic.
 
-use pdf_extract::content::{Content, Operation};
-use pdf_extract::{Dictionary, Document, Object, Stream};
+use lopdf::content::{Content, Operation};
+use lopdf::{Dictionary, Document, Object, Stream};
 use std::io::Write;
 
 fn dict(pairs: Vec<(&str, Object)>) -> Dictionary {
@@ -28,7 +30,7 @@ pub fn pdf(title: Option<&str>, lines: &[&str]) -> Vec<u8> {
         ops.push(Operation::new("Td", vec![0.into(), (-24).into()]));
     }
     ops.push(Operation::new("ET", vec![]));
-    let bytes = Content { operations: ops }.encode().unwrap_or_default();
+    let bytes = Content { operations: ops }.encode().expect("encode the test PDF content");
     let content_id = doc.add_object(Stream::new(Dictionary::new(), bytes));
     let page_id = doc.add_object(dict(vec![("Type", name("Page")), ("Parent", Object::Reference(pages_id)), ("Contents", Object::Reference(content_id))]));
     let pages = dict(vec![
@@ -42,7 +44,7 @@ pub fn pdf(title: Option<&str>, lines: &[&str]) -> Vec<u8> {
     let catalog_id = doc.add_object(dict(vec![("Type", name("Catalog")), ("Pages", Object::Reference(pages_id))]));
     doc.trailer.set("Root", Object::Reference(catalog_id));
     if let Some(t) = title {
-        let info_id = doc.add_object(dict(vec![("Title", pdf_extract::text_string(t))]));
+        let info_id = doc.add_object(dict(vec![("Title", lopdf::text_string(t))]));
         doc.trailer.set("Info", Object::Reference(info_id));
     }
     let mut out = Vec::new();
