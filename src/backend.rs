@@ -2,7 +2,9 @@
 //! server serves this data dir, a worker opened in this process.
 
 use anyhow::{anyhow, Context};
+use protocol::api::{Job, JobStatus};
 use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, Request, ServerFrame};
+use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
 pub enum Backend {
@@ -24,8 +26,8 @@ impl Backend {
         Ok(Backend::Local(w))
     }
 
-    /// One request; the reply body as JSON.
-    pub fn call(&mut self, req: Request) -> anyhow::Result<Result<serde_json::Value, ApiError>> {
+    /// One request; the reply body as the request's reply type (a `protocol::api` type).
+    pub fn call<T: DeserializeOwned>(&mut self, req: Request) -> anyhow::Result<Result<T, ApiError>> {
         let body = match self {
             Backend::Local(w) => w.handle(req),
             Backend::Server { rt, stream, next } => {
@@ -47,18 +49,18 @@ impl Backend {
     }
 
     /// Like [`call`], turning an API error into an error.
-    pub fn call_ok(&mut self, req: Request) -> anyhow::Result<serde_json::Value> {
+    pub fn call_ok<T: DeserializeOwned>(&mut self, req: Request) -> anyhow::Result<T> {
         self.call(req)?.map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))
     }
 
     /// Polls a job until it ends; returns the job object.
-    pub fn wait_job(&mut self, id: &str) -> anyhow::Result<serde_json::Value> {
+    pub fn wait_job(&mut self, id: &str) -> anyhow::Result<Job> {
         if let Backend::Local(w) = self {
             w.wait_idle();
         }
         loop {
-            let job = self.call_ok(Request::GetJob { id: id.to_string() })?;
-            if job["status"] != "running" {
+            let job: Job = self.call_ok(Request::GetJob { id: id.to_string() })?;
+            if job.status != JobStatus::Running {
                 return Ok(job);
             }
             std::thread::sleep(std::time::Duration::from_millis(50));

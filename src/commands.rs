@@ -2,7 +2,12 @@
 
 use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
+use protocol::api::{
+    CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged, PresetsResponse, PullStarted,
+    PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
+};
 use protocol::{AddCollection, DocRef, Dirs, QueryRequest, Request, SearchFilters, SearchRequest};
+use serde::Serialize;
 use serde_json::Value;
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -22,6 +27,7 @@ pub fn run_worker(dirs: Dirs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[allow(unsafe_code)] // see the SAFETY comment inside
 pub fn run_gateway(dirs: Dirs, port: u16, listen_fd: i32) -> anyhow::Result<ExitCode> {
     use std::os::fd::FromRawFd;
     // SAFETY: the supervisor placed a listening TCP socket at this fd before exec; this
@@ -71,11 +77,31 @@ pub fn stop(dirs: &Dirs) -> anyhow::Result<ExitCode> {
     bail!("svc (pid {}) did not stop within 15 s", info.pid)
 }
 
+/// The published status snapshot, if there is one.
+fn read_snapshot(dirs: &Dirs) -> Option<StatusSnapshot> {
+    std::fs::read(dirs.status_file()).ok().and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+/// `svc status --json`
+#[derive(Serialize)]
+struct StatusOutput {
+    running: bool,
+    url: Option<String>,
+    pid: Option<u32>,
+    /// `null` before the worker published a snapshot.
+    status: Option<StatusSnapshot>,
+}
+
 pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
     let running = supervisor::read_running(dirs);
-    let snapshot: Value = std::fs::read(dirs.status_file()).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
+    let snapshot = read_snapshot(dirs);
     if json {
-        let out = serde_json::json!({ "running": running.is_some(), "url": running.as_ref().map(|r| r.url.clone()), "pid": running.as_ref().map(|r| r.pid), "status": snapshot });
+        let out = StatusOutput {
+            running: running.is_some(),
+            url: running.as_ref().map(|r| r.url.clone()),
+            pid: running.as_ref().map(|r| r.pid),
+            status: snapshot,
+        };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         match &running {
@@ -83,29 +109,30 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
             None => println!("svc is not running"),
         }
         println!("data: {}", dirs.index_dir().display());
-        if let Some(cols) = snapshot["collections"].as_array() {
-            println!("documents: {}  chunks: {}", snapshot["totalDocuments"], snapshot["totalChunks"]);
-            for c in cols {
-                println!("  {:<20} {:>7} docs  {}", c["name"].as_str().unwrap_or(""), c["documentCount"], c["path"].as_str().unwrap_or(""));
+        if let Some(s) = &snapshot {
+            println!("documents: {}  chunks: {}", s.total_documents, s.total_chunks);
+            for c in &s.collections {
+                println!("  {:<20} {} docs  {}", c.name, c.document_count, c.path);
             }
         }
     }
     Ok(if running.is_some() { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }
 
-fn print_job(job: &Value, json: bool) -> anyhow::Result<ExitCode> {
+fn print_job(job: &Job, json: bool) -> anyhow::Result<ExitCode> {
+    let completed = job.status == JobStatus::Completed;
     if json {
         println!("{}", serde_json::to_string_pretty(job)?);
-    } else if job["status"] == "completed" {
-        let r = &job["result"];
+    } else if completed {
+        let r = job.result.clone().unwrap_or_default();
         println!(
             "indexed: {} files ({} added, {} updated, {} errored, {} skipped) in {} ms",
-            r["totalFilesProcessed"], r["totalFilesAdded"], r["totalFilesUpdated"], r["totalFilesErrored"], r["totalFilesSkipped"], r["totalDurationMs"]
+            r.total_files_processed, r.total_files_added, r.total_files_updated, r.total_files_errored, r.total_files_skipped, r.total_duration_ms
         );
     } else {
-        println!("job {}: {}", job["status"], job["error"].as_str().unwrap_or(""));
+        println!("job \"{}\": {}", job.status.as_str(), job.error.as_deref().unwrap_or(""));
     }
-    Ok(if job["status"] == "completed" { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if completed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -122,38 +149,36 @@ pub fn collection_add(
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
     let mut b = Backend::open(dirs)?;
     let path = abs.to_str().ok_or_else(|| anyhow!("the path is not valid UTF-8"))?.to_string();
-    let reply = b.call_ok(Request::AddCollection(AddCollection { path, name, pattern, include, exclude, git_pull }))?;
-    let job_id = reply["jobId"].as_str().ok_or_else(|| anyhow!("no job id in the reply"))?.to_string();
+    let reply: CollectionAdded = b.call_ok(Request::AddCollection(AddCollection { path, name, pattern, include, exclude, git_pull }))?;
     if !json {
-        println!("added collection {} ({})", reply["collection"]["name"].as_str().unwrap_or(""), reply["collection"]["path"].as_str().unwrap_or(""));
+        println!("added collection {} ({})", reply.collection.name, reply.collection.path);
     }
-    let job = b.wait_job(&job_id)?;
+    let job = b.wait_job(&reply.job_id)?;
     print_job(&job, json)
 }
 
 pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
-    let list = Backend::open(dirs)?.call_ok(Request::ListCollections)?;
+    let list: Vec<CollectionInfo> = Backend::open(dirs)?.call_ok(Request::ListCollections)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
-        for c in list.as_array().into_iter().flatten() {
-            println!("{:<20} {}", c["name"].as_str().unwrap_or(""), c["path"].as_str().unwrap_or(""));
+        for c in &list {
+            println!("{:<20} {}", c.name, c.path);
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn collection_remove(dirs: &Dirs, name: String) -> anyhow::Result<ExitCode> {
-    let r = Backend::open(dirs)?.call_ok(Request::RemoveCollection { name })?;
-    println!("removed {}", r["collection"].as_str().unwrap_or(""));
+    let r: CollectionRemoved = Backend::open(dirs)?.call_ok(Request::RemoveCollection { name })?;
+    println!("removed {}", r.collection);
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn update(dirs: &Dirs, collection: Option<String>, git_pull: bool, json: bool) -> anyhow::Result<ExitCode> {
     let mut b = Backend::open(dirs)?;
-    let r = b.call_ok(Request::Sync { collection, git_pull: git_pull.then_some(true) })?;
-    let id = r["jobId"].as_str().ok_or_else(|| anyhow!("no job id in the reply"))?.to_string();
-    let job = b.wait_job(&id)?;
+    let r: SyncStarted = b.call_ok(Request::Sync { collection, git_pull: git_pull.then_some(true) })?;
+    let job = b.wait_job(&r.job_id)?;
     print_job(&job, json)
 }
 
@@ -191,8 +216,7 @@ pub fn embed(dirs: &Dirs) -> anyhow::Result<ExitCode> {
             println!("embedded {n} documents' chunks");
         }
         Backend::Server { .. } => loop {
-            let snap: Value = std::fs::read(dirs.status_file()).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
-            let backlog = snap["embeddingBacklog"].as_u64().unwrap_or(0);
+            let backlog = read_snapshot(dirs).map_or(0, |s| s.embedding_backlog);
             if backlog == 0 {
                 println!("embedding backlog is empty");
                 break;
@@ -209,29 +233,29 @@ pub fn models(dirs: &Dirs, action: ModelsAction) -> anyhow::Result<ExitCode> {
     let mut b = Backend::open(dirs)?;
     match action {
         ModelsAction::List => {
-            let r = b.call_ok(Request::ListPresets)?;
-            for p in r["presets"].as_array().into_iter().flatten() {
-                let mark = if p["active"] == true { "*" } else { " " };
-                println!("{mark} {:<10} {}", p["id"].as_str().unwrap_or(""), p["name"].as_str().unwrap_or(""));
-                for role in ["embed", "rerank", "gen"] {
-                    println!("    {role:<7} {}", p[role].as_str().unwrap_or("-"));
+            let r: PresetsResponse = b.call_ok(Request::ListPresets)?;
+            for p in &r.presets {
+                let mark = if p.active { "*" } else { " " };
+                println!("{mark} {:<10} {}", p.id, p.name);
+                for role in ModelRole::ALL {
+                    println!("    {:<7} {}", role.as_str(), p.model(role).unwrap_or("-"));
                 }
             }
         }
         ModelsAction::Use(id) => {
-            let r = b.call_ok(Request::SetPreset { id })?;
-            println!("active preset: {}", r["activePreset"].as_str().unwrap_or(""));
+            let r: PresetChanged = b.call_ok(Request::SetPreset { id })?;
+            println!("active preset: {}", r.active_preset);
         }
         ModelsAction::Pull => {
-            b.call_ok(Request::PullModels)?;
+            let _: PullStarted = b.call_ok(Request::PullModels)?;
             loop {
-                let s = b.call_ok(Request::ModelStatus)?;
-                if s["active"] != true {
-                    println!("completed: {}  failed: {}", s["completed"], s["failed"]);
+                let s: PullStatus = b.call_ok(Request::ModelStatus)?;
+                if !s.active {
+                    println!("completed: {}  failed: {}", serde_json::to_string(&s.completed)?, serde_json::to_string(&s.failed)?);
                     break;
                 }
-                if let Some(p) = s["progress"].as_object() {
-                    eprint!("\r{} {:>5.1}%", s["currentType"].as_str().unwrap_or(""), p.get("percent").and_then(Value::as_f64).unwrap_or(0.0));
+                if let Some(p) = &s.progress {
+                    eprint!("\r{} {:>5.1}%", s.current_type.map_or("", ModelRole::as_str), p.percent);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
@@ -248,6 +272,13 @@ pub enum ModelsAction {
     Path,
 }
 
+/// One line of `svc search --batch`: the input line's `id` and its results.
+#[derive(Serialize)]
+struct BatchLine {
+    id: Value,
+    results: Vec<SearchResult>,
+}
+
 pub fn search(dirs: &Dirs, mode: SearchMode, query: Option<String>, limit: u32, collection: Option<String>, json: bool, batch: bool) -> anyhow::Result<ExitCode> {
     let mut b = Backend::open(dirs)?;
     if batch {
@@ -261,23 +292,23 @@ pub fn search(dirs: &Dirs, mode: SearchMode, query: Option<String>, limit: u32, 
             }
             let item: Value = serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
-            let results = match b.call(search_request(mode, q, limit, collection.as_deref()))? {
-                Ok(v) => v["results"].clone(),
-                Err(_) => Value::Array(Vec::new()),
+            let results = match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_deref()))? {
+                Ok(r) => r.results,
+                Err(_) => Vec::new(),
             };
-            writeln!(out, "{}", serde_json::json!({ "id": item["id"], "results": results }))?;
+            writeln!(out, "{}", serde_json::to_string(&BatchLine { id: item["id"].clone(), results })?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let q = query.ok_or_else(|| anyhow!("a query is required (or --batch)"))?;
-    let r = b.call_ok(search_request(mode, q, limit, collection.as_deref()))?;
+    let r: SearchResponse = b.call_ok(search_request(mode, q, limit, collection.as_deref()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
-        for (i, hit) in r["results"].as_array().into_iter().flatten().enumerate() {
-            println!("{:>2}. {}  [{:.3}]", i + 1, hit["title"].as_str().unwrap_or(""), hit["score"].as_f64().unwrap_or(0.0));
-            println!("    {}", hit["uri"].as_str().unwrap_or(""));
-            let snip: String = hit["snippet"].as_str().unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+        for (i, hit) in r.results.iter().enumerate() {
+            println!("{:>2}. {}  [{:.3}]", i + 1, hit.title, f64::from(hit.score));
+            println!("    {}", hit.uri);
+            let snip: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
             println!("    {}", snip.chars().take(160).collect::<String>());
         }
     }
@@ -290,11 +321,11 @@ pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCod
     } else {
         DocRef { docid: Some(if reference.starts_with('#') { reference } else { format!("#{reference}") }), uri: None }
     };
-    let doc = Backend::open(dirs)?.call_ok(Request::GetDoc(r))?;
+    let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(r))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", doc["content"].as_str().unwrap_or(""));
+        print!("{}", doc.content);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The `error.code` of the contract's error envelope. Serializes as [`ErrorCode::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     Validation,
     PathNotFound,
@@ -58,8 +60,9 @@ impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError { code, message: message.into(), details: None }
     }
-    pub fn with_details(mut self, details: serde_json::Value) -> Self {
-        self.details = Some(details.to_string());
+    /// Sets `error.details` (a JSON object; one of the `*Details` types of [`crate::api`]).
+    pub fn with_details(mut self, details: impl Serialize) -> Self {
+        self.details = serde_json::to_string(&details).ok();
         self
     }
     pub fn validation(message: impl Into<String>) -> Self {
@@ -79,11 +82,64 @@ impl ApiError {
     }
 
     /// The contract's envelope: `{"error":{"code","message","details"?}}`.
-    pub fn to_envelope(&self) -> serde_json::Value {
-        let mut err = serde_json::json!({ "code": self.code.as_str(), "message": self.message });
-        if let Some(d) = self.details.as_deref().and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok()) {
-            err["details"] = d;
+    pub fn to_envelope(&self) -> ErrorEnvelope {
+        let details = self.details.as_deref().and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok());
+        ErrorEnvelope { error: ErrorBody { code: self.code, message: self.message.clone(), details } }
+    }
+}
+
+/// The body of every error response (any route, any 4xx/5xx status).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ErrorEnvelope {
+    pub error: ErrorBody,
+}
+
+/// `error` of the error envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    pub message: String,
+    /// A JSON object whose shape depends on the error (absent when there is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<serde_json::Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_as_their_contract_strings() {
+        use ErrorCode::*;
+        for c in [
+            Validation,
+            PathNotFound,
+            HasReferences,
+            CsrfViolation,
+            NotFound,
+            FileNotFound,
+            Duplicate,
+            Conflict,
+            Unavailable,
+            Runtime,
+            PayloadTooLarge,
+            MethodNotAllowed,
+            StalePlan,
+            Unsupported,
+        ] {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
         }
-        serde_json::json!({ "error": err })
+    }
+
+    #[test]
+    fn the_envelope_has_details_only_when_set() {
+        let plain = ApiError::not_found("gone").to_envelope();
+        assert_eq!(serde_json::to_string(&plain).unwrap(), r#"{"error":{"code":"NOT_FOUND","message":"gone"}}"#);
+        let with = ApiError::conflict("busy").with_details(serde_json::json!({ "activeJobId": "j" })).to_envelope();
+        assert_eq!(
+            serde_json::to_string(&with).unwrap(),
+            r#"{"error":{"code":"CONFLICT","message":"busy","details":{"activeJobId":"j"}}}"#
+        );
     }
 }

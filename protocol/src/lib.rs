@@ -15,7 +15,7 @@ mod messages;
 pub mod socket;
 
 pub use dirs::{write_atomic, write_file, Dirs};
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope};
 pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
 pub use messages::*;

@@ -66,9 +66,13 @@ pub struct DocRef {
     pub uri: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A link's `linkType` (and the `type` filter of `/api/doc/{id}/links`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum LinkKind {
+    /// `[[Target]]`
     Wiki,
+    /// `[text](path.md)`
     Markdown,
 }
 
@@ -77,6 +81,14 @@ impl LinkKind {
         match self {
             LinkKind::Wiki => "wiki",
             LinkKind::Markdown => "markdown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "wiki" => Some(LinkKind::Wiki),
+            "markdown" => Some(LinkKind::Markdown),
+            _ => None,
         }
     }
 }
@@ -189,7 +201,8 @@ pub struct SearchFilters {
 pub struct SearchRequest {
     pub query: String,
     pub limit: u32,
-    pub min_score: Option<f32>,
+    /// Kept as the client sent it (f64), so echoes and comparisons see the same number.
+    pub min_score: Option<f64>,
     pub filters: SearchFilters,
     /// Steers snippet selection; never searched.
     pub intent: Option<String>,
@@ -200,7 +213,8 @@ pub struct SearchRequest {
 }
 
 /// How a `queryModes` entry is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum QueryModeKind {
     /// A keyword variant (BM25).
     Term,
@@ -230,11 +244,13 @@ pub struct QueryRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimilarQuery {
     pub limit: u32,
-    pub threshold: f32,
+    pub threshold: f64,
     pub cross_collection: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// `sortOrder` of `/api/docs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum SortOrder {
     Asc,
     #[default]
@@ -259,7 +275,7 @@ pub struct GraphQuery {
     pub limit: u32,
     pub edge_limit: u32,
     pub include_similar: bool,
-    pub threshold: f32,
+    pub threshold: f64,
     pub linked_only: bool,
     pub similar_top_k: u32,
 }

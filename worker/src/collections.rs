@@ -3,21 +3,24 @@
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
 use crate::walk::FileMatcher;
 use crate::{catalog, git, runtime, Worker, WorkerError};
-use protocol::api::SyncResult;
+use protocol::api::{CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted};
 use protocol::{AddCollection, ApiError, CollectionName, ErrorCode, JsonBody};
-use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
     let cfg = w.config();
-    let list: Vec<serde_json::Value> = cfg
+    let list: Vec<CollectionInfo> = cfg
         .collections
         .iter()
-        .map(|c| {
-            json!({ "name": c.name, "path": c.path, "pattern": c.pattern, "include": c.include,
-                    "exclude": c.exclude, "gitPull": c.git_pull })
+        .map(|c| CollectionInfo {
+            name: c.name.clone(),
+            path: c.path.clone(),
+            pattern: c.pattern.clone(),
+            include: c.include.clone(),
+            exclude: c.exclude.clone(),
+            git_pull: c.git_pull,
         })
         .collect();
     JsonBody::of(&list)
@@ -64,9 +67,9 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
     }
     catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path).map_err(runtime)?;
     let job_coll = coll.clone();
-    let job_id = slot.spawn(w, "add", move |w| run_sync(w, vec![job_coll], None))?;
+    let job_id = slot.spawn(w, JobKind::Add, move |w| run_sync(w, vec![job_coll], None))?;
     w.publish_status();
-    JsonBody::of(&json!({ "jobId": job_id, "collection": { "name": coll.name, "path": coll.path } }))
+    JsonBody::of(&CollectionAdded { job_id, collection: CollectionRef { name: coll.name, path: coll.path } })
 }
 
 /// Takes a collection's documents out of the index (they stay in the catalog).
@@ -102,11 +105,11 @@ pub fn remove(w: &Worker, name: &str) -> Result<JsonBody, ApiError> {
     };
     drop_from_index(w, &removed.name).map_err(runtime)?;
     w.publish_status();
-    JsonBody::of(&json!({
-        "success": true,
-        "collection": removed.name,
-        "note": "The collection was removed from the config. Its files are untouched; its documents no longer appear in searches."
-    }))
+    JsonBody::of(&CollectionRemoved {
+        success: true,
+        collection: removed.name,
+        note: "The collection was removed from the config. Its files are untouched; its documents no longer appear in searches.".to_string(),
+    })
 }
 
 pub fn sync(w: &Arc<Worker>, collection: Option<String>, git_pull: Option<bool>) -> Result<JsonBody, ApiError> {
@@ -121,8 +124,8 @@ pub fn sync(w: &Arc<Worker>, collection: Option<String>, git_pull: Option<bool>)
             None => cfg.collections.clone(),
         }
     };
-    let job_id = slot.spawn(w, "sync", move |w| run_sync(w, targets, git_pull))?;
-    JsonBody::of(&json!({ "jobId": job_id }))
+    let job_id = slot.spawn(w, JobKind::Sync, move |w| run_sync(w, targets, git_pull))?;
+    JsonBody::of(&SyncStarted { job_id })
 }
 
 pub fn get_job(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {

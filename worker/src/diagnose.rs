@@ -9,91 +9,110 @@ use crate::hybrid::{self, Trace};
 use crate::query::KeywordQuery;
 use crate::retrieve::{self, Scope};
 use crate::{runtime, uri, Worker};
+use protocol::api::{
+    ContentKind, ContentTypeSource, DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget,
+    DropReason, StageId, StageStatus, TargetStatus,
+};
 use protocol::{ApiError, JsonBody, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
-use serde_json::{json, Value};
 
 /// The `reason` of the graph stage, which never runs.
 const GRAPH_REASON: &str = "Graph expansion is not part of this pipeline: no linked or similar documents are added to the candidates.";
 
-fn stage(id: &str, list: Option<&Vec<(i64, f32)>>, target: i64, survived: impl Fn(usize) -> bool) -> Value {
+fn skipped_stage(id: StageId) -> DiagnoseStage {
+    DiagnoseStage {
+        id,
+        status: StageStatus::Skipped,
+        source_count: 0,
+        present: false,
+        rank: None,
+        score: None,
+        survived: false,
+        drop_reason: Some(DropReason::Skipped),
+        reason: None,
+    }
+}
+
+fn stage(id: StageId, list: Option<&Vec<(i64, f32)>>, target: i64, survived: impl Fn(usize) -> bool) -> DiagnoseStage {
     let Some(list) = list else {
-        return json!({ "id": id, "status": "skipped", "sourceCount": 0, "present": false, "rank": null, "score": null,
-                       "survived": false, "dropReason": "skipped" });
+        return skipped_stage(id);
     };
     let found = list.iter().position(|(d, _)| *d == target);
     let (rank, score) = match found.and_then(|i| list.get(i).map(|(_, s)| (i, *s))) {
-        Some((i, s)) => (json!(i + 1), json!(s)),
-        None => (Value::Null, Value::Null),
+        Some((i, s)) => (Some(i as u64 + 1), Some(f64::from(s))),
+        None => (None, None),
     };
     let went_on = found.is_some_and(|i| survived(i + 1));
-    let reason = match (found, went_on) {
-        (None, _) => json!("not_in_candidate_set"),
-        (Some(_), false) => json!("below_cutoff"),
-        (Some(_), true) => Value::Null,
+    let drop_reason = match (found, went_on) {
+        (None, _) => Some(DropReason::NotInCandidateSet),
+        (Some(_), false) => Some(DropReason::BelowCutoff),
+        (Some(_), true) => None,
     };
-    json!({ "id": id, "status": "active", "sourceCount": list.len(), "present": found.is_some(), "rank": rank, "score": score,
-            "survived": went_on, "dropReason": reason })
+    DiagnoseStage {
+        id,
+        status: StageStatus::Active,
+        source_count: list.len() as u64,
+        present: found.is_some(),
+        rank,
+        score,
+        survived: went_on,
+        drop_reason,
+        reason: None,
+    }
 }
 
-fn graph_stage() -> Value {
-    json!({ "id": "graph", "status": "skipped", "sourceCount": 0, "present": false, "rank": null, "score": null,
-            "survived": false, "dropReason": "skipped", "reason": GRAPH_REASON })
+fn graph_stage() -> DiagnoseStage {
+    DiagnoseStage { reason: Some(GRAPH_REASON.to_string()), ..skipped_stage(StageId::Graph) }
 }
 
 /// A short sentence for a stage's `dropReason`.
-fn drop_reason_text(id: &str, drop: &str, t: &Trace, no_rerank: bool) -> String {
+fn drop_reason_text(id: StageId, drop: DropReason, t: &Trace, no_rerank: bool) -> String {
+    use DropReason::{BelowCutoff, NotInCandidateSet, Skipped};
     match (id, drop) {
-        ("graph", _) => GRAPH_REASON.to_string(),
-        ("vector", "skipped") => "Vector retrieval did not run: no embedder or vector store is available.".to_string(),
-        ("rerank", "skipped") if no_rerank => "Reranking did not run: the request set noRerank.".to_string(),
-        ("rerank", "skipped") if t.fusion.is_empty() => "Reranking did not run: there were no fused candidates.".to_string(),
-        ("rerank", "skipped") => "Reranking did not run: no cross-encoder (rerank model) is installed.".to_string(),
-        ("bm25", "not_in_candidate_set") => {
+        (StageId::Graph, _) => GRAPH_REASON.to_string(),
+        (StageId::Vector, Skipped) => "Vector retrieval did not run: no embedder or vector store is available.".to_string(),
+        (StageId::Rerank, Skipped) if no_rerank => "Reranking did not run: the request set noRerank.".to_string(),
+        (StageId::Rerank, Skipped) if t.fusion.is_empty() => "Reranking did not run: there were no fused candidates.".to_string(),
+        (StageId::Rerank, Skipped) => "Reranking did not run: no cross-encoder (rerank model) is installed.".to_string(),
+        (StageId::Bm25, NotInCandidateSet) => {
             "BM25 did not return the target: it matches none of the query's keywords under the request's filters, or ranked past the candidate pool.".to_string()
         }
-        ("vector", "not_in_candidate_set") => {
+        (StageId::Vector, NotInCandidateSet) => {
             "Vector retrieval did not return the target: none of its chunks was among the nearest chunks under the request's filters.".to_string()
         }
-        ("fusion", "not_in_candidate_set") => {
+        (StageId::Fusion, NotInCandidateSet) => {
             "No retrieval list (BM25, vector or a query variant) held the target, so fusion never saw it.".to_string()
         }
-        ("fusion", "below_cutoff") if t.rerank.is_some() => {
+        (StageId::Fusion, BelowCutoff) if t.rerank.is_some() => {
             format!("The target ranked past the first {} fused candidates, the ones the reranker scores.", t.candidate_limit)
         }
-        ("fusion", "below_cutoff") => "The target ranked past the returned results (limit or minScore).".to_string(),
-        ("rerank", "not_in_candidate_set") => {
+        (StageId::Fusion, BelowCutoff) => "The target ranked past the returned results (limit or minScore).".to_string(),
+        (StageId::Rerank, NotInCandidateSet) => {
             format!("The target was not among the first {} fused candidates, the ones the reranker scores.", t.candidate_limit)
         }
-        ("rerank", "below_cutoff") => {
+        (StageId::Rerank, BelowCutoff) => {
             "After blending the rerank and fusion scores the target fell outside the returned results (limit or minScore).".to_string()
         }
-        (_, "below_cutoff") => "The target was found but did not reach fusion.".to_string(),
+        (_, BelowCutoff) => "The target was found but did not reach fusion.".to_string(),
         _ => "The target did not go on from this stage.".to_string(),
     }
 }
 
 /// The stages in pipeline order: bm25, vector, fusion, graph, rerank. A stage whose
 /// `dropReason` is not null carries a `reason` sentence.
-fn stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<Value> {
+fn stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<DiagnoseStage> {
     let returned = |id: i64| t.returned.contains(&id);
     let in_fusion = |id: i64| t.fusion.iter().any(|(d, _)| *d == id);
     let fusion_cut = if t.rerank.is_some() { t.candidate_limit } else { usize::MAX };
     let mut out = vec![
-        stage("bm25", Some(&t.bm25), target, |_| in_fusion(target)),
-        stage("vector", t.vector.as_ref(), target, |_| in_fusion(target)),
-        stage("fusion", Some(&t.fusion), target, |rank| rank <= fusion_cut && (t.rerank.is_some() || returned(target))),
+        stage(StageId::Bm25, Some(&t.bm25), target, |_| in_fusion(target)),
+        stage(StageId::Vector, t.vector.as_ref(), target, |_| in_fusion(target)),
+        stage(StageId::Fusion, Some(&t.fusion), target, |rank| rank <= fusion_cut && (t.rerank.is_some() || returned(target))),
         graph_stage(),
-        stage("rerank", t.rerank.as_ref(), target, |_| returned(target)),
+        stage(StageId::Rerank, t.rerank.as_ref(), target, |_| returned(target)),
     ];
     for s in &mut out {
-        let id = s["id"].as_str().unwrap_or_default().to_string();
-        let Some(code) = s["dropReason"].as_str().map(str::to_string) else { continue };
-        if s.get("reason").is_some() {
-            continue;
-        }
-        let text = drop_reason_text(&id, &code, t, no_rerank);
-        if let Some(m) = s.as_object_mut() {
-            m.insert("reason".to_string(), json!(text));
+        if let (Some(code), None) = (s.drop_reason, &s.reason) {
+            s.reason = Some(drop_reason_text(s.id, code, t, no_rerank));
         }
     }
     out
@@ -101,51 +120,61 @@ fn stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<Value> {
 
 /// The content type the catalog knows, and where it came from: the file extension, else
 /// the stored MIME type; `(None, None)` when neither says.
-fn content_type(ext: &str, mime: &str) -> (Option<&'static str>, Option<&'static str>) {
+fn content_type(ext: &str, mime: &str) -> (Option<ContentKind>, Option<ContentTypeSource>) {
     let by_ext = match ext.trim_start_matches('.').to_ascii_lowercase().as_str() {
-        "md" | "markdown" | "mdx" => Some("markdown"),
-        "txt" | "text" => Some("text"),
-        "pdf" => Some("pdf"),
-        "docx" => Some("docx"),
+        "md" | "markdown" | "mdx" => Some(ContentKind::Markdown),
+        "txt" | "text" => Some(ContentKind::Text),
+        "pdf" => Some(ContentKind::Pdf),
+        "docx" => Some(ContentKind::Docx),
         _ => None,
     };
     if by_ext.is_some() {
-        return (by_ext, Some("extension"));
+        return (by_ext, Some(ContentTypeSource::Extension));
     }
     let by_mime = match mime.trim().to_ascii_lowercase().as_str() {
-        "text/markdown" | "text/x-markdown" => Some("markdown"),
-        "text/plain" => Some("text"),
-        "application/pdf" => Some("pdf"),
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Some("docx"),
+        "text/markdown" | "text/x-markdown" => Some(ContentKind::Markdown),
+        "text/plain" => Some(ContentKind::Text),
+        "application/pdf" => Some(ContentKind::Pdf),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Some(ContentKind::Docx),
         _ => None,
     };
     match by_mime {
-        Some(t) => (Some(t), Some("mime")),
+        Some(t) => (Some(t), Some(ContentTypeSource::Mime)),
         None => (None, None),
     }
 }
 
 /// The `target` object. Every key is always there: null (or empty) where there is no
 /// document to say it.
-fn target_json(target_ref: &str, status: &str, found: Option<(&DocRow, usize)>, filter_reasons: &[&str]) -> Value {
-    match found {
-        None => json!({
-            "ref": target_ref, "status": status, "docid": null, "uri": null, "title": null,
-            "contentType": null, "contentTypeSource": null, "categories": [], "graphHints": [],
-            "contentTypeRulesFingerprint": null, "contentTypeFingerprintMatches": null,
-            "mirrorHash": null, "chunkCount": null, "filterReasons": filter_reasons,
-        }),
-        Some((r, chunk_count)) => {
-            let (kind, kind_source) = content_type(&r.source_ext, &r.source_mime);
-            json!({
-                "ref": target_ref, "status": status, "docid": r.docid, "uri": uri::doc_uri(&r.collection, &r.rel_path),
-                "title": r.title, "contentType": kind, "contentTypeSource": kind_source,
-                "categories": r.categories, "graphHints": [], "contentTypeRulesFingerprint": null,
-                "contentTypeFingerprintMatches": null, "mirrorHash": r.mirror_hash, "chunkCount": chunk_count,
-                "filterReasons": filter_reasons,
-            })
-        }
+fn target_of(target_ref: &str, status: TargetStatus, found: Option<(&DocRow, usize)>, filter_reasons: &[&str]) -> DiagnoseTarget {
+    let mut t = DiagnoseTarget {
+        target_ref: target_ref.to_string(),
+        status,
+        docid: None,
+        uri: None,
+        title: None,
+        content_type: None,
+        content_type_source: None,
+        categories: Vec::new(),
+        graph_hints: Vec::new(),
+        content_type_rules_fingerprint: None,
+        content_type_fingerprint_matches: None,
+        mirror_hash: None,
+        chunk_count: None,
+        filter_reasons: filter_reasons.iter().map(|r| r.to_string()).collect(),
+    };
+    if let Some((r, chunk_count)) = found {
+        let (kind, kind_source) = content_type(&r.source_ext, &r.source_mime);
+        t.docid = Some(r.docid.clone());
+        t.uri = Some(uri::doc_uri(&r.collection, &r.rel_path));
+        t.title = Some(r.title.clone());
+        t.content_type = kind;
+        t.content_type_source = kind_source;
+        t.categories = r.categories.clone();
+        t.mirror_hash = Some(r.mirror_hash.clone());
+        t.chunk_count = Some(chunk_count as u64);
     }
+    t
 }
 
 /// The request's filters one at a time, named as in `filterReasons`, each as a request
@@ -224,24 +253,16 @@ fn chosen_chunk<'a>(chunks: &'a [ChunkRow], req: &SearchRequest) -> Option<&'a C
 }
 
 /// The `chunk` object; the catalog keeps no chunk language, so `language` is null.
-fn chunk_json(chunk: Option<&ChunkRow>) -> Value {
-    match chunk {
-        Some(c) => json!({ "seq": c.seq, "startLine": c.start_line, "endLine": c.end_line, "language": null }),
-        None => Value::Null,
-    }
+fn chunk_of(chunk: Option<&ChunkRow>) -> Option<DiagnoseChunk> {
+    chunk.map(|c| DiagnoseChunk { seq: c.seq, start_line: c.start_line, end_line: c.end_line, language: None })
 }
 
 /// The distinct `queryModes` kinds, in the order the request gave them.
-fn mode_names(modes: &[QueryMode]) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
+fn mode_names(modes: &[QueryMode]) -> Vec<QueryModeKind> {
+    let mut out: Vec<QueryModeKind> = Vec::new();
     for m in modes {
-        let name = match m.kind {
-            QueryModeKind::Term => "term",
-            QueryModeKind::Intent => "intent",
-            QueryModeKind::Hyde => "hyde",
-        };
-        if !out.contains(&name) {
-            out.push(name);
+        if !out.contains(&m.kind) {
+            out.push(m.kind);
         }
     }
     out
@@ -261,55 +282,60 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target_ref: &str) -> Result<Json
     };
     let outcome = hybrid::run(w, req)?;
     let meta = &outcome.response.meta;
-    let mode = if meta.vectors_used == Some(true) { "hybrid" } else { "bm25_only" };
+    let mode = if meta.vectors_used == Some(true) { DiagnoseMode::Hybrid } else { DiagnoseMode::Bm25Only };
     let (target, stage_list, chunk) = match &row {
-        None => (target_json(target_ref, "not_found", None, &[]), Vec::new(), Value::Null),
+        None => (target_of(target_ref, TargetStatus::NotFound, None, &[]), Vec::new(), None),
         Some(r) => {
             let chunks = catalog::chunks_of(&w.catalog.reader(), &r.mirror_hash).map_err(runtime)?;
             let configured = w.config().collections.iter().any(|c| c.name == r.collection);
             let mut reasons: Vec<&'static str> = Vec::new();
             let status = if !r.active || !configured {
-                "inactive"
+                TargetStatus::Inactive
             } else if chunks.is_empty() {
-                "no_indexed_content"
+                TargetStatus::NoIndexedContent
             } else {
                 reasons = filter_reasons(w, &req.search, r)?;
                 if reasons.is_empty() {
-                    "diagnosed"
+                    TargetStatus::Diagnosed
                 } else {
-                    "filtered_out"
+                    TargetStatus::FilteredOut
                 }
             };
-            let target = target_json(target_ref, status, Some((r, chunks.len())), &reasons);
-            let chunk = chunk_json(chosen_chunk(&chunks, &req.search));
+            let target = target_of(target_ref, status, Some((r, chunks.len())), &reasons);
+            let chunk = chunk_of(chosen_chunk(&chunks, &req.search));
             (target, stages(&outcome.trace, r.id, req.no_rerank), chunk)
         }
     };
-    let mut meta_json = json!({
-        "mode": mode,
-        "vectorsUsed": meta.vectors_used.unwrap_or(false),
-        "reranked": meta.reranked.unwrap_or(false),
-        "totalResults": meta.total_results,
-    });
-    if !req.query_modes.is_empty() {
-        if let Some(m) = meta_json.as_object_mut() {
-            m.insert("queryModes".to_string(), json!(mode_names(&req.query_modes)));
-        }
-    }
-    JsonBody::of(&json!({
-        "schemaVersion": "1.0",
-        "query": req.search.query,
-        "target": target,
-        "stages": stage_list,
-        "chunk": chunk,
-        "meta": meta_json,
-    }))
+    JsonBody::of(&DiagnoseResponse {
+        schema_version: "1.0".to_string(),
+        query: req.search.query.clone(),
+        target,
+        stages: stage_list,
+        chunk,
+        meta: DiagnoseMeta {
+            mode,
+            vectors_used: meta.vectors_used.unwrap_or(false),
+            reranked: meta.reranked.unwrap_or(false),
+            total_results: meta.total_results,
+            query_modes: (!req.query_modes.is_empty()).then(|| mode_names(&req.query_modes)),
+        },
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
     use std::collections::BTreeMap;
+
+    /// What goes on the wire.
+    fn wire<T: serde::Serialize>(v: &T) -> Value {
+        serde_json::to_value(v).unwrap()
+    }
+
+    fn wire_stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<Value> {
+        stages(t, target, no_rerank).iter().map(wire).collect()
+    }
 
     const TARGET_KEYS: [&str; 14] = [
         "categories",
@@ -368,7 +394,7 @@ mod tests {
             candidate_limit: 2,
             returned: vec![2],
         };
-        let s = stages(&t, 1, false);
+        let s = wire_stages(&t, 1, false);
         let ids: Vec<&str> = s.iter().map(|x| x["id"].as_str().unwrap_or_default()).collect();
         assert_eq!(ids, ["bm25", "vector", "fusion", "graph", "rerank"]);
         assert_eq!(s[0]["present"], true);
@@ -382,13 +408,13 @@ mod tests {
         assert_eq!(s[3]["reason"], GRAPH_REASON);
         assert_eq!(s[4]["dropReason"], "below_cutoff");
         assert!(s[4]["reason"].is_string());
-        let s3 = stages(&t, 3, false);
+        let s3 = wire_stages(&t, 3, false);
         assert_eq!(s3[0]["dropReason"], "not_in_candidate_set");
         assert_eq!(s3[2]["dropReason"], "below_cutoff", "rank 3 is past the rerank candidates");
         assert!(s3[2]["reason"].as_str().is_some_and(|r| r.contains('2')), "{}", s3[2]);
-        assert_eq!(stages(&t, 2, false)[4]["survived"], true);
+        assert_eq!(wire_stages(&t, 2, false)[4]["survived"], true);
         let no_rerank = Trace { bm25: vec![(1, 1.0)], fusion: vec![(1, 1.0)], returned: vec![1], ..Default::default() };
-        let s = stages(&no_rerank, 1, true);
+        let s = wire_stages(&no_rerank, 1, true);
         assert_eq!(s[4]["dropReason"], "skipped");
         assert!(s[4]["reason"].as_str().is_some_and(|r| r.contains("noRerank")));
         assert_eq!(s[2]["survived"], true);
@@ -396,7 +422,7 @@ mod tests {
 
     #[test]
     fn not_found_carries_every_target_key() {
-        let nf = target_json("#00000000", "not_found", None, &[]);
+        let nf = wire(&target_of("#00000000", TargetStatus::NotFound, None, &[]));
         assert_eq!(keys(&nf), TARGET_KEYS);
         assert_eq!(nf["status"], "not_found");
         assert!(nf["docid"].is_null() && nf["uri"].is_null() && nf["contentType"].is_null() && nf["chunkCount"].is_null());
@@ -404,7 +430,8 @@ mod tests {
         assert_eq!(nf["graphHints"], json!([]));
         assert_eq!(nf["filterReasons"], json!([]));
         let r = row();
-        let found = target_json("svc://notes/a/b.md", "filtered_out", Some((&r, 3)), &["categories", "until"]);
+        let found = wire(&target_of("svc://notes/a/b.md", TargetStatus::FilteredOut, Some((&r, 3)), &["categories", "until"]));
+        assert_eq!(found["status"], "filtered_out");
         assert_eq!(keys(&found), TARGET_KEYS);
         assert_eq!(found["contentType"], "markdown");
         assert_eq!(found["contentTypeSource"], "extension");
@@ -412,18 +439,22 @@ mod tests {
         assert_eq!(found["chunkCount"], 3);
         assert_eq!(found["filterReasons"], json!(["categories", "until"]));
         assert!(found["contentTypeRulesFingerprint"].is_null() && found["contentTypeFingerprintMatches"].is_null());
-        assert_eq!(chunk_json(None), Value::Null);
+        assert_eq!(wire(&chunk_of(None)), Value::Null);
         let c = ChunkRow { seq: 2, text: "x".into(), start_line: 4, end_line: 9 };
-        assert_eq!(chunk_json(Some(&c)), json!({ "seq": 2, "startLine": 4, "endLine": 9, "language": null }));
+        assert_eq!(wire(&chunk_of(Some(&c))), json!({ "seq": 2, "startLine": 4, "endLine": 9, "language": null }));
     }
 
     #[test]
     fn content_type_from_extension_then_mime() {
-        assert_eq!(content_type(".md", "text/markdown"), (Some("markdown"), Some("extension")));
-        assert_eq!(content_type(".TXT", ""), (Some("text"), Some("extension")));
-        assert_eq!(content_type(".pdf", "application/pdf"), (Some("pdf"), Some("extension")));
-        assert_eq!(content_type("", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"), (Some("docx"), Some("mime")));
+        use ContentKind::*;
+        use ContentTypeSource::*;
+        assert_eq!(content_type(".md", "text/markdown"), (Some(Markdown), Some(Extension)));
+        assert_eq!(content_type(".TXT", ""), (Some(Text), Some(Extension)));
+        assert_eq!(content_type(".pdf", "application/pdf"), (Some(Pdf), Some(Extension)));
+        assert_eq!(content_type("", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"), (Some(Docx), Some(Mime)));
         assert_eq!(content_type(".bin", "application/octet-stream"), (None, None));
+        assert_eq!(wire(&Some(Markdown)), "markdown");
+        assert_eq!(wire(&Some(Extension)), "extension");
     }
 
     #[test]
@@ -468,7 +499,8 @@ mod tests {
     fn query_modes_are_listed_once_in_order() {
         let m = |kind, text: &str| QueryMode { kind, text: text.into() };
         let modes = vec![m(QueryModeKind::Term, "a"), m(QueryModeKind::Hyde, "b"), m(QueryModeKind::Term, "c")];
-        assert_eq!(mode_names(&modes), ["term", "hyde"]);
+        assert_eq!(mode_names(&modes), [QueryModeKind::Term, QueryModeKind::Hyde]);
+        assert_eq!(wire(&mode_names(&modes)), json!(["term", "hyde"]));
         assert!(mode_names(&[]).is_empty());
     }
 }

@@ -1,9 +1,10 @@
 //! The event bus behind `/api/events`: the worker publishes, every subscribed gateway
 //! connection forwards. Events carry identities and paths only, never content or tokens.
 
+use crate::catalog::Origin;
 use crate::time_fmt;
+use protocol::api::{ChangeOrigin, DocumentChangedEvent, EventKind, JobFinishedEvent, JobKind, JobStatus};
 use protocol::{Event, JsonBody};
-use serde_json::json;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -48,24 +49,33 @@ impl EventBus {
         self.tx.subscribe()
     }
 
-    fn publish(&self, kind: &str, data: serde_json::Value) {
-        if let Ok(body) = JsonBody::of(&data) {
+    fn publish(&self, kind: EventKind, data: &impl serde::Serialize) {
+        if let Ok(body) = JsonBody::of(data) {
             // No subscriber is not an error.
-            let _ = self.tx.send(Event { kind: kind.to_string(), data: body });
+            let _ = self.tx.send(Event { kind: kind.as_str().to_string(), data: body });
         }
     }
 
-    pub fn document_changed(&self, uri: &str, collection: &str, rel_path: &str, origin: &str) {
+    pub fn document_changed(&self, uri: &str, collection: &str, rel_path: &str, origin: Origin) {
         self.changes.fire();
-        self.publish(
-            "document-changed",
-            json!({ "type": "document-changed", "uri": uri, "collection": collection, "relPath": rel_path,
-                    "origin": origin, "changedAt": time_fmt::now_iso() }),
-        );
+        let origin = match origin {
+            Origin::Sync => ChangeOrigin::Sync,
+            Origin::Save => ChangeOrigin::Save,
+            Origin::Create => ChangeOrigin::Create,
+        };
+        let event = DocumentChangedEvent {
+            kind: EventKind::DocumentChanged,
+            uri: uri.to_string(),
+            collection: collection.to_string(),
+            rel_path: rel_path.to_string(),
+            origin,
+            changed_at: time_fmt::now_iso(),
+        };
+        self.publish(EventKind::DocumentChanged, &event);
     }
 
-    pub fn job_finished(&self, id: &str, kind: &str, status: &str) {
-        self.publish("job-finished", json!({ "id": id, "type": kind, "status": status }));
+    pub fn job_finished(&self, id: &str, kind: JobKind, status: JobStatus) {
+        self.publish(EventKind::JobFinished, &JobFinishedEvent { id: id.to_string(), kind, status });
     }
 }
 
@@ -77,8 +87,29 @@ mod tests {
     fn a_change_wakes_the_listener_once() {
         let bus = EventBus::default();
         assert!(!bus.changes.wait(Duration::from_millis(5)));
-        bus.document_changed("svc://n/a.md", "n", "a.md", "save");
+        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Save);
         assert!(bus.changes.wait(Duration::from_millis(5)));
         assert!(!bus.changes.wait(Duration::from_millis(5)));
+    }
+
+    #[test]
+    fn payloads_keep_their_wire_keys() {
+        let bus = EventBus::default();
+        let mut rx = bus.subscribe();
+        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Create);
+        bus.job_finished("j1", JobKind::Sync, JobStatus::Completed);
+        let changed = rx.try_recv().unwrap();
+        assert_eq!(changed.kind, "document-changed");
+        let v: serde_json::Value = serde_json::from_slice(&changed.data.bytes).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 6);
+        for k in ["type", "uri", "collection", "relPath", "origin", "changedAt"] {
+            assert!(keys.contains(&k), "{k} in {v}");
+        }
+        assert_eq!(v["type"], "document-changed");
+        assert_eq!(v["origin"], "create");
+        let finished = rx.try_recv().unwrap();
+        assert_eq!(finished.kind, "job-finished");
+        assert_eq!(std::str::from_utf8(&finished.data.bytes).unwrap(), r#"{"id":"j1","type":"sync","status":"completed"}"#);
     }
 }

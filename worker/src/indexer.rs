@@ -387,7 +387,7 @@ impl Indexer<'_> {
         }
         self.sync_file(coll, root, new_rel, Origin::Save)?;
         self.converge()?;
-        self.events.document_changed(&uri::doc_uri(&coll.name, new_rel), &coll.name, new_rel, Origin::Save.as_str());
+        self.events.document_changed(&uri::doc_uri(&coll.name, new_rel), &coll.name, new_rel, Origin::Save);
         Ok(())
     }
 
@@ -407,7 +407,7 @@ impl Indexer<'_> {
         self.bm25.commit()?;
         catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed)?;
         for (_, rel) in changed {
-            self.events.document_changed(&uri::doc_uri(coll, rel), coll, rel, origin.as_str());
+            self.events.document_changed(&uri::doc_uri(coll, rel), coll, rel, origin);
         }
         Ok(())
     }
@@ -549,7 +549,7 @@ impl Indexer<'_> {
                 if reactivate {
                     self.converge()?;
                     for (_, rel) in &out.written {
-                        self.events.document_changed(&uri::doc_uri(&coll.name, rel), &coll.name, rel, origin.as_str());
+                        self.events.document_changed(&uri::doc_uri(&coll.name, rel), &coll.name, rel, origin);
                     }
                     return Ok(FileSync::Indexed(id));
                 }

@@ -4,7 +4,7 @@
 use crate::catalog;
 use crate::time_fmt::now_ms;
 use crate::Worker;
-use protocol::api::{Job, SyncResult};
+use protocol::api::{Job, JobConflictDetails, JobKind, JobStatus, SyncResult};
 use protocol::ApiError;
 use crate::catalog::Origin;
 use crate::config::CollectionConfig;
@@ -34,7 +34,7 @@ impl JobRunner {
         let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(id) = active.as_ref() {
             return Err(ApiError::conflict(format!("Job {id} already running"))
-                .with_details(serde_json::json!({ "activeJobId": id })));
+                .with_details(JobConflictDetails { active_job_id: id.clone() }));
         }
         let id = uuid::Uuid::new_v4().to_string();
         *active = Some(id.clone());
@@ -65,14 +65,14 @@ impl JobRunner {
 
 impl JobSlot<'_> {
     /// Records the job as running and runs `work` on a new thread.
-    pub fn spawn<F>(mut self, worker: &Arc<Worker>, kind: &str, work: F) -> Result<String, ApiError>
+    pub fn spawn<F>(mut self, worker: &Arc<Worker>, kind: JobKind, work: F) -> Result<String, ApiError>
     where
         F: FnOnce(&Worker) -> Result<SyncResult, String> + Send + 'static,
     {
         let job = Job {
             id: self.id.clone(),
-            kind: kind.to_string(),
-            status: "running".into(),
+            kind,
+            status: JobStatus::Running,
             created_at: now_ms(),
             finished_at: None,
             result: None,
@@ -83,13 +83,13 @@ impl JobSlot<'_> {
         let id = self.id.clone();
         let w = Arc::clone(worker);
         std::thread::Builder::new()
-            .name(format!("job-{kind}"))
+            .name(format!("job-{}", kind.as_str()))
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&w)))
                     .unwrap_or_else(|_| Err("internal error: the job panicked".to_string()));
                 let (status, result, error) = match &outcome {
-                    Ok(r) => ("completed", Some(r), None),
-                    Err(e) => ("failed", None, Some(e.as_str())),
+                    Ok(r) => (JobStatus::Completed, Some(r), None),
+                    Err(e) => (JobStatus::Failed, None, Some(e.as_str())),
                 };
                 // Status first, then the job's outcome: a client that sees the job
                 // finished also sees the status it produced.
@@ -99,7 +99,7 @@ impl JobSlot<'_> {
                         tracing::error!("could not record the end of job {}: {e}", job.id);
                     }
                 });
-                w.events.job_finished(&job.id, &job.kind, status);
+                w.events.job_finished(&job.id, job.kind, status);
             })
             .map_err(|e| ApiError::runtime(format!("could not start the job: {e}")))?;
         Ok(id)
@@ -119,7 +119,7 @@ impl Worker {
     /// (Not an indexing job in the one-at-a-time sense: it touches one file.)
     pub(crate) fn spawn_file_sync(self: &Arc<Self>, coll: CollectionConfig, root: PathBuf, rel: String, origin: Origin) -> String {
         let id = uuid::Uuid::new_v4().to_string();
-        let job = Job { id: id.clone(), kind: "sync".into(), status: "running".into(), created_at: now_ms(), finished_at: None, result: None, error: None };
+        let job = Job { id: id.clone(), kind: JobKind::Sync, status: JobStatus::Running, created_at: now_ms(), finished_at: None, result: None, error: None };
         if let Err(e) = catalog::insert_job(&self.catalog.writer(), &job) {
             tracing::error!("could not record job {id}: {e}");
         }
@@ -128,29 +128,29 @@ impl Worker {
         let spawned = std::thread::Builder::new().name("file-sync".into()).spawn(move || {
             let (result, outcome) = crate::write::sync_one(&w, &coll, &root, &rel, origin);
             let (status, result, error) = match &outcome {
-                Ok(_) => ("completed", Some(&result), None),
-                Err(e) => ("failed", None, Some(e.as_str())),
+                Ok(_) => (JobStatus::Completed, Some(&result), None),
+                Err(e) => (JobStatus::Failed, None, Some(e.as_str())),
             };
             if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job_id, status, now_ms(), result, error) {
                 tracing::error!("could not record the end of job {job_id}: {e}");
             }
-            w.events.job_finished(&job_id, "sync", status);
+            w.events.job_finished(&job_id, JobKind::Sync, status);
         });
         if let Err(e) = spawned {
-            let _ = catalog::finish_job(&self.catalog.writer(), &id, "failed", now_ms(), None, Some(&format!("could not start: {e}")));
+            let _ = catalog::finish_job(&self.catalog.writer(), &id, JobStatus::Failed, now_ms(), None, Some(&format!("could not start: {e}")));
         }
         id
     }
 
     /// Records a job that already ran (the single-file sync after an API write), so that
     /// its id can be polled like any other; announces it.
-    pub(crate) fn record_finished_job(&self, kind: &str, outcome: Result<&SyncResult, &str>) -> String {
+    pub(crate) fn record_finished_job(&self, kind: JobKind, outcome: Result<&SyncResult, &str>) -> String {
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
-        let job = Job { id: id.clone(), kind: kind.to_string(), status: "running".into(), created_at: now, finished_at: None, result: None, error: None };
+        let job = Job { id: id.clone(), kind, status: JobStatus::Running, created_at: now, finished_at: None, result: None, error: None };
         let (status, result, error) = match outcome {
-            Ok(r) => ("completed", Some(r), None),
-            Err(e) => ("failed", None, Some(e)),
+            Ok(r) => (JobStatus::Completed, Some(r), None),
+            Err(e) => (JobStatus::Failed, None, Some(e)),
         };
         let conn = self.catalog.writer();
         let recorded = catalog::insert_job(&conn, &job).and_then(|_| catalog::finish_job(&conn, &id, status, now, result, error));

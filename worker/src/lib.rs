@@ -33,6 +33,8 @@ mod walk;
 mod write;
 #[cfg(test)]
 mod journal_tests;
+#[cfg(test)]
+mod reply_tests;
 
 use bm25::Bm25Index;
 use catalog::Catalog;
@@ -196,7 +198,7 @@ impl Worker {
                 write::create_folder(self, &collection, &name, parent_path.as_deref())
             }
             Request::ResolveAsset { uri, path } => write::resolve_asset(self, &uri, path.as_deref()),
-            Request::NotePresets => JsonBody::of(&write::presets::list_json()),
+            Request::NotePresets => JsonBody::of(&write::presets::list()),
             Request::Capture(c) => write::capture(self, c),
             Request::RefactorPlan { doc, op } => refactor::preview(self, &doc, op),
             Request::RefactorApply { doc, op, confirm } => refactor::apply(self, &doc, op, confirm),

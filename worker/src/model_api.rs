@@ -4,13 +4,13 @@
 use crate::models::presets;
 use crate::models::pull::{PullError, PullSource};
 use crate::{runtime, time_fmt, Worker};
+use protocol::api::{PresetChanged, PresetsResponse, PullStarted};
 use protocol::{ApiError, JsonBody};
-use serde_json::json;
 use std::sync::Arc;
 
 pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
     let active = w.models.preset().id;
-    JsonBody::of(&json!({ "presets": presets::views(active), "activePreset": active, "capabilities": w.capabilities() }))
+    JsonBody::of(&PresetsResponse { presets: presets::views(active), active_preset: active.to_string(), capabilities: w.capabilities() })
 }
 
 /// Switches the active preset (saved in `index.yml`); the new models load on next use and
@@ -30,11 +30,13 @@ pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
     }
     w.events.changes.fire();
     w.publish_status();
-    let mut body = json!({ "success": true, "activePreset": preset.id, "embedModelChanged": changed, "capabilities": w.capabilities() });
-    if changed {
-        body["note"] = json!("The embedding model changed: documents are embedded again in the background.");
-    }
-    JsonBody::of(&body)
+    JsonBody::of(&PresetChanged {
+        success: true,
+        active_preset: preset.id.to_string(),
+        embed_model_changed: changed,
+        capabilities: w.capabilities(),
+        note: changed.then(|| "The embedding model changed: documents are embedded again in the background.".to_string()),
+    })
 }
 
 /// Starts a pull of the active preset's missing files; 409 while one runs.
@@ -51,7 +53,7 @@ pub fn pull(w: &Arc<Worker>) -> Result<JsonBody, ApiError> {
         w.pulls.run_failed(&e.to_string());
         return Err(ApiError::runtime(format!("could not start the download: {e}")));
     }
-    JsonBody::of(&json!({ "started": true, "message": "Download started. Poll /api/models/status for progress." }))
+    JsonBody::of(&PullStarted { started: true, message: "Download started. Poll /api/models/status for progress.".to_string() })
 }
 
 pub fn status(w: &Worker) -> Result<JsonBody, ApiError> {

@@ -3,9 +3,11 @@
 use crate::catalog::{self, DocRow, DOC_COLUMNS};
 use crate::indexer::{source_kind, SourceKind};
 use crate::{ingest, runtime, time_fmt, uri, Worker};
+use protocol::api::{
+    DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
+};
 use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortOrder};
 use rusqlite::types::Value as SqlValue;
-use serde_json::json;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -32,15 +34,15 @@ pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
 
 pub fn tags(w: &Worker, collection: Option<String>, prefix: Option<String>) -> Result<JsonBody, ApiError> {
     let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref()).map_err(runtime)?;
-    let tags: Vec<serde_json::Value> = all
+    let tags: Vec<TagCount> = all
         .into_iter()
         .filter(|(t, _)| match &prefix {
             Some(p) => t == p || t.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with('/')),
             None => true,
         })
-        .map(|(tag, count)| json!({ "tag": tag, "count": count }))
+        .map(|(tag, count)| TagCount { tag, count })
         .collect();
-    JsonBody::of(&json!({ "tags": tags, "meta": { "total": tags.len(), "collection": collection, "prefix": prefix } }))
+    JsonBody::of(&TagsResponse { meta: TagsMeta { total: tags.len() as u64, collection, prefix }, tags })
 }
 
 pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
@@ -100,33 +102,31 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
     };
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let tags = catalog::tags_of(&conn, &ids).map_err(runtime)?;
-    let documents: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            json!({
-                "docid": r.docid,
-                "uri": uri::doc_uri(&r.collection, &r.rel_path),
-                "title": r.title,
-                "collection": r.collection,
-                "relPath": r.rel_path,
-                "sourceExt": r.source_ext,
-                "sourceMime": r.source_mime,
-                "updatedAt": time_fmt::ms_to_iso(r.source_mtime_ns / 1_000_000),
-                "tags": tags.get(&r.id).cloned().unwrap_or_default(),
-                "documentDate": r.fm_date,
-                "dateFields": r.date_fields,
-            })
+    let documents: Vec<DocSummary> = rows
+        .into_iter()
+        .map(|r| DocSummary {
+            uri: uri::doc_uri(&r.collection, &r.rel_path),
+            updated_at: time_fmt::ms_to_iso(r.source_mtime_ns / 1_000_000),
+            tags: tags.get(&r.id).cloned().unwrap_or_default(),
+            docid: r.docid,
+            title: r.title,
+            collection: r.collection,
+            rel_path: r.rel_path,
+            source_ext: r.source_ext,
+            source_mime: r.source_mime,
+            document_date: r.fm_date,
+            date_fields: r.date_fields,
         })
         .collect();
-    JsonBody::of(&json!({
-        "documents": documents,
-        "total": total,
-        "limit": q.limit,
-        "offset": q.offset,
-        "availableDateFields": fields,
-        "sortField": q.sort_field,
-        "sortOrder": if q.sort_order == SortOrder::Asc { "asc" } else { "desc" },
-    }))
+    JsonBody::of(&DocsResponse {
+        documents,
+        total: total.max(0) as u64,
+        limit: q.limit,
+        offset: q.offset,
+        available_date_fields: fields.into_iter().collect(),
+        sort_field: q.sort_field.clone(),
+        sort_order: q.sort_order,
+    })
 }
 
 pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
@@ -135,43 +135,41 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let content = catalog::content_text(&conn, &row.mirror_hash).map_err(runtime)?;
     let tags = catalog::tags_of(&conn, &[row.id]).map_err(runtime)?.remove(&row.id).unwrap_or_default();
     drop(conn);
-    let mut source = json!({
-        "mime": row.source_mime,
-        "ext": row.source_ext,
-        "modifiedAt": time_fmt::ms_to_iso(row.source_mtime_ns / 1_000_000),
-        "sizeBytes": row.source_size,
-        "sourceHash": row.source_hash,
-    });
-    if let Some(p) = abs_path(w, &row) {
-        source["absPath"] = json!(p);
-    }
-    JsonBody::of(&json!({
-        "docid": row.docid,
-        "uri": uri::doc_uri(&row.collection, &row.rel_path),
-        "title": row.title,
-        "contentAvailable": content.is_some(),
-        "content": content.unwrap_or_default(),
-        "collection": row.collection,
-        "relPath": row.rel_path,
-        "tags": tags,
-        "author": row.author,
-        "categories": row.categories,
-        "documentDate": row.fm_date,
-        "dateFields": row.date_fields,
-        "source": source,
-    }))
+    let source = DocSource {
+        mime: row.source_mime.clone(),
+        ext: row.source_ext.clone(),
+        modified_at: time_fmt::ms_to_iso(row.source_mtime_ns / 1_000_000),
+        size_bytes: row.source_size,
+        source_hash: row.source_hash.clone(),
+        abs_path: abs_path(w, &row),
+    };
+    JsonBody::of(&DocResponse {
+        uri: uri::doc_uri(&row.collection, &row.rel_path),
+        content_available: content.is_some(),
+        content: content.unwrap_or_default(),
+        tags,
+        source,
+        docid: row.docid,
+        title: row.title,
+        collection: row.collection,
+        rel_path: row.rel_path,
+        author: row.author,
+        categories: row.categories,
+        document_date: row.fm_date,
+        date_fields: row.date_fields,
+    })
 }
 
 pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
     let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash).map_err(runtime)?;
-    let sections: Vec<serde_json::Value> = match (content, source_kind(&row.rel_path)) {
+    let sections: Vec<DocSection> = match (content, source_kind(&row.rel_path)) {
         (Some(text), Some(SourceKind::Markdown)) => ingest::parse_markdown(&text, &row.rel_path)
             .sections
             .into_iter()
-            .map(|s| json!({ "anchor": s.anchor, "level": s.level, "line": s.line, "title": s.title }))
+            .map(|s| DocSection { anchor: s.anchor, level: s.level, line: s.line, title: s.title })
             .collect(),
         _ => Vec::new(),
     };
-    JsonBody::of(&json!({ "sections": sections, "meta": { "docid": row.docid, "uri": uri::doc_uri(&row.collection, &row.rel_path) } }))
+    JsonBody::of(&SectionsResponse { meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid }, sections })
 }

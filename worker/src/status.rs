@@ -1,7 +1,7 @@
 //! The status snapshot: computed after every job and published to `status.json`.
 
 use crate::{catalog, runtime, time_fmt, Worker};
-use protocol::api::{Capabilities, CollectionStatus, StatusSnapshot};
+use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, ContentTypeBoost, StatusSnapshot};
 use protocol::ApiError;
 
 impl Worker {
@@ -44,8 +44,8 @@ impl Worker {
             embedding_backlog: backlog,
             last_updated: last.unwrap_or_else(time_fmt::now_iso),
             healthy: true,
-            connector_projection: serde_json::json!({ "targets": [], "truncated": false }),
-            content_type_boost: serde_json::json!({ "rules": [], "rulesFingerprint": "none" }),
+            connector_projection: ConnectorProjection::default(),
+            content_type_boost: ContentTypeBoost::default(),
             capabilities: self.capabilities(),
             active_job_id,
         })

@@ -3,11 +3,11 @@
 use crate::error::ApiReply;
 use crate::AppState;
 use axum::extract::State;
-use protocol::api::StatusSnapshot;
+use protocol::api::{ConnectorProjection, ContentTypeBoost, Health, StatusSnapshot};
 use protocol::JsonBody;
 
 pub async fn health() -> ApiReply {
-    ApiReply::ok(JsonBody::of(&serde_json::json!({ "ok": true })))
+    ApiReply::ok(JsonBody::of(&Health { ok: true }))
 }
 
 /// The worker's last published snapshot, marked unhealthy while the worker is down.
@@ -17,8 +17,8 @@ fn snapshot(state: &AppState) -> StatusSnapshot {
         index_name: state.dirs.index_name.clone(),
         config_path: state.dirs.config_file().display().to_string(),
         db_path: state.dirs.catalog_file().display().to_string(),
-        connector_projection: serde_json::json!({ "targets": [], "truncated": false }),
-        content_type_boost: serde_json::json!({ "rules": [], "rulesFingerprint": "none" }),
+        connector_projection: ConnectorProjection::default(),
+        content_type_boost: ContentTypeBoost::default(),
         ..Default::default()
     });
     s.capabilities.bm25 = true;

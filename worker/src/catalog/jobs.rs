@@ -1,22 +1,31 @@
 //! Persisted job records, so a job outlives a worker restart as a readable result.
 
 use super::Result;
-use protocol::api::{Job, SyncResult};
+use protocol::api::{Job, JobKind, JobStatus, SyncResult};
+use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension};
+
+/// A stored enum column: `parse` of its text, else a conversion error naming the value.
+fn parsed<T>(r: &rusqlite::Row<'_>, col: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = r.get(col)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(col, Type::Text, format!("unknown value {text:?}").into())
+    })
+}
 
 pub fn insert_job(conn: &Connection, job: &Job) -> Result<()> {
     conn.execute(
         "INSERT INTO jobs(id, kind, status, created_at) VALUES(?1, ?2, ?3, ?4)",
-        params![job.id, job.kind, job.status, job.created_at],
+        params![job.id, job.kind.as_str(), job.status.as_str(), job.created_at],
     )?;
     Ok(())
 }
 
-pub fn finish_job(conn: &Connection, id: &str, status: &str, at: i64, result: Option<&SyncResult>, error: Option<&str>) -> Result<()> {
+pub fn finish_job(conn: &Connection, id: &str, status: JobStatus, at: i64, result: Option<&SyncResult>, error: Option<&str>) -> Result<()> {
     let result = result.and_then(|r| serde_json::to_string(r).ok());
     conn.execute(
         "UPDATE jobs SET status = ?2, finished_at = ?3, result = ?4, error = ?5 WHERE id = ?1",
-        params![id, status, at, result, error],
+        params![id, status.as_str(), at, result, error],
     )?;
     Ok(())
 }
@@ -30,8 +39,8 @@ pub fn get_job(conn: &Connection, id: &str) -> Result<Option<Job>> {
                 let result: Option<String> = r.get(5)?;
                 Ok(Job {
                     id: r.get(0)?,
-                    kind: r.get(1)?,
-                    status: r.get(2)?,
+                    kind: parsed(r, 1, JobKind::parse)?,
+                    status: parsed(r, 2, JobStatus::parse)?,
                     created_at: r.get(3)?,
                     finished_at: r.get(4)?,
                     result: result.and_then(|s| serde_json::from_str(&s).ok()),

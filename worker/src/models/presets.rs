@@ -1,28 +1,10 @@
 //! Model presets. `docs/models.md` says where each file comes from.
 
 use super::ModelRef;
-use serde::Serialize;
+use protocol::api::ModelPreset;
 
-/// What a model is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Embed,
-    Rerank,
-    Gen,
-}
-
-impl Role {
-    pub const ALL: [Role; 3] = [Role::Embed, Role::Rerank, Role::Gen];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Embed => "embed",
-            Role::Rerank => "rerank",
-            Role::Gen => "gen",
-        }
-    }
-}
+/// What a model is for (`embed`, `rerank`, `gen`).
+pub use protocol::api::ModelRole as Role;
 
 /// One model of a preset: its ONNX file and its tokenizer, as model references.
 #[derive(Debug, Clone)]
@@ -111,23 +93,20 @@ pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
-/// A `GET /api/presets` entry.
-#[derive(Debug, Serialize)]
-pub struct PresetView {
-    pub id: &'static str,
-    pub name: &'static str,
-    pub embed: Option<&'static str>,
-    pub rerank: Option<&'static str>,
-    pub gen: Option<&'static str>,
-    pub active: bool,
-}
-
-pub fn views(active: &str) -> Vec<PresetView> {
+/// The `GET /api/presets` entries.
+pub fn views(active: &str) -> Vec<ModelPreset> {
     PRESETS
         .iter()
         .map(|p| {
-            let model = |role| p.model(role).map(|m| m.model);
-            PresetView { id: p.id, name: p.name, embed: model(Role::Embed), rerank: model(Role::Rerank), gen: model(Role::Gen), active: p.id == active }
+            let model = |role| p.model(role).map(|m| m.model.to_string());
+            ModelPreset {
+                id: p.id.to_string(),
+                name: p.name.to_string(),
+                embed: model(Role::Embed),
+                rerank: model(Role::Rerank),
+                gen: model(Role::Gen),
+                active: p.id == active,
+            }
         })
         .collect()
 }

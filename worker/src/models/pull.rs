@@ -5,38 +5,11 @@
 use super::download::download;
 use super::presets::{Preset, Role};
 use super::ModelRef;
-use serde::Serialize;
+pub use protocol::api::{PullFailure, PullProgress, PullStatus};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
-
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Progress {
-    pub downloaded_bytes: u64,
-    pub total_bytes: u64,
-    pub percent: f64,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Failure {
-    #[serde(rename = "type")]
-    pub role: Role,
-    pub error: String,
-}
-
-/// The contract's model download status.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PullStatus {
-    pub active: bool,
-    pub current_type: Option<Role>,
-    pub progress: Option<Progress>,
-    pub completed: Vec<Role>,
-    pub failed: Vec<Failure>,
-    pub started_at: Option<i64>,
-}
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PullError {
@@ -87,7 +60,7 @@ impl PullManager {
     pub fn run_failed(&self, error: &str) {
         self.update(|s| {
             s.active = false;
-            s.failed.push(Failure { role: Role::Embed, error: error.to_string() });
+            s.failed.push(PullFailure { role: Role::Embed, error: error.to_string() });
         });
     }
 
@@ -96,13 +69,13 @@ impl PullManager {
         for spec in preset.models {
             self.update(|s| {
                 s.current_type = Some(spec.role);
-                s.progress = Some(Progress::default());
+                s.progress = Some(PullProgress::default());
             });
             match self.fetch_model_guarded(&spec.files(), models_dir, source) {
                 Ok(()) => self.update(|s| s.completed.push(spec.role)),
                 Err(error) => {
                     tracing::warn!("pull of the {} model failed: {error}", spec.role.as_str());
-                    self.update(|s| s.failed.push(Failure { role: spec.role, error }));
+                    self.update(|s| s.failed.push(PullFailure { role: spec.role, error }));
                 }
             }
         }
@@ -135,7 +108,7 @@ impl PullManager {
             let mut on_progress = |done: u64, total: Option<u64>| {
                 let total = total.unwrap_or(0);
                 let percent = if total > 0 { (done as f64 / total as f64 * 100.0).min(100.0) } else { 0.0 };
-                self.update(|s| s.progress = Some(Progress { downloaded_bytes: done, total_bytes: total, percent }));
+                self.update(|s| s.progress = Some(PullProgress { downloaded_bytes: done, total_bytes: total, percent }));
             };
             download(&url, &dest, None, &mut on_progress).map_err(|e| e.to_string())?;
         }

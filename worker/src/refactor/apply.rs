@@ -6,8 +6,11 @@ use crate::catalog::Origin;
 use crate::write::atomic;
 use crate::write::path::RelPath;
 use crate::{runtime, uri, Worker};
+use protocol::api::{
+    ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied, RefactorErrorDetails,
+    RefactorErrorStatus, StalePlanDetails,
+};
 use protocol::{ApiError, ApplyConfirmation, DocRef, ErrorCode, JsonBody, RefactorOp};
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,7 +48,11 @@ fn refuse(plan: &Plan) -> ApiError {
         .chain(plan.references.iter().filter(|r| !matches!(r.classification, "rewriteable" | "unchanged")).map(|r| format!("{}:{}: {}", r.file_rel, r.link.start_line, r.reason)))
         .collect();
     ApiError::new(code, format!("The plan cannot be applied: {}", why.join("; ")))
-        .with_details(json!({ "planDigest": plan.digest, "status": "refused", "filesystem": { "state": "unchanged" } }))
+        .with_details(RefactorErrorDetails {
+            plan_digest: plan.digest.clone(),
+            status: RefactorErrorStatus::Refused,
+            filesystem: Filesystem { state: FilesystemState::Unchanged },
+        })
 }
 
 /// Runs the filesystem steps of a plan; on failure everything done so far is undone.
@@ -122,7 +129,7 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
     if let Some(d) = &confirm.plan_digest {
         if !d.eq_ignore_ascii_case(&plan.digest) {
             return Err(ApiError::new(ErrorCode::StalePlan, "The plan is stale: the notes changed since it was made; request a new plan")
-                .with_details(json!({ "planDigest": d, "currentPlanDigest": plan.digest, "status": "stale_plan" })));
+                .with_details(StalePlanDetails { plan_digest: d.clone(), current_plan_digest: plan.digest.clone(), status: RefactorErrorStatus::StalePlan }));
         }
     } else if is_move && plan.rewrites() > 0 {
         return Err(ApiError::conflict(format!(
@@ -134,9 +141,12 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
         return Err(refuse(&plan));
     }
     if let Err((why, clean)) = execute(&plan) {
-        let state = if clean { "rolled_back" } else { "recovery_required" };
-        return Err(ApiError::runtime(format!("The refactor failed and was {}: {why}", state.replace('_', " ")))
-            .with_details(json!({ "planDigest": plan.digest, "status": "failed_rolled_back", "filesystem": { "state": state } })));
+        let (state, said) = if clean { (FilesystemState::RolledBack, "rolled back") } else { (FilesystemState::RecoveryRequired, "recovery required") };
+        return Err(ApiError::runtime(format!("The refactor failed and was {said}: {why}")).with_details(RefactorErrorDetails {
+            plan_digest: plan.digest.clone(),
+            status: RefactorErrorStatus::FailedRolledBack,
+            filesystem: Filesystem { state },
+        }));
     }
     // Index: the note moves in the catalog (keeping its identity and history), then every
     // rewritten file is synced.
@@ -157,29 +167,38 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
             pending.push(format!("{rel}: {e}"));
         }
     }
-    let status = if pending.is_empty() { "applied" } else { "applied_with_sync_pending" };
-    let operation = plan.json["operation"].clone();
+    let status = if pending.is_empty() { ApplyStatus::Applied } else { ApplyStatus::AppliedWithSyncPending };
+    let index_convergence = if pending.is_empty() {
+        IndexConvergence { state: ConvergenceState::Converged, recovery_instruction: None, errors: None }
+    } else {
+        IndexConvergence {
+            state: ConvergenceState::Pending,
+            recovery_instruction: Some("run a sync (POST /api/sync)".to_string()),
+            errors: Some(pending),
+        }
+    };
     let target_rel = RelPath::parse(plan.target_rel.as_str(), "relPath").map_err(runtime)?;
-    JsonBody::of(&json!({
-        "success": true,
-        "uri": crate::write::docs::file_uri(&plan.target_abs),
-        "docUri": uri::doc_uri(&plan.coll.name, target_rel.as_str()),
-        "path": plan.target_abs.display().to_string(),
-        "relPath": target_rel.as_str(),
-        "planDigest": plan.digest,
-        "status": status,
-        "apply": {
-            "schemaVersion": SCHEMA_VERSION,
-            "schema": "file-refactor-apply-result@1.0",
-            "status": status,
-            "planDigest": plan.digest,
-            "operation": operation,
-            "source": plan.json["source"],
-            "target": plan.json["target"],
-            "rewrittenReferences": plan.rewrites(),
-            "filesystem": { "state": "committed" },
-            "indexConvergence": if pending.is_empty() { json!({ "state": "converged" }) } else { json!({ "state": "pending", "recoveryInstruction": "run a sync (POST /api/sync)", "errors": pending }) },
+    let preview = &plan.preview;
+    JsonBody::of(&RefactorApplied {
+        success: true,
+        uri: crate::write::docs::file_uri(&plan.target_abs),
+        doc_uri: uri::doc_uri(&plan.coll.name, target_rel.as_str()),
+        path: plan.target_abs.display().to_string(),
+        rel_path: target_rel.as_str().to_string(),
+        plan_digest: plan.digest.clone(),
+        status,
+        apply: ApplyResult {
+            schema_version: SCHEMA_VERSION.to_string(),
+            schema: "file-refactor-apply-result@1.0".to_string(),
+            status,
+            plan_digest: plan.digest.clone(),
+            operation: preview.plan.operation,
+            source: preview.plan.source.clone(),
+            target: preview.plan.target.clone(),
+            rewritten_references: plan.rewrites() as u64,
+            filesystem: Filesystem { state: FilesystemState::Committed },
+            index_convergence,
         },
-        "refactorWarnings": plan.json["refactorWarnings"],
-    }))
+        refactor_warnings: preview.refactor_warnings.clone(),
+    })
 }

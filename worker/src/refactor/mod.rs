@@ -13,8 +13,11 @@ use crate::reads::resolve_doc;
 use crate::write::path::{contain, RelPath};
 use crate::write::docs::collection;
 use crate::{ingest, runtime, uri, Worker};
+use protocol::api::{
+    AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource, PlanTarget,
+    RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
+};
 use protocol::{ApiError, DocRef, JsonBody, RefactorOp};
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -43,7 +46,8 @@ pub(crate) struct Plan {
     pub target_abs: PathBuf,
     pub references: Vec<Reference>,
     pub blockers: Vec<String>,
-    pub json: Value,
+    /// The `file-refactor-preview@1.0` body.
+    pub preview: RefactorPlan,
     pub digest: String,
 }
 
@@ -56,11 +60,11 @@ impl Plan {
     }
 }
 
-fn op_name(op: &RefactorOp) -> &'static str {
+fn op_name(op: &RefactorOp) -> RefactorOperation {
     match op {
-        RefactorOp::Rename { .. } => "rename",
-        RefactorOp::Move { .. } => "move",
-        RefactorOp::Duplicate { .. } => "duplicate",
+        RefactorOp::Rename { .. } => RefactorOperation::Rename,
+        RefactorOp::Move { .. } => RefactorOperation::Move,
+        RefactorOp::Duplicate { .. } => RefactorOperation::Duplicate,
     }
 }
 
@@ -263,24 +267,25 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     }
     references.sort_by(|a, b| (&a.file_rel, a.link.start_line, a.link.start_col).cmp(&(&b.file_rel, b.link.start_line, b.link.start_col)));
 
-    let examined: Vec<Value> = references
+    let examined: Vec<ExaminedReference> = references
         .iter()
         .map(|r| {
-            json!({
-                "sourceRelPath": r.file_rel,
-                "sourceUri": uri::doc_uri(&coll.name, &r.file_rel),
-                "linkType": r.link.link_type,
-                "targetRef": r.link.target_ref,
-                "startLine": r.link.start_line,
-                "startCol": r.link.start_col,
-                "endLine": r.link.end_line,
-                "endCol": r.link.end_col,
-                "classification": r.classification,
-                "reason": r.reason,
-                "replacement": r.edit.as_ref().map(|e| e.2.clone()),
+            Ok(ExaminedReference {
+                source_rel_path: r.file_rel.clone(),
+                source_uri: uri::doc_uri(&coll.name, &r.file_rel),
+                link_type: crate::links::link_kind(&r.link.link_type)?,
+                target_ref: r.link.target_ref.clone(),
+                start_line: r.link.start_line,
+                start_col: r.link.start_col,
+                end_line: r.link.end_line,
+                end_col: r.link.end_col,
+                classification: ReferenceClassification::parse(r.classification)
+                    .ok_or_else(|| ApiError::runtime(format!("unknown reference classification: {}", r.classification)))?,
+                reason: r.reason.clone(),
+                replacement: r.edit.as_ref().map(|e| e.2.clone()),
             })
         })
-        .collect();
+        .collect::<Result<_, ApiError>>()?;
     let mut affected: BTreeMap<String, String> = BTreeMap::new();
     for r in references.iter().filter(|r| r.classification == "rewriteable") {
         affected.insert(r.file_rel.clone(), r.file_hash.clone());
@@ -291,29 +296,52 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     if is_dup && backlinks > 0 {
         warnings.push(format!("{backlinks} links point to the original and stay there"));
     }
-    let mut body = json!({
-        "schemaVersion": SCHEMA_VERSION,
-        "schema": "file-refactor-preview@1.0",
-        "operation": op_name(&op),
-        "conflictPolicy": "fail",
-        "source": { "docid": source.docid, "uri": uri::doc_uri(&coll.name, &source.rel_path), "collection": coll.name, "relPath": source.rel_path, "sourceHash": source.source_hash },
-        "target": { "collection": coll.name, "relPath": target_rel.as_str(), "uri": uri::doc_uri(&coll.name, target_rel.as_str()), "occupied": blockers.iter().any(|b| b == "target_occupied") },
-        "affectedDocuments": affected.iter().map(|(rel, hash)| json!({ "relPath": rel, "uri": uri::doc_uri(&coll.name, rel), "sourceHash": hash })).collect::<Vec<_>>(),
-        "examinedReferences": examined,
-        "preconditions": { "sourceHash": source.source_hash, "targetAbsent": !blockers.iter().any(|b| b == "target_occupied"), "files": affected },
-        "safety": { "crossCollection": false, "readOnly": false, "blockers": blockers },
-        "mutationBoundary": { "collection": coll.name, "files": 1 + affected.len() },
-    });
-    let can_apply = blockers.is_empty() && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged"));
-    body["canApply"] = json!(can_apply);
-    let digest = ingest::sha256_hex(body.to_string().as_bytes());
-    body["planDigest"] = json!(digest);
-    body["nextRelPath"] = json!(target_rel.as_str());
-    body["nextUri"] = json!(uri::doc_uri(&coll.name, target_rel.as_str()));
-    body["refactorWarnings"] = json!({ "warnings": warnings, "backlinkCount": backlinks, "wikiLinkCount": count("wiki"), "markdownLinkCount": count("markdown") });
-    Ok(Plan { op, source, root, coll, target_rel, target_abs, references, blockers, json: body, digest })
+    let occupied = blockers.iter().any(|b| b == "target_occupied");
+    let body = PlanBody {
+        schema_version: SCHEMA_VERSION.to_string(),
+        schema: "file-refactor-preview@1.0".to_string(),
+        operation: op_name(&op),
+        conflict_policy: "fail".to_string(),
+        source: PlanSource {
+            docid: source.docid.clone(),
+            uri: uri::doc_uri(&coll.name, &source.rel_path),
+            collection: coll.name.clone(),
+            rel_path: source.rel_path.clone(),
+            source_hash: source.source_hash.clone(),
+        },
+        target: PlanTarget {
+            collection: coll.name.clone(),
+            rel_path: target_rel.as_str().to_string(),
+            uri: uri::doc_uri(&coll.name, target_rel.as_str()),
+            occupied,
+        },
+        affected_documents: affected
+            .iter()
+            .map(|(rel, hash)| AffectedDocument { rel_path: rel.clone(), uri: uri::doc_uri(&coll.name, rel), source_hash: hash.clone() })
+            .collect(),
+        examined_references: examined,
+        mutation_boundary: MutationBoundary { collection: coll.name.clone(), files: 1 + affected.len() as u64 },
+        preconditions: PlanPreconditions { source_hash: source.source_hash.clone(), target_absent: !occupied, files: affected },
+        safety: PlanSafety { cross_collection: false, read_only: false, blockers: blockers.clone() },
+        can_apply: blockers.is_empty() && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged")),
+    };
+    // The digest covers the compact JSON of the body, before the keys that follow it.
+    let digest = ingest::sha256_hex(&serde_json::to_vec(&body).map_err(runtime)?);
+    let preview = RefactorPlan {
+        plan: body,
+        plan_digest: digest.clone(),
+        next_rel_path: target_rel.as_str().to_string(),
+        next_uri: uri::doc_uri(&coll.name, target_rel.as_str()),
+        refactor_warnings: RefactorWarnings {
+            warnings,
+            backlink_count: backlinks as u64,
+            wiki_link_count: count("wiki") as u64,
+            markdown_link_count: count("markdown") as u64,
+        },
+    };
+    Ok(Plan { op, source, root, coll, target_rel, target_abs, references, blockers, preview, digest })
 }
 
 pub fn preview(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<JsonBody, ApiError> {
-    JsonBody::of(&plan(w, doc, op)?.json)
+    JsonBody::of(&plan(w, doc, op)?.preview)
 }

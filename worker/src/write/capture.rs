@@ -6,8 +6,8 @@ use super::path::{contain, RelPath};
 use super::{atomic, presets};
 use crate::catalog::Origin;
 use crate::{ingest, time_fmt, uri, Worker};
+use protocol::api::{CaptureEmbed, CaptureResponse, CaptureSync, CaptureSyncStatus, CollisionPolicyResult, StringMap};
 use protocol::{ApiError, Capture, CollisionPolicy, JsonBody};
-use serde_json::json;
 use std::sync::Arc;
 
 fn quoted(v: &str) -> String {
@@ -72,7 +72,6 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     let mut source = req.source.clone();
     source.push(("capturedAt".to_string(), captured_at.clone()));
     let text = format!("{}{}", front_matter(req.title.as_deref(), &tags, &source), body);
-    let source_json: serde_json::Map<String, serde_json::Value> = source.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
 
     let mut suffixed = false;
     let mut n = 1;
@@ -82,22 +81,22 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
             Ok(()) => break abs,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match policy {
                 CollisionPolicy::OpenExisting => {
-                    return JsonBody::of(&json!({
-                        "uri": uri::doc_uri(&coll.name, rel.as_str()),
-                        "fileUri": file_uri(&abs),
-                        "collection": coll.name,
-                        "relPath": rel.as_str(),
-                        "absPath": abs.display().to_string(),
-                        "created": false,
-                        "openedExisting": true,
-                        "createdWithSuffix": false,
-                        "contentHash": content_hash,
-                        "source": source_json,
-                        "tags": tags,
-                        "sync": { "status": "skipped", "reason": "nothing was written" },
-                        "embed": { "status": "not_requested" },
-                        "collisionPolicyResult": "opened_existing",
-                    }))
+                    return JsonBody::of(&CaptureResponse {
+                        uri: uri::doc_uri(&coll.name, rel.as_str()),
+                        file_uri: file_uri(&abs),
+                        collection: coll.name,
+                        rel_path: rel.as_str().to_string(),
+                        abs_path: abs.display().to_string(),
+                        created: false,
+                        opened_existing: true,
+                        created_with_suffix: false,
+                        content_hash,
+                        source: StringMap(source),
+                        tags,
+                        sync: CaptureSync { status: CaptureSyncStatus::Skipped, reason: Some("nothing was written".to_string()), job_id: None },
+                        embed: CaptureEmbed { status: "not_requested".to_string() },
+                        collision_policy_result: CollisionPolicyResult::OpenedExisting,
+                    })
                     .map(|b| b.with_status(200));
                 }
                 CollisionPolicy::CreateWithSuffix if n < 1000 => {
@@ -111,20 +110,20 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
         }
     };
     let job_id = w.spawn_file_sync(coll.clone(), root.clone(), rel.as_str().to_string(), Origin::Create);
-    JsonBody::of(&json!({
-        "uri": uri::doc_uri(&coll.name, rel.as_str()),
-        "fileUri": file_uri(&abs),
-        "collection": coll.name,
-        "relPath": rel.as_str(),
-        "absPath": abs.display().to_string(),
-        "created": true,
-        "openedExisting": false,
-        "createdWithSuffix": suffixed,
-        "contentHash": content_hash,
-        "source": source_json,
-        "tags": tags,
-        "sync": { "status": "pending", "jobId": job_id },
-        "embed": { "status": "not_requested" },
-        "collisionPolicyResult": if suffixed { "created_with_suffix" } else { "created" },
-    }))
+    JsonBody::of(&CaptureResponse {
+        uri: uri::doc_uri(&coll.name, rel.as_str()),
+        file_uri: file_uri(&abs),
+        collection: coll.name,
+        rel_path: rel.as_str().to_string(),
+        abs_path: abs.display().to_string(),
+        created: true,
+        opened_existing: false,
+        created_with_suffix: suffixed,
+        content_hash,
+        source: StringMap(source),
+        tags,
+        sync: CaptureSync { status: CaptureSyncStatus::Pending, reason: None, job_id: Some(job_id) },
+        embed: CaptureEmbed { status: "not_requested".to_string() },
+        collision_policy_result: if suffixed { CollisionPolicyResult::CreatedWithSuffix } else { CollisionPolicyResult::Created },
+    })
 }

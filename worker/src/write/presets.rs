@@ -1,18 +1,15 @@
 //! Note presets: small scaffolds for new notes (`GET /api/note-presets`, `presetId`).
 
-use serde::Serialize;
+use protocol::api::{NotePresetsResponse, PresetFrontmatter};
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct NotePreset {
     pub id: &'static str,
     pub label: &'static str,
     pub description: &'static str,
     pub default_tags: &'static [&'static str],
     /// Extra front-matter keys (`type`, `category`).
-    #[serde(skip)]
     pub kind: Option<&'static str>,
-    #[serde(skip)]
     pub sections: &'static [&'static str],
 }
 
@@ -43,18 +40,18 @@ impl NotePreset {
     }
 }
 
-pub fn list_json() -> serde_json::Value {
-    let presets: Vec<serde_json::Value> = PRESETS
+/// `GET /api/note-presets`
+pub fn list() -> NotePresetsResponse {
+    let presets = PRESETS
         .iter()
-        .map(|p| {
-            let mut v = serde_json::to_value(p).unwrap_or_default();
-            v["frontmatter"] = match p.kind {
-                Some(k) => serde_json::json!({ "type": k }),
-                None => serde_json::json!({}),
-            };
-            v["preview"] = serde_json::json!(p.scaffold("Untitled"));
-            v
+        .map(|p| protocol::api::NotePreset {
+            id: p.id.to_string(),
+            label: p.label.to_string(),
+            description: p.description.to_string(),
+            default_tags: p.default_tags.iter().map(|t| t.to_string()).collect(),
+            frontmatter: PresetFrontmatter { kind: p.kind.map(str::to_string) },
+            preview: p.scaffold("Untitled"),
         })
         .collect();
-    serde_json::json!({ "presets": presets })
+    NotePresetsResponse { presets }
 }

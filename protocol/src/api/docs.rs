@@ -1,0 +1,126 @@
+//! Tags, document lists, one document, sections and assets.
+
+use crate::messages::SortOrder;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An entry of `GET /api/tags`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct TagCount {
+    pub tag: String,
+    pub count: u64,
+}
+
+/// `meta` of `GET /api/tags`: the filters echoed (`null` when not given).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct TagsMeta {
+    pub total: u64,
+    pub collection: Option<String>,
+    pub prefix: Option<String>,
+}
+
+/// `GET /api/tags`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct TagsResponse {
+    pub tags: Vec<TagCount>,
+    pub meta: TagsMeta,
+}
+
+/// An entry of `GET /api/docs`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocSummary {
+    pub docid: String,
+    pub uri: String,
+    pub title: String,
+    pub collection: String,
+    pub rel_path: String,
+    pub source_ext: String,
+    pub source_mime: String,
+    pub updated_at: String,
+    pub tags: Vec<String>,
+    pub document_date: Option<String>,
+    pub date_fields: BTreeMap<String, String>,
+}
+
+/// `GET /api/docs`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocsResponse {
+    pub documents: Vec<DocSummary>,
+    pub total: u64,
+    pub limit: u32,
+    pub offset: u32,
+    /// Sorted.
+    pub available_date_fields: Vec<String>,
+    pub sort_field: String,
+    pub sort_order: SortOrder,
+}
+
+/// `source` of `GET /api/doc`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocSource {
+    pub mime: String,
+    pub ext: String,
+    pub modified_at: String,
+    pub size_bytes: u64,
+    pub source_hash: String,
+    /// Only when the file exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abs_path: Option<String>,
+}
+
+/// `GET /api/doc`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocResponse {
+    pub docid: String,
+    pub uri: String,
+    pub title: String,
+    pub content_available: bool,
+    pub content: String,
+    pub collection: String,
+    pub rel_path: String,
+    pub tags: Vec<String>,
+    pub author: Option<String>,
+    pub categories: Vec<String>,
+    pub document_date: Option<String>,
+    pub date_fields: BTreeMap<String, String>,
+    pub source: DocSource,
+}
+
+/// An entry of `GET /api/doc/{id}/sections`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct DocSection {
+    pub anchor: String,
+    pub level: u8,
+    /// 1-based line in the canonical text.
+    pub line: u32,
+    pub title: String,
+}
+
+/// `meta` of `GET /api/doc/{id}/sections`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct SectionsMeta {
+    pub docid: String,
+    pub uri: String,
+}
+
+/// `GET /api/doc/{id}/sections`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct SectionsResponse {
+    pub sections: Vec<DocSection>,
+    pub meta: SectionsMeta,
+}
+
+/// The file `GET /api/doc-asset` serves, as the worker resolved it for the gateway (not an
+/// HTTP body: the gateway answers with the file's bytes).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AssetLocation {
+    pub abs_path: String,
+    pub mime: String,
+    pub size: u64,
+    pub name: String,
+}

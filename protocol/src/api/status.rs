@@ -1,0 +1,81 @@
+//! Health, status and capabilities.
+
+use serde::{Deserialize, Serialize};
+
+/// `GET /api/health`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct Health {
+    pub ok: bool,
+}
+
+/// `GET /api/capabilities`; also part of `GET /api/status` and `/api/presets`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+pub struct Capabilities {
+    pub bm25: bool,
+    pub vector: bool,
+    pub hybrid: bool,
+    pub answer: bool,
+}
+
+/// An entry of `GET /api/status` `collections`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionStatus {
+    pub name: String,
+    pub path: String,
+    pub document_count: u64,
+    pub chunk_count: u64,
+    pub embedded_count: u64,
+}
+
+/// `GET /api/status` `connectorProjection`: no connector receipts are kept, so it is
+/// always empty.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+pub struct ConnectorProjection {
+    #[schema(value_type = Vec<Object>)]
+    pub targets: Vec<serde_json::Value>,
+    pub truncated: bool,
+}
+
+/// One content-type boost rule of `GET /api/status` `contentTypeBoost`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentTypeBoostRule {
+    pub id: String,
+    pub search_boost: f64,
+}
+
+/// `GET /api/status` `contentTypeBoost`: no boost rules are configured (`rulesFingerprint`
+/// is `none` then).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentTypeBoost {
+    pub rules: Vec<ContentTypeBoostRule>,
+    pub rules_fingerprint: String,
+}
+
+impl Default for ContentTypeBoost {
+    fn default() -> Self {
+        ContentTypeBoost { rules: Vec::new(), rules_fingerprint: "none".to_string() }
+    }
+}
+
+/// `GET /api/status`. The worker publishes it to `<data>/<index>/status.json`; the gateway
+/// serves it without asking the worker.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusSnapshot {
+    pub index_name: String,
+    pub config_path: String,
+    pub db_path: String,
+    pub collections: Vec<CollectionStatus>,
+    pub total_documents: u64,
+    pub total_chunks: u64,
+    pub embedding_backlog: u64,
+    pub last_updated: String,
+    pub healthy: bool,
+    pub connector_projection: ConnectorProjection,
+    pub content_type_boost: ContentTypeBoost,
+    pub capabilities: Capabilities,
+    pub active_job_id: Option<String>,
+}
