@@ -101,11 +101,11 @@ impl Payload {
     }
 
     /// A number in `[min, ..]`; values above `max` are clamped to it.
-    pub fn float_opt(&self, key: &str, min: f64, max: f64) -> Result<Option<f32>, ApiError> {
+    pub fn float_opt(&self, key: &str, min: f64, max: f64) -> Result<Option<f64>, ApiError> {
         match self.number(key)? {
             None => Ok(None),
             Some(f) if f < min => Err(ApiError::validation(format!("{key} must be between {min} and {max}"))),
-            Some(f) => Ok(Some(f.min(max) as f32)),
+            Some(f) => Ok(Some(f.min(max))),
         }
     }
 
@@ -171,10 +171,10 @@ impl Params {
         }
     }
 
-    pub fn float(&self, key: &str, default: f32, min: f32, max: f32) -> Result<f32, ApiError> {
+    pub fn float(&self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, ApiError> {
         match self.str_opt(key) {
             None => Ok(default),
-            Some(v) => match v.trim().parse::<f32>() {
+            Some(v) => match v.trim().parse::<f64>() {
                 Ok(n) if n.is_finite() && n >= min => Ok(n.min(max)),
                 _ => Err(ApiError::validation(format!("{key} must be a number between {min} and {max}"))),
             },

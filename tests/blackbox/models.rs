@@ -117,6 +117,9 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     assert!(sims.iter().all(|x| x["docid"] != docid.as_str()));
     assert_eq!(sims[0]["uri"], "svc://notes/pipes.md", "{sim}");
     assert_eq!(sim["meta"]["threshold"], 0.0);
+    // Request numbers are echoed as sent, not widened from f32 (0.30000001192092896).
+    let echoed = s.get(&format!("/api/doc/{id}/similar?threshold=0.3"));
+    assert!(String::from_utf8_lossy(&echoed.body).contains("\"threshold\":0.3,"), "{}", String::from_utf8_lossy(&echoed.body));
     let strict = s.get(&format!("/api/doc/{id}/similar?threshold=1")).json();
     assert_eq!(strict["similar"].as_array().unwrap().len(), 0);
     s.get("/api/doc/ffffffff/similar").assert_error(404, "NOT_FOUND");

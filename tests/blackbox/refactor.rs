@@ -127,6 +127,9 @@ fn stale_occupied_unsafe_and_cross_collection_plans_fail_closed() {
     s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename" })).assert_error(400, "VALIDATION");
     s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "../x" })).assert_error(400, "VALIDATION");
     s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "../../out" })).assert_error(400, "VALIDATION");
+    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "/srv/archive" })).assert_error(400, "VALIDATION");
+    s.post(&format!("/api/docs/{tid}/duplicate"), json!({ "folderPath": "/tmp" })).assert_error(400, "VALIDATION");
+    assert!(!root.join("srv").exists() && !root.join("tmp").exists());
     s.post("/api/docs/%23abcdef99/refactor-plan", json!({ "operation": "rename", "name": "x" })).assert_error(404, "NOT_FOUND");
 }
 

@@ -97,7 +97,9 @@ fn limits_min_score_hints_and_extra_fields() {
     s.post("/api/search", json!({ "query": "x", "limit": 2.5 })).assert_error(400, "VALIDATION");
     s.post("/api/search", json!({ "query": "x", "minScore": -0.1 })).assert_error(400, "VALIDATION");
     let hi = s.search(json!({ "query": "processes", "minScore": 0.99 }));
-    assert!(hi["results"].as_array().unwrap().iter().all(|r| r["score"].as_f64().unwrap() >= 0.99));
+    let hi = hi["results"].as_array().unwrap();
+    assert!(!hi.is_empty() && hi.len() < 4, "minScore keeps the best, drops the rest: {hi:?}");
+    assert!(hi.iter().all(|r| r["score"].as_f64().unwrap() >= 0.99));
     let hints: Vec<String> = (0..16).map(|i| format!("hint-{i}")).collect();
     let with = s.search(json!({ "query": "processes", "projectHints": hints }));
     let without = s.search(json!({ "query": "processes" }));
@@ -117,4 +119,28 @@ fn recency_words_order_newest_first() {
     corpus(&s);
     let r = uris(&s.search(json!({ "query": "latest processes", "tagsAny": "ipc,cooking" })));
     assert_eq!(r, vec!["svc://work/pipes.md", "svc://work/sockets.md", "svc://work/bread.md"]);
+}
+
+#[test]
+fn recency_reorders_only_results_that_match_the_query_well() {
+    let s = Server::start();
+    write_notes(
+        &s.path("log"),
+        &[
+            ("meetings/jan.md", "---\ndate: 2024-01-10\n---\n# Team meeting notes\nMeeting notes of the budget meeting.\n"),
+            ("meetings/may.md", "---\ndate: 2024-05-02\n---\n# Meeting notes\nMeeting notes of the roadmap meeting.\n"),
+            ("shopping.md", "---\ndate: 2025-03-01\n---\n# Shopping\nNotes for the store: milk, eggs and bread.\n"),
+            ("travel.md", "---\ndate: 2025-02-01\n---\n# Travel\nA few notes on trains and ferries.\n"),
+        ],
+    );
+    s.add_collection(&s.path("log"), "log");
+    let r = s.search(json!({ "query": "latest meeting notes" }));
+    assert_eq!(r["meta"]["recencyOrdered"], true);
+    let got = uris(&r);
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(&got[..2], &["svc://log/meetings/may.md", "svc://log/meetings/jan.md"], "newest matching meeting note first: {got:?}");
+    // Without the recency word the meeting notes rank first by score as well; the newest
+    // notes that merely mention "notes" stay behind them either way.
+    let plain = uris(&s.search(json!({ "query": "meeting notes" })));
+    assert!(plain[..2].iter().all(|u| u.contains("meetings/")), "{plain:?}");
 }

@@ -72,6 +72,9 @@ fn create_refuses_bad_input_and_never_escapes() {
     }
     let r = s.post("/api/docs", json!({ "collection": "notes", "title": "x", "folderPath": "../up", "content": "x" }));
     assert_eq!(r.status, 400);
+    s.post("/api/docs", json!({ "collection": "notes", "title": "x", "folderPath": "/etc", "content": "x" })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "folderPath": "/etc" })).assert_error(400, "VALIDATION");
+    assert!(!root.join("etc").exists());
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!s.path("x.md").exists());
 }
@@ -138,6 +141,11 @@ fn deactivate_then_sync_restores_and_folders() {
     s.post("/api/folders", json!({ "collection": "notes", "name": ".." })).assert_error(400, "VALIDATION");
     s.post("/api/folders", json!({ "collection": "nope", "name": "x" })).assert_error(404, "NOT_FOUND");
     s.post("/api/folders", json!({ "collection": "notes" })).assert_error(400, "VALIDATION");
+    // An absolute parent is refused, never made relative to the collection.
+    for absolute in ["/etc", "/", "/work"] {
+        s.post("/api/folders", json!({ "collection": "notes", "name": "x", "parentPath": absolute })).assert_error(400, "VALIDATION");
+    }
+    assert!(!root.join("etc").exists() && !root.join("x").exists());
 
     let p = s.get("/api/note-presets").json();
     let ids: Vec<&str> = p["presets"].as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap()).collect();
@@ -179,6 +187,25 @@ fn doc_assets_with_ranges_and_containment() {
     s.get(&format!("{base}&path=img/none.png")).assert_error(404, "NOT_FOUND");
     s.get("/api/doc-asset").assert_error(400, "VALIDATION");
     s.get("/api/doc-asset?uri=svc://notes/none.md").assert_error(404, "NOT_FOUND");
+
+    // The contract's form names the asset itself, indexed or not.
+    let direct = s.get("/api/doc-asset?uri=svc%3A%2F%2Fnotes%2Fimg%2Fpic.png");
+    assert_eq!((direct.status, direct.header("content-type")), (200, Some("image/png")));
+    assert_eq!(direct.body, (0u8..=255).collect::<Vec<u8>>());
+    let ranged = raw_request(s.port, "GET", "/api/doc-asset?uri=svc://notes/img/pic.png", &[("Range", "bytes=0-3")], b"");
+    assert_eq!((ranged.status, ranged.body.as_slice()), (206, &[0u8, 1, 2, 3][..]));
+    std::fs::write(root.join("paper.pdf"), b"%PDF-1.4 not really").unwrap();
+    let pdf = s.get("/api/doc-asset?uri=svc://notes/paper.pdf");
+    assert_eq!((pdf.status, pdf.header("content-type")), (200, Some("application/pdf")));
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]").unwrap();
+    s.get("/api/doc-asset?uri=svc://notes/.git/config").assert_error(404, "NOT_FOUND");
+    s.get("/api/doc-asset?uri=svc://notes/img").assert_error(404, "NOT_FOUND");
+    s.get("/api/doc-asset?uri=svc://elsewhere/img/pic.png").assert_error(404, "NOT_FOUND");
+    for bad in ["svc://notes/..%2Fsecret.txt", "file:///etc/passwd", "svc://notes/%2e%2e/secret.txt"] {
+        let r = s.get(&format!("/api/doc-asset?uri={}", bad.replace('/', "%2F").replace(':', "%3A")));
+        r.assert_error(400, "VALIDATION");
+    }
 }
 
 #[test]
@@ -263,29 +290,58 @@ fn parallel_writes_during_a_sync_all_land() {
 
 #[test]
 fn kill_during_a_write_burst_leaves_old_or_new_files() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Instant;
     let (s, root) = setup();
+    let old = |i: usize| format!("old {i}\n{}", "x".repeat(20000));
+    let new = |round: usize, i: usize| format!("v{round} {i}\n{}", "y".repeat(20000));
     for i in 0..30 {
-        write_notes(&root, &[(&format!("k/n{i}.md"), &format!("old {i}\n{}", "x".repeat(20000)))]);
+        write_notes(&root, &[(&format!("k/n{i}.md"), &old(i))]);
     }
     s.sync(json!({}));
-    let ids: Vec<String> = (0..30).map(|i| docid_of(&s, &format!("k/n{i}.md"))).collect();
+    // Addressed by URI: a note's docid follows its content, so it changes with every round.
+    let targets: Vec<String> = (0..30).map(|i| format!("/api/docs/%23000000?uri=svc%3A%2F%2Fnotes%2Fk%2Fn{i}.md")).collect();
+    let worker = s.child_pid("worker").expect("a worker to kill");
     let port = s.port;
-    let writer = std::thread::spawn(move || {
-        for (i, id) in ids.iter().enumerate() {
-            let body = json!({ "content": format!("new {i}\n{}", "y".repeat(20000)) }).to_string();
-            raw_request(port, "PUT", &format!("/api/docs/{id}"), &[("Content-Type", "application/json")], body.as_bytes());
-        }
-    });
-    std::thread::sleep(Duration::from_millis(30));
-    if let Some(w) = s.child_pid("worker") {
-        nix_kill(w, libc::SIGKILL);
+    let written = Arc::new(AtomicUsize::new(0));
+    // Writes round after round until the burst has seen the worker go away and come back.
+    let writer = {
+        let written = Arc::clone(&written);
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut statuses = Vec::new();
+            for round in 0.. {
+                for (i, target) in targets.iter().enumerate() {
+                    let body = json!({ "content": new(round, i) }).to_string();
+                    let r = raw_request(port, "PUT", target, &[("Content-Type", "application/json")], body.as_bytes());
+                    if r.status == 200 {
+                        written.fetch_add(1, Ordering::SeqCst);
+                    }
+                    statuses.push(r.status);
+                }
+                let recovered = statuses.iter().position(|&st| st != 200).is_some_and(|f| statuses[f..].contains(&200));
+                if recovered || start.elapsed() > Duration::from_secs(60) {
+                    return (round, statuses);
+                }
+            }
+            unreachable!()
+        })
+    };
+    let start = Instant::now();
+    while written.load(Ordering::SeqCst) < 5 {
+        assert!(start.elapsed() < Duration::from_secs(30), "the burst did not start");
+        std::thread::sleep(Duration::from_millis(1));
     }
-    writer.join().unwrap();
+    nix_kill(worker, libc::SIGKILL);
+    let (rounds, statuses) = writer.join().unwrap();
+    assert!(statuses.contains(&503), "the kill landed during the burst: {statuses:?}");
+    assert!(statuses.iter().all(|&st| st == 200 || st == 503), "{statuses:?}");
+    assert_ne!(s.child_pid("worker"), Some(worker), "the worker was replaced");
     for i in 0..30 {
         let t = std::fs::read_to_string(root.join(format!("k/n{i}.md"))).unwrap();
-        let old = format!("old {i}\n{}", "x".repeat(20000));
-        let new = format!("new {i}\n{}", "y".repeat(20000));
-        assert!(t == old || t == new, "note {i} is partial ({} bytes)", t.len());
+        let whole = t == old(i) || (0..=rounds).any(|r| t == new(r, i));
+        assert!(whole, "note {i} is partial ({} bytes)", t.len());
     }
     let leftovers: Vec<_> = std::fs::read_dir(root.join("k")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
     assert!(leftovers.len() <= 1, "at most the one write the kill interrupted leaves a temp file");

@@ -12,7 +12,7 @@ use crate::search::bm25_candidates;
 use crate::vectors::VectorHit;
 use crate::vsearch::{chunk_pool, documents_for_hits, has_filters, VectorContext};
 use crate::{catalog, runtime, Worker};
-use protocol::api::{SearchMeta, SearchResponse};
+use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
 use std::collections::HashMap;
 
@@ -278,12 +278,13 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
         _ => fusion_scores.clone(),
     };
 
-    let mut order: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(blended).collect();
+    let mut order: Vec<(i64, f32, f32)> = fused.iter().zip(blended).map(|((id, fused), score)| (*id, score, *fused)).collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut ranked: Vec<Ranked> = Vec::with_capacity(order.len());
-    for (id, score) in order {
+    for (id, score, fused) in order {
         if let Some(mut r) = docs.remove(&id) {
             r.score = score;
+            r.relevance = fused;
             ranked.push(r);
         }
     }
@@ -296,7 +297,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     Ok(Outcome {
         response: SearchResponse {
             query: sreq.query.clone(),
-            mode: "hybrid".into(),
+            mode: SearchMode::Hybrid,
             query_language: Some(language),
             results,
             meta: SearchMeta {

@@ -6,8 +6,11 @@
 use crate::catalog::{self, DocRow, LinkRow};
 use crate::reads::resolve_doc;
 use crate::{runtime, uri, Worker};
+use protocol::api::{
+    Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode, GraphResponse, LinksMeta,
+    LinksResponse, OutgoingLink,
+};
 use protocol::{ApiError, DocRef, GraphQuery, JsonBody, LinkKind};
-use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Lookup tables over the active documents.
@@ -89,6 +92,11 @@ impl Resolver {
     }
 }
 
+/// The kind of a stored link (`doc_links.link_type` holds [`LinkKind::as_str`]).
+pub(crate) fn link_kind(stored: &str) -> Result<LinkKind, ApiError> {
+    LinkKind::parse(stored).ok_or_else(|| ApiError::runtime(format!("unknown link type in the catalog: {stored}")))
+}
+
 fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
     Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None).map_err(runtime)?))
 }
@@ -97,78 +105,69 @@ pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody,
     let doc = resolve_doc(w, r)?;
     let rows = catalog::links_of(&w.catalog.reader(), doc.id).map_err(runtime)?;
     let res = resolver(w)?;
-    let mut resolved_count = 0;
-    let links: Vec<serde_json::Value> = rows
+    let links: Vec<OutgoingLink> = rows
         .iter()
         .filter(|l| kind.is_none_or(|k| l.link_type == k.as_str()))
         .map(|l| {
-            let mut v = json!({
-                "targetRef": l.target_ref,
-                "targetRefNorm": l.target_ref_norm,
-                "linkType": l.link_type,
-                "startLine": l.start_line,
-                "startCol": l.start_col,
-                "endLine": l.end_line,
-                "endCol": l.end_col,
-                "source": "parsed",
-            });
-            if let Some(a) = &l.target_anchor {
-                v["targetAnchor"] = json!(a);
-            }
-            if let Some(t) = &l.link_text {
-                v["linkText"] = json!(t);
-            }
-            if let Some(c) = &l.target_collection {
-                v["targetCollection"] = json!(c);
-            }
-            match res.resolve(&doc.collection, l).and_then(|id| res.doc(id)) {
-                Some(t) => {
-                    resolved_count += 1;
-                    v["resolved"] = json!(true);
-                    v["resolvedDocid"] = json!(t.docid);
-                    v["resolvedUri"] = json!(uri::doc_uri(&t.collection, &t.rel_path));
-                    v["resolvedTitle"] = json!(t.title);
-                }
-                None => v["resolved"] = json!(false),
-            }
-            v
+            let target = res.resolve(&doc.collection, l).and_then(|id| res.doc(id));
+            Ok(OutgoingLink {
+                target_ref: l.target_ref.clone(),
+                target_ref_norm: l.target_ref_norm.clone(),
+                link_type: link_kind(&l.link_type)?,
+                start_line: l.start_line,
+                start_col: l.start_col,
+                end_line: l.end_line,
+                end_col: l.end_col,
+                source: "parsed".to_string(),
+                target_anchor: l.target_anchor.clone(),
+                link_text: l.link_text.clone(),
+                target_collection: l.target_collection.clone(),
+                resolved: target.is_some(),
+                resolved_docid: target.map(|t| t.docid.clone()),
+                resolved_uri: target.map(|t| uri::doc_uri(&t.collection, &t.rel_path)),
+                resolved_title: target.map(|t| t.title.clone()),
+            })
         })
-        .collect();
-    JsonBody::of(&json!({
-        "links": links,
-        "meta": {
-            "docid": doc.docid,
-            "totalLinks": links.len(),
-            "resolvedCount": resolved_count,
-            "resolutionAvailable": true,
-            "typeFilter": kind.map(|k| k.as_str()),
-        }
-    }))
+        .collect::<Result<_, ApiError>>()?;
+    let resolved_count = links.iter().filter(|l| l.resolved).count() as u64;
+    JsonBody::of(&LinksResponse {
+        meta: LinksMeta {
+            docid: doc.docid.clone(),
+            total_links: links.len() as u64,
+            resolved_count,
+            resolution_available: true,
+            type_filter: kind,
+        },
+        links,
+    })
 }
 
 pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let doc = resolve_doc(w, r)?;
     let res = resolver(w)?;
     let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
-    let backlinks: Vec<serde_json::Value> = all
+    let backlinks: Vec<Backlink> = all
         .iter()
         .filter(|l| l.doc_id != doc.id)
         .filter_map(|l| {
             let src = res.doc(l.doc_id)?;
             (res.resolve(&src.collection, l) == Some(doc.id)).then(|| {
-                json!({
-                    "sourceDocid": src.docid,
-                    "sourceUri": uri::doc_uri(&src.collection, &src.rel_path),
-                    "sourceTitle": src.title,
-                    "linkText": l.link_text.clone().unwrap_or_else(|| l.target_ref.clone()),
-                    "linkType": l.link_type,
-                    "startLine": l.start_line,
-                    "startCol": l.start_col,
+                Ok(Backlink {
+                    source_docid: src.docid.clone(),
+                    source_uri: uri::doc_uri(&src.collection, &src.rel_path),
+                    source_title: src.title.clone(),
+                    link_text: l.link_text.clone().unwrap_or_else(|| l.target_ref.clone()),
+                    link_type: link_kind(&l.link_type)?,
+                    start_line: l.start_line,
+                    start_col: l.start_col,
                 })
             })
         })
-        .collect();
-    JsonBody::of(&json!({ "backlinks": backlinks, "meta": { "docid": doc.docid, "totalBacklinks": backlinks.len() } }))
+        .collect::<Result<_, ApiError>>()?;
+    JsonBody::of(&BacklinksResponse {
+        meta: BacklinksMeta { docid: doc.docid.clone(), total_backlinks: backlinks.len() as u64 },
+        backlinks,
+    })
 }
 
 pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
@@ -208,27 +207,28 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
     out_edges.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let edges_cut = out_edges.len() > q.edge_limit as usize;
     out_edges.truncate(q.edge_limit as usize);
-    let node_json: Vec<serde_json::Value> = nodes
+    let graph_nodes: Vec<GraphNode> = nodes
         .iter()
-        .map(|d| {
-            json!({
-                "id": d.docid,
-                "uri": uri::doc_uri(&d.collection, &d.rel_path),
-                "title": d.title,
-                "collection": d.collection,
-                "relPath": d.rel_path,
-                "degree": degree.get(&d.id).copied().unwrap_or(0),
-            })
+        .map(|d| GraphNode {
+            id: d.docid.clone(),
+            uri: uri::doc_uri(&d.collection, &d.rel_path),
+            title: d.title.clone(),
+            collection: d.collection.clone(),
+            rel_path: d.rel_path.clone(),
+            degree: degree.get(&d.id).copied().unwrap_or(0),
         })
         .collect();
-    let edge_json: Vec<serde_json::Value> = out_edges
-        .iter()
-        .filter_map(|((s, t, kind), n)| {
-            Some(json!({ "source": res.doc(*s)?.docid, "target": res.doc(*t)?.docid, "type": kind, "weight": n }))
-        })
-        .collect();
+    let mut graph_edges: Vec<GraphEdge> = Vec::with_capacity(out_edges.len());
+    for ((s, t, kind), n) in &out_edges {
+        let (Some(source), Some(target)) = (res.doc(*s), res.doc(*t)) else { continue };
+        graph_edges.push(GraphEdge {
+            source: source.docid.clone(),
+            target: target.docid.clone(),
+            kind: link_kind(kind)?.into(),
+            weight: EdgeWeight::Count(**n),
+        });
+    }
     let mut warnings: Vec<String> = Vec::new();
-    let mut edge_json = edge_json;
     let (mut similar_available, mut similar_truncated) = (false, false);
     if q.include_similar {
         match w.vector_context_opt() {
@@ -236,36 +236,33 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
                 similar_available = true;
                 let (edges, truncated) = similarity_edges(&ctx, &nodes, q)?;
                 similar_truncated = truncated;
-                let room = (q.edge_limit as usize).saturating_sub(edge_json.len());
+                let room = (q.edge_limit as usize).saturating_sub(graph_edges.len());
                 if edges.len() > room {
                     warnings.push(format!("{} similarity edges left out by edgeLimit", edges.len() - room));
                 }
-                edge_json.extend(edges.into_iter().take(room));
+                graph_edges.extend(edges.into_iter().take(room));
             }
             None => warnings.push("Similarity edges need embeddings, and none are available yet.".into()),
         }
     }
-    JsonBody::of(&json!({
-        "nodes": node_json,
-        "links": edge_json,
-        "meta": {
-            "collection": q.collection,
-            "nodeLimit": q.limit,
-            "edgeLimit": q.edge_limit,
-            "totalNodes": total_nodes,
-            "totalEdges": total_edges,
-            "totalEdgesUnresolved": unresolved,
-            "returnedNodes": node_json.len(),
-            "returnedEdges": edge_json.len(),
-            "truncated": total_nodes > q.limit as usize || edges_cut,
-            "linkedOnly": q.linked_only,
-            "includedSimilar": q.include_similar && similar_available,
-            "similarAvailable": similar_available,
-            "similarTopK": q.similar_top_k,
-            "similarTruncatedByComputeBudget": similar_truncated,
-            "warnings": warnings,
-        }
-    }))
+    let meta = GraphMeta {
+        collection: q.collection.clone(),
+        node_limit: q.limit,
+        edge_limit: q.edge_limit,
+        total_nodes: total_nodes as u64,
+        total_edges: total_edges as u64,
+        total_edges_unresolved: unresolved,
+        returned_nodes: graph_nodes.len() as u64,
+        returned_edges: graph_edges.len() as u64,
+        truncated: total_nodes > q.limit as usize || edges_cut,
+        linked_only: q.linked_only,
+        included_similar: q.include_similar && similar_available,
+        similar_available,
+        similar_top_k: q.similar_top_k,
+        similar_truncated_by_compute_budget: similar_truncated,
+        warnings,
+    };
+    JsonBody::of(&GraphResponse { nodes: graph_nodes, links: graph_edges, meta })
 }
 
 /// Nodes whose pairwise similarity is computed at most (the compute budget).
@@ -273,7 +270,7 @@ const MAX_SIMILARITY_NODES: usize = 1500;
 
 /// `similar` edges between the nodes: each node's `similarTopK` nearest others by their
 /// `seq = 0` vectors (no fallback), above `threshold`, each pair once.
-fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], q: &GraphQuery) -> Result<(Vec<serde_json::Value>, bool), ApiError> {
+fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], q: &GraphQuery) -> Result<(Vec<GraphEdge>, bool), ApiError> {
     let hashes: Vec<String> = nodes.iter().map(|d| d.mirror_hash.clone()).collect();
     let vectors = ctx.store.first_vectors(&ctx.key, &hashes).map_err(runtime)?;
     let with: Vec<(&DocRow, &Vec<f32>)> = nodes.iter().filter_map(|d| vectors.get(&d.mirror_hash).map(|v| (*d, v))).collect();
@@ -286,7 +283,7 @@ fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], 
             .enumerate()
             .filter(|(j, _)| *j != i)
             .map(|(j, (_, b))| (j, crate::vectors::distance_to_score(1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>())))
-            .filter(|(_, s)| *s >= q.threshold)
+            .filter(|(_, s)| f64::from(*s) >= q.threshold)
             .collect();
         near.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
         for (j, score) in near.into_iter().take(q.similar_top_k as usize) {
@@ -295,9 +292,14 @@ fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], 
     }
     let mut edges: Vec<((usize, usize), f32)> = pairs.into_iter().collect();
     edges.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let json = edges
+    let out = edges
         .into_iter()
-        .map(|((i, j), score)| json!({ "source": with[i].0.docid, "target": with[j].0.docid, "type": "similar", "weight": score }))
+        .map(|((i, j), score)| GraphEdge {
+            source: with[i].0.docid.clone(),
+            target: with[j].0.docid.clone(),
+            kind: GraphEdgeKind::Similar,
+            weight: EdgeWeight::Score(f64::from(score)),
+        })
         .collect();
-    Ok((json, truncated))
+    Ok((out, truncated))
 }

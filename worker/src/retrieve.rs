@@ -42,23 +42,41 @@ fn recency_ms(row: &DocRow) -> i64 {
 
 /// A document ranked by some retrieval, with the chunk that matched when known.
 pub struct Ranked {
+    /// The score the reply shows (normalized to [0, 1] by the retrieval).
     pub score: f32,
+    /// The retrieval's own score before normalization (BM25, cosine, fused RRF): a ratio
+    /// scale, so "near the best" means the same for two results as for twenty.
+    pub relevance: f32,
     pub row: DocRow,
     pub seq: Option<u32>,
     /// Chunks loaded while admitting the document (reused for the snippet).
     pub chunks: Option<Vec<ChunkRow>>,
 }
 
-/// Sorts newest first (ties by score) when the query asks for recent documents.
-pub fn order_by_recency(ranked: &mut [Ranked]) {
-    ranked.sort_by(|a, b| recency_ms(&b.row).cmp(&recency_ms(&a.row)).then(b.score.total_cmp(&a.score)));
+/// Recency reorders only the results whose relevance is at least this share of the best
+/// one: a new note that merely mentions one word of "latest meeting notes" must not come
+/// first. Compared on [`Ranked::relevance`], not the min-max score, which always puts the
+/// weakest result at 0.
+const RECENCY_BAND: f32 = 0.5;
+
+/// When the query asks for recent documents: the results that match it well (within
+/// [`RECENCY_BAND`] of the best relevance) come first, newest first (ties by score); the
+/// weaker ones follow in score order.
+pub fn order_by_recency(ranked: &mut Vec<Ranked>) {
+    let best = ranked.iter().map(|r| r.relevance).fold(f32::NEG_INFINITY, f32::max);
+    let cut = best * RECENCY_BAND;
+    let (mut strong, mut weak): (Vec<Ranked>, Vec<Ranked>) = ranked.drain(..).partition(|r| r.relevance >= cut);
+    strong.sort_by(|a, b| recency_ms(&b.row).cmp(&recency_ms(&a.row)).then(b.score.total_cmp(&a.score)));
+    weak.sort_by(|a, b| b.score.total_cmp(&a.score));
+    strong.append(&mut weak);
+    *ranked = strong;
 }
 
 /// The common tail of every retrieval: drop results under `min_score`, order newest first
 /// when asked, cut to `limit`. Returns the total before the cut.
-pub fn finish(ranked: &mut Vec<Ranked>, min_score: Option<f32>, recency: bool, limit: usize) -> u64 {
+pub fn finish(ranked: &mut Vec<Ranked>, min_score: Option<f64>, recency: bool, limit: usize) -> u64 {
     if let Some(min) = min_score {
-        ranked.retain(|r| r.score >= min);
+        ranked.retain(|r| f64::from(r.score) >= min);
     }
     if recency {
         order_by_recency(ranked);

@@ -5,7 +5,7 @@ use crate::catalog::{self, DocRow};
 use crate::query::KeywordQuery;
 use crate::retrieve::{self, Ranked, Scope};
 use crate::{runtime, Worker};
-use protocol::api::{SearchMeta, SearchResponse};
+use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, SearchRequest};
 use std::collections::HashMap;
 
@@ -22,7 +22,7 @@ pub fn bm25_candidates(w: &Worker, scope: &Scope, q: &KeywordQuery, req: &Search
     for (score, key) in hits {
         let Some(row) = rows.remove(&key) else { continue };
         if let Some(chunks) = scope.admit(&conn, &row)? {
-            out.push(Ranked { score, row, seq: None, chunks });
+            out.push(Ranked { score, relevance: score, row, seq: None, chunks });
         }
     }
     Ok(out)
@@ -49,7 +49,7 @@ pub fn search(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErro
     let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
     Ok(SearchResponse {
         query: req.query.clone(),
-        mode: "bm25".into(),
+        mode: SearchMode::Bm25,
         query_language: None,
         results,
         meta: SearchMeta { total_results: total, recency_ordered: recency, ..Default::default() },

@@ -9,9 +9,8 @@ use crate::reads::resolve_doc;
 use crate::retrieve::{self, Ranked, Scope};
 use crate::vectors::{TableKey, VectorError, VectorHit, VectorStore};
 use crate::{runtime, uri, Worker};
-use protocol::api::{SearchMeta, SearchResponse};
+use protocol::api::{SearchMeta, SearchMode, SearchResponse, SimilarDoc, SimilarMeta, SimilarResponse};
 use protocol::{ApiError, DocRef, ErrorCode, JsonBody, SearchRequest, SimilarQuery};
-use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -95,7 +94,7 @@ pub fn documents_for_hits(w: &Worker, scope: &Scope, req: &SearchRequest, hits: 
                 continue;
             }
             if let Some(chunks) = scope.admit(&conn, row)? {
-                out.push(Ranked { score: hit.score, row: row.clone(), seq: Some(hit.seq), chunks });
+                out.push(Ranked { score: hit.score, relevance: hit.score, row: row.clone(), seq: Some(hit.seq), chunks });
             }
         }
     }
@@ -129,7 +128,7 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
     Ok(SearchResponse {
         query: req.query.clone(),
-        mode: "vector".into(),
+        mode: SearchMode::Vector,
         query_language: None,
         results,
         meta: SearchMeta { total_results: total, recency_ordered: recency, expanded: Some(false), vectors_used: Some(true), ..Default::default() },
@@ -159,27 +158,27 @@ pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<JsonBody, A
     let req = SearchRequest::default();
     let mut out = Vec::new();
     for r in documents_for_hits(w, &scope, &req, &hits)? {
-        if r.row.id == row.id || r.row.mirror_hash == row.mirror_hash || r.score < q.threshold {
+        if r.row.id == row.id || r.row.mirror_hash == row.mirror_hash || f64::from(r.score) < q.threshold {
             continue;
         }
         if !q.cross_collection && r.row.collection != row.collection {
             continue;
         }
-        out.push(json!({
-            "docid": r.row.docid,
-            "uri": uri::doc_uri(&r.row.collection, &r.row.rel_path),
-            "title": r.row.title,
-            "collection": r.row.collection,
-            "score": r.score,
-        }));
+        out.push(SimilarDoc {
+            docid: r.row.docid.clone(),
+            uri: uri::doc_uri(&r.row.collection, &r.row.rel_path),
+            title: r.row.title.clone(),
+            collection: r.row.collection.clone(),
+            score: f64::from(r.score),
+        });
         if out.len() >= q.limit as usize {
             break;
         }
     }
-    JsonBody::of(&json!({
-        "similar": out,
-        "meta": { "docid": row.docid, "totalResults": out.len(), "threshold": q.threshold, "crossCollection": q.cross_collection }
-    }))
+    JsonBody::of(&SimilarResponse {
+        meta: SimilarMeta { docid: row.docid, total_results: out.len() as u64, threshold: q.threshold, cross_collection: q.cross_collection },
+        similar: out,
+    })
 }
 
 #[cfg(test)]

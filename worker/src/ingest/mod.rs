@@ -486,10 +486,24 @@ mod tests {
         ];
         for s in inputs {
             let c = canonicalize(s);
-            let _ = parse_markdown(&c, "a.md");
-            let _ = parse_markdown(s, "a.md");
-            let _ = parse_plain_text(s, "a.txt");
-            let _ = snippet(s, &["a".to_string()], 10);
+            assert_eq!(canonicalize(&c), c, "canonical text is a fixed point: {s:?}");
+            let lines = to_u32(c.lines().count().max(1));
+            for doc in [parse_markdown(&c, "a.md"), parse_markdown(s, "a.md"), parse_plain_text(s, "a.txt")] {
+                assert!(!doc.title.trim().is_empty(), "a title for {s:?}");
+                for chunk in &doc.chunks {
+                    assert!(chunk.start_line >= 1 && chunk.start_line <= chunk.end_line, "{s:?}: {chunk:?}");
+                }
+                for section in &doc.sections {
+                    assert!(section.line >= 1, "{s:?}: {section:?}");
+                }
+            }
+            let doc = parse_markdown(&c, "a.md");
+            assert!(c.ends_with(&doc.body), "the body is the text after the front matter: {s:?}");
+            for chunk in &doc.chunks {
+                assert!(chunk.end_line <= lines + 1, "{s:?}: {chunk:?} past line {lines}");
+            }
+            let snip = snippet(s, &["a".to_string()], 10);
+            assert!(snip.text.chars().count() <= 12, "{s:?}: {:?}", snip.text);
         }
     }
 }

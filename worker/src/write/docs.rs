@@ -8,9 +8,11 @@ use crate::indexer::{is_text_note, source_kind, FileSync};
 use crate::reads::resolve_doc;
 use crate::{ingest, runtime, time_fmt, uri, Worker};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
-use protocol::api::{CollectionSyncResult, SyncResult};
+use protocol::api::{
+    AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult, UpdatedDoc,
+    VersionConflictDetails,
+};
 use protocol::{ApiError, CollisionPolicy, CreateDoc, DocRef, ErrorCode, JsonBody, UpdateDoc};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,7 +44,7 @@ fn modified_iso(md: &std::fs::Metadata) -> String {
 /// and what the sync did.
 fn index_after_write(w: &Arc<Worker>, coll: &CollectionConfig, root: &Path, rel: &RelPath, origin: Origin) -> (String, Result<FileSync, String>) {
     let (result, outcome) = sync_one(w, coll, root, rel.as_str(), origin);
-    let job_id = w.record_finished_job("sync", outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
+    let job_id = w.record_finished_job(JobKind::Sync, outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
     (job_id, outcome)
 }
 
@@ -159,17 +161,18 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
                 }
                 CollisionPolicy::OpenExisting => {
                     let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).map_err(runtime)?;
-                    return JsonBody::of(&json!({
-                        "uri": file_uri(&abs),
-                        "path": abs.display().to_string(),
-                        "relPath": rel.as_str(),
-                        "docUri": uri::doc_uri(&coll.name, rel.as_str()),
-                        "docid": row.map(|r| r.docid),
-                        "created": false,
-                        "openedExisting": true,
-                        "createdWithSuffix": false,
-                        "note": "A note already exists at this path; nothing was written.",
-                    }))
+                    return JsonBody::of(&CreatedDoc {
+                        uri: file_uri(&abs),
+                        path: abs.display().to_string(),
+                        rel_path: rel.as_str().to_string(),
+                        doc_uri: uri::doc_uri(&coll.name, rel.as_str()),
+                        docid: row.map(|r| r.docid),
+                        job_id: None,
+                        created: false,
+                        opened_existing: true,
+                        created_with_suffix: false,
+                        note: "A note already exists at this path; nothing was written.".to_string(),
+                    })
                     .map(|b| b.with_status(200));
                 }
                 CollisionPolicy::CreateWithSuffix => {
@@ -186,21 +189,21 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     };
     let (job_id, outcome) = index_after_write(w, &coll, &root, &rel, Origin::Create);
     let docid = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).ok().flatten().map(|r| r.docid);
-    JsonBody::of(&json!({
-        "uri": file_uri(&abs),
-        "path": abs.display().to_string(),
-        "relPath": rel.as_str(),
-        "docUri": uri::doc_uri(&coll.name, rel.as_str()),
-        "docid": docid,
-        "jobId": job_id,
-        "created": true,
-        "openedExisting": false,
-        "createdWithSuffix": with_suffix_used,
-        "note": match outcome {
+    JsonBody::of(&CreatedDoc {
+        uri: file_uri(&abs),
+        path: abs.display().to_string(),
+        rel_path: rel.as_str().to_string(),
+        doc_uri: uri::doc_uri(&coll.name, rel.as_str()),
+        docid,
+        job_id: Some(job_id),
+        created: true,
+        opened_existing: false,
+        created_with_suffix: with_suffix_used,
+        note: match outcome {
             Ok(_) => "Created and indexed; it is searchable now.".to_string(),
             Err(e) => format!("Created, but indexing failed ({e}); the next sync retries."),
         },
-    }))
+    })
 }
 
 pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError> {
@@ -226,7 +229,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     let time_stale = req.expected_modified_at.as_deref().is_some_and(|t| time_fmt::iso_to_ms(t) != time_fmt::iso_to_ms(&current_modified));
     if hash_stale || time_stale {
         return Err(ApiError::conflict("Document changed on disk. Reload before saving.")
-            .with_details(json!({ "currentVersion": { "sourceHash": current_hash, "modifiedAt": current_modified } })));
+            .with_details(VersionConflictDetails { current_version: DocVersion { source_hash: current_hash, modified_at: current_modified } }));
     }
     let base = match req.content {
         Some(c) => c,
@@ -240,16 +243,16 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
     let md = std::fs::metadata(&abs).map_err(runtime)?;
     let new_hash = ingest::sha256_hex(text.as_bytes());
-    JsonBody::of(&json!({
-        "success": true,
-        "docId": catalog::docid_of(&new_hash),
-        "uri": file_uri(&abs),
-        "docUri": uri::doc_uri(&coll.name, rel.as_str()),
-        "path": abs.display().to_string(),
-        "relPath": rel.as_str(),
-        "jobId": job_id,
-        "version": { "sourceHash": new_hash, "modifiedAt": modified_iso(&md) },
-    }))
+    JsonBody::of(&UpdatedDoc {
+        success: true,
+        doc_id: catalog::docid_of(&new_hash),
+        uri: file_uri(&abs),
+        doc_uri: uri::doc_uri(&coll.name, rel.as_str()),
+        path: abs.display().to_string(),
+        rel_path: rel.as_str().to_string(),
+        job_id,
+        version: DocVersion { source_hash: new_hash, modified_at: modified_iso(&md) },
+    })
 }
 
 pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiError> {
@@ -257,12 +260,13 @@ pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiErro
     let row = resolve_doc(w, doc)?;
     w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save).map_err(runtime)?;
     let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(&row.rel_path).display().to_string());
-    JsonBody::of(&json!({
-        "success": true,
-        "docId": row.docid,
-        "path": path,
-        "warning": "The document left the index, but its file stays on disk: the next sync indexes it again unless the collection excludes it.",
-    }))
+    JsonBody::of(&DeactivatedDoc {
+        success: true,
+        doc_id: row.docid,
+        path,
+        warning: "The document left the index, but its file stays on disk: the next sync indexes it again unless the collection excludes it."
+            .to_string(),
+    })
 }
 
 pub fn create_folder(w: &Arc<Worker>, collection_name: &str, name: &str, parent: Option<&str>) -> Result<JsonBody, ApiError> {
@@ -280,7 +284,7 @@ pub fn create_folder(w: &Arc<Worker>, collection_name: &str, name: &str, parent:
         return Err(ApiError::conflict(format!("{rel} already exists")));
     }
     std::fs::create_dir_all(&abs).map_err(|e| ApiError::runtime(format!("The folder could not be created: {e}")))?;
-    JsonBody::of(&json!({ "success": true, "collection": coll.name, "folderPath": rel.as_str(), "path": abs.display().to_string() }))
+    JsonBody::of(&CreatedFolder { success: true, collection: coll.name, folder_path: rel.as_str().to_string(), path: abs.display().to_string() })
 }
 
 /// Lexically joins `path` (relative to the note's folder) and refuses a result above the root.
@@ -304,13 +308,20 @@ fn relative_to_note(note_rel: &str, path: &str) -> Result<RelPath, ApiError> {
     RelPath::parse(&segs.join("/"), "path")
 }
 
-pub fn resolve_asset(w: &Arc<Worker>, doc_uri: &str, path: Option<&str>) -> Result<JsonBody, ApiError> {
-    let row = resolve_doc(w, &DocRef { docid: None, uri: Some(doc_uri.to_string()) })?;
-    let (_, root) = collection(w, &row.collection)?;
+/// `GET /api/doc-asset`: the file a `svc://` URI names (a note or any other file inside the
+/// collection, indexed or not), or the file at `path` relative to that file's folder.
+/// Contained after following symlinks; folders that are never indexed are never served.
+pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Result<JsonBody, ApiError> {
+    let (collection_name, uri_rel) =
+        uri::parse_uri(asset_uri).ok_or_else(|| ApiError::validation("uri must be a svc://<collection>/<path> URI"))?;
+    let (_, root) = collection(w, &collection_name)?;
     let rel = match path {
-        Some(p) => relative_to_note(&row.rel_path, p)?,
-        None => RelPath::parse(&row.rel_path, "relPath")?,
+        Some(p) => relative_to_note(&uri_rel, p)?,
+        None => RelPath::parse(&uri_rel, "uri")?,
     };
+    if rel.as_str().split('/').any(|seg| crate::walk::ALWAYS_EXCLUDED.contains(&seg)) {
+        return Err(ApiError::not_found("Asset not found"));
+    }
     let abs = contain(&root, &rel)?;
     let md = std::fs::metadata(&abs).map_err(|_| ApiError::not_found("Asset not found"))?;
     if !md.is_file() {
@@ -320,7 +331,7 @@ pub fn resolve_asset(w: &Arc<Worker>, doc_uri: &str, path: Option<&str>) -> Resu
         Some(_) => crate::indexer::mime_and_ext(rel.as_str()).0,
         None => mime_guess::from_path(&abs).first_or_octet_stream().essence_str().to_string(),
     };
-    JsonBody::of(&json!({ "absPath": abs.display().to_string(), "mime": mime, "size": md.len(), "name": rel.file_name() }))
+    JsonBody::of(&AssetLocation { abs_path: abs.display().to_string(), mime, size: md.len(), name: rel.file_name().to_string() })
 }
 
 #[cfg(test)]

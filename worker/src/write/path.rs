@@ -35,9 +35,13 @@ impl RelPath {
         Ok(RelPath(trimmed.to_string()))
     }
 
-    /// An optional folder: absent or empty means the collection root.
+    /// An optional folder: absent or empty means the collection root. A trailing `/` is
+    /// dropped; a leading one makes the path absolute, which is refused like `..`.
     pub fn parse_folder(raw: Option<&str>, what: &str) -> Result<Option<Self>, ApiError> {
-        match raw.map(|r| r.trim_matches('/')) {
+        if let Some(absolute) = raw.filter(|r| r.starts_with('/')) {
+            return Err(bad(what, absolute));
+        }
+        match raw.map(|r| r.trim_end_matches('/')) {
             None | Some("") => Ok(None),
             Some(r) => Self::parse(r, what).map(Some),
         }
@@ -100,7 +104,10 @@ mod tests {
         }
         assert_eq!(RelPath::parse("a/b c/d.md", "relPath").unwrap().as_str(), "a/b c/d.md");
         assert_eq!(RelPath::parse("%2e%2e/x.md", "relPath").unwrap().as_str(), "%2e%2e/x.md");
-        assert_eq!(RelPath::parse_folder(Some("/notes/"), "folderPath").unwrap().unwrap().as_str(), "notes");
+        assert_eq!(RelPath::parse_folder(Some("notes/"), "folderPath").unwrap().unwrap().as_str(), "notes");
+        for absolute in ["/notes/", "/etc", "/srv/archive", "/"] {
+            assert!(RelPath::parse_folder(Some(absolute), "folderPath").is_err(), "{absolute:?}");
+        }
         assert!(RelPath::parse_folder(Some(""), "folderPath").unwrap().is_none());
     }
 
