@@ -2,6 +2,9 @@
 //! config/data/cache dirs, writes real note folders and calls the HTTP API.
 //! One test binary on purpose (link time and memory).
 
+// A test that cannot unwrap has failed: unwrap is the assertion here.
+#![allow(clippy::unwrap_used)]
+
 #[path = "blackbox/common.rs"]
 mod common;
 #[path = "blackbox/collections.rs"]

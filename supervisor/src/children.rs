@@ -56,6 +56,7 @@ struct Spec {
 }
 
 impl Spec {
+    #[allow(unsafe_code)] // see the SAFETY comment inside
     fn spawn(&self) -> std::io::Result<Child> {
         let mut cmd = Command::new(&self.exe);
         cmd.arg("internal").arg(self.kind.name()).kill_on_drop(true);

@@ -90,6 +90,7 @@ enum Fork {
 }
 
 /// Forks; the child starts a new session and writes its output to `<data>/logs/svc.log`.
+#[allow(unsafe_code)] // see the SAFETY comment inside
 fn daemonize(dirs: &Dirs) -> Result<Fork, SupervisorError> {
     use nix::unistd::{dup2_stderr, dup2_stdin, dup2_stdout, fork, setsid, ForkResult};
     std::fs::create_dir_all(dirs.log_dir()).map_err(io("cannot create the log dir"))?;

@@ -243,9 +243,12 @@ impl Drop for Server {
     }
 }
 
+#[allow(unsafe_code)] // see the SAFETY comment inside
 pub fn nix_kill(pid: u32, sig: i32) -> i32 {
     // SAFETY: plain kill(2) on a pid this test started.
-    unsafe { libc::kill(pid as i32, sig) }
+    unsafe {
+        libc::kill(pid as i32, sig)
+    }
 }
 
 pub fn alive(pid: u32) -> bool {
