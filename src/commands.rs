@@ -3,10 +3,10 @@
 use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
 use protocol::api::{
-    CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged, PresetsResponse, PullStarted,
-    PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
+    CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged,
+    PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
 };
-use protocol::{AddCollection, DocRef, Dirs, QueryRequest, Request, SearchFilters, SearchRequest};
+use protocol::{AddCollection, Dirs, DocRef, QueryRequest, Request, SearchFilters, SearchRequest};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::BufRead;
@@ -65,7 +65,8 @@ pub fn stop(dirs: &Dirs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let pid = nix::unistd::Pid::from_raw(info.pid as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| anyhow!("cannot signal pid {}: {e}", info.pid))?;
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
+        .map_err(|e| anyhow!("cannot signal pid {}: {e}", info.pid))?;
     let start = std::time::Instant::now();
     while start.elapsed() < std::time::Duration::from_secs(15) {
         if supervisor::read_running(dirs).is_none() {
@@ -127,7 +128,12 @@ fn print_job(job: &Job, json: bool) -> anyhow::Result<ExitCode> {
         let r = job.result.clone().unwrap_or_default();
         println!(
             "indexed: {} files ({} added, {} updated, {} errored, {} skipped) in {} ms",
-            r.total_files_processed, r.total_files_added, r.total_files_updated, r.total_files_errored, r.total_files_skipped, r.total_duration_ms
+            r.total_files_processed,
+            r.total_files_added,
+            r.total_files_updated,
+            r.total_files_errored,
+            r.total_files_skipped,
+            r.total_duration_ms
         );
     } else {
         println!("job \"{}\": {}", job.status.as_str(), job.error.as_deref().unwrap_or(""));
@@ -149,7 +155,8 @@ pub fn collection_add(
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
     let mut b = Backend::open(dirs)?;
     let path = abs.to_str().ok_or_else(|| anyhow!("the path is not valid UTF-8"))?.to_string();
-    let reply: CollectionAdded = b.call_ok(Request::AddCollection(AddCollection { path, name, pattern, include, exclude, git_pull }))?;
+    let reply: CollectionAdded =
+        b.call_ok(Request::AddCollection(AddCollection { path, name, pattern, include, exclude, git_pull }))?;
     if !json {
         println!("added collection {} ({})", reply.collection.name, reply.collection.path);
     }
@@ -188,7 +195,10 @@ pub enum SearchMode {
     Bm25,
     Vector,
     /// Hybrid; `expand` and `rerank` allow the generator and the cross-encoder.
-    Hybrid { expand: bool, rerank: bool },
+    Hybrid {
+        expand: bool,
+        rerank: bool,
+    },
 }
 
 fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&str>) -> Request {
@@ -251,7 +261,11 @@ pub fn models(dirs: &Dirs, action: ModelsAction) -> anyhow::Result<ExitCode> {
             loop {
                 let s: PullStatus = b.call_ok(Request::ModelStatus)?;
                 if !s.active {
-                    println!("completed: {}  failed: {}", serde_json::to_string(&s.completed)?, serde_json::to_string(&s.failed)?);
+                    println!(
+                        "completed: {}  failed: {}",
+                        serde_json::to_string(&s.completed)?,
+                        serde_json::to_string(&s.failed)?
+                    );
                     break;
                 }
                 if let Some(p) = &s.progress {
@@ -279,7 +293,15 @@ struct BatchLine {
     results: Vec<SearchResult>,
 }
 
-pub fn search(dirs: &Dirs, mode: SearchMode, query: Option<String>, limit: u32, collection: Option<String>, json: bool, batch: bool) -> anyhow::Result<ExitCode> {
+pub fn search(
+    dirs: &Dirs,
+    mode: SearchMode,
+    query: Option<String>,
+    limit: u32,
+    collection: Option<String>,
+    json: bool,
+    batch: bool,
+) -> anyhow::Result<ExitCode> {
     let mut b = Backend::open(dirs)?;
     if batch {
         use std::io::Write;
@@ -290,7 +312,8 @@ pub fn search(dirs: &Dirs, mode: SearchMode, query: Option<String>, limit: u32, 
             if line.trim().is_empty() {
                 continue;
             }
-            let item: Value = serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
+            let item: Value =
+                serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
             let results = match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_deref()))? {
                 Ok(r) => r.results,

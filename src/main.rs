@@ -142,9 +142,14 @@ enum InternalCmd {
 }
 
 fn init_logging(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SVC_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SVC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(std::io::stderr().is_terminal()).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn main() -> ExitCode {
@@ -189,7 +194,9 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Update { collection, git_pull, json } => commands::update(&dirs, collection, git_pull, json),
         Cmd::Search(a) => search(&dirs, SearchMode::Bm25, a),
         Cmd::Vsearch(a) => search(&dirs, SearchMode::Vector, a),
-        Cmd::Query { args, no_expand, no_rerank } => search(&dirs, SearchMode::Hybrid { expand: !no_expand, rerank: !no_rerank }, args),
+        Cmd::Query { args, no_expand, no_rerank } => {
+            search(&dirs, SearchMode::Hybrid { expand: !no_expand, rerank: !no_rerank }, args)
+        }
         Cmd::Embed => commands::embed(&dirs),
         Cmd::Models(m) => commands::models(
             &dirs,

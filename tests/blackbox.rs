@@ -5,27 +5,27 @@
 // A test that cannot unwrap has failed: unwrap is the assertion here.
 #![allow(clippy::unwrap_used)]
 
-#[path = "blackbox/common.rs"]
-mod common;
 #[path = "blackbox/collections.rs"]
 mod collections;
+#[path = "blackbox/common.rs"]
+mod common;
+#[path = "blackbox/convert.rs"]
+mod convert;
+#[path = "blackbox/hub.rs"]
+mod hub;
 #[path = "blackbox/indexing.rs"]
 mod indexing;
+#[path = "blackbox/models.rs"]
+mod models;
 #[path = "blackbox/process.rs"]
 mod process;
 #[path = "blackbox/reads.rs"]
 mod reads;
+#[path = "blackbox/refactor.rs"]
+mod refactor;
 #[path = "blackbox/search.rs"]
 mod search;
 #[path = "blackbox/security.rs"]
 mod security;
 #[path = "blackbox/writes.rs"]
 mod writes;
-#[path = "blackbox/refactor.rs"]
-mod refactor;
-#[path = "blackbox/convert.rs"]
-mod convert;
-#[path = "blackbox/hub.rs"]
-mod hub;
-#[path = "blackbox/models.rs"]
-mod models;

@@ -1,13 +1,13 @@
 //! The gateway's connection to the worker: one multiplexed socket, re-established in the
 //! background whenever the worker restarts. While it is down, calls fail fast with 503.
 
+use protocol::Event;
 use protocol::{read_frame, write_frame, ApiError, ClientFrame, JsonBody, Request, ServerFrame};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use protocol::Event;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 /// How long one call may take before the gateway gives up on it.

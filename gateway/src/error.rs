@@ -9,7 +9,9 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::Validation | ErrorCode::PathNotFound | ErrorCode::HasReferences => StatusCode::BAD_REQUEST,
         ErrorCode::CsrfViolation => StatusCode::FORBIDDEN,
         ErrorCode::NotFound | ErrorCode::FileNotFound => StatusCode::NOT_FOUND,
-        ErrorCode::Duplicate | ErrorCode::Conflict | ErrorCode::StalePlan | ErrorCode::Unsupported => StatusCode::CONFLICT,
+        ErrorCode::Duplicate | ErrorCode::Conflict | ErrorCode::StalePlan | ErrorCode::Unsupported => {
+            StatusCode::CONFLICT
+        }
         ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::Runtime => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,9 +1,9 @@
 //! Request parsing: JSON bodies and query strings, with the contract's error rules. Every
 //! string that reaches the worker has passed through here (NUL bytes are refused).
 
+use crate::error::ApiReply;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use crate::error::ApiReply;
 use protocol::{ApiError, ErrorCode};
 use serde_json::{Map, Value};
 
@@ -85,7 +85,11 @@ impl Payload {
     fn number(&self, key: &str) -> Result<Option<f64>, ApiError> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()).map(Some).ok_or_else(|| ApiError::validation(format!("{key} must be a number"))),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .filter(|f| f.is_finite())
+                .map(Some)
+                .ok_or_else(|| ApiError::validation(format!("{key} must be a number"))),
             Some(_) => Err(ApiError::validation(format!("{key} must be a number"))),
         }
     }
@@ -119,7 +123,9 @@ impl Payload {
                 for v in a {
                     match v {
                         Value::String(s) => out.push(clean(key, s)?.trim().to_string()),
-                        _ => return Err(ApiError::validation(format!("{key} must be a string or an array of strings"))),
+                        _ => {
+                            return Err(ApiError::validation(format!("{key} must be a string or an array of strings")))
+                        }
                     }
                 }
                 out
@@ -191,7 +197,8 @@ impl Params {
     }
 
     pub fn list(&self, key: &str) -> Vec<String> {
-        self.str_opt(key).map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()).unwrap_or_default()
+        self.str_opt(key)
+            .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default()
     }
 }
-

@@ -139,7 +139,11 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"one");
         write_atomic(&p, b"three").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"three");
-        let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+        let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
         assert!(leftovers.is_empty());
     }
 
@@ -150,7 +154,9 @@ mod tests {
         let writers: Vec<_> = (0..8)
             .map(|i| {
                 let p = p.clone();
-                std::thread::spawn(move || (0..50).all(|_| write_atomic(&p, format!("{{\"writer\":{i}}}").as_bytes()).is_ok()))
+                std::thread::spawn(move || {
+                    (0..50).all(|_| write_atomic(&p, format!("{{\"writer\":{i}}}").as_bytes()).is_ok())
+                })
             })
             .collect();
         assert!(writers.into_iter().all(|w| w.join().unwrap()), "every write succeeds");

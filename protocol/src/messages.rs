@@ -22,11 +22,21 @@ pub enum ClientFrame {
 /// Worker to gateway.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ServerFrame {
-    HelloAck { version: u32, pid: u32 },
+    HelloAck {
+        version: u32,
+        pid: u32,
+    },
     /// The peer spoke another protocol version; the connection closes after this.
-    Rejected { reason: String },
-    Reply { id: u64, result: Result<JsonBody, ApiError> },
-    Pong { id: u64 },
+    Rejected {
+        reason: String,
+    },
+    Reply {
+        id: u64,
+        result: Result<JsonBody, ApiError>,
+    },
+    Pong {
+        id: u64,
+    },
     /// A change notification for `/api/events` (only after `Subscribe`).
     Event(Event),
 }
@@ -99,33 +109,74 @@ pub enum Request {
     Status,
     ListCollections,
     AddCollection(AddCollection),
-    RemoveCollection { name: String },
-    Sync { collection: Option<String>, git_pull: Option<bool> },
-    GetJob { id: String },
+    RemoveCollection {
+        name: String,
+    },
+    Sync {
+        collection: Option<String>,
+        git_pull: Option<bool>,
+    },
+    GetJob {
+        id: String,
+    },
     Search(SearchRequest),
-    ListTags { collection: Option<String>, prefix: Option<String> },
+    ListTags {
+        collection: Option<String>,
+        prefix: Option<String>,
+    },
     ListDocs(DocsQuery),
     GetDoc(DocRef),
-    Links { doc: DocRef, kind: Option<LinkKind> },
-    Backlinks { doc: DocRef },
-    Sections { doc: DocRef },
+    Links {
+        doc: DocRef,
+        kind: Option<LinkKind>,
+    },
+    Backlinks {
+        doc: DocRef,
+    },
+    Sections {
+        doc: DocRef,
+    },
     Graph(GraphQuery),
     CreateDoc(CreateDoc),
     UpdateDoc(UpdateDoc),
-    DeactivateDoc { doc: DocRef },
-    CreateFolder { collection: String, name: String, parent_path: Option<String> },
+    DeactivateDoc {
+        doc: DocRef,
+    },
+    CreateFolder {
+        collection: String,
+        name: String,
+        parent_path: Option<String>,
+    },
     /// Resolves a document asset to a file the gateway may serve.
-    ResolveAsset { uri: String, path: Option<String> },
+    ResolveAsset {
+        uri: String,
+        path: Option<String>,
+    },
     NotePresets,
     Capture(Capture),
-    RefactorPlan { doc: DocRef, op: RefactorOp },
-    RefactorApply { doc: DocRef, op: RefactorOp, confirm: ApplyConfirmation },
+    RefactorPlan {
+        doc: DocRef,
+        op: RefactorOp,
+    },
+    RefactorApply {
+        doc: DocRef,
+        op: RefactorOp,
+        confirm: ApplyConfirmation,
+    },
     VectorSearch(SearchRequest),
     Query(QueryRequest),
-    Diagnose { query: QueryRequest, target: String },
-    Similar { doc: DocRef, query: SimilarQuery },
+    Diagnose {
+        query: QueryRequest,
+        target: String,
+    },
+    Similar {
+        doc: DocRef,
+        query: SimilarQuery,
+    },
     ListPresets,
-    SetPreset { id: String },
+    SetPreset {
+        id: String,
+    },
     PullModels,
     ModelStatus,
 }

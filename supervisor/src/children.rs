@@ -72,7 +72,8 @@ impl Spec {
                     return Err(std::io::Error::last_os_error());
                 }
                 // dup2 clears close-on-exec on the copy; when the fd already is 3, clear it by hand.
-                if is_gateway && (libc::dup2(listen_fd, LISTEN_FD) < 0 || libc::fcntl(LISTEN_FD, libc::F_SETFD, 0) < 0) {
+                if is_gateway && (libc::dup2(listen_fd, LISTEN_FD) < 0 || libc::fcntl(LISTEN_FD, libc::F_SETFD, 0) < 0)
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())

@@ -69,7 +69,8 @@ pub fn gateway_healthy(port: u16) -> bool {
 
 /// `/api/status` says `healthy`: the gateway serves and the worker is connected.
 fn server_ready(port: u16) -> bool {
-    get(port, "/api/status").is_some_and(|r| r.starts_with(b"HTTP/1.1 200") && r.windows(14).any(|w| w == b"\"healthy\":true"))
+    get(port, "/api/status")
+        .is_some_and(|r| r.starts_with(b"HTTP/1.1 200") && r.windows(14).any(|w| w == b"\"healthy\":true"))
 }
 
 /// The gateway's socket belongs to the supervisor, so a connection always succeeds: a

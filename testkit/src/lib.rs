@@ -22,9 +22,15 @@ fn name(n: &str) -> Object {
 pub fn pdf(title: Option<&str>, lines: &[&str]) -> Vec<u8> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
-    let font_id = doc.add_object(dict(vec![("Type", name("Font")), ("Subtype", name("Type1")), ("BaseFont", name("Helvetica"))]));
-    let resources_id = doc.add_object(dict(vec![("Font", Object::Dictionary(dict(vec![("F1", Object::Reference(font_id))])))]));
-    let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec![name("F1"), 14.into()]), Operation::new("Td", vec![72.into(), 760.into()])];
+    let font_id =
+        doc.add_object(dict(vec![("Type", name("Font")), ("Subtype", name("Type1")), ("BaseFont", name("Helvetica"))]));
+    let resources_id =
+        doc.add_object(dict(vec![("Font", Object::Dictionary(dict(vec![("F1", Object::Reference(font_id))])))]));
+    let mut ops = vec![
+        Operation::new("BT", vec![]),
+        Operation::new("Tf", vec![name("F1"), 14.into()]),
+        Operation::new("Td", vec![72.into(), 760.into()]),
+    ];
     for line in lines {
         ops.push(Operation::new("Tj", vec![Object::string_literal(*line)]));
         ops.push(Operation::new("Td", vec![0.into(), (-24).into()]));
@@ -32,7 +38,11 @@ pub fn pdf(title: Option<&str>, lines: &[&str]) -> Vec<u8> {
     ops.push(Operation::new("ET", vec![]));
     let bytes = Content { operations: ops }.encode().expect("encode the test PDF content");
     let content_id = doc.add_object(Stream::new(Dictionary::new(), bytes));
-    let page_id = doc.add_object(dict(vec![("Type", name("Page")), ("Parent", Object::Reference(pages_id)), ("Contents", Object::Reference(content_id))]));
+    let page_id = doc.add_object(dict(vec![
+        ("Type", name("Page")),
+        ("Parent", Object::Reference(pages_id)),
+        ("Contents", Object::Reference(content_id)),
+    ]));
     let pages = dict(vec![
         ("Type", name("Pages")),
         ("Kids", Object::Array(vec![Object::Reference(page_id)])),

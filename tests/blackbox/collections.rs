@@ -7,7 +7,10 @@ use serde_json::json;
 fn add_list_remove_and_job_shapes() {
     let s = Server::start();
     let notes = s.path("My Notes");
-    write_notes(&notes, &[("a.md", "# A\nalpha\n"), ("sub/b.md", "# B\nbeta\n"), ("c.txt", "not matched by default\n")]);
+    write_notes(
+        &notes,
+        &[("a.md", "# A\nalpha\n"), ("sub/b.md", "# B\nbeta\n"), ("c.txt", "not matched by default\n")],
+    );
     let r = s.post("/api/collections", json!({ "path": notes }));
     assert_eq!(r.status, 202);
     let body = r.json();
@@ -18,13 +21,22 @@ fn add_list_remove_and_job_shapes() {
     assert_eq!(job["status"], "completed");
     assert!(job["createdAt"].as_i64().unwrap() > 1_600_000_000_000);
     let res = &job["result"];
-    for k in ["totalDurationMs", "totalFilesProcessed", "totalFilesAdded", "totalFilesUpdated", "totalFilesErrored", "totalFilesSkipped"] {
+    for k in [
+        "totalDurationMs",
+        "totalFilesProcessed",
+        "totalFilesAdded",
+        "totalFilesUpdated",
+        "totalFilesErrored",
+        "totalFilesSkipped",
+    ] {
         assert!(res[k].is_u64(), "{k} missing in {res}");
     }
     assert_eq!(res["totalFilesAdded"], 2);
     let c = &res["collections"][0];
     assert_eq!(c["collection"], "my-notes");
-    for k in ["filesProcessed", "filesAdded", "filesUpdated", "filesUnchanged", "filesErrored", "filesSkipped", "durationMs"] {
+    for k in
+        ["filesProcessed", "filesAdded", "filesUpdated", "filesUnchanged", "filesErrored", "filesSkipped", "durationMs"]
+    {
         assert!(c[k].is_u64(), "{k} missing in {c}");
     }
 

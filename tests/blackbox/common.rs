@@ -63,9 +63,8 @@ fn parse_response(buf: &[u8]) -> Resp {
     let head = String::from_utf8_lossy(&buf[..end]).to_string();
     let mut lines = head.split("\r\n");
     let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-        .collect();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))).collect();
     let mut body = buf[end + 4..].to_vec();
     if headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked")) {
         body = dechunk(&body);
@@ -246,9 +245,7 @@ impl Drop for Server {
 #[allow(unsafe_code)] // see the SAFETY comment inside
 pub fn nix_kill(pid: u32, sig: i32) -> i32 {
     // SAFETY: plain kill(2) on a pid this test started.
-    unsafe {
-        libc::kill(pid as i32, sig)
-    }
+    unsafe { libc::kill(pid as i32, sig) }
 }
 
 pub fn alive(pid: u32) -> bool {

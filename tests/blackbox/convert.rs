@@ -3,9 +3,9 @@
 //! keep their previous version.
 
 use crate::common::*;
-use testkit::{docx, pdf};
 use serde_json::{json, Value};
 use std::path::Path;
+use testkit::{docx, pdf};
 
 const PDF_MIME: &str = "application/pdf";
 const DOCX_MIME: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
@@ -43,14 +43,22 @@ fn pdf_and_docx_are_searchable_with_titles_and_mime_types() {
     let s = Server::start();
     let root = s.path("docs");
     std::fs::create_dir_all(root.join("papers")).unwrap();
-    std::fs::write(root.join("papers/report.pdf"), pdf(Some("Quarterly Pangolin Report"), &["Revenue grew with the xylophone line", "Costs fell"])).unwrap();
+    std::fs::write(
+        root.join("papers/report.pdf"),
+        pdf(Some("Quarterly Pangolin Report"), &["Revenue grew with the xylophone line", "Costs fell"]),
+    )
+    .unwrap();
     std::fs::write(root.join("untitled.pdf"), pdf(None, &["Opening Line Of The Scan", "about a marimba"])).unwrap();
     std::fs::write(
         root.join("memo.docx"),
         docx(Some("Planning Memo"), &[(Some("Heading1"), "Overview"), (None, "We ride the zeppelin at dawn & dusk.")]),
     )
     .unwrap();
-    std::fs::write(root.join("heading.docx"), docx(None, &[(None, ""), (Some("Heading1"), "Budget Outline"), (None, "the ocelot budget")])).unwrap();
+    std::fs::write(
+        root.join("heading.docx"),
+        docx(None, &[(None, ""), (Some("Heading1"), "Budget Outline"), (None, "the ocelot budget")]),
+    )
+    .unwrap();
     write_notes(&root, &[("note.md", "# Plain Note\nmentions the xylophone too\n")]);
 
     let job = add_docs_collection(&s, &root);
@@ -88,11 +96,14 @@ fn pdf_and_docx_are_searchable_with_titles_and_mime_types() {
     // A converted document is never written as text through the API.
     let before = std::fs::read(root.join("papers/report.pdf")).unwrap();
     let id = doc["docid"].as_str().unwrap().replace('#', "%23");
-    s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "content": "overwritten" }))).assert_error(409, "UNSUPPORTED");
+    s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "content": "overwritten" })))
+        .assert_error(409, "UNSUPPORTED");
     s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "tags": ["x"] }))).assert_error(409, "UNSUPPORTED");
     assert_eq!(std::fs::read(root.join("papers/report.pdf")).unwrap(), before);
-    s.post("/api/docs", json!({ "collection": "docs", "relPath": "new.pdf", "content": "x" })).assert_error(400, "VALIDATION");
-    s.post("/api/capture", json!({ "collection": "docs", "relPath": "c.docx", "content": "x" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "docs", "relPath": "new.pdf", "content": "x" }))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "docs", "relPath": "c.docx", "content": "x" }))
+        .assert_error(400, "VALIDATION");
     assert!(!root.join("new.pdf").exists() && !root.join("c.docx").exists());
 }
 

@@ -108,7 +108,10 @@ fn serve(conn: TcpStream, state: &Mutex<State>, throttle: Duration) {
     }
     let part = &body[start..];
     let status = if start > 0 { "206 Partial Content" } else { "200 OK" };
-    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nX-Linked-Etag: \"{sha}\"\r\nConnection: close\r\n", part.len());
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nX-Linked-Etag: \"{sha}\"\r\nConnection: close\r\n",
+        part.len()
+    );
     if start > 0 {
         head.push_str(&format!("Content-Range: bytes {start}-{}/{}\r\n", body.len() - 1, body.len()));
     }

@@ -70,7 +70,10 @@ fn patterns_include_exclude_and_always_excluded_folders() {
             ("paper.pdf", "%PDF-1.4 quokka"),
         ],
     );
-    let r = s.post("/api/collections", json!({ "path": n, "name": "n", "include": "**/*.txt,**/*.pdf", "exclude": "drafts/**" }));
+    let r = s.post(
+        "/api/collections",
+        json!({ "path": n, "name": "n", "include": "**/*.txt,**/*.pdf", "exclude": "drafts/**" }),
+    );
     assert_eq!(r.status, 202);
     let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
     assert_eq!(job["result"]["totalFilesErrored"], 1, "the fake pdf fails to convert: {job}");
@@ -97,7 +100,10 @@ fn long_notes_are_chunked_and_snippets_skip_front_matter() {
     let hit = &s.search(json!({ "query": "pangolin" }))["results"][0];
     assert!(hit["chunk"]["index"].as_u64().unwrap() >= 1, "{hit}");
     let text = hit["chunk"]["text"].as_str().unwrap();
-    assert!(text.contains("pangolin appears") && text.contains("```rust") && text.contains("println"), "fence kept whole: {text}");
+    assert!(
+        text.contains("pangolin appears") && text.contains("```rust") && text.contains("println"),
+        "fence kept whole: {text}"
+    );
     assert!(!hit["snippet"].as_str().unwrap().contains("secretfm"));
     assert!(hit["line"].as_u64().unwrap() > 40);
     let first = &s.search(json!({ "query": "paragraph" }))["results"][0];

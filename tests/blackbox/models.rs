@@ -50,7 +50,8 @@ fn status(s: &Server) -> Value {
 fn wait_embedded(s: &Server) {
     s.wait_until(Duration::from_secs(120), |s| {
         let st = status(s);
-        st["embeddingBacklog"] == 0 && st["collections"].as_array().is_some_and(|c| c.iter().all(|c| c["embeddedCount"] == c["documentCount"]))
+        st["embeddingBacklog"] == 0
+            && st["collections"].as_array().is_some_and(|c| c.iter().all(|c| c["embeddedCount"] == c["documentCount"]))
     });
 }
 
@@ -78,7 +79,8 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     assert_eq!(caps, json!({ "bm25": true, "vector": true, "hybrid": true, "answer": false }));
 
     // No keyword in common: only meaning connects the query to the note.
-    let r = s.post("/api/vsearch", json!({ "query": "how can processes talk to each other on one machine", "limit": 2 }));
+    let r =
+        s.post("/api/vsearch", json!({ "query": "how can processes talk to each other on one machine", "limit": 2 }));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let v = r.json();
     assert_eq!(v["mode"], "vector");
@@ -119,7 +121,11 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     assert_eq!(sim["meta"]["threshold"], 0.0);
     // Request numbers are echoed as sent, not widened from f32 (0.30000001192092896).
     let echoed = s.get(&format!("/api/doc/{id}/similar?threshold=0.3"));
-    assert!(String::from_utf8_lossy(&echoed.body).contains("\"threshold\":0.3,"), "{}", String::from_utf8_lossy(&echoed.body));
+    assert!(
+        String::from_utf8_lossy(&echoed.body).contains("\"threshold\":0.3,"),
+        "{}",
+        String::from_utf8_lossy(&echoed.body)
+    );
     let strict = s.get(&format!("/api/doc/{id}/similar?threshold=1")).json();
     assert_eq!(strict["similar"].as_array().unwrap().len(), 0);
     s.get("/api/doc/ffffffff/similar").assert_error(404, "NOT_FOUND");
@@ -138,10 +144,16 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     for query in ["processes exchanging messages", "unix sockets", "named pipes fifo"] {
         let v = s.post("/api/vsearch", json!({ "query": query, "limit": 10 })).json();
         let got = uris(&v);
-        assert!(!got.contains(&"svc://notes/sockets.md".to_string()) && !got.contains(&"svc://notes/pipes.md".to_string()), "{query}: {got:?}");
+        assert!(
+            !got.contains(&"svc://notes/sockets.md".to_string()) && !got.contains(&"svc://notes/pipes.md".to_string()),
+            "{query}: {got:?}"
+        );
         let h = s.post("/api/query", json!({ "query": query, "limit": 10, "noExpand": true })).json();
         let got = uris(&h);
-        assert!(!got.contains(&"svc://notes/sockets.md".to_string()) && !got.contains(&"svc://notes/pipes.md".to_string()), "{query}: {got:?}");
+        assert!(
+            !got.contains(&"svc://notes/sockets.md".to_string()) && !got.contains(&"svc://notes/pipes.md".to_string()),
+            "{query}: {got:?}"
+        );
     }
 }
 
@@ -173,13 +185,18 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
         .post("/api/query", json!({ "query": "sockets", "queryModes": [{ "mode": "term", "text": "fifo" }, { "mode": "hyde", "text": "A pipe connects processes." }] }))
         .json();
     assert_eq!(modes["meta"]["expanded"], true, "{modes}");
-    assert!(uris(&modes).contains(&"svc://notes/pipes.md".to_string()), "the term variant finds the FIFO note: {modes}");
-    s.post("/api/query", json!({ "query": "x", "queryModes": [{ "mode": "poem", "text": "y" }] })).assert_error(400, "VALIDATION");
+    assert!(
+        uris(&modes).contains(&"svc://notes/pipes.md".to_string()),
+        "the term variant finds the FIFO note: {modes}"
+    );
+    s.post("/api/query", json!({ "query": "x", "queryModes": [{ "mode": "poem", "text": "y" }] }))
+        .assert_error(400, "VALIDATION");
     s.post("/api/query", json!({ "query": "x", "queryModes": "term" })).assert_error(400, "VALIDATION");
 
     // The closed query-diagnose@1.0 shape: exactly these keys, nothing else.
     let keys = |v: &Value| -> Vec<String> {
-        let mut k: Vec<String> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
+        let mut k: Vec<String> =
+            v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
         k.sort();
         k
     };
@@ -209,7 +226,8 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
         d["stages"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect()
     };
 
-    let d = s.post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md" })).json();
+    let d =
+        s.post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md" })).json();
     assert_eq!(d["schemaVersion"], "1.0", "{d}");
     assert_eq!(keys(&d), sorted(&["schemaVersion", "query", "target", "stages", "chunk", "meta"]), "{d}");
     assert_eq!(d["query"], "unix sockets");
@@ -254,7 +272,11 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     assert!(d["chunk"]["seq"].is_u64() && d["chunk"]["language"].is_null(), "{d}");
     let (start, end) = (d["chunk"]["startLine"].as_u64().unwrap(), d["chunk"]["endLine"].as_u64().unwrap());
     assert!(start >= 1 && end >= start, "{d}");
-    assert_eq!(keys(&d["meta"]), sorted(&["mode", "vectorsUsed", "reranked", "totalResults"]), "no expanded, no queryModes: {d}");
+    assert_eq!(
+        keys(&d["meta"]),
+        sorted(&["mode", "vectorsUsed", "reranked", "totalResults"]),
+        "no expanded, no queryModes: {d}"
+    );
     assert_eq!(d["meta"]["mode"], "hybrid");
     assert_eq!(d["meta"]["vectorsUsed"], true);
     assert_eq!(d["meta"]["reranked"], true);
@@ -300,7 +322,17 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     assert_eq!(keys(&missing["target"]), target_keys, "{missing}");
     assert_eq!(missing["target"]["status"], "not_found");
     assert_eq!(missing["target"]["ref"], "#00000000");
-    for k in ["docid", "uri", "title", "contentType", "contentTypeSource", "contentTypeRulesFingerprint", "contentTypeFingerprintMatches", "mirrorHash", "chunkCount"] {
+    for k in [
+        "docid",
+        "uri",
+        "title",
+        "contentType",
+        "contentTypeSource",
+        "contentTypeRulesFingerprint",
+        "contentTypeFingerprintMatches",
+        "mirrorHash",
+        "chunkCount",
+    ] {
         assert!(missing["target"][k].is_null(), "{k}: {missing}");
     }
     for k in ["categories", "graphHints", "filterReasons"] {
@@ -317,12 +349,19 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
     let s = Server::start();
     notes(&s);
     s.add_collection(&s.path("notes"), "notes");
-    assert_eq!(s.get("/api/capabilities").json(), json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false }));
+    assert_eq!(
+        s.get("/api/capabilities").json(),
+        json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false })
+    );
     s.post("/api/vsearch", json!({ "query": "sockets" })).assert_error(503, "UNAVAILABLE");
     let q = s.post("/api/query", json!({ "query": "sockets" })).json();
     assert_eq!(q["meta"]["vectorsUsed"], false);
     assert_eq!(uris(&q)[0], "svc://notes/sockets.md");
-    let id = s.get("/api/doc?uri=svc://notes/sockets.md").json()["docid"].as_str().unwrap().trim_start_matches('#').to_string();
+    let id = s.get("/api/doc?uri=svc://notes/sockets.md").json()["docid"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches('#')
+        .to_string();
     s.get(&format!("/api/doc/{id}/similar")).assert_error(503, "UNAVAILABLE");
     let g = s.get("/api/graph?includeSimilar=true").json();
     assert_eq!(g["meta"]["similarAvailable"], false);
@@ -331,7 +370,9 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
     let p = s.get("/api/presets").json();
     assert_eq!(p["activePreset"], "default");
     let presets = p["presets"].as_array().unwrap();
-    assert!(presets.iter().any(|x| x["id"] == "default" && x["active"] == true && x["embed"].as_str().unwrap().starts_with("hf:")));
+    assert!(presets
+        .iter()
+        .any(|x| x["id"] == "default" && x["active"] == true && x["embed"].as_str().unwrap().starts_with("hf:")));
     s.post("/api/presets", json!({})).assert_error(400, "VALIDATION");
     s.post("/api/presets", json!({ "presetId": 3 })).assert_error(400, "VALIDATION");
     s.post("/api/presets", json!({ "presetId": "nope" })).assert_error(404, "NOT_FOUND");
@@ -405,7 +446,10 @@ fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
     assert_eq!(s.post("/api/models/pull", json!({})).status, 200);
     let second = wait_pull(&s);
     assert!(second["completed"].as_array().unwrap().contains(&json!("embed")), "{second}");
-    assert!(hub.ranges_requested(&embed_path).iter().any(|r| r.starts_with("bytes=") && r != "bytes=0-"), "resumed with a range");
+    assert!(
+        hub.ranges_requested(&embed_path).iter().any(|r| r.starts_with("bytes=") && r != "bytes=0-"),
+        "resumed with a range"
+    );
     assert!(!part.exists());
     let local = std::fs::read(s.path(&format!("cache/models/{EMBED}/onnx/model.onnx"))).unwrap();
     assert_eq!(local, std::fs::read(tiny.join("embed/model.onnx")).unwrap(), "the resumed file is byte-identical");
@@ -434,12 +478,36 @@ fn offline_and_unreachable_pulls_fail_clearly() {
 /// The notes of the kill -9 test with a topic of their own, spread over its backlog (so some
 /// are embedded before the kill and most after it): `(index, body, query that finds it)`.
 const RESUME_PROBES: [(usize, &str, &str); 6] = [
-    (3, "# Sourdough\nMix flour, water and salt, let the dough rise overnight, then bake it in a hot oven.\n", "how to bake bread at home"),
-    (250, "# Unix domain sockets\nLocal sockets let two programs on the same computer exchange messages quickly.\n", "how can processes talk to each other on one machine"),
-    (500, "# Tomatoes\nPlant tomatoes in spring, water them often and give them plenty of sun.\n", "growing vegetables in the garden"),
-    (750, "# Chess openings\nThe Sicilian Defence answers the king's pawn opening with a pawn to c5.\n", "chess opening moves"),
-    (1000, "# Violin practice\nPlay slow scales on the violin every morning to train your intonation.\n", "practising a string instrument"),
-    (1190, "# Volcanoes\nMagma rises through the crust and erupts from the volcano as lava.\n", "lava erupting from a mountain"),
+    (
+        3,
+        "# Sourdough\nMix flour, water and salt, let the dough rise overnight, then bake it in a hot oven.\n",
+        "how to bake bread at home",
+    ),
+    (
+        250,
+        "# Unix domain sockets\nLocal sockets let two programs on the same computer exchange messages quickly.\n",
+        "how can processes talk to each other on one machine",
+    ),
+    (
+        500,
+        "# Tomatoes\nPlant tomatoes in spring, water them often and give them plenty of sun.\n",
+        "growing vegetables in the garden",
+    ),
+    (
+        750,
+        "# Chess openings\nThe Sicilian Defence answers the king's pawn opening with a pawn to c5.\n",
+        "chess opening moves",
+    ),
+    (
+        1000,
+        "# Violin practice\nPlay slow scales on the violin every morning to train your intonation.\n",
+        "practising a string instrument",
+    ),
+    (
+        1190,
+        "# Volcanoes\nMagma rises through the crust and erupts from the volcano as lava.\n",
+        "lava erupting from a mountain",
+    ),
 ];
 
 /// `n` one-chunk notes `n0000.md`...: fillers that differ only by numbers, and the [`RESUME_PROBES`].
@@ -448,7 +516,9 @@ fn resume_corpus(n: usize) -> Vec<(String, String)> {
         .map(|i| {
             let body = match RESUME_PROBES.iter().find(|p| p.0 == i) {
                 Some(p) => p.1.to_string(),
-                None => format!("# Note {i}\nThis note talks about topic number {i} and the weather on day {}.\n", i % 31),
+                None => {
+                    format!("# Note {i}\nThis note talks about topic number {i} and the weather on day {}.\n", i % 31)
+                }
             };
             (format!("n{i:04}.md"), body)
         })
@@ -496,7 +566,9 @@ fn kill_during_embedding_resumes_the_backlog() {
     let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     write_notes(&s.path("many"), &refs);
     s.add_collection(&s.path("many"), "many");
-    s.wait_until(Duration::from_secs(30), |s| status(s)["totalChunks"] == NOTES && embedding_progress(s) == (0, NOTES as u64));
+    s.wait_until(Duration::from_secs(30), |s| {
+        status(s)["totalChunks"] == NOTES && embedding_progress(s) == (0, NOTES as u64)
+    });
     s.stop();
     install(&s.path("cache"), &embed, EMBED);
     s.spawn();
@@ -512,7 +584,10 @@ fn kill_during_embedding_resumes_the_backlog() {
     nix_kill(worker, libc::SIGKILL);
     s.wait_until(Duration::from_secs(30), |s| s.child_pid("worker").is_some_and(|p| p != worker));
     let resumed = follow_resume(&s, NOTES as u64);
-    assert!(resumed, "the restarted worker was never seen with a backlog left; (embedded, backlog) at the kill: {at_kill:?}");
+    assert!(
+        resumed,
+        "the restarted worker was never seen with a backlog left; (embedded, backlog) at the kill: {at_kill:?}"
+    );
     let st = status(&s);
     assert_eq!(st["collections"][0]["embeddedCount"], NOTES, "{st}");
     assert_eq!(st["embeddingBacklog"], 0, "{st}");
@@ -525,6 +600,11 @@ fn kill_during_embedding_resumes_the_backlog() {
     // 1200 nearest rows (chunk_pool(100, filtered) in worker/src/vsearch.rs), as many as there
     // are chunks (one per note, checked above): without duplicates they are 1200 distinct
     // notes; a content with two sets of rows takes two places and pushes a note out.
-    let v = s.post("/api/vsearch", json!({ "query": "the weather on a day", "limit": 50, "candidateLimit": 100, "collection": "many" })).json();
+    let v = s
+        .post(
+            "/api/vsearch",
+            json!({ "query": "the weather on a day", "limit": 50, "candidateLimit": 100, "collection": "many" }),
+        )
+        .json();
     assert_eq!(v["meta"]["totalResults"], NOTES, "{}", v["meta"]);
 }

@@ -50,7 +50,11 @@ fn worker_killed_during_sync_converges_without_duplicates() {
     // Kill once the sync has committed some notes but not all: the kill lands mid-sync.
     let docs_now = |s: &Server| {
         let r = s.get("/api/docs?limit=1");
-        if r.status == 200 { r.json()["total"].as_u64().unwrap_or(0) } else { 0 }
+        if r.status == 200 {
+            r.json()["total"].as_u64().unwrap_or(0)
+        } else {
+            0
+        }
     };
     let worker = s.child_pid("worker").unwrap();
     s.wait_until(Duration::from_secs(60), |s| docs_now(s) > 0);
@@ -154,11 +158,23 @@ fn cli_works_in_process_without_a_server() {
     let out = s.cmd().args(["search", "aardvark", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(uris(&v), vec!["svc://n/a.md"]);
-    let mut batch = s.cmd().args(["search", "--batch", "--limit", "100"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut batch = s
+        .cmd()
+        .args(["search", "--batch", "--limit", "100"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     use std::io::Write;
-    batch.stdin.take().unwrap().write_all(b"{\"id\":\"q1\",\"query\":\"aardvark\"}\n{\"id\":\"q2\",\"query\":\"nothing-matches\"}\n").unwrap();
+    batch
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"id\":\"q1\",\"query\":\"aardvark\"}\n{\"id\":\"q2\",\"query\":\"nothing-matches\"}\n")
+        .unwrap();
     let out = batch.wait_with_output().unwrap();
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["id"], "q1");
     assert_eq!(lines[0]["results"][0]["uri"], "svc://n/a.md");
@@ -176,7 +192,9 @@ fn killed_gateway_is_restarted_on_the_same_port() {
     let gw = s.child_pid("gateway").unwrap();
     nix_kill(gw, libc::SIGKILL);
     // the supervisor owns the listening socket: requests queue until the new gateway serves them
-    s.wait_until(Duration::from_secs(5), |s| s.get("/api/health").status == 200 && s.child_pid("gateway").is_some_and(|p| p != gw));
+    s.wait_until(Duration::from_secs(5), |s| {
+        s.get("/api/health").status == 200 && s.child_pid("gateway").is_some_and(|p| p != gw)
+    });
     assert_eq!(s.get("/api/collections").status, 200);
 }
 

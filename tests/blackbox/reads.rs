@@ -39,7 +39,10 @@ fn status_capabilities_and_health() {
     let c = &st["collections"][0];
     assert_eq!((c["name"].as_str(), c["documentCount"].as_u64()), (Some("n"), Some(5)));
     assert!(c["chunkCount"].as_u64().unwrap() >= 5 && c["embeddedCount"] == 0);
-    assert_eq!(s.get("/api/capabilities").json(), json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false }));
+    assert_eq!(
+        s.get("/api/capabilities").json(),
+        json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false })
+    );
 }
 
 #[test]
@@ -75,7 +78,8 @@ fn docs_paging_sorting_and_filters() {
     let page = s.get("/api/docs?limit=2&offset=4").json();
     assert_eq!(page["documents"].as_array().unwrap().len(), 1);
     let by_date = s.get("/api/docs?sortField=date&sortOrder=asc").json();
-    let titles: Vec<&str> = by_date["documents"].as_array().unwrap().iter().map(|d| d["title"].as_str().unwrap()).collect();
+    let titles: Vec<&str> =
+        by_date["documents"].as_array().unwrap().iter().map(|d| d["title"].as_str().unwrap()).collect();
     assert_eq!(&titles[..2], &["Hub", "Spoke One"]);
     assert_eq!(s.get("/api/docs?tagsAll=topic/rust,hub").json()["total"], 1);
     assert_eq!(s.get("/api/docs?tagsAny=topic/go,hub").json()["total"], 2);
@@ -135,7 +139,8 @@ fn links_backlinks_and_sections() {
     s.get(&format!("/api/doc/{hub}/links?type=image")).assert_error(400, "VALIDATION");
 
     let b = s.get(&format!("/api/doc/{hub}/backlinks")).json();
-    let mut from: Vec<&str> = b["backlinks"].as_array().unwrap().iter().map(|x| x["sourceUri"].as_str().unwrap()).collect();
+    let mut from: Vec<&str> =
+        b["backlinks"].as_array().unwrap().iter().map(|x| x["sourceUri"].as_str().unwrap()).collect();
     from.sort();
     assert_eq!(from, vec!["svc://n/spoke-one.md", "svc://n/sub/three.md"]);
     assert_eq!(b["meta"]["totalBacklinks"], 2);
@@ -143,7 +148,8 @@ fn links_backlinks_and_sections() {
 
     let one = docid(&s, "spoke-one.md");
     let sec = s.get(&format!("/api/doc/{one}/sections")).json();
-    let anchors: Vec<&str> = sec["sections"].as_array().unwrap().iter().map(|x| x["anchor"].as_str().unwrap()).collect();
+    let anchors: Vec<&str> =
+        sec["sections"].as_array().unwrap().iter().map(|x| x["anchor"].as_str().unwrap()).collect();
     assert_eq!(anchors, vec!["spoke-one", "details", "details-2"]);
     assert_eq!(sec["sections"][1]["level"], 2);
     assert_eq!(sec["sections"][1]["line"], 6);
@@ -171,8 +177,15 @@ fn graph_edges_limits_and_similar_flag() {
     let m = &g["meta"];
     assert_eq!(m["totalEdgesUnresolved"], 1);
     assert_eq!(m["collection"], serde_json::Value::Null);
-    assert_eq!((m["linkedOnly"].as_bool(), m["similarAvailable"].as_bool(), m["truncated"].as_bool()), (Some(true), Some(false), Some(false)));
-    let wiki_edge = g["links"].as_array().unwrap().iter().find(|e| e["type"] == "wiki" && e["source"] == hub["id"] && e["weight"] == 2);
+    assert_eq!(
+        (m["linkedOnly"].as_bool(), m["similarAvailable"].as_bool(), m["truncated"].as_bool()),
+        (Some(true), Some(false), Some(false))
+    );
+    let wiki_edge = g["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "wiki" && e["source"] == hub["id"] && e["weight"] == 2);
     assert!(wiki_edge.is_some(), "two wiki links hub -> spoke one: {g}");
     let all = s.get("/api/graph?linkedOnly=false").json();
     assert_eq!(all["nodes"].as_array().unwrap().len(), 5);

@@ -32,7 +32,10 @@ fn rename_rewrites_every_reference_and_keeps_links_resolving() {
     let s = Server::start();
     let root = corpus(&s);
     let tid = id(&s, "a/target.md");
-    let plan = s.post(&format!("/api/doc/{tid}/refactor-plan").replace("/api/doc/", "/api/docs/"), json!({ "operation": "rename", "name": "renamed" }));
+    let plan = s.post(
+        &format!("/api/doc/{tid}/refactor-plan").replace("/api/doc/", "/api/docs/"),
+        json!({ "operation": "rename", "name": "renamed" }),
+    );
     assert_eq!(plan.status, 200, "{}", String::from_utf8_lossy(&plan.body));
     let p = plan.json();
     assert_eq!(p["schemaVersion"], "1.0");
@@ -40,17 +43,28 @@ fn rename_rewrites_every_reference_and_keeps_links_resolving() {
     assert_eq!(p["nextRelPath"], "a/renamed.md");
     let digest = p["planDigest"].as_str().unwrap().to_string();
     assert_eq!(digest.len(), 64);
-    let again = s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "renamed" })).json();
+    let again =
+        s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "renamed" })).json();
     assert_eq!(again["planDigest"], digest.as_str(), "plans are deterministic");
     let refs = p["examinedReferences"].as_array().unwrap();
     let rewrite = refs.iter().filter(|r| r["classification"] == "rewriteable").count();
     assert_eq!(rewrite, 6, "{p}");
     assert!(refs.iter().any(|r| r["targetRef"] == "Target Note" && r["classification"] == "unchanged"));
 
-    s.post(&format!("/api/docs/{tid}/rename"), json!({ "name": "renamed", "planDigest": digest, "schemaVersion": "1.0" })).assert_error(400, "VALIDATION");
-    s.post(&format!("/api/docs/{tid}/rename"), json!({ "name": "renamed", "planDigest": "0".repeat(64), "schemaVersion": "1.0", "confirmation": "apply" }))
-        .assert_error(409, "STALE_PLAN");
-    let done = s.post(&format!("/api/docs/{tid}/rename"), json!({ "name": "renamed", "planDigest": digest, "schemaVersion": "1.0", "confirmation": "apply" }));
+    s.post(
+        &format!("/api/docs/{tid}/rename"),
+        json!({ "name": "renamed", "planDigest": digest, "schemaVersion": "1.0" }),
+    )
+    .assert_error(400, "VALIDATION");
+    s.post(
+        &format!("/api/docs/{tid}/rename"),
+        json!({ "name": "renamed", "planDigest": "0".repeat(64), "schemaVersion": "1.0", "confirmation": "apply" }),
+    )
+    .assert_error(409, "STALE_PLAN");
+    let done = s.post(
+        &format!("/api/docs/{tid}/rename"),
+        json!({ "name": "renamed", "planDigest": digest, "schemaVersion": "1.0", "confirmation": "apply" }),
+    );
     assert_eq!(done.status, 200, "{}", String::from_utf8_lossy(&done.body));
     assert_eq!(done.json()["status"], "applied");
     assert!(!root.join("a/target.md").exists());
@@ -74,12 +88,22 @@ fn move_rewrites_relative_links_both_ways() {
     let tid = id(&s, "a/target.md");
     // a plain move without a plan is refused when references need rewriting
     s.post(&format!("/api/docs/{tid}/move"), json!({ "folderPath": "c" })).assert_error(409, "CONFLICT");
-    let p = s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "c/d" })).json();
+    let p =
+        s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "c/d" })).json();
     assert_eq!(p["canApply"], true, "{p}");
-    let r = s.post(&format!("/api/docs/{tid}/move"), json!({ "folderPath": "c/d", "planDigest": p["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }));
+    let r = s.post(
+        &format!("/api/docs/{tid}/move"),
+        json!({ "folderPath": "c/d", "planDigest": p["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }),
+    );
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    assert_eq!(std::fs::read_to_string(root.join("c/d/target.md")).unwrap(), "# Target Note\n## Section\nBack to [ref](../../b/ref.md).\n");
-    assert_eq!(std::fs::read_to_string(root.join("a/sibling.md")).unwrap(), "# Sibling\nSee [t](../c/d/target.md) and [[target]].\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("c/d/target.md")).unwrap(),
+        "# Target Note\n## Section\nBack to [ref](../../b/ref.md).\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("a/sibling.md")).unwrap(),
+        "# Sibling\nSee [t](../c/d/target.md) and [[target]].\n"
+    );
     for rel in ["b/ref.md", "a/sibling.md"] {
         for t in resolved_targets(&s, rel) {
             assert_eq!(t, "svc://vault/c/d/target.md", "{rel}");
@@ -98,24 +122,33 @@ fn stale_occupied_unsafe_and_cross_collection_plans_fail_closed() {
     let s = Server::start();
     let root = corpus(&s);
     let tid = id(&s, "a/target.md");
-    let p = s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "renamed" })).json();
+    let p =
+        s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "renamed" })).json();
     // a referencing note changes after planning: the old digest is stale
     std::fs::write(root.join("b/ref.md"), "# Ref\nOnly [[target]] now.\n").unwrap();
     s.sync(json!({}));
-    s.post(&format!("/api/docs/{tid}/rename"), json!({ "name": "renamed", "planDigest": p["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }))
-        .assert_error(409, "STALE_PLAN");
+    s.post(
+        &format!("/api/docs/{tid}/rename"),
+        json!({ "name": "renamed", "planDigest": p["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }),
+    )
+    .assert_error(409, "STALE_PLAN");
     assert!(root.join("a/target.md").exists());
 
     // occupied target
-    let occ = s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "sibling" })).json();
+    let occ =
+        s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "sibling" })).json();
     assert_eq!(occ["canApply"], false);
-    s.post(&format!("/api/docs/{tid}/rename"), json!({ "name": "sibling", "planDigest": occ["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }))
-        .assert_error(409, "CONFLICT");
+    s.post(
+        &format!("/api/docs/{tid}/rename"),
+        json!({ "name": "sibling", "planDigest": occ["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }),
+    )
+    .assert_error(409, "CONFLICT");
 
     // a referencing file that is not in canonical form cannot be edited safely
     std::fs::write(root.join("b/crlf.md"), "# Crlf\r\nsee [[target]]\r\n").unwrap();
     s.sync(json!({}));
-    let unsafe_plan = s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "other" })).json();
+    let unsafe_plan =
+        s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "other" })).json();
     assert_eq!(unsafe_plan["canApply"], false, "{unsafe_plan}");
     s.post(&format!("/api/docs/{tid}/rename"), json!({ "name": "other", "planDigest": unsafe_plan["planDigest"], "schemaVersion": "1.0", "confirmation": "apply" }))
         .assert_error(409, "UNSUPPORTED");
@@ -123,14 +156,19 @@ fn stale_occupied_unsafe_and_cross_collection_plans_fail_closed() {
     assert!(root.join("a/target.md").exists() && !root.join("a/other.md").exists());
 
     // bad requests
-    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "explode" })).assert_error(400, "VALIDATION");
+    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "explode" }))
+        .assert_error(400, "VALIDATION");
     s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename" })).assert_error(400, "VALIDATION");
-    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "../x" })).assert_error(400, "VALIDATION");
-    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "../../out" })).assert_error(400, "VALIDATION");
-    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "/srv/archive" })).assert_error(400, "VALIDATION");
+    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "rename", "name": "../x" }))
+        .assert_error(400, "VALIDATION");
+    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "../../out" }))
+        .assert_error(400, "VALIDATION");
+    s.post(&format!("/api/docs/{tid}/refactor-plan"), json!({ "operation": "move", "folderPath": "/srv/archive" }))
+        .assert_error(400, "VALIDATION");
     s.post(&format!("/api/docs/{tid}/duplicate"), json!({ "folderPath": "/tmp" })).assert_error(400, "VALIDATION");
     assert!(!root.join("srv").exists() && !root.join("tmp").exists());
-    s.post("/api/docs/%23abcdef99/refactor-plan", json!({ "operation": "rename", "name": "x" })).assert_error(404, "NOT_FOUND");
+    s.post("/api/docs/%23abcdef99/refactor-plan", json!({ "operation": "rename", "name": "x" }))
+        .assert_error(404, "NOT_FOUND");
 }
 
 #[test]
@@ -146,5 +184,6 @@ fn duplicate_copies_and_leaves_links_alone() {
     assert_eq!(s.get("/api/docs?limit=1").json()["total"], 5);
     let named = s.post(&format!("/api/docs/{tid}/duplicate"), json!({ "folderPath": "z", "name": "copy2" }));
     assert_eq!(named.json()["relPath"], "z/copy2.md");
-    s.post(&format!("/api/docs/{tid}/duplicate"), json!({ "folderPath": "z", "name": "copy2" })).assert_error(409, "CONFLICT");
+    s.post(&format!("/api/docs/{tid}/duplicate"), json!({ "folderPath": "z", "name": "copy2" }))
+        .assert_error(409, "CONFLICT");
 }

@@ -40,7 +40,9 @@ fn ranks_by_bm25_with_normalized_scores_and_the_contract_shape() {
     assert_eq!(r["meta"]["totalResults"], results.len());
     // stemming: "socket" finds "sockets"; a long question still finds the best document
     let stemmed = uris(&s.search(json!({ "query": "socket" })));
-    assert!(stemmed.contains(&"svc://work/tcp.md".to_string()) && stemmed.contains(&"svc://work/sockets.md".to_string()));
+    assert!(
+        stemmed.contains(&"svc://work/tcp.md".to_string()) && stemmed.contains(&"svc://work/sockets.md".to_string())
+    );
     let q = "How do local unix domain sockets connect processes that run on the same machine, and are they fast compared to the alternatives?";
     assert_eq!(s.search(json!({ "query": q }))["results"][0]["uri"], "svc://work/sockets.md");
     assert!(s.search(json!({ "query": "zzzunknownzzz" }))["results"].as_array().unwrap().is_empty());
@@ -52,7 +54,10 @@ fn phrases_negation_and_malformed_queries() {
     corpus(&s);
     assert_eq!(uris(&s.search(json!({ "query": "\"named pipes\"" }))), vec!["svc://work/pipes.md"]);
     let neg = uris(&s.search(json!({ "query": "processes -bread -garden" })));
-    assert!(neg.contains(&"svc://work/sockets.md".to_string()) && !neg.iter().any(|u| u.contains("bread") || u.contains("garden")));
+    assert!(
+        neg.contains(&"svc://work/sockets.md".to_string())
+            && !neg.iter().any(|u| u.contains("bread") || u.contains("garden"))
+    );
     s.post("/api/search", json!({ "query": "\"unbalanced" })).assert_error(400, "VALIDATION");
     s.post("/api/search", json!({ "query": "-only -negations" })).assert_error(400, "VALIDATION");
     s.post("/api/search", json!({ "query": "" })).assert_error(400, "VALIDATION");
@@ -72,8 +77,14 @@ fn filters_collection_tags_dates_category_author() {
     };
     assert_eq!(only(json!({ "query": "processes", "collection": "HOME" })), vec!["svc://home/garden.md"]);
     assert_eq!(only(json!({ "query": "processes", "tagsAll": "ipc,rust" })), vec!["svc://work/sockets.md"]);
-    assert_eq!(only(json!({ "query": "processes", "tagsAll": ["IPC"] })), vec!["svc://work/pipes.md", "svc://work/sockets.md"]);
-    assert_eq!(only(json!({ "query": "processes", "tagsAny": "cooking,rust" })), vec!["svc://work/bread.md", "svc://work/sockets.md"]);
+    assert_eq!(
+        only(json!({ "query": "processes", "tagsAll": ["IPC"] })),
+        vec!["svc://work/pipes.md", "svc://work/sockets.md"]
+    );
+    assert_eq!(
+        only(json!({ "query": "processes", "tagsAny": "cooking,rust" })),
+        vec!["svc://work/bread.md", "svc://work/sockets.md"]
+    );
     assert_eq!(only(json!({ "query": "processes", "category": "howto,nothing" })), vec!["svc://work/sockets.md"]);
     assert_eq!(only(json!({ "query": "processes", "author": "ann" })), vec!["svc://work/sockets.md"]);
     let all = only(json!({ "query": "processes", "since": "2000-01-01", "until": "today" }));
@@ -127,7 +138,10 @@ fn recency_reorders_only_results_that_match_the_query_well() {
     write_notes(
         &s.path("log"),
         &[
-            ("meetings/jan.md", "---\ndate: 2024-01-10\n---\n# Team meeting notes\nMeeting notes of the budget meeting.\n"),
+            (
+                "meetings/jan.md",
+                "---\ndate: 2024-01-10\n---\n# Team meeting notes\nMeeting notes of the budget meeting.\n",
+            ),
             ("meetings/may.md", "---\ndate: 2024-05-02\n---\n# Meeting notes\nMeeting notes of the roadmap meeting.\n"),
             ("shopping.md", "---\ndate: 2025-03-01\n---\n# Shopping\nNotes for the store: milk, eggs and bread.\n"),
             ("travel.md", "---\ndate: 2025-02-01\n---\n# Travel\nA few notes on trains and ferries.\n"),
@@ -138,7 +152,11 @@ fn recency_reorders_only_results_that_match_the_query_well() {
     assert_eq!(r["meta"]["recencyOrdered"], true);
     let got = uris(&r);
     assert_eq!(got.len(), 4, "{got:?}");
-    assert_eq!(&got[..2], &["svc://log/meetings/may.md", "svc://log/meetings/jan.md"], "newest matching meeting note first: {got:?}");
+    assert_eq!(
+        &got[..2],
+        &["svc://log/meetings/may.md", "svc://log/meetings/jan.md"],
+        "newest matching meeting note first: {got:?}"
+    );
     // Without the recency word the meeting notes rank first by score as well; the newest
     // notes that merely mention "notes" stay behind them either way.
     let plain = uris(&s.search(json!({ "query": "meeting notes" })));

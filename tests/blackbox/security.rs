@@ -11,12 +11,14 @@ fn host_header_and_csrf_rules() {
     let same = format!("http://127.0.0.1:{p}");
     assert_eq!(raw_request(p, "GET", "/api/health", &[("Host", &host)], b"").status, 200);
     raw_request(p, "GET", "/api/health", &[("Host", "evil.example")], b"").assert_error(403, "CSRF_VIOLATION");
-    raw_request(p, "GET", "/api/status", &[("Host", &format!("evil.example:{p}"))], b"").assert_error(403, "CSRF_VIOLATION");
+    raw_request(p, "GET", "/api/status", &[("Host", &format!("evil.example:{p}"))], b"")
+        .assert_error(403, "CSRF_VIOLATION");
     assert_eq!(raw_request(p, "GET", "/api/health", &[("Host", &format!("[::1]:{p}"))], b"").status, 200);
     // GET never needs a token, even cross-origin
     assert_eq!(raw_request(p, "GET", "/api/collections", &[("Origin", "http://evil.example")], b"").status, 200);
     for method in ["POST", "PUT", "PATCH", "DELETE"] {
-        raw_request(p, method, "/api/sync", &[("Origin", "http://evil.example")], b"{}").assert_error(403, "CSRF_VIOLATION");
+        raw_request(p, method, "/api/sync", &[("Origin", "http://evil.example")], b"{}")
+            .assert_error(403, "CSRF_VIOLATION");
         raw_request(p, method, "/api/sync", &[("Origin", "http://evil.example"), ("X-SVC-Token", "wrong")], b"{}")
             .assert_error(403, "CSRF_VIOLATION");
     }
@@ -24,7 +26,8 @@ fn host_header_and_csrf_rules() {
     std::thread::sleep(std::time::Duration::from_millis(100));
     assert_eq!(raw_request(p, "POST", "/api/sync", &[("Origin", &same)], b"{}").status, 202);
     std::thread::sleep(std::time::Duration::from_millis(100));
-    let ok = raw_request(p, "POST", "/api/sync", &[("Origin", "http://evil.example"), ("X-SVC-Token", "tok-123")], b"{}");
+    let ok =
+        raw_request(p, "POST", "/api/sync", &[("Origin", "http://evil.example"), ("X-SVC-Token", "tok-123")], b"{}");
     assert_eq!(ok.status, 202);
     // a port mismatch in the Origin is cross-origin
     raw_request(p, "POST", "/api/sync", &[("Origin", "http://localhost:1")], b"{}").assert_error(403, "CSRF_VIOLATION");

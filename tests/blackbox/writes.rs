@@ -8,7 +8,10 @@ use std::time::Duration;
 fn setup() -> (Server, std::path::PathBuf) {
     let s = Server::start();
     let n = s.path("notes");
-    write_notes(&n, &[("existing.md", "---\ntitle: Existing\ntags: [old]\nauthor: Ann\n---\n# Existing\nThe narwhal text.\n")]);
+    write_notes(
+        &n,
+        &[("existing.md", "---\ntitle: Existing\ntags: [old]\nauthor: Ann\n---\n# Existing\nThe narwhal text.\n")],
+    );
     s.add_collection(&n, "notes");
     (s, n.canonicalize().unwrap())
 }
@@ -20,7 +23,10 @@ fn docid_of(s: &Server, rel: &str) -> String {
 #[test]
 fn create_raw_and_rich_notes_searchable_at_once() {
     let (s, root) = setup();
-    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "# First\nA capybara appears.\n" }));
+    let r = s.post(
+        "/api/docs",
+        json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "# First\nA capybara appears.\n" }),
+    );
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
     let b = r.json();
     assert_eq!(b["uri"], format!("file://{}", root.join("inbox/first.md").display()));
@@ -31,7 +37,8 @@ fn create_raw_and_rich_notes_searchable_at_once() {
     assert_eq!(uris(&s.search(json!({ "query": "capybara" }))), vec!["svc://notes/inbox/first.md"]);
     assert_eq!(std::fs::read_to_string(root.join("inbox/first.md")).unwrap(), "# First\nA capybara appears.\n");
 
-    s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "x" })).assert_error(409, "CONFLICT");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "x" }))
+        .assert_error(409, "CONFLICT");
     let over = s.post("/api/docs", json!({ "collection": "notes", "relPath": "inbox/first.md", "content": "# First\nnow a dugong\n", "overwrite": true }));
     assert_eq!(over.status, 202);
     assert_eq!(uris(&s.search(json!({ "query": "dugong" }))), vec!["svc://notes/inbox/first.md"]);
@@ -57,12 +64,21 @@ fn create_refuses_bad_input_and_never_escapes() {
     s.post("/api/docs", json!({ "relPath": "a.md", "content": "x" })).assert_error(400, "VALIDATION");
     s.post("/api/docs", json!({ "collection": "notes", "content": "x" })).assert_error(400, "VALIDATION");
     s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md" })).assert_error(400, "VALIDATION");
-    s.post("/api/docs", json!({ "collection": "nope", "relPath": "a.md", "content": "x" })).assert_error(404, "NOT_FOUND");
-    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": 5 })).assert_error(400, "VALIDATION");
-    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "collisionPolicy": "clobber" })).assert_error(400, "VALIDATION");
-    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "presetId": "nope" })).assert_error(400, "VALIDATION");
-    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "tags": ["bad tag!"] })).assert_error(400, "VALIDATION");
-    s.post("/api/docs", json!({ "collection": "notes", "relPath": "image.png", "content": "x" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "nope", "relPath": "a.md", "content": "x" }))
+        .assert_error(404, "NOT_FOUND");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": 5 }))
+        .assert_error(400, "VALIDATION");
+    s.post(
+        "/api/docs",
+        json!({ "collection": "notes", "relPath": "a.md", "content": "x", "collisionPolicy": "clobber" }),
+    )
+    .assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "presetId": "nope" }))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "a.md", "content": "x", "tags": ["bad tag!"] }))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "image.png", "content": "x" }))
+        .assert_error(400, "VALIDATION");
     let outside = s.path("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::os::unix::fs::symlink(&outside, root.join("escape")).unwrap();
@@ -72,8 +88,10 @@ fn create_refuses_bad_input_and_never_escapes() {
     }
     let r = s.post("/api/docs", json!({ "collection": "notes", "title": "x", "folderPath": "../up", "content": "x" }));
     assert_eq!(r.status, 400);
-    s.post("/api/docs", json!({ "collection": "notes", "title": "x", "folderPath": "/etc", "content": "x" })).assert_error(400, "VALIDATION");
-    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "folderPath": "/etc" })).assert_error(400, "VALIDATION");
+    s.post("/api/docs", json!({ "collection": "notes", "title": "x", "folderPath": "/etc", "content": "x" }))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "folderPath": "/etc" }))
+        .assert_error(400, "VALIDATION");
     assert!(!root.join("etc").exists());
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!s.path("x.md").exists());
@@ -88,17 +106,28 @@ fn update_content_tags_and_optimistic_concurrency() {
     let b = r.json();
     assert_eq!(b["success"], true);
     let text = std::fs::read_to_string(root.join("existing.md")).unwrap();
-    assert_eq!(text, "---\ntitle: Existing\ntags: [new, project/alpha]\nauthor: Ann\n---\n# Existing\nThe narwhal text.\n");
+    assert_eq!(
+        text,
+        "---\ntitle: Existing\ntags: [new, project/alpha]\nauthor: Ann\n---\n# Existing\nThe narwhal text.\n"
+    );
     let version = b["version"].clone();
     let new_id = b["docId"].as_str().unwrap().replace('#', "%23");
     assert_eq!(s.get("/api/docs?tagsAll=project/alpha").json()["total"], 1);
 
     // a stale expectation is refused with the current version, nothing written
-    let stale = s.request("PUT", &format!("/api/docs/{new_id}"), Some(&json!({ "content": "lost", "expectedSourceHash": "0".repeat(64) })));
+    let stale = s.request(
+        "PUT",
+        &format!("/api/docs/{new_id}"),
+        Some(&json!({ "content": "lost", "expectedSourceHash": "0".repeat(64) })),
+    );
     stale.assert_error(409, "CONFLICT");
     assert_eq!(stale.json()["error"]["details"]["currentVersion"]["sourceHash"], version["sourceHash"]);
     assert_eq!(std::fs::read_to_string(root.join("existing.md")).unwrap(), text);
-    let stale_t = s.request("PUT", &format!("/api/docs/{new_id}"), Some(&json!({ "content": "lost", "expectedModifiedAt": "2001-01-01T00:00:00Z" })));
+    let stale_t = s.request(
+        "PUT",
+        &format!("/api/docs/{new_id}"),
+        Some(&json!({ "content": "lost", "expectedModifiedAt": "2001-01-01T00:00:00Z" })),
+    );
     stale_t.assert_error(409, "CONFLICT");
     let ok = s.request(
         "PUT",
@@ -111,7 +140,8 @@ fn update_content_tags_and_optimistic_concurrency() {
 
     let cur = s.get("/api/doc?uri=svc://notes/existing.md").json()["docid"].as_str().unwrap().replace('#', "%23");
     s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({}))).assert_error(400, "VALIDATION");
-    s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({ "tags": "notalist!" }))).assert_error(400, "VALIDATION");
+    s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({ "tags": "notalist!" })))
+        .assert_error(400, "VALIDATION");
     s.request("PUT", "/api/docs/%23deadbeef", Some(&json!({ "content": "x" }))).assert_error(404, "NOT_FOUND");
     std::fs::remove_file(root.join("existing.md")).unwrap();
     s.request("PUT", &format!("/api/docs/{cur}"), Some(&json!({ "content": "x" }))).assert_error(404, "FILE_NOT_FOUND");
@@ -136,14 +166,16 @@ fn deactivate_then_sync_restores_and_folders() {
     assert_eq!(f.status, 200, "{}", String::from_utf8_lossy(&f.body));
     assert_eq!(f.json()["folderPath"], "work/projects");
     assert!(root.join("work/projects").is_dir());
-    s.post("/api/folders", json!({ "collection": "notes", "name": "projects", "parentPath": "work" })).assert_error(409, "CONFLICT");
+    s.post("/api/folders", json!({ "collection": "notes", "name": "projects", "parentPath": "work" }))
+        .assert_error(409, "CONFLICT");
     s.post("/api/folders", json!({ "collection": "notes", "name": "a/b" })).assert_error(400, "VALIDATION");
     s.post("/api/folders", json!({ "collection": "notes", "name": ".." })).assert_error(400, "VALIDATION");
     s.post("/api/folders", json!({ "collection": "nope", "name": "x" })).assert_error(404, "NOT_FOUND");
     s.post("/api/folders", json!({ "collection": "notes" })).assert_error(400, "VALIDATION");
     // An absolute parent is refused, never made relative to the collection.
     for absolute in ["/etc", "/", "/work"] {
-        s.post("/api/folders", json!({ "collection": "notes", "name": "x", "parentPath": absolute })).assert_error(400, "VALIDATION");
+        s.post("/api/folders", json!({ "collection": "notes", "name": "x", "parentPath": absolute }))
+            .assert_error(400, "VALIDATION");
     }
     assert!(!root.join("etc").exists() && !root.join("x").exists());
 
@@ -192,7 +224,8 @@ fn doc_assets_with_ranges_and_containment() {
     let direct = s.get("/api/doc-asset?uri=svc%3A%2F%2Fnotes%2Fimg%2Fpic.png");
     assert_eq!((direct.status, direct.header("content-type")), (200, Some("image/png")));
     assert_eq!(direct.body, (0u8..=255).collect::<Vec<u8>>());
-    let ranged = raw_request(s.port, "GET", "/api/doc-asset?uri=svc://notes/img/pic.png", &[("Range", "bytes=0-3")], b"");
+    let ranged =
+        raw_request(s.port, "GET", "/api/doc-asset?uri=svc://notes/img/pic.png", &[("Range", "bytes=0-3")], b"");
     assert_eq!((ranged.status, ranged.body.as_slice()), (206, &[0u8, 1, 2, 3][..]));
     std::fs::write(root.join("paper.pdf"), b"%PDF-1.4 not really").unwrap();
     let pdf = s.get("/api/doc-asset?uri=svc://notes/paper.pdf");
@@ -236,12 +269,16 @@ fn events_stream_document_changes_and_jobs() {
         }
         saw_retry |= line.contains("retry: 2000");
         seen.push_str(&line);
-        if seen.contains("event: document-changed") && seen.contains("event: job-finished") && seen.matches("data:").count() >= 2 {
+        if seen.contains("event: document-changed")
+            && seen.contains("event: job-finished")
+            && seen.matches("data:").count() >= 2
+        {
             break;
         }
     }
     assert!(saw_retry, "{seen}");
-    let data: Vec<Value> = seen.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect();
+    let data: Vec<Value> =
+        seen.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect();
     let changed = data.iter().find(|d| d["relPath"] == "ev.md").unwrap_or_else(|| panic!("{seen}"));
     assert_eq!(changed["uri"], "svc://notes/ev.md");
     assert_eq!(changed["origin"], "create");
@@ -260,7 +297,10 @@ fn parallel_writes_during_a_sync_all_land() {
     }
     s.sync(json!({}));
     for i in 0..1500 {
-        write_notes(&root, &[(&format!("bulk/b{i}.md"), &format!("# B{i}\nedited bulk words {}\n", "filler ".repeat(101)))]);
+        write_notes(
+            &root,
+            &[(&format!("bulk/b{i}.md"), &format!("# B{i}\nedited bulk words {}\n", "filler ".repeat(101)))],
+        );
     }
     let r = s.post("/api/sync", json!({}));
     assert_eq!(r.status, 202);
@@ -273,7 +313,14 @@ fn parallel_writes_during_a_sync_all_land() {
         .map(|(i, id)| {
             std::thread::spawn(move || {
                 let body = json!({ "content": format!("# N{i}\nrewritten{i} zeugma\n") }).to_string();
-                raw_request(port, "PUT", &format!("/api/docs/{id}"), &[("Content-Type", "application/json")], body.as_bytes()).status
+                raw_request(
+                    port,
+                    "PUT",
+                    &format!("/api/docs/{id}"),
+                    &[("Content-Type", "application/json")],
+                    body.as_bytes(),
+                )
+                .status
             })
         })
         .collect();
@@ -282,8 +329,14 @@ fn parallel_writes_during_a_sync_all_land() {
     }
     s.wait_job(&sync_id);
     for i in 0..20 {
-        assert_eq!(std::fs::read_to_string(root.join(format!("p/n{i}.md"))).unwrap(), format!("# N{i}\nrewritten{i} zeugma\n"));
-        assert_eq!(uris(&s.search(json!({ "query": format!("rewritten{i}") }))), vec![format!("svc://notes/p/n{i}.md")]);
+        assert_eq!(
+            std::fs::read_to_string(root.join(format!("p/n{i}.md"))).unwrap(),
+            format!("# N{i}\nrewritten{i} zeugma\n")
+        );
+        assert_eq!(
+            uris(&s.search(json!({ "query": format!("rewritten{i}") }))),
+            vec![format!("svc://notes/p/n{i}.md")]
+        );
     }
     assert_eq!(s.search(json!({ "query": "zeugma", "limit": 50 }))["results"].as_array().unwrap().len(), 20);
 }
@@ -301,7 +354,8 @@ fn kill_during_a_write_burst_leaves_old_or_new_files() {
     }
     s.sync(json!({}));
     // Addressed by URI: a note's docid follows its content, so it changes with every round.
-    let targets: Vec<String> = (0..30).map(|i| format!("/api/docs/%23000000?uri=svc%3A%2F%2Fnotes%2Fk%2Fn{i}.md")).collect();
+    let targets: Vec<String> =
+        (0..30).map(|i| format!("/api/docs/%23000000?uri=svc%3A%2F%2Fnotes%2Fk%2Fn{i}.md")).collect();
     let worker = s.child_pid("worker").expect("a worker to kill");
     let port = s.port;
     let written = Arc::new(AtomicUsize::new(0));
@@ -343,7 +397,11 @@ fn kill_during_a_write_burst_leaves_old_or_new_files() {
         let whole = t == old(i) || (0..=rounds).any(|r| t == new(r, i));
         assert!(whole, "note {i} is partial ({} bytes)", t.len());
     }
-    let leftovers: Vec<_> = std::fs::read_dir(root.join("k")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(root.join("k"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
     assert!(leftovers.len() <= 1, "at most the one write the kill interrupted leaves a temp file");
     s.wait_until(Duration::from_secs(10), |s| s.post("/api/search", json!({ "query": "x" })).status == 200);
     let done = s.sync(json!({}));
@@ -378,15 +436,23 @@ fn capture_with_provenance_never_replaces() {
     let again = s.post("/api/capture", json!({ "collection": "notes", "content": "An axolotl fact.\n" }));
     assert_eq!(again.status, 200);
     assert_eq!(again.json()["openedExisting"], true);
-    s.post("/api/capture", json!({ "collection": "notes", "relPath": "existing.md", "content": "x" })).assert_error(409, "CONFLICT");
+    s.post("/api/capture", json!({ "collection": "notes", "relPath": "existing.md", "content": "x" }))
+        .assert_error(409, "CONFLICT");
     assert!(std::fs::read_to_string(root.join("existing.md")).unwrap().contains("narwhal"));
-    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "overwrite": true })).assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "overwrite": true }))
+        .assert_error(400, "VALIDATION");
     s.post("/api/capture", json!({ "collection": "notes", "content": 12 })).assert_error(400, "VALIDATION");
     s.post("/api/capture", json!({ "collection": "notes" })).assert_error(400, "VALIDATION");
-    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "source": { "kind": "carrier-pigeon" } })).assert_error(400, "VALIDATION");
-    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "source": { "secret": "y" } })).assert_error(400, "VALIDATION");
-    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "relPath": "../x.md" })).assert_error(400, "VALIDATION");
-    let titled = s.post("/api/capture", json!({ "collection": "notes", "title": "Idea", "folderPath": "ideas", "presetId": "research-note" }));
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "source": { "kind": "carrier-pigeon" } }))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "source": { "secret": "y" } }))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/capture", json!({ "collection": "notes", "content": "x", "relPath": "../x.md" }))
+        .assert_error(400, "VALIDATION");
+    let titled = s.post(
+        "/api/capture",
+        json!({ "collection": "notes", "title": "Idea", "folderPath": "ideas", "presetId": "research-note" }),
+    );
     assert_eq!(titled.status, 202);
     assert_eq!(titled.json()["relPath"], "ideas/Idea.md");
 }

@@ -2,16 +2,19 @@
 
 use crate::query::KeywordQuery;
 use protocol::SearchFilters;
+use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Mutex;
-use std::collections::HashSet;
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
+    STRING,
 };
-use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 const STEMMED: &str = "svc_en_stem";
@@ -99,13 +102,19 @@ fn schema() -> (Schema, Fields) {
 }
 
 fn register_tokenizers(index: &Index) {
-    let mut stem = TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).dynamic();
+    let mut stem = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .dynamic();
     if let Some(stop) = StopWordFilter::new(Language::English) {
         stem = stem.filter_dynamic(stop);
     }
     let stem = stem.filter_dynamic(Stemmer::new(Language::English)).build();
     index.tokenizers().register(STEMMED, stem);
-    let plain = TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build();
+    let plain = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .build();
     index.tokenizers().register(PLAIN, plain);
 }
 
@@ -248,22 +257,33 @@ impl Bm25Index {
             out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
         }
         if filters.since_ms.is_some() || filters.until_ms.is_some() {
-            let lo = filters.since_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
-            let hi = filters.until_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
+            let lo =
+                filters.since_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
+            let hi =
+                filters.until_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
             out.push((Occur::Must, zero(Box::new(RangeQuery::new(lo, hi)))));
         }
         out
     }
 
     /// Top `limit` documents for the query under the filters: `(raw score, key)`, best first.
-    pub fn search(&self, q: &KeywordQuery, filters: &SearchFilters, limit: usize) -> Result<Vec<(f32, i64)>, Bm25Error> {
+    pub fn search(
+        &self,
+        q: &KeywordQuery,
+        filters: &SearchFilters,
+        limit: usize,
+    ) -> Result<Vec<(f32, i64)>, Bm25Error> {
         let f = self.fields;
         let w = WEIGHTS;
         let mut ranking: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let all_words: Vec<String> = q.words.iter().chain(q.phrases.iter()).cloned().collect();
-        for (field, weight) in
-            [(f.title, w.title), (f.title_plain, w.title_plain), (f.body, w.body), (f.body_plain, w.body_plain), (f.path, w.path)]
-        {
+        for (field, weight) in [
+            (f.title, w.title),
+            (f.title_plain, w.title_plain),
+            (f.body, w.body),
+            (f.body_plain, w.body_plain),
+            (f.path, w.path),
+        ] {
             if weight <= 0.0 {
                 continue;
             }
@@ -327,7 +347,16 @@ mod tests {
     use super::*;
 
     fn doc<'a>(key: i64, title: &'a str, body: &'a str, tags: &'a [String]) -> Bm25Doc<'a> {
-        Bm25Doc { key, collection: "notes", title, body, rel_path: "a.md", tags, categories: &[], modified_ms: key * 1000 }
+        Bm25Doc {
+            key,
+            collection: "notes",
+            title,
+            body,
+            rel_path: "a.md",
+            tags,
+            categories: &[],
+            modified_ms: key * 1000,
+        }
     }
 
     #[test]

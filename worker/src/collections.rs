@@ -3,7 +3,9 @@
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
 use crate::walk::FileMatcher;
 use crate::{catalog, git, runtime, Worker, WorkerError};
-use protocol::api::{CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted};
+use protocol::api::{
+    CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted,
+};
 use protocol::{AddCollection, ApiError, CollectionName, ErrorCode, JsonBody};
 use std::path::Path;
 use std::sync::Arc;
@@ -34,7 +36,9 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
     if !path.exists() {
         return Err(ApiError::new(ErrorCode::PathNotFound, format!("Path does not exist: {}", req.path)));
     }
-    let root = path.canonicalize().map_err(|e| ApiError::new(ErrorCode::PathNotFound, format!("Path is not accessible: {e}")))?;
+    let root = path
+        .canonicalize()
+        .map_err(|e| ApiError::new(ErrorCode::PathNotFound, format!("Path is not accessible: {e}")))?;
     if !root.is_dir() {
         return Err(ApiError::validation("path must be a folder"));
     }

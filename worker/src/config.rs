@@ -70,8 +70,10 @@ impl IndexConfig {
     }
 
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
-        let text = serde_norway::to_string(self).map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })?;
-        protocol::write_atomic(path, text.as_bytes()).map_err(|source| ConfigError::Write { path: path.display().to_string(), source })
+        let text = serde_norway::to_string(self)
+            .map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })?;
+        protocol::write_atomic(path, text.as_bytes())
+            .map_err(|source| ConfigError::Write { path: path.display().to_string(), source })
     }
 
     pub fn find(&self, name: &str) -> Option<&CollectionConfig> {

@@ -10,13 +10,14 @@ use crate::query::KeywordQuery;
 use crate::retrieve::{self, Scope};
 use crate::{runtime, uri, Worker};
 use protocol::api::{
-    ContentKind, ContentTypeSource, DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget,
-    DropReason, StageId, StageStatus, TargetStatus,
+    ContentKind, ContentTypeSource, DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage,
+    DiagnoseTarget, DropReason, StageId, StageStatus, TargetStatus,
 };
 use protocol::{ApiError, JsonBody, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
 
 /// The `reason` of the graph stage, which never runs.
-const GRAPH_REASON: &str = "Graph expansion is not part of this pipeline: no linked or similar documents are added to the candidates.";
+const GRAPH_REASON: &str =
+    "Graph expansion is not part of this pipeline: no linked or similar documents are added to the candidates.";
 
 fn skipped_stage(id: StageId) -> DiagnoseStage {
     DiagnoseStage {
@@ -106,7 +107,9 @@ fn stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<DiagnoseStage> {
     let mut out = vec![
         stage(StageId::Bm25, Some(&t.bm25), target, |_| in_fusion(target)),
         stage(StageId::Vector, t.vector.as_ref(), target, |_| in_fusion(target)),
-        stage(StageId::Fusion, Some(&t.fusion), target, |rank| rank <= fusion_cut && (t.rerank.is_some() || returned(target))),
+        stage(StageId::Fusion, Some(&t.fusion), target, |rank| {
+            rank <= fusion_cut && (t.rerank.is_some() || returned(target))
+        }),
         graph_stage(),
         stage(StageId::Rerank, t.rerank.as_ref(), target, |_| returned(target)),
     ];
@@ -146,7 +149,12 @@ fn content_type(ext: &str, mime: &str) -> (Option<ContentKind>, Option<ContentTy
 
 /// The `target` object. Every key is always there: null (or empty) where there is no
 /// document to say it.
-fn target_of(target_ref: &str, status: TargetStatus, found: Option<(&DocRow, usize)>, filter_reasons: &[&str]) -> DiagnoseTarget {
+fn target_of(
+    target_ref: &str,
+    status: TargetStatus,
+    found: Option<(&DocRow, usize)>,
+    filter_reasons: &[&str],
+) -> DiagnoseTarget {
     let mut t = DiagnoseTarget {
         target_ref: target_ref.to_string(),
         status,
@@ -199,7 +207,10 @@ fn single_filters(req: &SearchRequest) -> Vec<(&'static str, SearchRequest)> {
         out.push(("until", only(SearchFilters { until_ms: Some(v), ..Default::default() }, Vec::new())));
     }
     if !f.categories.is_empty() {
-        out.push(("categories", only(SearchFilters { categories: f.categories.clone(), ..Default::default() }, Vec::new())));
+        out.push((
+            "categories",
+            only(SearchFilters { categories: f.categories.clone(), ..Default::default() }, Vec::new()),
+        ));
     }
     if let Some(a) = &f.author {
         out.push(("author", only(SearchFilters { author: Some(a.clone()), ..Default::default() }, Vec::new())));
@@ -425,12 +436,15 @@ mod tests {
         let nf = wire(&target_of("#00000000", TargetStatus::NotFound, None, &[]));
         assert_eq!(keys(&nf), TARGET_KEYS);
         assert_eq!(nf["status"], "not_found");
-        assert!(nf["docid"].is_null() && nf["uri"].is_null() && nf["contentType"].is_null() && nf["chunkCount"].is_null());
+        assert!(
+            nf["docid"].is_null() && nf["uri"].is_null() && nf["contentType"].is_null() && nf["chunkCount"].is_null()
+        );
         assert_eq!(nf["categories"], json!([]));
         assert_eq!(nf["graphHints"], json!([]));
         assert_eq!(nf["filterReasons"], json!([]));
         let r = row();
-        let found = wire(&target_of("svc://notes/a/b.md", TargetStatus::FilteredOut, Some((&r, 3)), &["categories", "until"]));
+        let found =
+            wire(&target_of("svc://notes/a/b.md", TargetStatus::FilteredOut, Some((&r, 3)), &["categories", "until"]));
         assert_eq!(found["status"], "filtered_out");
         assert_eq!(keys(&found), TARGET_KEYS);
         assert_eq!(found["contentType"], "markdown");
@@ -451,7 +465,10 @@ mod tests {
         assert_eq!(content_type(".md", "text/markdown"), (Some(Markdown), Some(Extension)));
         assert_eq!(content_type(".TXT", ""), (Some(Text), Some(Extension)));
         assert_eq!(content_type(".pdf", "application/pdf"), (Some(Pdf), Some(Extension)));
-        assert_eq!(content_type("", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"), (Some(Docx), Some(Mime)));
+        assert_eq!(
+            content_type("", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+            (Some(Docx), Some(Mime))
+        );
         assert_eq!(content_type(".bin", "application/octet-stream"), (None, None));
         assert_eq!(wire(&Some(Markdown)), "markdown");
         assert_eq!(wire(&Some(Extension)), "extension");

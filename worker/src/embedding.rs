@@ -101,14 +101,21 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
 /// record, or of an orphan sweep cut short after forgetting a content that has come back
 /// since. Dropped once, so that the rounds only add.
 fn drop_leftovers(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
-    let leftovers: Vec<String> =
-        catalog::embed_backlog(&w.catalog.reader(), &key.name, usize::MAX)?.into_iter().map(|p| p.mirror_hash).collect();
+    let leftovers: Vec<String> = catalog::embed_backlog(&w.catalog.reader(), &key.name, usize::MAX)?
+        .into_iter()
+        .map(|p| p.mirror_hash)
+        .collect();
     vectors.remove(key, &leftovers)?;
     Ok(())
 }
 
 /// Rounds until the backlog is empty or the worker shuts down; returns the contents embedded.
-fn work_off_backlog(w: &Worker, vectors: &VectorStore, key: &TableKey, embedder: &Embedder) -> Result<usize, EmbedError> {
+fn work_off_backlog(
+    w: &Worker,
+    vectors: &VectorStore,
+    key: &TableKey,
+    embedder: &Embedder,
+) -> Result<usize, EmbedError> {
     let mut done = 0usize;
     while !w.cancel.load(Ordering::SeqCst) {
         let pending = catalog::embed_backlog(&w.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
@@ -126,7 +133,13 @@ fn work_off_backlog(w: &Worker, vectors: &VectorStore, key: &TableKey, embedder:
 /// Embeds one round and stores it; returns how many contents got in. When the model fails
 /// on a batch, the round is retried content by content, so that one content it cannot
 /// embed does not hold up the others. A vector-store or catalog error stops the run.
-fn embed_round(w: &Worker, vectors: &VectorStore, key: &TableKey, embedder: &Embedder, pending: &[PendingContent]) -> Result<usize, EmbedError> {
+fn embed_round(
+    w: &Worker,
+    vectors: &VectorStore,
+    key: &TableKey,
+    embedder: &Embedder,
+    pending: &[PendingContent],
+) -> Result<usize, EmbedError> {
     let (rows, embedded): (Vec<ChunkVector>, Vec<String>) = match embed_contents(w, embedder, pending) {
         Ok(rows) => (rows, pending.iter().map(|p| p.mirror_hash.clone()).collect()),
         Err(EmbedError::Model(e)) if is_content_error(&e) => {
@@ -143,7 +156,12 @@ fn embed_round(w: &Worker, vectors: &VectorStore, key: &TableKey, embedder: &Emb
 /// Each content on its own: the vectors of those the model embeds and their hashes; those
 /// it still fails on are recorded as failed. Stops early when the worker shuts down (what
 /// was not tried stays in the backlog).
-fn embed_one_by_one(w: &Worker, model: &str, embedder: &Embedder, pending: &[PendingContent]) -> Result<(Vec<ChunkVector>, Vec<String>), EmbedError> {
+fn embed_one_by_one(
+    w: &Worker,
+    model: &str,
+    embedder: &Embedder,
+    pending: &[PendingContent],
+) -> Result<(Vec<ChunkVector>, Vec<String>), EmbedError> {
     let mut rows = Vec::new();
     let mut embedded = Vec::new();
     for p in pending {

@@ -110,6 +110,9 @@ mod tests {
         assert_eq!(v["origin"], "create");
         let finished = rx.try_recv().unwrap();
         assert_eq!(finished.kind, "job-finished");
-        assert_eq!(std::str::from_utf8(&finished.data.bytes).unwrap(), r#"{"id":"j1","type":"sync","status":"completed"}"#);
+        assert_eq!(
+            std::str::from_utf8(&finished.data.bytes).unwrap(),
+            r#"{"id":"j1","type":"sync","status":"completed"}"#
+        );
     }
 }

@@ -78,7 +78,10 @@ impl Variants {
 }
 
 fn content_words(text: &str) -> Vec<String> {
-    const STOP: &[&str] = &["the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "how", "what", "why", "do", "does", "for", "on", "with"];
+    const STOP: &[&str] = &[
+        "the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "how", "what", "why", "do", "does", "for", "on",
+        "with",
+    ];
     text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
         .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))

@@ -84,7 +84,13 @@ pub fn fuse(lists: &[(Source, Vec<i64>)]) -> Vec<(i64, f32)> {
     }
     for (id, rank) in best_original {
         if let Some(s) = fused.get_mut(&id) {
-            *s += if rank == 1 { BONUS_TOP1 } else if rank <= TOP_N { BONUS_TOP_N } else { 0.0 };
+            *s += if rank == 1 {
+                BONUS_TOP1
+            } else if rank <= TOP_N {
+                BONUS_TOP_N
+            } else {
+                0.0
+            };
         }
     }
     let mut out: Vec<(i64, f32)> = fused.into_iter().collect();
@@ -139,7 +145,8 @@ pub fn detect_language(query: &str) -> &'static str {
         ("fr", &["le", "la", "les", "et", "est", "des", "une", "comment", "pourquoi", "avec", "pour", "du"]),
         ("es", &["el", "los", "las", "y", "es", "qué", "cómo", "por", "para", "con", "una", "del"]),
     ];
-    let words: Vec<String> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let words: Vec<String> =
+        query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
     let mut best = ("und", 0usize);
     for (lang, stop) in LANGS {
         let n = words.iter().filter(|w| stop.contains(&w.as_str())).count();
@@ -252,7 +259,8 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
                     Some(c) => c.clone(),
                     None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
                 };
-                let text = retrieve::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
+                let text =
+                    retrieve::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
                 passages.push(text.chars().take(RERANK_CHARS).collect::<String>());
             }
             drop(conn);
@@ -278,7 +286,8 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
         _ => fusion_scores.clone(),
     };
 
-    let mut order: Vec<(i64, f32, f32)> = fused.iter().zip(blended).map(|((id, fused), score)| (*id, score, *fused)).collect();
+    let mut order: Vec<(i64, f32, f32)> =
+        fused.iter().zip(blended).map(|((id, fused), score)| (*id, score, *fused)).collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut ranked: Vec<Ranked> = Vec::with_capacity(order.len());
     for (id, score, fused) in order {
@@ -309,7 +318,14 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
                 candidate_limit: Some(candidate_limit as u32),
             },
         },
-        trace: Trace { bm25: bm25_ids, vector: vector_ids, fusion: fusion_trace, rerank: rerank_trace, candidate_limit, returned },
+        trace: Trace {
+            bm25: bm25_ids,
+            vector: vector_ids,
+            fusion: fusion_trace,
+            rerank: rerank_trace,
+            candidate_limit,
+            returned,
+        },
     })
 }
 
@@ -319,7 +335,8 @@ mod tests {
 
     #[test]
     fn fusion_weights_ranks_and_rewards_top_ranks() {
-        let lists = vec![(Source::Bm25, vec![1, 2, 3]), (Source::Vector, vec![3, 2, 4]), (Source::Bm25Variant, vec![4])];
+        let lists =
+            vec![(Source::Bm25, vec![1, 2, 3]), (Source::Vector, vec![3, 2, 4]), (Source::Bm25Variant, vec![4])];
         let f = fuse(&lists);
         let score = |id| f.iter().find(|(i, _)| *i == id).map(|(_, s)| *s).unwrap();
         // 1 and 3 are first in an original list and get the big bonus.

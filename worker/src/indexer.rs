@@ -4,7 +4,9 @@
 //! on the event bus after it commits.
 
 use crate::bm25::{Bm25Doc, Bm25Index};
-use crate::catalog::{self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta};
+use crate::catalog::{
+    self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
+};
 use crate::config::CollectionConfig;
 use crate::events::EventBus;
 use crate::ingest::{self, ParsedDoc};
@@ -82,11 +84,17 @@ pub fn is_text_note(rel: &str) -> bool {
 }
 
 pub fn mime_and_ext(rel: &str) -> (String, String) {
-    let ext = Path::new(rel).extension().and_then(|e| e.to_str()).map(|e| format!(".{}", e.to_ascii_lowercase())).unwrap_or_default();
+    let ext = Path::new(rel)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| format!(".{}", e.to_ascii_lowercase()))
+        .unwrap_or_default();
     let mime = match source_kind(rel) {
         Some(SourceKind::Markdown) => "text/markdown".to_string(),
         Some(SourceKind::PlainText) => "text/plain".to_string(),
-        Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => kind.converter().map(|f| f.mime()).unwrap_or_default().to_string(),
+        Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => {
+            kind.converter().map(|f| f.mime()).unwrap_or_default().to_string()
+        }
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
     (mime, ext)
@@ -149,7 +157,15 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -
     if let Some(title) = title {
         doc.title = title;
     }
-    FileOutcome::Parsed(Box::new(Parsed { file, source_hash, canonical, mirror_hash, doc, previous: prev.cloned(), renamed_from: None }))
+    FileOutcome::Parsed(Box::new(Parsed {
+        file,
+        source_hash,
+        canonical,
+        mirror_hash,
+        doc,
+        previous: prev.cloned(),
+        renamed_from: None,
+    }))
 }
 
 /// A file whose bytes did not change but whose mtime did (and that may need reactivating).
@@ -209,7 +225,13 @@ pub enum FileSync {
 impl Indexer<'_> {
     /// Writes parsed files and touched rows in one transaction, journals each change, then
     /// feeds BM25 (not yet committed).
-    fn apply_batch(&self, coll: &str, parsed: &[Box<Parsed>], touched: &[Touch], origin: Origin) -> Result<BatchOutcome, SyncError> {
+    fn apply_batch(
+        &self,
+        coll: &str,
+        parsed: &[Box<Parsed>],
+        touched: &[Touch],
+        origin: Origin,
+    ) -> Result<BatchOutcome, SyncError> {
         let now = time_fmt::now_iso();
         let mut out = BatchOutcome::default();
         let mut ids = Vec::with_capacity(parsed.len());
@@ -221,7 +243,10 @@ impl Indexer<'_> {
             for p in parsed {
                 if let Some(old) = &p.renamed_from {
                     // Keep the row (and its history): it moves to the new path.
-                    tx.execute("UPDATE documents SET rel_path = ?2 WHERE id = ?1", rusqlite::params![old.id, p.file.rel])?;
+                    tx.execute(
+                        "UPDATE documents SET rel_path = ?2 WHERE id = ?1",
+                        rusqlite::params![old.id, p.file.rel],
+                    )?;
                 }
                 let before = match p.previous.as_ref().or(p.renamed_from.as_ref()) {
                     Some(prev) => catalog::docs_by_ids(&tx, &[prev.id])?.into_iter().next(),
@@ -230,7 +255,9 @@ impl Indexer<'_> {
                 let old_structure = match &before {
                     Some(row) => {
                         let text = catalog::content_text(&tx, &row.mirror_hash)?.unwrap_or_default();
-                        source_kind(&row.rel_path).map(|k| structure_of(&parse(&text, &row.rel_path, k))).unwrap_or_default()
+                        source_kind(&row.rel_path)
+                            .map(|k| structure_of(&parse(&text, &row.rel_path, k)))
+                            .unwrap_or_default()
                     }
                     None => Structure::default(),
                 };
@@ -270,7 +297,16 @@ impl Indexer<'_> {
                 let delta = StructureDelta::between(&old_structure, &structure_of(&p.doc));
                 catalog::record_change(
                     &tx,
-                    &ChangeRecord { kind, origin, collection: coll, doc_id: id, observed_at: &now, previous: previous.as_ref(), current: Some(&current), delta: &delta },
+                    &ChangeRecord {
+                        kind,
+                        origin,
+                        collection: coll,
+                        doc_id: id,
+                        observed_at: &now,
+                        previous: previous.as_ref(),
+                        current: Some(&current),
+                        delta: &delta,
+                    },
                 )?;
                 if before.is_some() && p.renamed_from.is_none() {
                     out.updated += 1;
@@ -367,9 +403,13 @@ impl Indexer<'_> {
             let gen = catalog::next_generation(&tx)?;
             let Some(before) = catalog::docs_by_ids(&tx, &[id])?.into_iter().next() else { return Ok(()) };
             catalog::drop_stale_row(&tx, &coll.name, new_rel, id)?;
-            tx.execute("UPDATE documents SET rel_path = ?2, gen = ?3 WHERE id = ?1", rusqlite::params![id, new_rel, gen])?;
+            tx.execute(
+                "UPDATE documents SET rel_path = ?2, gen = ?3 WHERE id = ?1",
+                rusqlite::params![id, new_rel, gen],
+            )?;
             let previous = snapshot(&coll.name, &before);
-            let current = Snapshot { rel_path: new_rel.to_string(), uri: uri::doc_uri(&coll.name, new_rel), ..previous.clone() };
+            let current =
+                Snapshot { rel_path: new_rel.to_string(), uri: uri::doc_uri(&coll.name, new_rel), ..previous.clone() };
             catalog::record_change(
                 &tx,
                 &ChangeRecord {
@@ -400,7 +440,13 @@ impl Indexer<'_> {
     }
 
     /// Commits BM25, records what it absorbed, and announces the changed documents.
-    fn finish(&self, coll: &str, absorbed: &[(i64, i64)], changed: &[(i64, String)], origin: Origin) -> Result<(), SyncError> {
+    fn finish(
+        &self,
+        coll: &str,
+        absorbed: &[(i64, i64)],
+        changed: &[(i64, String)],
+        origin: Origin,
+    ) -> Result<(), SyncError> {
         if absorbed.is_empty() {
             return Ok(());
         }
@@ -454,8 +500,11 @@ impl Indexer<'_> {
 
         // Active documents whose file is gone, by content: a new file with the same bytes is
         // the same document under a new path.
-        let mut vanished_by_hash: std::collections::HashMap<&str, &FileState> =
-            known.iter().filter(|(rel, st)| st.active && !seen.contains(*rel)).map(|(_, st)| (st.source_hash.as_str(), st)).collect();
+        let mut vanished_by_hash: std::collections::HashMap<&str, &FileState> = known
+            .iter()
+            .filter(|(rel, st)| st.active && !seen.contains(*rel))
+            .map(|(_, st)| (st.source_hash.as_str(), st))
+            .collect();
         let mut renamed: HashSet<i64> = HashSet::new();
         let mut absorbed: Vec<(i64, i64)> = Vec::new();
         let mut changed: Vec<(i64, String)> = Vec::new();
@@ -518,7 +567,13 @@ impl Indexer<'_> {
     }
 
     /// Syncs one file of a collection (after an API write): no walk, no rescan.
-    pub fn sync_file(&self, coll: &CollectionConfig, root: &Path, rel: &str, origin: Origin) -> Result<FileSync, SyncError> {
+    pub fn sync_file(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+        origin: Origin,
+    ) -> Result<FileSync, SyncError> {
         let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
         let abs = root.join(rel);
         let found = std::fs::metadata(&abs).ok().filter(|m| m.is_file()).map(|md| FoundFile {

@@ -2,12 +2,12 @@
 //! change config while holding the slot) and then runs on its own thread.
 
 use crate::catalog;
+use crate::catalog::Origin;
+use crate::config::CollectionConfig;
 use crate::time_fmt::now_ms;
 use crate::Worker;
 use protocol::api::{Job, JobConflictDetails, JobKind, JobStatus, SyncResult};
 use protocol::ApiError;
-use crate::catalog::Origin;
-use crate::config::CollectionConfig;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -117,9 +117,23 @@ impl Drop for JobSlot<'_> {
 impl Worker {
     /// Indexes one file on a background thread as a `sync` job; returns the job id at once.
     /// (Not an indexing job in the one-at-a-time sense: it touches one file.)
-    pub(crate) fn spawn_file_sync(self: &Arc<Self>, coll: CollectionConfig, root: PathBuf, rel: String, origin: Origin) -> String {
+    pub(crate) fn spawn_file_sync(
+        self: &Arc<Self>,
+        coll: CollectionConfig,
+        root: PathBuf,
+        rel: String,
+        origin: Origin,
+    ) -> String {
         let id = uuid::Uuid::new_v4().to_string();
-        let job = Job { id: id.clone(), kind: JobKind::Sync, status: JobStatus::Running, created_at: now_ms(), finished_at: None, result: None, error: None };
+        let job = Job {
+            id: id.clone(),
+            kind: JobKind::Sync,
+            status: JobStatus::Running,
+            created_at: now_ms(),
+            finished_at: None,
+            result: None,
+            error: None,
+        };
         if let Err(e) = catalog::insert_job(&self.catalog.writer(), &job) {
             tracing::error!("could not record job {id}: {e}");
         }
@@ -137,7 +151,14 @@ impl Worker {
             w.events.job_finished(&job_id, JobKind::Sync, status);
         });
         if let Err(e) = spawned {
-            let _ = catalog::finish_job(&self.catalog.writer(), &id, JobStatus::Failed, now_ms(), None, Some(&format!("could not start: {e}")));
+            let _ = catalog::finish_job(
+                &self.catalog.writer(),
+                &id,
+                JobStatus::Failed,
+                now_ms(),
+                None,
+                Some(&format!("could not start: {e}")),
+            );
         }
         id
     }
@@ -147,13 +168,22 @@ impl Worker {
     pub(crate) fn record_finished_job(&self, kind: JobKind, outcome: Result<&SyncResult, &str>) -> String {
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
-        let job = Job { id: id.clone(), kind, status: JobStatus::Running, created_at: now, finished_at: None, result: None, error: None };
+        let job = Job {
+            id: id.clone(),
+            kind,
+            status: JobStatus::Running,
+            created_at: now,
+            finished_at: None,
+            result: None,
+            error: None,
+        };
         let (status, result, error) = match outcome {
             Ok(r) => (JobStatus::Completed, Some(r), None),
             Err(e) => (JobStatus::Failed, None, Some(e)),
         };
         let conn = self.catalog.writer();
-        let recorded = catalog::insert_job(&conn, &job).and_then(|_| catalog::finish_job(&conn, &id, status, now, result, error));
+        let recorded =
+            catalog::insert_job(&conn, &job).and_then(|_| catalog::finish_job(&conn, &id, status, now, result, error));
         drop(conn);
         if let Err(e) = recorded {
             tracing::error!("could not record job {id}: {e}");

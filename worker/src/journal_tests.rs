@@ -3,7 +3,7 @@
 
 use crate::catalog::changes_of;
 use crate::Worker;
-use protocol::{AddCollection, DocRef, Dirs, Request, UpdateDoc};
+use protocol::{AddCollection, Dirs, DocRef, Request, UpdateDoc};
 use std::sync::Arc;
 
 fn worker(dir: &std::path::Path) -> Arc<Worker> {
@@ -61,8 +61,16 @@ fn lifecycle_is_journaled() {
     sync(&w);
     assert_eq!(kinds(&w, id), vec!["create", "update", "rename", "inactivate", "reactivate"]);
 
-    let docid = w.catalog.reader().query_row("SELECT docid FROM documents WHERE id = ?1", [id], |r| r.get::<_, String>(0)).unwrap();
-    let upd = UpdateDoc { doc: DocRef { docid: Some(docid), uri: None }, content: Some("# A\nnew\n".into()), ..Default::default() };
+    let docid = w
+        .catalog
+        .reader()
+        .query_row("SELECT docid FROM documents WHERE id = ?1", [id], |r| r.get::<_, String>(0))
+        .unwrap();
+    let upd = UpdateDoc {
+        doc: DocRef { docid: Some(docid), uri: None },
+        content: Some("# A\nnew\n".into()),
+        ..Default::default()
+    };
     w.handle(Request::UpdateDoc(upd)).unwrap();
     let rows = changes_of(&w.catalog.reader(), id).unwrap();
     assert_eq!((rows[5].0.as_str(), rows[5].1.as_str()), ("update", "save"));

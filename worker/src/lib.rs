@@ -15,12 +15,16 @@ mod hybrid;
 mod indexer;
 pub mod ingest;
 mod jobs;
+#[cfg(test)]
+mod journal_tests;
 mod links;
 mod model_api;
 pub mod models;
 mod query;
 mod reads;
 mod refactor;
+#[cfg(test)]
+mod reply_tests;
 mod retrieve;
 mod search;
 mod server;
@@ -31,10 +35,6 @@ mod vectors;
 mod vsearch;
 mod walk;
 mod write;
-#[cfg(test)]
-mod journal_tests;
-#[cfg(test)]
-mod reply_tests;
 
 use bm25::Bm25Index;
 use catalog::Catalog;
@@ -258,7 +258,9 @@ pub(crate) fn normalize_tags(raw: &[String]) -> Result<Vec<String>, ApiError> {
     let mut out = Vec::with_capacity(raw.len());
     for t in raw {
         let n = ingest::normalize_tag(t).ok_or_else(|| {
-            ApiError::validation(format!("Invalid tag: {t:?}. Tags are letters, digits, '-', '_' and '.', with '/' between levels"))
+            ApiError::validation(format!(
+                "Invalid tag: {t:?}. Tags are letters, digits, '-', '_' and '.', with '/' between levels"
+            ))
         })?;
         if !out.contains(&n) {
             out.push(n);

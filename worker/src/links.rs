@@ -7,8 +7,8 @@ use crate::catalog::{self, DocRow, LinkRow};
 use crate::reads::resolve_doc;
 use crate::{runtime, uri, Worker};
 use protocol::api::{
-    Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode, GraphResponse, LinksMeta,
-    LinksResponse, OutgoingLink,
+    Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
+    GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
 };
 use protocol::{ApiError, DocRef, GraphQuery, JsonBody, LinkKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -77,7 +77,9 @@ impl Resolver {
         if let Some(id) = self.by_title.get(&key(&r)).or_else(|| self.by_title.get(&key(bare))) {
             return Some(*id);
         }
-        if let Some(id) = self.by_path_lower.get(&key(&r)).or_else(|| self.by_path_lower.get(&key(&format!("{bare}.md")))) {
+        if let Some(id) =
+            self.by_path_lower.get(&key(&r)).or_else(|| self.by_path_lower.get(&key(&format!("{bare}.md"))))
+        {
             return Some(*id);
         }
         if !bare.contains('/') {
@@ -270,10 +272,15 @@ const MAX_SIMILARITY_NODES: usize = 1500;
 
 /// `similar` edges between the nodes: each node's `similarTopK` nearest others by their
 /// `seq = 0` vectors (no fallback), above `threshold`, each pair once.
-fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], q: &GraphQuery) -> Result<(Vec<GraphEdge>, bool), ApiError> {
+fn similarity_edges(
+    ctx: &crate::vsearch::VectorContext<'_>,
+    nodes: &[&DocRow],
+    q: &GraphQuery,
+) -> Result<(Vec<GraphEdge>, bool), ApiError> {
     let hashes: Vec<String> = nodes.iter().map(|d| d.mirror_hash.clone()).collect();
     let vectors = ctx.store.first_vectors(&ctx.key, &hashes).map_err(runtime)?;
-    let with: Vec<(&DocRow, &Vec<f32>)> = nodes.iter().filter_map(|d| vectors.get(&d.mirror_hash).map(|v| (*d, v))).collect();
+    let with: Vec<(&DocRow, &Vec<f32>)> =
+        nodes.iter().filter_map(|d| vectors.get(&d.mirror_hash).map(|v| (*d, v))).collect();
     let truncated = with.len() > MAX_SIMILARITY_NODES;
     let with = &with[..with.len().min(MAX_SIMILARITY_NODES)];
     let mut pairs: BTreeMap<(usize, usize), f32> = BTreeMap::new();
@@ -282,7 +289,9 @@ fn similarity_edges(ctx: &crate::vsearch::VectorContext<'_>, nodes: &[&DocRow], 
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
-            .map(|(j, (_, b))| (j, crate::vectors::distance_to_score(1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>())))
+            .map(|(j, (_, b))| {
+                (j, crate::vectors::distance_to_score(1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>()))
+            })
             .filter(|(_, s)| f64::from(*s) >= q.threshold)
             .collect();
         near.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));

@@ -10,7 +10,11 @@ use std::sync::Arc;
 
 pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
     let active = w.models.preset().id;
-    JsonBody::of(&PresetsResponse { presets: presets::views(active), active_preset: active.to_string(), capabilities: w.capabilities() })
+    JsonBody::of(&PresetsResponse {
+        presets: presets::views(active),
+        active_preset: active.to_string(),
+        capabilities: w.capabilities(),
+    })
 }
 
 /// Switches the active preset (saved in `index.yml`); the new models load on next use and
@@ -35,7 +39,8 @@ pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
         active_preset: preset.id.to_string(),
         embed_model_changed: changed,
         capabilities: w.capabilities(),
-        note: changed.then(|| "The embedding model changed: documents are embedded again in the background.".to_string()),
+        note: changed
+            .then(|| "The embedding model changed: documents are embedded again in the background.".to_string()),
     })
 }
 
@@ -53,7 +58,10 @@ pub fn pull(w: &Arc<Worker>) -> Result<JsonBody, ApiError> {
         w.pulls.run_failed(&e.to_string());
         return Err(ApiError::runtime(format!("could not start the download: {e}")));
     }
-    JsonBody::of(&PullStarted { started: true, message: "Download started. Poll /api/models/status for progress.".to_string() })
+    JsonBody::of(&PullStarted {
+        started: true,
+        message: "Download started. Poll /api/models/status for progress.".to_string(),
+    })
 }
 
 pub fn status(w: &Worker) -> Result<JsonBody, ApiError> {

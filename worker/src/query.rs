@@ -105,7 +105,8 @@ mod tests {
 
     #[test]
     fn long_natural_language_questions_parse() {
-        let q = KeywordQuery::parse("What is the effect of 0-dimensional biomaterials (e.g. nanoparticles) on cells?").unwrap();
+        let q = KeywordQuery::parse("What is the effect of 0-dimensional biomaterials (e.g. nanoparticles) on cells?")
+            .unwrap();
         assert!(q.words.len() > 8);
     }
 

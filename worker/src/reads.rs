@@ -4,7 +4,8 @@ use crate::catalog::{self, DocRow, DOC_COLUMNS};
 use crate::indexer::{source_kind, SourceKind};
 use crate::{ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{
-    DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
+    DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta,
+    TagsResponse,
 };
 use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortOrder};
 use rusqlite::types::Value as SqlValue;
@@ -15,7 +16,8 @@ use std::path::Path;
 pub(crate) fn resolve_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
     let conn = w.catalog.reader();
     let found = if let Some(u) = r.uri.as_deref().filter(|u| !u.is_empty()) {
-        let (collection, rel) = uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
+        let (collection, rel) =
+            uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
         catalog::doc_by_path(&conn, &collection, &rel).map_err(runtime)?
     } else if let Some(id) = r.docid.as_deref() {
         catalog::doc_by_docid(&conn, id).map_err(runtime)?
@@ -62,7 +64,10 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
             args.push(SqlValue::Text(t.clone()));
             marks.push(format!("?{}", args.len()));
         }
-        clauses.push(format!("EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({}))", marks.join(",")));
+        clauses.push(format!(
+            "EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({}))",
+            marks.join(",")
+        ));
     }
     let filter = clauses.join(" AND ");
     let dir = if q.sort_order == SortOrder::Asc { "ASC" } else { "DESC" };
@@ -77,12 +82,18 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
     let conn = w.catalog.reader();
     let filter_args = &args[..];
     let total: i64 = conn
-        .query_row(&format!("SELECT COUNT(*) FROM documents d WHERE {filter}"), rusqlite::params_from_iter(filter_args.iter()), |r| r.get(0))
+        .query_row(
+            &format!("SELECT COUNT(*) FROM documents d WHERE {filter}"),
+            rusqlite::params_from_iter(filter_args.iter()),
+            |r| r.get(0),
+        )
         .map_err(runtime)?;
     let fields: BTreeSet<String> = {
         let sql = format!("SELECT DISTINCT j.key FROM documents d, json_each(d.date_fields) j WHERE {filter}");
         let mut stmt = conn.prepare(&sql).map_err(runtime)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(filter_args.iter()), |r| r.get::<_, String>(0)).map_err(runtime)?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(filter_args.iter()), |r| r.get::<_, String>(0))
+            .map_err(runtime)?;
         rows.filter_map(Result::ok).collect()
     };
     let mut page_args = args.clone();
@@ -97,7 +108,8 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
     );
     let rows: Vec<DocRow> = {
         let mut stmt = conn.prepare(&sql).map_err(runtime)?;
-        let it = stmt.query_map(rusqlite::params_from_iter(page_args.iter()), catalog::doc_from_row).map_err(runtime)?;
+        let it =
+            stmt.query_map(rusqlite::params_from_iter(page_args.iter()), catalog::doc_from_row).map_err(runtime)?;
         it.collect::<Result<_, _>>().map_err(runtime)?
     };
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
@@ -171,5 +183,8 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
             .collect(),
         _ => Vec::new(),
     };
-    JsonBody::of(&SectionsResponse { meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid }, sections })
+    JsonBody::of(&SectionsResponse {
+        meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid },
+        sections,
+    })
 }

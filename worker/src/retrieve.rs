@@ -96,7 +96,8 @@ pub struct Scope {
 impl Scope {
     /// Fails with 404 when the request names a collection that does not exist.
     pub fn of(w: &Worker, req: &SearchRequest) -> Result<Self, ApiError> {
-        let roots: HashMap<String, String> = w.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
+        let roots: HashMap<String, String> =
+            w.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
         if let Some(c) = &req.filters.collection {
             if !roots.contains_key(c) {
                 return Err(ApiError::not_found(format!("Collection not found: {c}")));
@@ -157,7 +158,12 @@ pub fn query_terms(query: &str) -> Vec<String> {
 
 /// The chunk that holds the most query terms (intent terms count 0.3, the chunk that
 /// matched a vector search 0.2); ties go to the earlier chunk.
-pub fn best_chunk<'a>(chunks: &'a [ChunkRow], terms: &[String], intent: &[String], matched: Option<u32>) -> Option<&'a ChunkRow> {
+pub fn best_chunk<'a>(
+    chunks: &'a [ChunkRow],
+    terms: &[String],
+    intent: &[String],
+    matched: Option<u32>,
+) -> Option<&'a ChunkRow> {
     let hits = |text: &str, ts: &[String]| -> f32 {
         let lower = text.to_lowercase();
         ts.iter().filter(|t| lower.contains(t.as_str())).count() as f32
@@ -174,7 +180,13 @@ pub fn best_chunk<'a>(chunks: &'a [ChunkRow], terms: &[String], intent: &[String
 }
 
 /// The contract's result entries for ranked documents.
-pub fn results(w: &Worker, scope: &Scope, ranked: Vec<Ranked>, terms: &[String], intent: &[String]) -> Result<Vec<SearchResult>, ApiError> {
+pub fn results(
+    w: &Worker,
+    scope: &Scope,
+    ranked: Vec<Ranked>,
+    terms: &[String],
+    intent: &[String],
+) -> Result<Vec<SearchResult>, ApiError> {
     let conn = w.catalog.reader();
     let ids: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
     let tags = catalog::tags_of(&conn, &ids).map_err(runtime)?;
@@ -192,7 +204,8 @@ pub fn results(w: &Worker, scope: &Scope, ranked: Vec<Ranked>, terms: &[String],
             }
             None => (ChunkRef { text: row.title.clone(), index: 0 }, row.title.clone(), row.body_start_line),
         };
-        let abs = scope.roots.get(&row.collection).map(|root| Path::new(root).join(&row.rel_path)).filter(|p| p.is_file());
+        let abs =
+            scope.roots.get(&row.collection).map(|root| Path::new(root).join(&row.rel_path)).filter(|p| p.is_file());
         out.push(SearchResult {
             docid: row.docid.clone(),
             uri: uri::doc_uri(&row.collection, &row.rel_path),

@@ -12,7 +12,13 @@ use std::collections::HashMap;
 const MAX_CANDIDATES: usize = 1000;
 
 /// BM25 candidates for a parsed query: `(raw score, row)`, best first, admitted by the scope.
-pub fn bm25_candidates(w: &Worker, scope: &Scope, q: &KeywordQuery, req: &SearchRequest, n: usize) -> Result<Vec<Ranked>, ApiError> {
+pub fn bm25_candidates(
+    w: &Worker,
+    scope: &Scope,
+    q: &KeywordQuery,
+    req: &SearchRequest,
+    n: usize,
+) -> Result<Vec<Ranked>, ApiError> {
     let hits = w.bm25.search(q, &req.filters, n.clamp(1, MAX_CANDIDATES)).map_err(runtime)?;
     let conn = w.catalog.reader();
     let keys: Vec<i64> = hits.iter().map(|(_, k)| *k).collect();

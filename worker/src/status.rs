@@ -31,7 +31,13 @@ impl Worker {
             .iter()
             .map(|c| {
                 let (docs, chunks) = counts.get(&c.name).copied().unwrap_or((0, 0));
-                CollectionStatus { name: c.name.clone(), path: c.path.clone(), document_count: docs, chunk_count: chunks, embedded_count: embedded.get(&c.name).copied().unwrap_or(0) }
+                CollectionStatus {
+                    name: c.name.clone(),
+                    path: c.path.clone(),
+                    document_count: docs,
+                    chunk_count: chunks,
+                    embedded_count: embedded.get(&c.name).copied().unwrap_or(0),
+                }
             })
             .collect();
         Ok(StatusSnapshot {

@@ -5,8 +5,16 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_AL
 pub const SCHEME: &str = "svc://";
 
 /// What `encodeURIComponent` leaves alone.
-const COMPONENT: &AsciiSet =
-    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'!').remove(b'~').remove(b'*').remove(b'\'').remove(b'(').remove(b')');
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
 
 pub fn doc_uri(collection: &str, rel_path: &str) -> String {
     let path: Vec<String> = rel_path.split('/').map(|s| utf8_percent_encode(s, COMPONENT).to_string()).collect();

@@ -107,7 +107,11 @@ struct LanceRuntime(Option<tokio::runtime::Runtime>);
 
 impl LanceRuntime {
     fn new() -> std::io::Result<Self> {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("lancedb").enable_all().build()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("lancedb")
+            .enable_all()
+            .build()?;
         Ok(LanceRuntime(Some(rt)))
     }
 
@@ -149,7 +153,11 @@ fn schema(dim: usize) -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("mirror_hash", DataType::Utf8, false),
         Field::new("seq", DataType::UInt32, false),
-        Field::new("vector", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32), false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32),
+            false,
+        ),
     ]))
 }
 
@@ -171,8 +179,12 @@ fn rows_of(batches: &[RecordBatch]) -> Result<Vec<(String, u32, Option<Vec<f32>>
     let mut out = Vec::new();
     for b in batches {
         let col = |name: &str| b.column_by_name(name);
-        let hashes = col("mirror_hash").and_then(|c| c.as_any().downcast_ref::<StringArray>()).ok_or_else(|| VectorError::Data("no mirror_hash column".into()))?;
-        let seqs = col("seq").and_then(|c| c.as_any().downcast_ref::<UInt32Array>()).ok_or_else(|| VectorError::Data("no seq column".into()))?;
+        let hashes = col("mirror_hash")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .ok_or_else(|| VectorError::Data("no mirror_hash column".into()))?;
+        let seqs = col("seq")
+            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+            .ok_or_else(|| VectorError::Data("no seq column".into()))?;
         let vectors = col("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>());
         let dists = col("_distance").and_then(|c| c.as_any().downcast_ref::<Float32Array>());
         for i in 0..b.num_rows() {
@@ -224,7 +236,11 @@ impl VectorStore {
             return Ok(None);
         };
         let has_index = self.rt.block_on(table.list_indices())?.iter().any(|i| i.columns.iter().any(|c| c == "vector"));
-        let ann_probes = if has_index { std::fs::read_to_string(self.ann_marker(key)).ok().and_then(|m| parse_marker(&m)) } else { None };
+        let ann_probes = if has_index {
+            std::fs::read_to_string(self.ann_marker(key)).ok().and_then(|m| parse_marker(&m))
+        } else {
+            None
+        };
         let state = Arc::new(TableState { table, ann_probes });
         tables.insert(key.clone(), Arc::clone(&state));
         Ok(Some(state))
@@ -348,7 +364,9 @@ impl VectorStore {
             .distance_type(DistanceType::Cosine)
             .num_partitions(partitions)
             .num_sub_vectors(sub_vectors);
-        self.rt.block_on(t.table.create_index(&["vector"], lancedb::index::Index::IvfPq(builder)).replace(true).execute())?;
+        self.rt.block_on(
+            t.table.create_index(&["vector"], lancedb::index::Index::IvfPq(builder)).replace(true).execute(),
+        )?;
         let probes = probes_for(partitions);
         let recall = self.measure_recall(&t, RECALL_PROBES, rows, probes)?;
         let ok = recall >= RECALL_TARGET;
@@ -451,7 +469,11 @@ mod tests {
             ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
         };
         let rows: Vec<ChunkVector> = (0..600)
-            .map(|i| ChunkVector { mirror_hash: format!("{i:04x}"), seq: 0, vector: unit(&(0..16).map(|_| next()).collect::<Vec<_>>()) })
+            .map(|i| ChunkVector {
+                mirror_hash: format!("{i:04x}"),
+                seq: 0,
+                vector: unit(&(0..16).map(|_| next()).collect::<Vec<_>>()),
+            })
             .collect();
         store.add(&key, &rows).unwrap();
         assert_eq!(store.maybe_index(&key, 1_000).unwrap(), None, "below the threshold nothing is built");

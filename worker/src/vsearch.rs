@@ -74,7 +74,12 @@ impl VectorContext<'_> {
 
 /// Documents for chunk hits, best chunk per document, in hit order, admitted by the scope
 /// and the request's filters. Scores are the vector similarities (0..1).
-pub fn documents_for_hits(w: &Worker, scope: &Scope, req: &SearchRequest, hits: &[VectorHit]) -> Result<Vec<Ranked>, ApiError> {
+pub fn documents_for_hits(
+    w: &Worker,
+    scope: &Scope,
+    req: &SearchRequest,
+    hits: &[VectorHit],
+) -> Result<Vec<Ranked>, ApiError> {
     let allowed = w.bm25.filter_keys(&req.filters).map_err(runtime)?;
     let hashes: Vec<String> = {
         let mut seen = HashSet::new();
@@ -94,7 +99,13 @@ pub fn documents_for_hits(w: &Worker, scope: &Scope, req: &SearchRequest, hits: 
                 continue;
             }
             if let Some(chunks) = scope.admit(&conn, row)? {
-                out.push(Ranked { score: hit.score, relevance: hit.score, row: row.clone(), seq: Some(hit.seq), chunks });
+                out.push(Ranked {
+                    score: hit.score,
+                    relevance: hit.score,
+                    row: row.clone(),
+                    seq: Some(hit.seq),
+                    chunks,
+                });
             }
         }
     }
@@ -104,12 +115,21 @@ pub fn documents_for_hits(w: &Worker, scope: &Scope, req: &SearchRequest, hits: 
 /// How many chunks to fetch for `docs` documents (chunks repeat documents; filters drop some).
 pub fn chunk_pool(docs: usize, filtered: bool) -> usize {
     let base = (docs * 4).max(50);
-    if filtered { base * 3 } else { base }
+    if filtered {
+        base * 3
+    } else {
+        base
+    }
 }
 
 pub fn has_filters(req: &SearchRequest) -> bool {
     let f = &req.filters;
-    f.collection.is_some() || f.since_ms.is_some() || f.until_ms.is_some() || !f.categories.is_empty() || !f.tags_all.is_empty() || !f.tags_any.is_empty()
+    f.collection.is_some()
+        || f.since_ms.is_some()
+        || f.until_ms.is_some()
+        || !f.categories.is_empty()
+        || !f.tags_all.is_empty()
+        || !f.tags_any.is_empty()
 }
 
 /// `POST /api/vsearch`.
@@ -131,7 +151,13 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
         mode: SearchMode::Vector,
         query_language: None,
         results,
-        meta: SearchMeta { total_results: total, recency_ordered: recency, expanded: Some(false), vectors_used: Some(true), ..Default::default() },
+        meta: SearchMeta {
+            total_results: total,
+            recency_ordered: recency,
+            expanded: Some(false),
+            vectors_used: Some(true),
+            ..Default::default()
+        },
     })
 }
 
@@ -176,7 +202,12 @@ pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<JsonBody, A
         }
     }
     JsonBody::of(&SimilarResponse {
-        meta: SimilarMeta { docid: row.docid, total_results: out.len() as u64, threshold: q.threshold, cross_collection: q.cross_collection },
+        meta: SimilarMeta {
+            docid: row.docid,
+            total_results: out.len() as u64,
+            threshold: q.threshold,
+            cross_collection: q.cross_collection,
+        },
         similar: out,
     })
 }

@@ -82,9 +82,11 @@ pub fn mtime_ns(md: &std::fs::Metadata) -> i64 {
 /// when their target stays inside `root`.
 pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
     let mut out = Vec::new();
-    let it = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name().into_iter().filter_entry(|e| {
-        e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| ALWAYS_EXCLUDED.contains(&n))
-    });
+    let it = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| ALWAYS_EXCLUDED.contains(&n)));
     for entry in it {
         let entry = match entry {
             Ok(e) => e,

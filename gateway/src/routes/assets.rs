@@ -33,7 +33,8 @@ pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: Heade
     let Ok(info) = serde_json::from_slice::<serde_json::Value>(&resolved.bytes) else {
         return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
     };
-    let (Some(path), Some(mime), Some(name)) = (info["absPath"].as_str(), info["mime"].as_str(), info["name"].as_str()) else {
+    let (Some(path), Some(mime), Some(name)) = (info["absPath"].as_str(), info["mime"].as_str(), info["name"].as_str())
+    else {
         return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
     };
     let Ok(mut file) = tokio::fs::File::open(path).await else {
@@ -79,7 +80,10 @@ pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: Heade
     set(header::CONTENT_LENGTH, len.to_string());
     set(header::ACCEPT_RANGES, "bytes".into());
     set(header::CACHE_CONTROL, "no-store".into());
-    set(header::CONTENT_DISPOSITION, format!("inline; filename*=UTF-8''{}", utf8_percent_encode(name, NON_ALPHANUMERIC)));
+    set(
+        header::CONTENT_DISPOSITION,
+        format!("inline; filename*=UTF-8''{}", utf8_percent_encode(name, NON_ALPHANUMERIC)),
+    );
     if let Some(r) = range {
         set(header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.start(), r.end()));
     }

@@ -1,8 +1,8 @@
 //! Documents, tags, links and the graph.
 
+use super::call;
 use crate::error::ApiReply;
 use crate::extract::Params;
-use super::call;
 use crate::AppState;
 use axum::extract::{Path, State};
 use protocol::{ApiError, DocRef, DocsQuery, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
@@ -25,7 +25,10 @@ pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
 }
 
 pub async fn tags(State(s): State<AppState>, p: Params) -> ApiReply {
-    let prefix = p.str_opt("prefix").map(|x| x.trim().trim_start_matches('#').trim_end_matches('/').to_lowercase()).filter(|x| !x.is_empty());
+    let prefix = p
+        .str_opt("prefix")
+        .map(|x| x.trim().trim_start_matches('#').trim_end_matches('/').to_lowercase())
+        .filter(|x| !x.is_empty());
     let collection = p.str_opt("collection").map(|c| c.to_lowercase());
     call(&s, Ok(Request::ListTags { collection, prefix })).await
 }

@@ -1,9 +1,9 @@
 //! `POST /api/search`: validates and normalizes the body, then asks the worker.
 
+use super::call;
 use crate::dates::{parse_bound, Bound};
 use crate::error::ApiReply;
 use crate::extract::Payload;
-use super::call;
 use crate::AppState;
 use axum::extract::State;
 use protocol::{ApiError, QueryMode, QueryModeKind, QueryRequest, Request, SearchFilters, SearchRequest};
@@ -77,7 +77,9 @@ fn query_modes(body: &Payload) -> Result<Vec<QueryMode>, ApiError> {
     }
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        let (Some(mode), Some(text)) = (item.get("mode").and_then(Value::as_str), item.get("text").and_then(Value::as_str)) else {
+        let (Some(mode), Some(text)) =
+            (item.get("mode").and_then(Value::as_str), item.get("text").and_then(Value::as_str))
+        else {
             return Err(bad("entries need a string mode and a string text"));
         };
         let kind = match mode {

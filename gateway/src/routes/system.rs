@@ -12,7 +12,8 @@ pub async fn health() -> ApiReply {
 
 /// The worker's last published snapshot, marked unhealthy while the worker is down.
 fn snapshot(state: &AppState) -> StatusSnapshot {
-    let read = std::fs::read(state.dirs.status_file()).ok().and_then(|b| serde_json::from_slice::<StatusSnapshot>(&b).ok());
+    let read =
+        std::fs::read(state.dirs.status_file()).ok().and_then(|b| serde_json::from_slice::<StatusSnapshot>(&b).ok());
     let mut s = read.unwrap_or_else(|| StatusSnapshot {
         index_name: state.dirs.index_name.clone(),
         config_path: state.dirs.config_file().display().to_string(),

@@ -82,7 +82,16 @@ mod tests {
         assert_eq!(allowed("cmaps/78-H.bcmap").unwrap().0, "cmaps/78-H.bcmap");
         assert_eq!(allowed("standard_fonts/FoxitSerif.pfb").unwrap().1, "application/octet-stream");
         assert_eq!(allowed("standard_fonts/LiberationSans-Regular.ttf").unwrap().1, "font/ttf");
-        for bad in ["pdf.mjs", "cmaps/../package.json", "cmaps/a/b.bcmap", "cmaps/x.txt", "standard_fonts/..ttf", "cmaps/.bcmap", "../build/pdf.worker.min.mjs", "cmaps/a\\b.bcmap"] {
+        for bad in [
+            "pdf.mjs",
+            "cmaps/../package.json",
+            "cmaps/a/b.bcmap",
+            "cmaps/x.txt",
+            "standard_fonts/..ttf",
+            "cmaps/.bcmap",
+            "../build/pdf.worker.min.mjs",
+            "cmaps/a\\b.bcmap",
+        ] {
             assert!(allowed(bad).is_none(), "{bad}");
         }
     }

@@ -1,9 +1,9 @@
 //! Document writes: create, update, deactivate, folders, note presets.
 
+use super::call;
 use crate::error::ApiReply;
 use crate::extract::{Params, Payload};
 use crate::routes::docs::doc_ref;
-use super::call;
 use crate::AppState;
 use axum::extract::{Path, State};
 use protocol::{ApiError, ApplyConfirmation, CollisionPolicy, CreateDoc, RefactorOp, Request, UpdateDoc};
@@ -15,7 +15,11 @@ fn collision(body: &Payload) -> Result<CollisionPolicy, ApiError> {
         Some("error") => CollisionPolicy::Error,
         Some("open_existing") => CollisionPolicy::OpenExisting,
         Some("create_with_suffix") => CollisionPolicy::CreateWithSuffix,
-        Some(other) => return Err(ApiError::validation(format!("Unknown collisionPolicy {other:?}: use error, open_existing or create_with_suffix"))),
+        Some(other) => {
+            return Err(ApiError::validation(format!(
+                "Unknown collisionPolicy {other:?}: use error, open_existing or create_with_suffix"
+            )))
+        }
     };
     Ok(if overwrite { CollisionPolicy::Overwrite } else { policy })
 }
@@ -86,8 +90,21 @@ pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
 }
 
 const SOURCE_KINDS: &[&str] = &["direct", "web", "email", "meeting", "chat", "file", "api", "unknown"];
-const SOURCE_FIELDS: &[&str] =
-    &["kind", "title", "url", "uri", "docid", "mime", "ext", "author", "canonicalUrl", "site", "publishedAt", "observedAt", "externalId"];
+const SOURCE_FIELDS: &[&str] = &[
+    "kind",
+    "title",
+    "url",
+    "uri",
+    "docid",
+    "mime",
+    "ext",
+    "author",
+    "canonicalUrl",
+    "site",
+    "publishedAt",
+    "observedAt",
+    "externalId",
+];
 const MAX_SOURCE_VALUE: usize = 2048;
 
 fn source(body: &Payload) -> Result<Vec<(String, String)>, ApiError> {
@@ -102,8 +119,14 @@ fn source(body: &Payload) -> Result<Vec<(String, String)>, ApiError> {
     for key in SOURCE_FIELDS {
         match obj.get(*key) {
             None | Some(serde_json::Value::Null) => {}
-            Some(serde_json::Value::String(s)) if s.len() <= MAX_SOURCE_VALUE && !s.contains('\0') => out.push((key.to_string(), s.clone())),
-            Some(_) => return Err(ApiError::validation(format!("source.{key} must be a string of at most {MAX_SOURCE_VALUE} bytes"))),
+            Some(serde_json::Value::String(s)) if s.len() <= MAX_SOURCE_VALUE && !s.contains('\0') => {
+                out.push((key.to_string(), s.clone()))
+            }
+            Some(_) => {
+                return Err(ApiError::validation(format!(
+                    "source.{key} must be a string of at most {MAX_SOURCE_VALUE} bytes"
+                )))
+            }
         }
     }
     match out.iter().find(|(k, _)| k == "kind") {
@@ -121,7 +144,9 @@ fn source(body: &Payload) -> Result<Vec<(String, String)>, ApiError> {
 pub async fn capture(State(s): State<AppState>, body: Payload) -> ApiReply {
     let req = (|| -> Result<protocol::Capture, ApiError> {
         if body.0.contains_key("overwrite") {
-            return Err(ApiError::validation("capture does not accept overwrite: a capture never replaces a file (use collisionPolicy)"));
+            return Err(ApiError::validation(
+                "capture does not accept overwrite: a capture never replaces a file (use collisionPolicy)",
+            ));
         }
         let collision = match body.str_opt("collisionPolicy")?.as_deref() {
             None => None,
@@ -156,7 +181,9 @@ fn refactor_op(kind: &str, body: &Payload) -> Result<RefactorOp, ApiError> {
             folder_path: body.str_opt("folderPath")?.ok_or_else(|| ApiError::validation("folderPath is required"))?,
             name: body.str_opt("name")?,
         }),
-        "duplicate" => Ok(RefactorOp::Duplicate { folder_path: body.str_opt("folderPath")?, name: body.str_opt("name")? }),
+        "duplicate" => {
+            Ok(RefactorOp::Duplicate { folder_path: body.str_opt("folderPath")?, name: body.str_opt("name")? })
+        }
         other => Err(ApiError::validation(format!("Unsupported operation {other:?}: use rename, move or duplicate"))),
     }
 }

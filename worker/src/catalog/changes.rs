@@ -77,10 +77,7 @@ pub struct StructureDelta {
 }
 
 fn set_delta(old: &BTreeSet<String>, new: &BTreeSet<String>) -> SetDelta {
-    SetDelta {
-        added: new.difference(old).cloned().collect(),
-        removed: old.difference(new).cloned().collect(),
-    }
+    SetDelta { added: new.difference(old).cloned().collect(), removed: old.difference(new).cloned().collect() }
 }
 
 impl StructureDelta {
@@ -123,8 +120,12 @@ pub fn record_change(tx: &Transaction<'_>, c: &ChangeRecord<'_>) -> Result<()> {
 
 #[cfg(test)]
 /// Journal rows of one document, oldest first: `(kind, origin, previous, current, delta)` as stored.
-pub fn changes_of(conn: &rusqlite::Connection, doc_id: i64) -> Result<Vec<(String, String, Option<String>, Option<String>, String)>> {
-    let mut stmt = conn.prepare("SELECT kind, origin, previous, current, delta FROM changes WHERE doc_id = ?1 ORDER BY seq")?;
+pub fn changes_of(
+    conn: &rusqlite::Connection,
+    doc_id: i64,
+) -> Result<Vec<(String, String, Option<String>, Option<String>, String)>> {
+    let mut stmt =
+        conn.prepare("SELECT kind, origin, previous, current, delta FROM changes WHERE doc_id = ?1 ORDER BY seq")?;
     let rows = stmt.query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

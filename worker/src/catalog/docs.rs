@@ -205,7 +205,10 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
         ],
         |r| r.get(0),
     )?;
-    let inserted = tx.execute("INSERT OR IGNORE INTO content(mirror_hash, text) VALUES(?1, ?2)", params![d.mirror_hash, d.canonical])?;
+    let inserted = tx.execute(
+        "INSERT OR IGNORE INTO content(mirror_hash, text) VALUES(?1, ?2)",
+        params![d.mirror_hash, d.canonical],
+    )?;
     if inserted > 0 {
         tx.execute("DELETE FROM chunks WHERE mirror_hash = ?1", [d.mirror_hash])?;
         let mut stmt = tx.prepare_cached(
@@ -250,7 +253,11 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
 /// Deletes an inactive row that still holds `rel_path` (so another row can take the path).
 pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, keep: i64) -> Result<()> {
     let stale: Option<i64> = tx
-        .query_row("SELECT id FROM documents WHERE collection = ?1 AND rel_path = ?2 AND id != ?3", params![collection, rel_path, keep], |r| r.get(0))
+        .query_row(
+            "SELECT id FROM documents WHERE collection = ?1 AND rel_path = ?2 AND id != ?3",
+            params![collection, rel_path, keep],
+            |r| r.get(0),
+        )
         .optional()?;
     if let Some(id) = stale {
         tx.execute("DELETE FROM doc_tags WHERE doc_id = ?1", [id])?;
@@ -366,9 +373,8 @@ pub fn any_doc_by_path(conn: &Connection, collection: &str, rel_path: &str) -> R
 
 /// All active documents, optionally of one collection, in row order.
 pub fn active_docs(conn: &Connection, collection: Option<&str>) -> Result<Vec<DocRow>> {
-    let sql = format!(
-        "SELECT {DOC_COLUMNS} FROM documents WHERE active = 1 AND (?1 IS NULL OR collection = ?1) ORDER BY id"
-    );
+    let sql =
+        format!("SELECT {DOC_COLUMNS} FROM documents WHERE active = 1 AND (?1 IS NULL OR collection = ?1) ORDER BY id");
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([collection], doc_from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -385,7 +391,8 @@ pub fn tags_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Vec<String
         let marks = vec!["?"; chunk.len()].join(",");
         let sql = format!("SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag");
         let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(params_from_iter(chunk.iter()), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let rows =
+            stmt.query_map(params_from_iter(chunk.iter()), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
         for r in rows {
             let (id, tag) = r?;
             out.entry(id).or_default().push(tag);
@@ -395,9 +402,7 @@ pub fn tags_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Vec<String
 }
 
 pub fn content_text(conn: &Connection, mirror_hash: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_row("SELECT text FROM content WHERE mirror_hash = ?1", [mirror_hash], |r| r.get(0))
-        .optional()?)
+    Ok(conn.query_row("SELECT text FROM content WHERE mirror_hash = ?1", [mirror_hash], |r| r.get(0)).optional()?)
 }
 
 pub fn chunks_of(conn: &Connection, mirror_hash: &str) -> Result<Vec<ChunkRow>> {
@@ -430,7 +435,8 @@ fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
     })
 }
 
-const LINK_COLUMNS: &str = "l.doc_id, l.link_type, l.target_ref, l.target_ref_norm, l.target_anchor, l.target_collection, \
+const LINK_COLUMNS: &str =
+    "l.doc_id, l.link_type, l.target_ref, l.target_ref_norm, l.target_anchor, l.target_collection, \
      l.link_text, l.start_line, l.start_col, l.end_line, l.end_col";
 
 pub fn links_of(conn: &Connection, doc_id: i64) -> Result<Vec<LinkRow>> {

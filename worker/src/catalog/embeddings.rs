@@ -26,13 +26,19 @@ pub fn embed_backlog(conn: &Connection, model: &str, limit: usize) -> Result<Vec
         "SELECT d.mirror_hash, MIN(d.title) FROM documents d WHERE {WAITING}
          GROUP BY d.mirror_hash ORDER BY MIN(d.id) LIMIT ?2"
     ))?;
-    let rows = stmt.query_map(params![model, limit.min(i64::MAX as usize) as i64], |r| Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)? }))?;
+    let rows = stmt.query_map(params![model, limit.min(i64::MAX as usize) as i64], |r| {
+        Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)? })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// How many distinct active contents wait for `model`.
 pub fn embed_backlog_count(conn: &Connection, model: &str) -> Result<u64> {
-    let n: i64 = conn.query_row(&format!("SELECT COUNT(DISTINCT d.mirror_hash) FROM documents d WHERE {WAITING}"), [model], |r| r.get(0))?;
+    let n: i64 = conn.query_row(
+        &format!("SELECT COUNT(DISTINCT d.mirror_hash) FROM documents d WHERE {WAITING}"),
+        [model],
+        |r| r.get(0),
+    )?;
     Ok(n.max(0) as u64)
 }
 
@@ -51,7 +57,8 @@ pub fn embedded_counts(conn: &Connection, model: &str) -> Result<HashMap<String,
 pub fn mark_embedded(conn: &mut Connection, model: &str, hashes: &[String], at: &str) -> Result<()> {
     let tx = conn.transaction()?;
     {
-        let mut stmt = tx.prepare_cached("INSERT OR REPLACE INTO embeddings(mirror_hash, model, embedded_at) VALUES (?1, ?2, ?3)")?;
+        let mut stmt = tx
+            .prepare_cached("INSERT OR REPLACE INTO embeddings(mirror_hash, model, embedded_at) VALUES (?1, ?2, ?3)")?;
         let mut unfail = tx.prepare_cached("DELETE FROM embed_failures WHERE mirror_hash = ?1 AND model = ?2")?;
         for h in hashes {
             stmt.execute(params![h, model, at])?;

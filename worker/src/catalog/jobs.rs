@@ -21,7 +21,14 @@ pub fn insert_job(conn: &Connection, job: &Job) -> Result<()> {
     Ok(())
 }
 
-pub fn finish_job(conn: &Connection, id: &str, status: JobStatus, at: i64, result: Option<&SyncResult>, error: Option<&str>) -> Result<()> {
+pub fn finish_job(
+    conn: &Connection,
+    id: &str,
+    status: JobStatus,
+    at: i64,
+    result: Option<&SyncResult>,
+    error: Option<&str>,
+) -> Result<()> {
     let result = result.and_then(|r| serde_json::to_string(r).ok());
     conn.execute(
         "UPDATE jobs SET status = ?2, finished_at = ?3, result = ?4, error = ?5 WHERE id = ?1",

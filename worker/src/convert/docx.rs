@@ -16,7 +16,8 @@ const STYLES: &str = "word/styles.xml";
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| ConvertError::Docx(e.to_string()))?;
-    let document = read_part(&mut zip, DOCUMENT)?.ok_or_else(|| ConvertError::Docx(format!("{DOCUMENT} is missing")))?;
+    let document =
+        read_part(&mut zip, DOCUMENT)?.ok_or_else(|| ConvertError::Docx(format!("{DOCUMENT} is missing")))?;
     // The optional parts only improve the result: a broken one is ignored.
     let styles = read_part(&mut zip, STYLES).ok().flatten().map(|x| heading_styles(&x)).unwrap_or_default();
     let core_title = read_part(&mut zip, CORE).ok().flatten().and_then(|x| core_title(&x));
@@ -205,7 +206,12 @@ mod tests {
     fn paragraphs_headings_and_core_title() {
         let bytes = testkit::docx(
             Some("Design Review"),
-            &[(Some("Heading1"), "Overview"), (None, "The pangolin service & its <friends>."), (Some("Heading2"), "Details"), (None, "Second paragraph.")],
+            &[
+                (Some("Heading1"), "Overview"),
+                (None, "The pangolin service & its <friends>."),
+                (Some("Heading2"), "Details"),
+                (None, "Second paragraph."),
+            ],
         );
         let c = convert(&bytes).expect("converts");
         assert_eq!(c.title.as_deref(), Some("Design Review"));
@@ -225,7 +231,8 @@ mod tests {
 
     #[test]
     fn runs_tabs_breaks_entities_and_deleted_text() {
-        let body = "<w:p><w:r><w:t>Hel</w:t></w:r><w:r><w:t>lo</w:t><w:tab/><w:t>w&#246;rld</w:t><w:br/><w:t>next</w:t></w:r>\
+        let body =
+            "<w:p><w:r><w:t>Hel</w:t></w:r><w:r><w:t>lo</w:t><w:tab/><w:t>w&#246;rld</w:t><w:br/><w:t>next</w:t></w:r>\
                     <w:del><w:r><w:delText>gone</w:delText></w:r></w:del>\
                     <w:r><w:instrText>PAGE</w:instrText></w:r></w:p>";
         let c = convert(&testkit::docx_with_body(None, body)).expect("converts");

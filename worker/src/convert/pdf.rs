@@ -68,7 +68,8 @@ mod tests {
 
     #[test]
     fn text_and_info_title() {
-        let bytes = testkit::pdf(Some("Quarterly Report"), &["Revenue grew in the aardvark segment", "Second line here"]);
+        let bytes =
+            testkit::pdf(Some("Quarterly Report"), &["Revenue grew in the aardvark segment", "Second line here"]);
         let c = convert(&bytes).expect("converts");
         assert_eq!(c.title.as_deref(), Some("Quarterly Report"));
         assert!(c.text.contains("aardvark"), "{:?}", c.text);

@@ -115,10 +115,7 @@ mod tests {
 
     #[test]
     fn control_chars() {
-        assert_eq!(
-            canonicalize("a\u{0}b\u{7}c\u{7f}d\u{1b}[0m\u{85}e\tf"),
-            "abcd[0me\tf\n"
-        );
+        assert_eq!(canonicalize("a\u{0}b\u{7}c\u{7f}d\u{1b}[0m\u{85}e\tf"), "abcd[0me\tf\n");
         // form feed alone on a line makes it blank
         assert_eq!(canonicalize("a\n\u{c}\n\nb"), "a\n\nb\n");
     }
@@ -141,10 +138,7 @@ mod tests {
 
     #[test]
     fn hash() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(sha256_hex(b"").len(), 64);
     }
 }

@@ -77,20 +77,11 @@ pub(super) fn chunk_spans(
             }
         }
     }
-    let lay = Layout {
-        body,
-        idx,
-        blank,
-        prefix,
-        atomic_end,
-    };
+    let lay = Layout { body, idx, blank, prefix, atomic_end };
 
     // Section boundaries: each heading starts a section.
-    let mut starts: Vec<(usize, usize)> = headings
-        .iter()
-        .filter(|&&(a, _)| a < n)
-        .map(|&(a, b)| (a, b.min(n - 1)))
-        .collect();
+    let mut starts: Vec<(usize, usize)> =
+        headings.iter().filter(|&&(a, _)| a < n).map(|&(a, b)| (a, b.min(n - 1))).collect();
     starts.sort_unstable();
     starts.dedup_by_key(|h| h.0);
     let mut sections: Vec<(usize, usize, Option<usize>)> = Vec::new(); // (first, last, heading_end)
@@ -117,11 +108,7 @@ pub(super) fn chunk_spans(
         };
         if lay.span(a, b) <= TARGET_CHARS {
             let (s, e) = lay.bytes(a, b);
-            let piece = Piece {
-                first: a,
-                start: s,
-                end: e,
-            };
+            let piece = Piece { first: a, start: s, end: e };
             acc = match acc {
                 Some(p) if lay.span(p.first, b) <= TARGET_CHARS => Some(Piece { end: e, ..p }),
                 Some(p) => {
@@ -174,13 +161,7 @@ fn blocks(lay: &Layout<'_>, a: usize, b: usize) -> Vec<(usize, usize)> {
     out
 }
 
-fn split_section(
-    lay: &Layout<'_>,
-    a: usize,
-    b: usize,
-    heading_end: Option<usize>,
-    out: &mut Vec<(usize, usize)>,
-) {
+fn split_section(lay: &Layout<'_>, a: usize, b: usize, heading_end: Option<usize>, out: &mut Vec<(usize, usize)>) {
     let mut blks = blocks(lay, a, b);
     // A heading-only first block is glued to the next block.
     if let Some(he) = heading_end {
@@ -220,13 +201,7 @@ fn split_section(
 /// fenced blocks are kept; otherwise lines (fences atomic) are packed.
 /// `heading_end` is set when the block starts with the section heading,
 /// which then stays attached to the following unit.
-fn split_block(
-    lay: &Layout<'_>,
-    s: usize,
-    e: usize,
-    heading_end: Option<usize>,
-    out: &mut Vec<(usize, usize)>,
-) {
+fn split_block(lay: &Layout<'_>, s: usize, e: usize, heading_end: Option<usize>, out: &mut Vec<(usize, usize)>) {
     let whole_fence = lay.atomic_end[s] != NONE && lay.atomic_end[s] >= e;
     if lay.span(s, e) <= PARAGRAPH_MAX_CHARS || whole_fence {
         out.push(lay.bytes(s, e));
@@ -235,11 +210,7 @@ fn split_block(
     let mut units = Vec::new();
     let mut i = s;
     while i <= e {
-        let end = if lay.atomic_end[i] != NONE {
-            lay.atomic_end[i].clamp(i, e)
-        } else {
-            i
-        };
+        let end = if lay.atomic_end[i] != NONE { lay.atomic_end[i].clamp(i, e) } else { i };
         if !(end == i && lay.blank[i]) {
             units.push((i, end));
         }
@@ -263,11 +234,7 @@ fn split_block(
                 }
             };
             let glue = match cur.take() {
-                Some((cs, ce))
-                    if cs == s && heading_end.is_some_and(|he| ce <= he) && glue_fits(cs) =>
-                {
-                    Some((cs, ce))
-                }
+                Some((cs, ce)) if cs == s && heading_end.is_some_and(|he| ce <= he) && glue_fits(cs) => Some((cs, ce)),
                 Some((cs, ce)) => {
                     out.push(lay.bytes(cs, ce));
                     None
@@ -303,25 +270,14 @@ fn split_block(
 /// TARGET_CHARS chars, preferring sentence ends, then spaces. The first
 /// piece starts at `first_start` (<= start, to carry a heading) and has
 /// `carried` fewer chars of budget.
-fn split_line(
-    body: &str,
-    start: usize,
-    end: usize,
-    first_start: usize,
-    carried: usize,
-    out: &mut Vec<(usize, usize)>,
-) {
+fn split_line(body: &str, start: usize, end: usize, first_start: usize, carried: usize, out: &mut Vec<(usize, usize)>) {
     let Some(line) = body.get(start..end) else {
         return;
     };
     let mut pos = 0usize; // byte offset in `line`
     let mut first = true;
     while pos < line.len() {
-        let budget = if first {
-            TARGET_CHARS.saturating_sub(carried).max(TARGET_CHARS / 4)
-        } else {
-            TARGET_CHARS
-        };
+        let budget = if first { TARGET_CHARS.saturating_sub(carried).max(TARGET_CHARS / 4) } else { TARGET_CHARS };
         let piece_start = |pos: usize, first: bool| if first { first_start } else { start + pos };
         let rest = &line[pos..];
         let trimmed = rest.trim_start();
@@ -330,10 +286,7 @@ fn split_line(
             break;
         }
         // byte offset (in `trimmed`) just past TARGET_CHARS chars
-        let limit = trimmed
-            .char_indices()
-            .nth(budget)
-            .map_or(trimmed.len(), |(i, _)| i);
+        let limit = trimmed.char_indices().nth(budget).map_or(trimmed.len(), |(i, _)| i);
         if limit == trimmed.len() {
             out.push((piece_start(pos, first), start + line.len()));
             break;
@@ -346,10 +299,7 @@ fn split_line(
             .take_while(|&(i, _)| i >= min_cut)
             .find(|&(i, c)| {
                 matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | ';')
-                    && trimmed
-                        .get(i + c.len_utf8()..)
-                        .and_then(|r| r.chars().next())
-                        .is_some_and(char::is_whitespace)
+                    && trimmed.get(i + c.len_utf8()..).and_then(|r| r.chars().next()).is_some_and(char::is_whitespace)
             })
             .map(|(i, c)| i + c.len_utf8());
         let space = || {
@@ -400,13 +350,7 @@ mod tests {
         }
         chunk_spans(body, &idx, &headings, &fences)
             .into_iter()
-            .map(|(s, e)| {
-                (
-                    body[s..e].to_string(),
-                    idx.line_of(s),
-                    idx.line_of(e.saturating_sub(1).max(s)),
-                )
-            })
+            .map(|(s, e)| (body[s..e].to_string(), idx.line_of(s), idx.line_of(e.saturating_sub(1).max(s))))
             .collect()
     }
 
@@ -508,12 +452,7 @@ mod tests {
 
     #[test]
     fn unclosed_fence_to_end() {
-        let body = format!(
-            "{}\n\n```\n{}\n\n{}\n",
-            para(200, "aaaaa"),
-            para(200, "bbbbb"),
-            para(200, "ccccc")
-        );
+        let body = format!("{}\n\n```\n{}\n\n{}\n", para(200, "aaaaa"), para(200, "bbbbb"), para(200, "ccccc"));
         let cs = chunks(&body);
         assert_eq!(cs.len(), 2);
         assert!(cs[1].0.starts_with("```") && cs[1].0.ends_with("ccccc"));

@@ -19,10 +19,8 @@ fn date_re() -> &'static Regex {
 fn date_key_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(
-            r"(^|_)(date|time|created|updated|published|modified|deadline|expires|expiry|start|end)(_|$)",
-        )
-        .expect("constant regex is valid")
+        Regex::new(r"(^|_)(date|time|created|updated|published|modified|deadline|expires|expiry|start|end)(_|$)")
+            .expect("constant regex is valid")
     })
 }
 
@@ -45,36 +43,22 @@ pub(super) fn parse_date(s: &str) -> Option<String> {
         Some(h) => (h, num(5)?, num(6).unwrap_or(0)),
         None => (0, 0, 0),
     };
-    let time = Time::from_hms(
-        u8::try_from(h).ok()?,
-        u8::try_from(m).ok()?,
-        u8::try_from(sec).ok()?,
-    )
-    .ok()?;
+    let time = Time::from_hms(u8::try_from(h).ok()?, u8::try_from(m).ok()?, u8::try_from(sec).ok()?).ok()?;
     let offset = if caps.get(8).is_some() {
         UtcOffset::UTC
     } else if let Some(sign) = caps.get(9) {
         let oh = i8::try_from(num(10)?).ok().filter(|h| *h <= 18)?;
         let om = i8::try_from(num(11).unwrap_or(0)).ok()?;
-        let (oh, om) = if sign.as_str() == "-" {
-            (-oh, -om)
-        } else {
-            (oh, om)
-        };
+        let (oh, om) = if sign.as_str() == "-" { (-oh, -om) } else { (oh, om) };
         UtcOffset::from_hms(oh, om, 0).ok()?
     } else {
         UtcOffset::UTC
     };
-    let utc = PrimitiveDateTime::new(date, time)
-        .assume_offset(offset)
-        .checked_to_offset(UtcOffset::UTC)?;
+    let utc = PrimitiveDateTime::new(date, time).assume_offset(offset).checked_to_offset(UtcOffset::UTC)?;
     if !(0..=9999).contains(&utc.year()) {
         return None;
     }
-    utc.format(format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second]Z"
-    ))
-    .ok()
+    utc.format(format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z")).ok()
 }
 
 /// camelCase -> snake_case, lowercased; '-' and spaces become '_'.
@@ -83,11 +67,7 @@ pub(super) fn snake_key(key: &str) -> String {
     let mut out = String::with_capacity(key.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            let prev = if i > 0 {
-                chars.get(i - 1).copied()
-            } else {
-                None
-            };
+            let prev = if i > 0 { chars.get(i - 1).copied() } else { None };
             let next = chars.get(i + 1).copied();
             let boundary = match prev {
                 Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
@@ -123,34 +103,13 @@ mod tests {
     #[test]
     fn formats() {
         assert_eq!(p("2024-03-01").as_deref(), Some("2024-03-01T00:00:00Z"));
-        assert_eq!(
-            p("2024-03-01 10:00").as_deref(),
-            Some("2024-03-01T10:00:00Z")
-        );
-        assert_eq!(
-            p("2024-03-01T10:00:00+02:00").as_deref(),
-            Some("2024-03-01T08:00:00Z")
-        );
-        assert_eq!(
-            p("2024-03-01T10:00:00Z").as_deref(),
-            Some("2024-03-01T10:00:00Z")
-        );
-        assert_eq!(
-            p("2024-03-01t10:00:00.123z").as_deref(),
-            Some("2024-03-01T10:00:00Z")
-        );
-        assert_eq!(
-            p("2024-03-01 01:30:00 -05:00").as_deref(),
-            Some("2024-03-01T06:30:00Z")
-        );
-        assert_eq!(
-            p("2024-03-01T00:30:00+0100").as_deref(),
-            Some("2024-02-29T23:30:00Z")
-        );
-        assert_eq!(
-            p("2001-12-14 21:59:43.10 -5").as_deref(),
-            Some("2001-12-15T02:59:43Z")
-        );
+        assert_eq!(p("2024-03-01 10:00").as_deref(), Some("2024-03-01T10:00:00Z"));
+        assert_eq!(p("2024-03-01T10:00:00+02:00").as_deref(), Some("2024-03-01T08:00:00Z"));
+        assert_eq!(p("2024-03-01T10:00:00Z").as_deref(), Some("2024-03-01T10:00:00Z"));
+        assert_eq!(p("2024-03-01t10:00:00.123z").as_deref(), Some("2024-03-01T10:00:00Z"));
+        assert_eq!(p("2024-03-01 01:30:00 -05:00").as_deref(), Some("2024-03-01T06:30:00Z"));
+        assert_eq!(p("2024-03-01T00:30:00+0100").as_deref(), Some("2024-02-29T23:30:00Z"));
+        assert_eq!(p("2001-12-14 21:59:43.10 -5").as_deref(), Some("2001-12-15T02:59:43Z"));
         assert_eq!(p("2024/3/1").as_deref(), Some("2024-03-01T00:00:00Z"));
         assert_eq!(p(" 2024-03-01 ").as_deref(), Some("2024-03-01T00:00:00Z"));
     }
@@ -193,20 +152,10 @@ mod tests {
 
     #[test]
     fn date_keys() {
-        for k in [
-            "date",
-            "due_date",
-            "created_at",
-            "end",
-            "start_time",
-            "expiry",
-            "last_modified",
-        ] {
+        for k in ["date", "due_date", "created_at", "end", "start_time", "expiry", "last_modified"] {
             assert!(is_date_key(k), "{k}");
         }
-        for k in [
-            "title", "dated", "timeline", "endpoint", "backend", "update",
-        ] {
+        for k in ["title", "dated", "timeline", "endpoint", "backend", "update"] {
             assert!(!is_date_key(k), "{k}");
         }
     }

@@ -59,19 +59,12 @@ fn parse_yaml(yaml: &str) -> Option<Value> {
     }
     // serde_norway should not panic, but never let a library bug on user
     // input take the worker down.
-    std::panic::catch_unwind(|| serde_norway::from_str::<Value>(yaml))
-        .ok()?
-        .ok()
+    std::panic::catch_unwind(|| serde_norway::from_str::<Value>(yaml)).ok()?.ok()
 }
 
 /// Splits front matter from the body and extracts metadata.
 pub(super) fn split(text: &str) -> FrontMatter<'_> {
-    let none = FrontMatter {
-        present: false,
-        body: text,
-        body_start_line: 1,
-        meta: None,
-    };
+    let none = FrontMatter { present: false, body: text, body_start_line: 1, meta: None };
     let Some((yaml, body, body_start_line)) = find_block(text) else {
         return none;
     };
@@ -82,12 +75,7 @@ pub(super) fn split(text: &str) -> FrontMatter<'_> {
         Value::Mapping(map) => Some(extract(map)),
         _ => None,
     };
-    FrontMatter {
-        present: true,
-        body,
-        body_start_line,
-        meta,
-    }
+    FrontMatter { present: true, body, body_start_line, meta }
 }
 
 fn untag(v: &Value) -> &Value {
@@ -152,12 +140,7 @@ fn extract(map: &serde_norway::Mapping) -> Meta {
             Some((snake_key(&key), v))
         })
         .collect();
-    let get = |name: &'static str| {
-        entries
-            .iter()
-            .filter(move |(k, _)| k == name)
-            .map(|(_, v)| *v)
-    };
+    let get = |name: &'static str| entries.iter().filter(move |(k, _)| k == name).map(|(_, v)| *v);
 
     let mut meta = Meta {
         title: get("title").find_map(|v| match untag(v) {
@@ -169,24 +152,17 @@ fn extract(map: &serde_norway::Mapping) -> Meta {
 
     for key in ["tags", "tag"] {
         for v in get(key) {
-            meta.tags.extend(
-                string_items(v, true)
-                    .iter()
-                    .filter_map(|t| normalize_tag(t)),
-            );
+            meta.tags.extend(string_items(v, true).iter().filter_map(|t| normalize_tag(t)));
         }
     }
     meta.tags.sort();
     meta.tags.dedup();
 
-    meta.author = ["author", "by", "owner", "creator"]
-        .iter()
-        .find_map(|&k| get(k).find_map(first_string));
+    meta.author = ["author", "by", "owner", "creator"].iter().find_map(|&k| get(k).find_map(first_string));
 
     for key in ["category", "categories", "type"] {
         for v in get(key) {
-            meta.categories
-                .extend(string_items(v, false).iter().map(|c| c.to_lowercase()));
+            meta.categories.extend(string_items(v, false).iter().map(|c| c.to_lowercase()));
         }
     }
     meta.categories.sort();
@@ -196,17 +172,9 @@ fn extract(map: &serde_norway::Mapping) -> Meta {
         Value::String(s) => parse_date(s),
         _ => None,
     };
-    meta.date = [
-        "date",
-        "published",
-        "published_at",
-        "created",
-        "created_at",
-        "updated",
-        "updated_at",
-    ]
-    .iter()
-    .find_map(|&k| get(k).find_map(date_of));
+    meta.date = ["date", "published", "published_at", "created", "created_at", "updated", "updated_at"]
+        .iter()
+        .find_map(|&k| get(k).find_map(date_of));
 
     for (key, v) in &entries {
         if is_date_key(key) && !meta.date_fields.contains_key(key) {
@@ -289,64 +257,26 @@ mod tests {
 
     #[test]
     fn tags_variants() {
-        assert_eq!(
-            meta("---\ntags: [Rust, 'project/Alpha', '#x']\n---\n").tags,
-            vec!["project/alpha", "rust", "x"]
-        );
-        assert_eq!(
-            meta("---\ntags:\n  - b\n  - a\n  - b\n---\n").tags,
-            vec!["a", "b"]
-        );
-        assert_eq!(
-            meta("---\ntags: one, Two,three\n---\n").tags,
-            vec!["one", "three", "two"]
-        );
-        assert_eq!(
-            meta("---\ntags: 'one two #three'\n---\n").tags,
-            vec!["one", "three", "two"]
-        );
+        assert_eq!(meta("---\ntags: [Rust, 'project/Alpha', '#x']\n---\n").tags, vec!["project/alpha", "rust", "x"]);
+        assert_eq!(meta("---\ntags:\n  - b\n  - a\n  - b\n---\n").tags, vec!["a", "b"]);
+        assert_eq!(meta("---\ntags: one, Two,three\n---\n").tags, vec!["one", "three", "two"]);
+        assert_eq!(meta("---\ntags: 'one two #three'\n---\n").tags, vec!["one", "three", "two"]);
         // an unquoted " #x" is a YAML comment
         assert_eq!(meta("---\ntags: one #two\n---\n").tags, vec!["one"]);
-        assert_eq!(
-            meta("---\ntag: project/alpha\n---\n").tags,
-            vec!["project/alpha"]
-        );
-        assert_eq!(
-            meta("---\ntags: [ok, 'bad tag!', '/x', '']\n---\n").tags,
-            vec!["ok"]
-        );
-        assert_eq!(
-            meta("---\ntags: [2024, true]\n---\n").tags,
-            vec!["2024", "true"]
-        );
+        assert_eq!(meta("---\ntag: project/alpha\n---\n").tags, vec!["project/alpha"]);
+        assert_eq!(meta("---\ntags: [ok, 'bad tag!', '/x', '']\n---\n").tags, vec!["ok"]);
+        assert_eq!(meta("---\ntags: [2024, true]\n---\n").tags, vec!["2024", "true"]);
         assert!(meta("---\ntags: {a: 1}\n---\n").tags.is_empty());
         assert!(meta("---\ntags:\n---\n").tags.is_empty());
     }
 
     #[test]
     fn author_and_categories() {
-        assert_eq!(
-            meta("---\nauthor: Ann\n---\n").author.as_deref(),
-            Some("Ann")
-        );
-        assert_eq!(
-            meta("---\nauthor: ''\nby: Bob\n---\n").author.as_deref(),
-            Some("Bob")
-        );
-        assert_eq!(
-            meta("---\nauthor: [5, ' ', Cy, Di]\n---\n")
-                .author
-                .as_deref(),
-            Some("Cy")
-        );
-        assert_eq!(
-            meta("---\ncreator: {name: Eve}\n---\n").author.as_deref(),
-            Some("Eve")
-        );
-        assert_eq!(
-            meta("---\nowner: Fay\n---\n").author.as_deref(),
-            Some("Fay")
-        );
+        assert_eq!(meta("---\nauthor: Ann\n---\n").author.as_deref(), Some("Ann"));
+        assert_eq!(meta("---\nauthor: ''\nby: Bob\n---\n").author.as_deref(), Some("Bob"));
+        assert_eq!(meta("---\nauthor: [5, ' ', Cy, Di]\n---\n").author.as_deref(), Some("Cy"));
+        assert_eq!(meta("---\ncreator: {name: Eve}\n---\n").author.as_deref(), Some("Eve"));
+        assert_eq!(meta("---\nowner: Fay\n---\n").author.as_deref(), Some("Fay"));
         assert_eq!(meta("---\na: 1\n---\n").author, None);
         let m = meta("---\ncategory: Notes, Dev\ncategories: [dev, Ideas]\ntype: Journal\n---\n");
         assert_eq!(m.categories, vec!["dev", "ideas", "journal", "notes"]);
@@ -357,10 +287,7 @@ mod tests {
         let m = meta("---\ncreated: 2024-01-02\ndate: not a date\npublished: 2024-03-01T10:00:00+02:00\nupdatedAt: 2024-05-01 10:00\ndueDate: '2024-06-01'\ntimeline: 2024-01-01\nend: nope\nstart: 2024-07-01T00:00:00Z\n---\n");
         assert_eq!(m.date.as_deref(), Some("2024-03-01T08:00:00Z"));
         let keys: Vec<&str> = m.date_fields.keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            vec!["created", "due_date", "published", "start", "updated_at"]
-        );
+        assert_eq!(keys, vec!["created", "due_date", "published", "start", "updated_at"]);
         assert_eq!(m.date_fields["updated_at"], "2024-05-01T10:00:00Z");
         assert_eq!(m.date_fields["created"], "2024-01-02T00:00:00Z");
         let m = meta("---\nupdated_at: 2024-05-01\n---\n");
@@ -371,24 +298,12 @@ mod tests {
 
     #[test]
     fn title_values() {
-        assert_eq!(
-            meta("---\ntitle: '  Hi  '\n---\n").title.as_deref(),
-            Some("Hi")
-        );
-        assert_eq!(
-            meta("---\ntitle: 1984\n---\n").title.as_deref(),
-            Some("1984")
-        );
+        assert_eq!(meta("---\ntitle: '  Hi  '\n---\n").title.as_deref(), Some("Hi"));
+        assert_eq!(meta("---\ntitle: 1984\n---\n").title.as_deref(), Some("1984"));
         assert_eq!(meta("---\ntitle: ''\n---\n").title, None);
         assert_eq!(meta("---\ntitle: [a]\n---\n").title, None);
-        assert_eq!(
-            meta("---\nTitle: Caps\n---\n").title.as_deref(),
-            Some("Caps")
-        );
-        assert_eq!(
-            meta("---\ntitle: !custom Tagged\n---\n").title.as_deref(),
-            Some("Tagged")
-        );
+        assert_eq!(meta("---\nTitle: Caps\n---\n").title.as_deref(), Some("Caps"));
+        assert_eq!(meta("---\ntitle: !custom Tagged\n---\n").title.as_deref(), Some("Tagged"));
     }
 
     #[test]

@@ -21,10 +21,7 @@ impl LineIndex {
                 starts.push(i + 1);
             }
         }
-        LineIndex {
-            starts,
-            len: bytes.len(),
-        }
+        LineIndex { starts, len: bytes.len() }
     }
 
     /// Number of lines (0 for an empty text).
@@ -73,11 +70,7 @@ pub(super) struct ColCursor {
 
 impl ColCursor {
     pub(super) fn new() -> Self {
-        ColCursor {
-            line: usize::MAX,
-            byte: 0,
-            col: 1,
-        }
+        ColCursor { line: usize::MAX, byte: 0, col: 1 }
     }
 
     /// 0-based line and 1-based char column of byte `pos`.
@@ -138,11 +131,7 @@ mod tests {
         let i = LineIndex::new(t);
         let mut c = ColCursor::new();
         for pos in [0, 1, 3, 6, 7, 8, 9, 3, 12, 0] {
-            assert_eq!(
-                c.locate(&i, t, pos),
-                (i.line_of(pos), i.col_of(t, pos)),
-                "{pos}"
-            );
+            assert_eq!(c.locate(&i, t, pos), (i.line_of(pos), i.col_of(t, pos)), "{pos}");
         }
     }
 

@@ -43,19 +43,14 @@ fn scheme_len(s: &str) -> Option<usize> {
     if !bytes.first().is_some_and(u8::is_ascii_alphabetic) {
         return None;
     }
-    let n = bytes
-        .iter()
-        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))?;
+    let n = bytes.iter().position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))?;
     (bytes.get(n) == Some(&b':')).then_some(n)
 }
 
 /// Whether a wiki target looks like a URL rather than a note reference.
 fn wiki_is_url(s: &str) -> bool {
     match scheme_len(s) {
-        Some(n) => {
-            s[n + 1..].starts_with("//")
-                || URL_SCHEMES.contains(&s[..n].to_ascii_lowercase().as_str())
-        }
+        Some(n) => s[n + 1..].starts_with("//") || URL_SCHEMES.contains(&s[..n].to_ascii_lowercase().as_str()),
         None => s.starts_with("//"),
     }
 }
@@ -77,11 +72,7 @@ pub(super) fn wiki_target(raw: &str) -> Option<Target> {
     let mut collection = None;
     if let Some(colon) = rest.find(':') {
         let prefix = &rest[..colon];
-        if !prefix.is_empty()
-            && prefix
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
+        if !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
             collection = Some(prefix.to_ascii_lowercase());
             rest = &rest[colon + 1..];
         }
@@ -124,11 +115,7 @@ fn normalize_path(dir: &str, path: &str) -> Option<String> {
 /// in-page anchors, empty targets and targets escaping the collection root.
 pub(super) fn markdown_target(dest: &str, rel_path: &str) -> Option<Target> {
     let dest = dest.trim();
-    if dest.is_empty()
-        || dest.starts_with('#')
-        || dest.starts_with("//")
-        || scheme_len(dest).is_some()
-    {
+    if dest.is_empty() || dest.starts_with('#') || dest.starts_with("//") || scheme_len(dest).is_some() {
         return None;
     }
     let (path, anchor) = match dest.split_once('#') {
@@ -146,12 +133,7 @@ pub(super) fn markdown_target(dest: &str, rel_path: &str) -> Option<Target> {
     if norm.is_empty() {
         return None;
     }
-    Some(Target {
-        target_ref: path.to_string(),
-        target_ref_norm: nfc(&norm),
-        anchor,
-        collection: None,
-    })
+    Some(Target { target_ref: path.to_string(), target_ref_norm: nfc(&norm), anchor, collection: None })
 }
 
 #[cfg(test)]
@@ -188,18 +170,7 @@ mod tests {
 
     #[test]
     fn wiki_rejects() {
-        for s in [
-            "",
-            "  ",
-            "a\nb",
-            "\\",
-            "#Heading",
-            "https://x.org",
-            "mailto:a@b.c",
-            "//host/x",
-            "coll:",
-            "coll:#h",
-        ] {
+        for s in ["", "  ", "a\nb", "\\", "#Heading", "https://x.org", "mailto:a@b.c", "//host/x", "coll:", "coll:#h"] {
             assert_eq!(wiki_target(s), None, "{s:?}");
         }
     }

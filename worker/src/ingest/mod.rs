@@ -130,10 +130,7 @@ fn to_u32(n: usize) -> u32 {
 
 /// File stem of a relative path ("notes/My Note.md" -> "My Note").
 fn file_stem(rel_path: &str) -> String {
-    let name = rel_path
-        .rsplit(['/', '\\'])
-        .find(|s| !s.is_empty())
-        .unwrap_or("");
+    let name = rel_path.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or("");
     let stem = match name.rsplit_once('.') {
         Some((stem, _)) if !stem.is_empty() => stem,
         _ => name,
@@ -160,14 +157,8 @@ fn build_chunks(
         .filter_map(|(seq, (start, end))| {
             let text = body.get(start..end)?;
             let start_line = to_u32(idx.line_of(start)).saturating_add(line_offset);
-            let end_line =
-                to_u32(idx.line_of(end.saturating_sub(1).max(start))).saturating_add(line_offset);
-            Some(Chunk {
-                seq: to_u32(seq),
-                text: text.to_string(),
-                start_line,
-                end_line,
-            })
+            let end_line = to_u32(idx.line_of(end.saturating_sub(1).max(start))).saturating_add(line_offset);
+            Some(Chunk { seq: to_u32(seq), text: text.to_string(), start_line, end_line })
         })
         .collect()
 }
@@ -187,20 +178,8 @@ pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
     let title = meta
         .title
         .clone()
-        .or_else(|| {
-            scanned
-                .headings
-                .iter()
-                .find(|h| h.level == 1 && h.atx)
-                .map(|h| h.text.clone())
-        })
-        .or_else(|| {
-            scanned
-                .headings
-                .iter()
-                .find(|h| h.level == 1 && !h.atx)
-                .map(|h| h.text.clone())
-        })
+        .or_else(|| scanned.headings.iter().find(|h| h.level == 1 && h.atx).map(|h| h.text.clone()))
+        .or_else(|| scanned.headings.iter().find(|h| h.level == 1 && !h.atx).map(|h| h.text.clone()))
         .unwrap_or_else(|| file_stem(rel_path));
 
     let mut tags = meta.tags;
@@ -210,11 +189,7 @@ pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
 
     let sections = sections::build_sections(&scanned.headings, line_offset);
 
-    let heading_lines: Vec<(usize, usize)> = scanned
-        .headings
-        .iter()
-        .map(|h| (h.start_line, h.end_line))
-        .collect();
+    let heading_lines: Vec<(usize, usize)> = scanned.headings.iter().map(|h| (h.start_line, h.end_line)).collect();
     let chunks = build_chunks(body, &idx, line_offset, &heading_lines, &scanned.fences);
 
     ParsedDoc {
@@ -293,24 +268,15 @@ mod tests {
         assert_eq!(d.author.as_deref(), Some("Ann"));
         assert_eq!(d.categories, vec!["dev", "notes"]);
         assert_eq!(d.date.as_deref(), Some("2024-03-01T00:00:00Z"));
-        assert_eq!(
-            d.date_fields.get("due_date").map(String::as_str),
-            Some("2024-03-05T10:00:00Z")
-        );
-        assert_eq!(
-            d.date_fields.get("date").map(String::as_str),
-            Some("2024-03-01T00:00:00Z")
-        );
+        assert_eq!(d.date_fields.get("due_date").map(String::as_str), Some("2024-03-05T10:00:00Z"));
+        assert_eq!(d.date_fields.get("date").map(String::as_str), Some("2024-03-01T00:00:00Z"));
         assert_eq!(d.links.len(), 2);
         let w = &d.links[0];
         assert_eq!(w.link_type, LinkType::Wiki);
         assert_eq!(w.target_ref, "Other Note");
         assert_eq!(w.target_ref_norm, "other note");
         assert_eq!(w.link_text.as_deref(), Some("alias"));
-        assert_eq!(
-            (w.start_line, w.start_col, w.end_line, w.end_col),
-            (12, 5, 12, 24)
-        );
+        assert_eq!((w.start_line, w.start_col, w.end_line, w.end_col), (12, 5, 12, 24));
         let m = &d.links[1];
         assert_eq!(m.link_type, LinkType::Markdown);
         assert_eq!(m.target_ref, "../b/c%20d.md");
@@ -339,10 +305,7 @@ mod tests {
         assert_eq!(w.target_ref, "Ünï Ziel");
         assert_eq!(w.target_ref_norm, "ünï ziel");
         assert_eq!(w.target_anchor.as_deref(), Some("Teil"));
-        assert_eq!(
-            (w.start_line, w.start_col, w.end_line, w.end_col),
-            (6, 3, 6, 25)
-        );
+        assert_eq!((w.start_line, w.start_col, w.end_line, w.end_col), (6, 3, 6, 25));
         let m = &d.links[1];
         assert_eq!(m.target_ref_norm, "dir/sub/üü.md");
         assert_eq!((m.start_line, m.start_col, m.end_col), (6, 27, 45));
@@ -358,8 +321,7 @@ mod tests {
 
     #[test]
     fn link_in_heading_and_code_spans() {
-        let c =
-            "# See [[Target]]\n\n`[[no]]` and ``[x](no.md)``\n\n~~~~\n[[no]]\n~~~~\n\n    [[no]]\n";
+        let c = "# See [[Target]]\n\n`[[no]]` and ``[x](no.md)``\n\n~~~~\n[[no]]\n~~~~\n\n    [[no]]\n";
         let d = parse_markdown(c, "n.md");
         assert_eq!(d.links.len(), 1);
         assert_eq!(d.links[0].target_ref, "Target");
@@ -371,20 +333,8 @@ mod tests {
     fn sections_with_lines_and_duplicates() {
         let c = "---\na: 1\n---\n# Intro\n\n## Part\n\ntext\n\n## Part\n\nSetext\n------\n";
         let d = parse_markdown(c, "n.md");
-        let s: Vec<(&str, u8, u32)> = d
-            .sections
-            .iter()
-            .map(|s| (s.anchor.as_str(), s.level, s.line))
-            .collect();
-        assert_eq!(
-            s,
-            vec![
-                ("intro", 1, 4),
-                ("part", 2, 6),
-                ("part-2", 2, 10),
-                ("setext", 2, 12)
-            ]
-        );
+        let s: Vec<(&str, u8, u32)> = d.sections.iter().map(|s| (s.anchor.as_str(), s.level, s.line)).collect();
+        assert_eq!(s, vec![("intro", 1, 4), ("part", 2, 6), ("part-2", 2, 10), ("setext", 2, 12)]);
     }
 
     #[test]

@@ -3,9 +3,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{
-    CodeBlockKind, Event, HeadingLevel, LinkType as MdLinkType, Options, Parser, Tag, TagEnd,
-};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType as MdLinkType, Options, Parser, Tag, TagEnd};
 
 use super::lines::{ColCursor, LineIndex};
 use super::links::{markdown_target, wiki_target, Target};
@@ -98,15 +96,14 @@ pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32
     let mut heading: Option<PendingHeading> = None;
     let mut cursor = ColCursor::new();
 
-    let append_text =
-        |links: &mut Vec<PendingLink>, heading: &mut Option<PendingHeading>, s: &str| {
-            if let Some(l) = links.last_mut() {
-                l.text.push_str(s);
-            }
-            if let Some(h) = heading.as_mut() {
-                h.text.push_str(s);
-            }
-        };
+    let append_text = |links: &mut Vec<PendingLink>, heading: &mut Option<PendingHeading>, s: &str| {
+        if let Some(l) = links.last_mut() {
+            l.text.push_str(s);
+        }
+        if let Some(h) = heading.as_mut() {
+            h.text.push_str(s);
+        }
+    };
 
     for (event, range) in parser.into_offset_iter() {
         match event {
@@ -117,8 +114,7 @@ pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32
                 Tag::CodeBlock(kind) => {
                     code_depth += 1;
                     if let CodeBlockKind::Fenced(_) = kind {
-                        out.fences
-                            .push((idx.line_of(range.start), last_line(idx, &range)));
+                        out.fences.push((idx.line_of(range.start), last_line(idx, &range)));
                     }
                 }
                 Tag::Heading { level, .. } => {
@@ -130,11 +126,7 @@ pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32
                     });
                 }
                 Tag::Image { .. } => skip_text_depth += 1,
-                Tag::Link {
-                    link_type,
-                    dest_url,
-                    ..
-                } => {
+                Tag::Link { link_type, dest_url, .. } => {
                     let mut alias = None;
                     let mut skips_text = false;
                     let target = match link_type {
@@ -150,9 +142,7 @@ pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32
                             }
                             wiki_target(&dest_url).map(|t| (LinkType::Wiki, t))
                         }
-                        MdLinkType::Inline => {
-                            markdown_target(&dest_url, rel_path).map(|t| (LinkType::Markdown, t))
-                        }
+                        MdLinkType::Inline => markdown_target(&dest_url, rel_path).map(|t| (LinkType::Markdown, t)),
                         MdLinkType::Autolink | MdLinkType::Email => {
                             skips_text = true;
                             None
@@ -162,21 +152,12 @@ pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32
                     if skips_text {
                         skip_text_depth += 1;
                     }
-                    links.push(PendingLink {
-                        target,
-                        range: range.clone(),
-                        text: String::new(),
-                        alias,
-                        skips_text,
-                    });
+                    links.push(PendingLink { target, range: range.clone(), text: String::new(), alias, skips_text });
                 }
                 _ => {}
             },
             Event::End(tag) => match tag {
-                TagEnd::BlockQuote(_)
-                | TagEnd::List(_)
-                | TagEnd::Item
-                | TagEnd::FootnoteDefinition => {
+                TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition => {
                     container_depth = container_depth.saturating_sub(1);
                 }
                 TagEnd::CodeBlock => code_depth = code_depth.saturating_sub(1),
@@ -260,27 +241,13 @@ mod tests {
     }
 
     fn targets(s: &Scanned) -> Vec<(&str, &str)> {
-        s.links
-            .iter()
-            .map(|l| (l.link_type.as_str(), l.target_ref.as_str()))
-            .collect()
+        s.links.iter().map(|l| (l.link_type.as_str(), l.target_ref.as_str())).collect()
     }
 
     #[test]
     fn wiki_forms() {
-        let s = run(
-            "[[A]] [[B|Alias B]] [[C#Head]] [[D#Head|Al]] [[Coll:E]] [[https://x.y]] [[#local]]\n",
-        );
-        assert_eq!(
-            targets(&s),
-            vec![
-                ("wiki", "A"),
-                ("wiki", "B"),
-                ("wiki", "C"),
-                ("wiki", "D"),
-                ("wiki", "E")
-            ]
-        );
+        let s = run("[[A]] [[B|Alias B]] [[C#Head]] [[D#Head|Al]] [[Coll:E]] [[https://x.y]] [[#local]]\n");
+        assert_eq!(targets(&s), vec![("wiki", "A"), ("wiki", "B"), ("wiki", "C"), ("wiki", "D"), ("wiki", "E")]);
         assert_eq!(s.links[1].link_text.as_deref(), Some("Alias B"));
         assert_eq!(s.links[0].link_text, None);
         assert_eq!(s.links[2].target_anchor.as_deref(), Some("Head"));
@@ -293,10 +260,7 @@ mod tests {
     #[test]
     fn markdown_forms() {
         let s = run("[one](a.md) ![img](p.png) [two *em*](../up.md#x) [web](https://x.org) [top](#t) <https://auto.link/#frag> [ref][r]\n\n[r]: r.md\n");
-        assert_eq!(
-            targets(&s),
-            vec![("markdown", "a.md"), ("markdown", "../up.md")]
-        );
+        assert_eq!(targets(&s), vec![("markdown", "a.md"), ("markdown", "../up.md")]);
         assert_eq!(s.links[0].target_ref_norm, "dir/a.md");
         assert_eq!(s.links[1].target_ref_norm, "up.md");
         assert_eq!(s.links[1].link_text.as_deref(), Some("two em"));
@@ -328,16 +292,10 @@ mod tests {
         let idx = LineIndex::new(body);
         let s = scan(body, &idx, "n.md", 5);
         let w = &s.links[0];
-        assert_eq!(
-            (w.start_line, w.start_col, w.end_line, w.end_col),
-            (5, 7, 5, 15)
-        );
+        assert_eq!((w.start_line, w.start_col, w.end_line, w.end_col), (5, 7, 5, 15));
         assert_eq!(w.target_ref_norm, "ünï");
         let m = &s.links[1];
-        assert_eq!(
-            (m.start_line, m.start_col, m.end_line, m.end_col),
-            (6, 4, 6, 12)
-        );
+        assert_eq!((m.start_line, m.start_col, m.end_line, m.end_col), (6, 4, 6, 12));
     }
 
     #[test]
@@ -345,29 +303,16 @@ mod tests {
         let body = "a [multi\nline](x.md) b\n";
         let s = run(body);
         let m = &s.links[0];
-        assert_eq!(
-            (m.start_line, m.start_col, m.end_line, m.end_col),
-            (1, 3, 2, 11)
-        );
+        assert_eq!((m.start_line, m.start_col, m.end_line, m.end_col), (1, 3, 2, 11));
         assert_eq!(m.link_text.as_deref(), Some("multi line"));
     }
 
     #[test]
     fn headings() {
         let s = run("# One #\n\ntext\n\nSetext *H*\n---\n\n> # quoted\n\n- # in list\n\n```\n# code\n```\n\n###### Six `c`\n#\n");
-        let h: Vec<(u8, usize, usize, &str, bool)> = s
-            .headings
-            .iter()
-            .map(|h| (h.level, h.start_line, h.end_line, h.text.as_str(), h.atx))
-            .collect();
-        assert_eq!(
-            h,
-            vec![
-                (1, 0, 0, "One", true),
-                (2, 4, 5, "Setext H", false),
-                (6, 15, 15, "Six c", true)
-            ]
-        );
+        let h: Vec<(u8, usize, usize, &str, bool)> =
+            s.headings.iter().map(|h| (h.level, h.start_line, h.end_line, h.text.as_str(), h.atx)).collect();
+        assert_eq!(h, vec![(1, 0, 0, "One", true), (2, 4, 5, "Setext H", false), (6, 15, 15, "Six c", true)]);
     }
 
     #[test]

@@ -80,13 +80,7 @@ mod tests {
     }
 
     fn h(text: &str, line: usize, level: u8) -> Heading {
-        Heading {
-            level,
-            start_line: line,
-            end_line: line,
-            text: text.to_string(),
-            atx: true,
-        }
+        Heading { level, start_line: line, end_line: line, text: text.to_string(), atx: true }
     }
 
     #[test]
@@ -101,17 +95,7 @@ mod tests {
         ];
         let s = build_sections(&hs, 3);
         let a: Vec<&str> = s.iter().map(|s| s.anchor.as_str()).collect();
-        assert_eq!(
-            a,
-            vec![
-                "intro",
-                "intro-2",
-                "intro-2-2",
-                "intro-3",
-                "section",
-                "section-2"
-            ]
-        );
+        assert_eq!(a, vec!["intro", "intro-2", "intro-2-2", "intro-3", "section", "section-2"]);
         assert_eq!(s[0].line, 3);
         assert_eq!(s[3].line, 9);
         assert_eq!(s[3].level, 3);

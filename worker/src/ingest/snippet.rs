@@ -23,17 +23,10 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> Snippet {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len();
     if max_chars == 0 || n == 0 {
-        return Snippet {
-            text: String::new(),
-            line_offset: 0,
-        };
+        return Snippet { text: String::new(), line_offset: 0 };
     }
 
-    let mut norm_terms: Vec<String> = terms
-        .iter()
-        .map(|t| t.trim().to_lowercase())
-        .filter(|t| !t.is_empty())
-        .collect();
+    let mut norm_terms: Vec<String> = terms.iter().map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
     norm_terms.sort();
     norm_terms.dedup();
 
@@ -41,10 +34,7 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> Snippet {
     let (start, end) = match best_window(&hits, norm_terms.len(), max_chars) {
         Some((ms, me)) => place(&chars, ms, me, max_chars),
         None => {
-            let start = chars
-                .iter()
-                .position(|&(_, c)| !c.is_whitespace())
-                .unwrap_or(n);
+            let start = chars.iter().position(|&(_, c)| !c.is_whitespace()).unwrap_or(n);
             let end = (start + max_chars).min(n);
             (start, snap_end(&chars, start, end, start))
         }
@@ -54,13 +44,8 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> Snippet {
     let window = text.get(bs..be).unwrap_or("");
     let trimmed = window.trim();
     let lead = window.len() - window.trim_start().len();
-    let line_offset = text
-        .get(..bs + lead)
-        .map_or(0, |s| s.bytes().filter(|&b| b == b'\n').count());
-    Snippet {
-        text: trimmed.to_string(),
-        line_offset: to_u32(line_offset),
-    }
+    let line_offset = text.get(..bs + lead).map_or(0, |s| s.bytes().filter(|&b| b == b'\n').count());
+    Snippet { text: trimmed.to_string(), line_offset: to_u32(line_offset) }
 }
 
 fn find_hits(text: &str, chars: &[(usize, char)], terms: &[String]) -> Vec<Hit> {
@@ -96,11 +81,7 @@ fn find_hits(text: &str, chars: &[(usize, char)], terms: &[String]) -> Vec<Hit> 
                 cand.starts_with(term.as_str()).then_some(end.max(we))
             };
             if let Some(end) = end {
-                hits.push(Hit {
-                    start: ws,
-                    end,
-                    term: ti,
-                });
+                hits.push(Hit { start: ws, end, term: ti });
             }
         }
     }
@@ -136,11 +117,7 @@ fn best_window(hits: &[Hit], n_terms: usize, max_chars: usize) -> Option<(usize,
     }
     let (_, _, i, j) = best?;
     let start = hits[i].start;
-    let end = hits[i..=j]
-        .iter()
-        .map(|h| h.end)
-        .max()
-        .unwrap_or(hits[j].end);
+    let end = hits[i..=j].iter().map(|h| h.end).max().unwrap_or(hits[j].end);
     Some((start, end.min(start + max_chars)))
 }
 
@@ -178,11 +155,7 @@ fn snap_end(chars: &[(usize, char)], start: usize, end: usize, min: usize) -> us
     (floor..end)
         .rev()
         .find(|&q| chars[q].1.is_whitespace())
-        .or_else(|| {
-            (floor..end)
-                .rev()
-                .find(|&q| is_word(chars[q - 1].1) && !is_word(chars[q].1))
-        })
+        .or_else(|| (floor..end).rev().find(|&q| is_word(chars[q - 1].1) && !is_word(chars[q].1)))
         .unwrap_or(end)
 }
 
@@ -225,11 +198,7 @@ mod tests {
         let filler = "lorem ipsum dolor sit amet ".repeat(10);
         let text = format!("alpha alpha alpha {filler} alpha and beta together {filler}");
         let s = snippet(&text, &t(&["alpha", "beta"]), 40);
-        assert!(
-            s.text.contains("alpha") && s.text.contains("beta"),
-            "{:?}",
-            s.text
-        );
+        assert!(s.text.contains("alpha") && s.text.contains("beta"), "{:?}", s.text);
         assert!(s.text.chars().count() <= 40);
     }
 

@@ -35,12 +35,8 @@ fn is_hashtag_char(c: char) -> bool {
 /// (so a '#' at `pos` is a URL fragment, not a tag).
 fn in_url_token(text: &str, pos: usize) -> bool {
     let before = text.get(..pos).unwrap_or("");
-    let token_start = before
-        .rfind(|c: char| c.is_whitespace() || c == '(' || c == '<')
-        .map_or(0, |i| i + 1);
-    before
-        .get(token_start..)
-        .is_some_and(|tok| tok.contains("://"))
+    let token_start = before.rfind(|c: char| c.is_whitespace() || c == '(' || c == '<').map_or(0, |i| i + 1);
+    before.get(token_start..).is_some_and(|tok| tok.contains("://"))
 }
 
 /// Scans `text[start..end]` for hashtags and pushes normalized tags into
@@ -64,10 +60,7 @@ pub(super) fn scan_hashtags(text: &str, start: usize, end: usize, out: &mut Vec<
         if !after.chars().next().is_some_and(char::is_alphanumeric) {
             continue;
         }
-        let len = after
-            .char_indices()
-            .find(|&(_, c)| !is_hashtag_char(c))
-            .map_or(after.len(), |(i, _)| i);
+        let len = after.char_indices().find(|&(_, c)| !is_hashtag_char(c)).map_or(after.len(), |(i, _)| i);
         let raw = after[..len].trim_end_matches(['/', '.']);
         if raw.is_empty() || raw.chars().all(|c| c.is_numeric()) {
             continue;
@@ -102,9 +95,7 @@ mod tests {
 
     #[test]
     fn normalize_invalid() {
-        for s in [
-            "", "#", "##a", "/a", "a/", "a//b", "-a", "a/_b", "a b", "a!", ".a", "#/",
-        ] {
+        for s in ["", "#", "##a", "/a", "a/", "a//b", "-a", "a/_b", "a b", "a!", ".a", "#/"] {
             assert_eq!(n(s), None, "{s:?}");
         }
     }

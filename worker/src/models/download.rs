@@ -138,7 +138,8 @@ fn plan(status: u16, have: u64, length: Option<u64>, range: Option<ContentRange>
         200 => Plan::Write { start: 0, total: length },
         206 => match range {
             Some(ContentRange { span: Some((first, last)), total })
-                if first == have && length.is_none_or(|l| Some(l) == last.checked_sub(first).and_then(|d| d.checked_add(1))) =>
+                if first == have
+                    && length.is_none_or(|l| Some(l) == last.checked_sub(first).and_then(|d| d.checked_add(1))) =>
             {
                 Plan::Write { start: have, total: total.or_else(|| length.and_then(|l| have.checked_add(l))) }
             }
@@ -179,7 +180,13 @@ fn read_error(url: &str, e: &std::io::Error, stall: Duration) -> DownloadError {
 }
 
 /// Requests `url` from byte `have` on and plans what to do with the answer.
-fn ask(agent: &ureq::Agent, url: &str, have: u64, pinned: Option<&str>, stall: Duration) -> Result<Answer, DownloadError> {
+fn ask(
+    agent: &ureq::Agent,
+    url: &str,
+    have: u64,
+    pinned: Option<&str>,
+    stall: Duration,
+) -> Result<Answer, DownloadError> {
     let mut req = agent.get(url);
     if have > 0 {
         req = req.header("Range", &format!("bytes={have}-"));
@@ -195,7 +202,15 @@ fn ask(agent: &ureq::Agent, url: &str, have: u64, pinned: Option<&str>, stall: D
 }
 
 /// Streams the body into the `.part` from `start` (a fresh file when 0), reporting progress.
-fn receive(answer: &mut Answer, part: &Path, start: u64, total: Option<u64>, url: &str, stall: Duration, progress: &mut dyn FnMut(u64, Option<u64>)) -> Result<(), DownloadError> {
+fn receive(
+    answer: &mut Answer,
+    part: &Path,
+    start: u64,
+    total: Option<u64>,
+    url: &str,
+    stall: Duration,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<(), DownloadError> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
@@ -240,12 +255,23 @@ fn verify_and_place(part: &Path, dest: &Path, total: Option<u64>, sha256: Option
 
 /// Downloads `url` to `dest`. `progress(done, total)` is called as bytes arrive. The file
 /// is checked against `sha256` when given, else against the hash the server announces.
-pub fn download(url: &str, dest: &Path, sha256: Option<&str>, progress: &mut dyn FnMut(u64, Option<u64>)) -> Result<(), DownloadError> {
+pub fn download(
+    url: &str,
+    dest: &Path,
+    sha256: Option<&str>,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<(), DownloadError> {
     download_with_stall(url, dest, sha256, progress, STALL_TIMEOUT)
 }
 
 /// [`download`] with the stall timeout as a parameter (tests use a short one).
-fn download_with_stall(url: &str, dest: &Path, sha256: Option<&str>, progress: &mut dyn FnMut(u64, Option<u64>), stall: Duration) -> Result<(), DownloadError> {
+fn download_with_stall(
+    url: &str,
+    dest: &Path,
+    sha256: Option<&str>,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+    stall: Duration,
+) -> Result<(), DownloadError> {
     if let Some(dir) = dest.parent() {
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     }
@@ -264,7 +290,12 @@ fn download_with_stall(url: &str, dest: &Path, sha256: Option<&str>, progress: &
             total
         }
         Plan::Complete { total } => total,
-        Plan::Restart => return Err(DownloadError::Range { url: url.to_string(), range: answer.range.unwrap_or_else(|| "none".into()) }),
+        Plan::Restart => {
+            return Err(DownloadError::Range {
+                url: url.to_string(),
+                range: answer.range.unwrap_or_else(|| "none".into()),
+            })
+        }
         Plan::Fail => return Err(DownloadError::Status { url: url.to_string(), status: answer.status }),
     };
     verify_and_place(&part, dest, total, answer.sha256.as_deref())
@@ -286,7 +317,18 @@ mod tests {
         assert_eq!(parse_content_range("bytes 6-10/11"), cr(Some((6, 10)), Some(11)));
         assert_eq!(parse_content_range(" Bytes 0-0/*"), cr(Some((0, 0)), None));
         assert_eq!(parse_content_range("bytes */11"), cr(None, Some(11)));
-        for bad in ["", "bytes", "bytes */*", "items 0-1/2", "bytes 5-4/11", "bytes 0-11/11", "bytes 0-x/11", "bytes -1-3/11", "bytes +1-3/11", "bytes 0-3"] {
+        for bad in [
+            "",
+            "bytes",
+            "bytes */*",
+            "items 0-1/2",
+            "bytes 5-4/11",
+            "bytes 0-11/11",
+            "bytes 0-x/11",
+            "bytes -1-3/11",
+            "bytes +1-3/11",
+            "bytes 0-3",
+        ] {
             assert_eq!(parse_content_range(bad), None, "{bad:?}");
         }
     }
@@ -295,11 +337,18 @@ mod tests {
     fn plans_follow_the_status_and_the_range() {
         // Fresh answers and exact continuations are written.
         assert_eq!(plan(200, 7, Some(11), None, false), Plan::Write { start: 0, total: Some(11) });
-        assert_eq!(plan(206, 6, Some(5), cr(Some((6, 10)), Some(11)), false), Plan::Write { start: 6, total: Some(11) });
+        assert_eq!(
+            plan(206, 6, Some(5), cr(Some((6, 10)), Some(11)), false),
+            Plan::Write { start: 6, total: Some(11) }
+        );
         assert_eq!(plan(206, 6, Some(5), cr(Some((6, 10)), None), false), Plan::Write { start: 6, total: Some(11) });
         // A 206 that does not continue the .part (or says nothing) starts over.
         assert_eq!(plan(206, 7, Some(11), cr(Some((0, 10)), Some(11)), false), Plan::Restart);
-        assert_eq!(plan(206, 6, Some(9), cr(Some((6, 10)), Some(11)), false), Plan::Restart, "length disagrees with the span");
+        assert_eq!(
+            plan(206, 6, Some(9), cr(Some((6, 10)), Some(11)), false),
+            Plan::Restart,
+            "length disagrees with the span"
+        );
         assert_eq!(plan(206, 6, Some(5), None, false), Plan::Restart);
         // A 416 confirms a complete .part only by its size, else only a checksum may.
         assert_eq!(plan(416, 11, Some(0), cr(None, Some(11)), false), Plan::Complete { total: Some(11) });
@@ -388,7 +437,13 @@ mod tests {
         let (url, _heads) = serve(vec![(head, true)]);
         let started = Instant::now();
         let mut seen = 0;
-        let r = download_with_stall(&url, &s.dest, None, &mut |done: u64, _: Option<u64>| seen = done, Duration::from_millis(300));
+        let r = download_with_stall(
+            &url,
+            &s.dest,
+            None,
+            &mut |done: u64, _: Option<u64>| seen = done,
+            Duration::from_millis(300),
+        );
         assert!(matches!(r, Err(DownloadError::Stalled { .. })), "{r:?}");
         assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
         assert!(r.map_err(|e| e.to_string()).unwrap_err().contains("sent no data"));
@@ -423,7 +478,10 @@ mod tests {
     #[test]
     fn a_416_for_a_different_size_restarts_and_an_unverified_part_never_lands() {
         let s = setup(Some("hello world!!"));
-        let (url, _heads) = serve(vec![reply("416 Range Not Satisfiable", &["Content-Range: bytes */11"], ""), reply("200 OK", &[], "hello world")]);
+        let (url, _heads) = serve(vec![
+            reply("416 Range Not Satisfiable", &["Content-Range: bytes */11"], ""),
+            reply("200 OK", &[], "hello world"),
+        ]);
         fetch(&url, &s, None).expect("restarted");
         assert_eq!(std::fs::read_to_string(&s.dest).expect("dest"), "hello world");
 
@@ -436,7 +494,8 @@ mod tests {
 
         // No total and no checksum: the .part cannot be confirmed, so it is fetched again.
         let s = setup(Some("hello world"));
-        let (url, heads) = serve(vec![reply("416 Range Not Satisfiable", &[], ""), reply("200 OK", &[], "hello world")]);
+        let (url, heads) =
+            serve(vec![reply("416 Range Not Satisfiable", &[], ""), reply("200 OK", &[], "hello world")]);
         fetch(&url, &s, None).expect("fetched again");
         assert!(heads.recv().expect("first").contains("range: bytes=11-"));
         assert!(!heads.recv().expect("second").contains("range:"));

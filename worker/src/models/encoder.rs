@@ -26,10 +26,16 @@ pub const RERANK_LIMIT: Duration = Duration::from_secs(10);
 
 /// A tokenizer with our truncation and padding (the file's own settings are replaced).
 pub fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
-    let mut tok = Tokenizer::from_file(path).map_err(|e| ModelError::Load { path: path.display().to_string(), reason: e.to_string() })?;
+    let mut tok = Tokenizer::from_file(path)
+        .map_err(|e| ModelError::Load { path: path.display().to_string(), reason: e.to_string() })?;
     let pad_token = ["[PAD]", "<pad>"].into_iter().find(|t| tok.token_to_id(t).is_some()).unwrap_or("[PAD]");
     let pad_id = tok.token_to_id(pad_token).unwrap_or(0);
-    tok.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, pad_id, pad_token: pad_token.to_string(), ..Default::default() }));
+    tok.with_padding(Some(PaddingParams {
+        strategy: PaddingStrategy::BatchLongest,
+        pad_id,
+        pad_token: pad_token.to_string(),
+        ..Default::default()
+    }));
     tok.with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() }))
         .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
     Ok(tok)
@@ -52,11 +58,18 @@ impl Encoder {
 
     /// Runs the model on a batch within `limit` (counted once the session is ours); returns
     /// the named output as (shape, data).
-    fn run<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, output: &str, limit: Duration) -> Result<(Vec<usize>, Vec<f32>, Vec<Encoding>)> {
+    fn run<'s, E: Into<EncodeInput<'s>> + Send>(
+        &self,
+        inputs: Vec<E>,
+        output: &str,
+        limit: Duration,
+    ) -> Result<(Vec<usize>, Vec<f32>, Vec<Encoding>)> {
         let enc = self.tokenizer.encode_batch(inputs, true).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         let batch = enc.len();
         let seq = enc.first().map_or(0, |e| e.len());
-        let column = |f: &dyn Fn(&Encoding) -> &[u32]| -> Vec<i64> { enc.iter().flat_map(|e| f(e).iter().map(|&v| v as i64)).collect() };
+        let column = |f: &dyn Fn(&Encoding) -> &[u32]| -> Vec<i64> {
+            enc.iter().flat_map(|e| f(e).iter().map(|&v| v as i64)).collect()
+        };
         let mut feed: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
         for name in &self.input_names {
             let data = match name.as_str() {
@@ -71,7 +84,8 @@ impl Encoder {
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let (shape, data) = runtime::with_limit(limit, |options| {
             let out = session.run_with_options(feed, options).map_err(infer)?;
-            let value = out.get(output).ok_or_else(|| ModelError::Shape(format!("the model has no output {output}")))?;
+            let value =
+                out.get(output).ok_or_else(|| ModelError::Shape(format!("the model has no output {output}")))?;
             let (shape, data) = value.try_extract_tensor::<f32>().map_err(infer)?;
             Ok((shape.iter().map(|&d| d.max(0) as usize).collect::<Vec<usize>>(), data.to_vec()))
         })?;
@@ -125,7 +139,9 @@ impl Embedder {
             if batch != texts.len() || hidden.len() != batch * seq * dim {
                 return Err(ModelError::Shape(format!("last_hidden_state has shape {shape:?}")));
             }
-            Ok((0..batch).map(|b| mean_pool(&hidden[b * seq * dim..(b + 1) * seq * dim], enc[b].get_attention_mask(), dim)).collect())
+            Ok((0..batch)
+                .map(|b| mean_pool(&hidden[b * seq * dim..(b + 1) * seq * dim], enc[b].get_attention_mask(), dim))
+                .collect())
         })
     }
 }

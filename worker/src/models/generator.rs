@@ -34,8 +34,8 @@ pub fn chatml(system: &str, user: &str) -> String {
 
 impl Generator {
     pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, threads: usize) -> Result<Self> {
-        let tokenizer =
-            Tokenizer::from_file(tokenizer).map_err(|e| ModelError::Load { path: tokenizer.display().to_string(), reason: e.to_string() })?;
+        let tokenizer = Tokenizer::from_file(tokenizer)
+            .map_err(|e| ModelError::Load { path: tokenizer.display().to_string(), reason: e.to_string() })?;
         let session = runtime::session(cache_dir, model, threads)?;
         let mut layers = 0;
         let (mut kv_heads, mut head_dim) = (0, 0);
@@ -60,8 +60,19 @@ impl Generator {
         if layers == 0 || kv_heads == 0 || head_dim == 0 {
             return Err(ModelError::Shape("the generator has no usable past_key_values inputs".into()));
         }
-        let stop_ids = ["<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>"].iter().filter_map(|t| tokenizer.token_to_id(t)).collect();
-        Ok(Generator { session: Mutex::new(session), tokenizer, layers, kv_heads, head_dim, has_position_ids, stop_ids })
+        let stop_ids = ["<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>"]
+            .iter()
+            .filter_map(|t| tokenizer.token_to_id(t))
+            .collect();
+        Ok(Generator {
+            session: Mutex::new(session),
+            tokenizer,
+            layers,
+            kv_heads,
+            head_dim,
+            has_position_ids,
+            stop_ids,
+        })
     }
 
     /// Greedy continuation of `prompt` (special tokens in it are honoured), at most
@@ -82,10 +93,19 @@ impl Generator {
     }
 
     /// The decoding loop of [`Generator::generate`] on a locked session, every run under `options`.
-    fn decode(&self, session: &mut Session, ids: &[u32], max_tokens: usize, deadline: Instant, options: &RunOptions) -> Result<String> {
+    fn decode(
+        &self,
+        session: &mut Session,
+        ids: &[u32],
+        max_tokens: usize,
+        deadline: Instant,
+        options: &RunOptions,
+    ) -> Result<String> {
         let mut past: Vec<DynValue> = Vec::with_capacity(self.layers * 2);
         for _ in 0..self.layers * 2 {
-            let empty = Tensor::from_array((vec![1i64, self.kv_heads as i64, 0, self.head_dim as i64], Vec::<f32>::new())).map_err(infer)?;
+            let empty =
+                Tensor::from_array((vec![1i64, self.kv_heads as i64, 0, self.head_dim as i64], Vec::<f32>::new()))
+                    .map_err(infer)?;
             past.push(empty.into_dyn());
         }
         let mut step: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
@@ -99,11 +119,20 @@ impl Generator {
             }
             let seq = step.len();
             let mut feed: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = Vec::with_capacity(3 + past.len());
-            feed.push(("input_ids".into(), Tensor::from_array((vec![1i64, seq as i64], step.clone())).map_err(infer)?.into()));
-            feed.push(("attention_mask".into(), Tensor::from_array((vec![1i64, (total + seq) as i64], vec![1i64; total + seq])).map_err(infer)?.into()));
+            feed.push((
+                "input_ids".into(),
+                Tensor::from_array((vec![1i64, seq as i64], step.clone())).map_err(infer)?.into(),
+            ));
+            feed.push((
+                "attention_mask".into(),
+                Tensor::from_array((vec![1i64, (total + seq) as i64], vec![1i64; total + seq])).map_err(infer)?.into(),
+            ));
             if self.has_position_ids {
                 let pos: Vec<i64> = (total..total + seq).map(|p| p as i64).collect();
-                feed.push(("position_ids".into(), Tensor::from_array((vec![1i64, seq as i64], pos)).map_err(infer)?.into()));
+                feed.push((
+                    "position_ids".into(),
+                    Tensor::from_array((vec![1i64, seq as i64], pos)).map_err(infer)?.into(),
+                ));
             }
             for (i, v) in past.drain(..).enumerate() {
                 let kind = if i % 2 == 0 { "key" } else { "value" };
@@ -121,7 +150,9 @@ impl Generator {
             };
             for layer in 0..self.layers {
                 for kind in ["key", "value"] {
-                    let v = out.remove(format!("present.{layer}.{kind}")).ok_or_else(|| ModelError::Shape(format!("no present.{layer}.{kind} output")))?;
+                    let v = out
+                        .remove(format!("present.{layer}.{kind}"))
+                        .ok_or_else(|| ModelError::Shape(format!("no present.{layer}.{kind} output")))?;
                     past.push(v);
                 }
             }

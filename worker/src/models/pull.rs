@@ -26,7 +26,10 @@ pub struct PullSource {
 
 impl PullSource {
     pub fn from_env() -> Self {
-        let endpoint = std::env::var("SVC_HF_ENDPOINT").ok().filter(|e| !e.trim().is_empty()).unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let endpoint = std::env::var("SVC_HF_ENDPOINT")
+            .ok()
+            .filter(|e| !e.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
         let offline = std::env::var("SVC_OFFLINE").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         PullSource { endpoint, offline }
     }
@@ -87,7 +90,12 @@ impl PullManager {
 
     /// [`PullManager::fetch_model`], with a panic turned into this model's failure, so that
     /// the pull still ends (a pull left `active` would answer every later pull with 409).
-    fn fetch_model_guarded(&self, files: &[ModelRef], models_dir: &std::path::Path, source: &PullSource) -> Result<(), String> {
+    fn fetch_model_guarded(
+        &self,
+        files: &[ModelRef],
+        models_dir: &std::path::Path,
+        source: &PullSource,
+    ) -> Result<(), String> {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.fetch_model(files, models_dir, source)))
             .unwrap_or_else(|_| Err("the download panicked".to_string()))
     }
@@ -99,7 +107,9 @@ impl PullManager {
             return Ok(());
         }
         if source.offline {
-            return Err("offline (SVC_OFFLINE=1): downloads are disabled; prepare the models with scripts/models".into());
+            return Err(
+                "offline (SVC_OFFLINE=1): downloads are disabled; prepare the models with scripts/models".into()
+            );
         }
         for (file, dest) in missing {
             let Some(url) = file.url(&source.endpoint) else {
@@ -108,7 +118,9 @@ impl PullManager {
             let mut on_progress = |done: u64, total: Option<u64>| {
                 let total = total.unwrap_or(0);
                 let percent = if total > 0 { (done as f64 / total as f64 * 100.0).min(100.0) } else { 0.0 };
-                self.update(|s| s.progress = Some(PullProgress { downloaded_bytes: done, total_bytes: total, percent }));
+                self.update(|s| {
+                    s.progress = Some(PullProgress { downloaded_bytes: done, total_bytes: total, percent })
+                });
             };
             download(&url, &dest, None, &mut on_progress).map_err(|e| e.to_string())?;
         }

@@ -77,9 +77,19 @@ pub struct Models {
 
 impl Models {
     pub fn new(cache_dir: &Path, preset_id: Option<&str>) -> Self {
-        let preset = preset_id.and_then(presets::find).or_else(|| presets::find(presets::DEFAULT_PRESET)).unwrap_or(&presets::PRESETS[0]);
+        let preset = preset_id
+            .and_then(presets::find)
+            .or_else(|| presets::find(presets::DEFAULT_PRESET))
+            .unwrap_or(&presets::PRESETS[0]);
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
-        Models { cache_dir: cache_dir.to_path_buf(), preset: RwLock::new(preset), threads, embed: Slot::new(), rerank: Slot::new(), gen: Slot::new() }
+        Models {
+            cache_dir: cache_dir.to_path_buf(),
+            preset: RwLock::new(preset),
+            threads,
+            embed: Slot::new(),
+            rerank: Slot::new(),
+            gen: Slot::new(),
+        }
     }
 
     pub fn preset(&self) -> &'static Preset {
@@ -105,9 +115,13 @@ impl Models {
 
     /// The local files of a role's model in the active preset: (model, tokenizer).
     fn files(&self, role: Role) -> Result<(PathBuf, PathBuf)> {
-        let spec = self.preset().model(role).ok_or_else(|| ModelError::Missing(format!("the preset has no {} model", role.as_str())))?;
+        let spec = self
+            .preset()
+            .model(role)
+            .ok_or_else(|| ModelError::Missing(format!("the preset has no {} model", role.as_str())))?;
         let dir = self.models_dir();
-        let path = |r: &str| ModelRef::parse(r).map(|m| m.local_path(&dir)).map_err(|_| ModelError::Missing(r.to_string()));
+        let path =
+            |r: &str| ModelRef::parse(r).map(|m| m.local_path(&dir)).map_err(|_| ModelError::Missing(r.to_string()));
         let (model, tokenizer) = (path(spec.model)?, path(spec.tokenizer)?);
         for p in [&model, &tokenizer] {
             if !p.is_file() {

@@ -59,9 +59,8 @@ static ENVIRONMENT: OnceLock<std::result::Result<ort::environment::Environment, 
 /// Loads ONNX Runtime once; later calls return the first outcome.
 pub fn environment(cache_dir: &Path) -> Result<&'static ort::environment::Environment> {
     let outcome = ENVIRONMENT.get_or_init(|| {
-        let lib = locate_library(cache_dir).ok_or_else(|| {
-            "libonnxruntime.so not found: set ORT_DYLIB_PATH or run scripts/ort-env".to_string()
-        })?;
+        let lib = locate_library(cache_dir)
+            .ok_or_else(|| "libonnxruntime.so not found: set ORT_DYLIB_PATH or run scripts/ort-env".to_string())?;
         if !lib.is_file() {
             return Err(format!("{} does not exist", lib.display()));
         }
@@ -114,7 +113,9 @@ impl Stoppable for RunOptions {
 
 /// Runs `f` with fresh run options that are terminated `limit` from now (see [`with_deadline`]).
 pub fn with_limit<T>(limit: Duration, f: impl FnOnce(&RunOptions) -> Result<T>) -> Result<T> {
-    let deadline = Instant::now().checked_add(limit).ok_or_else(|| ModelError::Inference(format!("time limit {limit:?} is out of range")))?;
+    let deadline = Instant::now()
+        .checked_add(limit)
+        .ok_or_else(|| ModelError::Inference(format!("time limit {limit:?} is out of range")))?;
     with_deadline(deadline, f)
 }
 
@@ -129,7 +130,11 @@ pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce(&RunOptions) -> Result
 /// Runs `f` with `target`, which the shared watchdog stops at `deadline`. An error returned
 /// after the watchdog fired becomes [`ModelError::Timeout`]; a result that made it in time is
 /// returned as is.
-pub fn watched<S: Stoppable + 'static, T>(target: Arc<S>, deadline: Instant, f: impl FnOnce(&S) -> Result<T>) -> Result<T> {
+pub fn watched<S: Stoppable + 'static, T>(
+    target: Arc<S>,
+    deadline: Instant,
+    f: impl FnOnce(&S) -> Result<T>,
+) -> Result<T> {
     let ticket = arm(deadline, Arc::clone(&target) as Arc<dyn Stoppable>);
     let result = f(&*target);
     let fired = ticket.as_ref().is_some_and(Ticket::fired);
@@ -160,7 +165,8 @@ struct Watchdog {
     wake: Condvar,
 }
 
-static WATCHDOG: Watchdog = Watchdog { state: Mutex::new(WatchState { next_id: 0, armed: BTreeMap::new() }), wake: Condvar::new() };
+static WATCHDOG: Watchdog =
+    Watchdog { state: Mutex::new(WatchState { next_id: 0, armed: BTreeMap::new() }), wake: Condvar::new() };
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -191,7 +197,9 @@ impl Watchdog {
             let now = Instant::now();
             state.fire_due(now);
             state = match state.next_deadline() {
-                Some(d) => self.wake.wait_timeout(state, d.saturating_duration_since(now)).unwrap_or_else(|p| p.into_inner()).0,
+                Some(d) => {
+                    self.wake.wait_timeout(state, d.saturating_duration_since(now)).unwrap_or_else(|p| p.into_inner()).0
+                }
                 None => self.wake.wait(state).unwrap_or_else(|p| p.into_inner()),
             };
         }
@@ -274,7 +282,9 @@ mod tests {
     #[test]
     fn a_call_past_its_deadline_is_stopped_and_times_out() {
         let started = Instant::now();
-        let r = watched(Arc::new(Flag::default()), Instant::now() + Duration::from_millis(50), |f| busy_until_stopped(f, Duration::from_secs(2)));
+        let r = watched(Arc::new(Flag::default()), Instant::now() + Duration::from_millis(50), |f| {
+            busy_until_stopped(f, Duration::from_secs(2))
+        });
         assert!(matches!(r, Err(ModelError::Timeout)), "{r:?}");
         let took = started.elapsed();
         assert!(took >= Duration::from_millis(50) && took < Duration::from_secs(1), "{took:?}");
@@ -285,7 +295,9 @@ mod tests {
         let flag = Arc::new(Flag::default());
         let r = watched(Arc::clone(&flag), Instant::now() + Duration::from_millis(300), |_| Ok(7));
         assert!(matches!(r, Ok(7)), "{r:?}");
-        let r: Result<()> = watched(Arc::clone(&flag), Instant::now() + Duration::from_millis(300), |_| Err(ModelError::Shape("bad".into())));
+        let r: Result<()> = watched(Arc::clone(&flag), Instant::now() + Duration::from_millis(300), |_| {
+            Err(ModelError::Shape("bad".into()))
+        });
         assert!(matches!(r, Err(ModelError::Shape(_))), "an error before the deadline stays itself: {r:?}");
         std::thread::sleep(Duration::from_millis(400));
         assert!(!flag.0.load(Ordering::SeqCst), "a finished call is never stopped later");

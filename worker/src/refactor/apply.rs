@@ -7,8 +7,8 @@ use crate::write::atomic;
 use crate::write::path::RelPath;
 use crate::{runtime, uri, Worker};
 use protocol::api::{
-    ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied, RefactorErrorDetails,
-    RefactorErrorStatus, StalePlanDetails,
+    ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied,
+    RefactorErrorDetails, RefactorErrorStatus, StalePlanDetails,
 };
 use protocol::{ApiError, ApplyConfirmation, DocRef, ErrorCode, JsonBody, RefactorOp};
 use std::collections::BTreeMap;
@@ -40,19 +40,24 @@ impl Undo {
 }
 
 fn refuse(plan: &Plan) -> ApiError {
-    let code = if plan.blockers.iter().any(|b| b == "target_occupied") { ErrorCode::Conflict } else { ErrorCode::Unsupported };
+    let code =
+        if plan.blockers.iter().any(|b| b == "target_occupied") { ErrorCode::Conflict } else { ErrorCode::Unsupported };
     let why: Vec<String> = plan
         .blockers
         .iter()
         .cloned()
-        .chain(plan.references.iter().filter(|r| !matches!(r.classification, "rewriteable" | "unchanged")).map(|r| format!("{}:{}: {}", r.file_rel, r.link.start_line, r.reason)))
+        .chain(
+            plan.references
+                .iter()
+                .filter(|r| !matches!(r.classification, "rewriteable" | "unchanged"))
+                .map(|r| format!("{}:{}: {}", r.file_rel, r.link.start_line, r.reason)),
+        )
         .collect();
-    ApiError::new(code, format!("The plan cannot be applied: {}", why.join("; ")))
-        .with_details(RefactorErrorDetails {
-            plan_digest: plan.digest.clone(),
-            status: RefactorErrorStatus::Refused,
-            filesystem: Filesystem { state: FilesystemState::Unchanged },
-        })
+    ApiError::new(code, format!("The plan cannot be applied: {}", why.join("; "))).with_details(RefactorErrorDetails {
+        plan_digest: plan.digest.clone(),
+        status: RefactorErrorStatus::Refused,
+        filesystem: Filesystem { state: FilesystemState::Unchanged },
+    })
 }
 
 /// Runs the filesystem steps of a plan; on failure everything done so far is undone.
@@ -85,7 +90,10 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
             return Err("the note changed after planning".into());
         }
         // The note's own content (its relative links may be rewritten) goes to the target.
-        let source_new = new_texts.remove(plan.source.rel_path.as_str()).map(|(_, t)| t.into_bytes()).unwrap_or_else(|| source_bytes.clone());
+        let source_new = new_texts
+            .remove(plan.source.rel_path.as_str())
+            .map(|(_, t)| t.into_bytes())
+            .unwrap_or_else(|| source_bytes.clone());
         for (rel, (old, new)) in &new_texts {
             let path = plan.root.join(rel);
             atomic::write_file(&path, new.as_bytes(), true).map_err(|e| format!("{rel}: {e}"))?;
@@ -128,8 +136,15 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
     let plan = plan(w, doc, op)?;
     if let Some(d) = &confirm.plan_digest {
         if !d.eq_ignore_ascii_case(&plan.digest) {
-            return Err(ApiError::new(ErrorCode::StalePlan, "The plan is stale: the notes changed since it was made; request a new plan")
-                .with_details(StalePlanDetails { plan_digest: d.clone(), current_plan_digest: plan.digest.clone(), status: RefactorErrorStatus::StalePlan }));
+            return Err(ApiError::new(
+                ErrorCode::StalePlan,
+                "The plan is stale: the notes changed since it was made; request a new plan",
+            )
+            .with_details(StalePlanDetails {
+                plan_digest: d.clone(),
+                current_plan_digest: plan.digest.clone(),
+                status: RefactorErrorStatus::StalePlan,
+            }));
         }
     } else if is_move && plan.rewrites() > 0 {
         return Err(ApiError::conflict(format!(
@@ -141,12 +156,18 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
         return Err(refuse(&plan));
     }
     if let Err((why, clean)) = execute(&plan) {
-        let (state, said) = if clean { (FilesystemState::RolledBack, "rolled back") } else { (FilesystemState::RecoveryRequired, "recovery required") };
-        return Err(ApiError::runtime(format!("The refactor failed and was {said}: {why}")).with_details(RefactorErrorDetails {
-            plan_digest: plan.digest.clone(),
-            status: RefactorErrorStatus::FailedRolledBack,
-            filesystem: Filesystem { state },
-        }));
+        let (state, said) = if clean {
+            (FilesystemState::RolledBack, "rolled back")
+        } else {
+            (FilesystemState::RecoveryRequired, "recovery required")
+        };
+        return Err(ApiError::runtime(format!("The refactor failed and was {said}: {why}")).with_details(
+            RefactorErrorDetails {
+                plan_digest: plan.digest.clone(),
+                status: RefactorErrorStatus::FailedRolledBack,
+                filesystem: Filesystem { state },
+            },
+        ));
     }
     // Index: the note moves in the catalog (keeping its identity and history), then every
     // rewritten file is synced.
@@ -160,7 +181,12 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
     if let Err(e) = moved {
         pending.push(format!("{}: {e}", plan.target_rel));
     }
-    let mut files: Vec<&str> = plan.references.iter().filter(|r| r.classification == "rewriteable" && r.file_rel != plan.source.rel_path).map(|r| r.file_rel.as_str()).collect();
+    let mut files: Vec<&str> = plan
+        .references
+        .iter()
+        .filter(|r| r.classification == "rewriteable" && r.file_rel != plan.source.rel_path)
+        .map(|r| r.file_rel.as_str())
+        .collect();
     files.dedup();
     for rel in files {
         if let Err(e) = ix.sync_file(&plan.coll, &plan.root, rel, Origin::Save) {

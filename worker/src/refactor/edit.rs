@@ -78,7 +78,10 @@ mod tests {
     fn replaces_targets() {
         assert_eq!(replace_target("[[Old|alias]]", true, "Old", "New").unwrap(), "[[New|alias]]");
         assert_eq!(replace_target("[[Old#Head]]", true, "Old", "dir/New").unwrap(), "[[dir/New#Head]]");
-        assert_eq!(replace_target("[Old text](../a/old.md#x)", false, "../a/old.md", "b/new.md").unwrap(), "[Old text](b/new.md#x)");
+        assert_eq!(
+            replace_target("[Old text](../a/old.md#x)", false, "../a/old.md", "b/new.md").unwrap(),
+            "[Old text](b/new.md#x)"
+        );
         assert_eq!(replace_target("[t](<a b.md>)", false, "a b.md", "c.md").unwrap(), "[t](<c.md>)");
         assert!(replace_target("[[Other]]", true, "Old", "New").is_none());
     }

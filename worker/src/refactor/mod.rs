@@ -10,12 +10,12 @@ pub use apply::apply;
 use crate::catalog::{self, DocRow, LinkRow};
 use crate::links::Resolver;
 use crate::reads::resolve_doc;
-use crate::write::path::{contain, RelPath};
 use crate::write::docs::collection;
+use crate::write::path::{contain, RelPath};
 use crate::{ingest, runtime, uri, Worker};
 use protocol::api::{
-    AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource, PlanTarget,
-    RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
+    AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
+    PlanTarget, RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
 };
 use protocol::{ApiError, DocRef, JsonBody, RefactorOp};
 use std::collections::BTreeMap;
@@ -53,7 +53,8 @@ pub(crate) struct Plan {
 
 impl Plan {
     pub fn can_apply(&self) -> bool {
-        self.blockers.is_empty() && self.references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged"))
+        self.blockers.is_empty()
+            && self.references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged"))
     }
     pub fn rewrites(&self) -> usize {
         self.references.iter().filter(|r| r.classification == "rewriteable").count()
@@ -140,7 +141,9 @@ fn editable_text(abs: &Path, indexed_hash: &str) -> Result<String, &'static str>
     }
     let text = String::from_utf8(bytes).map_err(|_| "the file is not UTF-8")?;
     if ingest::canonicalize(&text) != text {
-        return Err("the file is not in canonical form (CRLF, BOM or trailing spaces); links cannot be rewritten safely");
+        return Err(
+            "the file is not in canonical form (CRLF, BOM or trailing spaces); links cannot be rewritten safely",
+        );
     }
     Ok(text)
 }
@@ -170,13 +173,15 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     drop(conn);
     let now = Resolver::new(docs.clone());
     let after = Resolver::new(
-        docs.iter().cloned().map(|mut d| {
-            if d.id == source.id {
-                d.rel_path = target_rel.as_str().to_string();
-            }
-            d
-        })
-        .collect(),
+        docs.iter()
+            .cloned()
+            .map(|mut d| {
+                if d.id == source.id {
+                    d.rel_path = target_rel.as_str().to_string();
+                }
+                d
+            })
+            .collect(),
     );
     let mut references = Vec::new();
     let mut texts: BTreeMap<i64, Result<String, &'static str>> = BTreeMap::new();
@@ -212,10 +217,15 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
             } else if l.link_type == "wiki" {
                 let bare = stem(target_rel.as_str()).to_string();
                 let path = target_rel.as_str().strip_suffix(".md").unwrap_or(target_rel.as_str()).to_string();
-                let probe = |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
-                if !bare.contains(['[', ']', '|', '#']) && after.resolve(&holder.collection, &probe(&bare)) == Some(source.id) {
+                let probe =
+                    |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
+                if !bare.contains(['[', ']', '|', '#'])
+                    && after.resolve(&holder.collection, &probe(&bare)) == Some(source.id)
+                {
                     Ok(Some(bare))
-                } else if !path.contains(['[', ']', '|', '#']) && after.resolve(&holder.collection, &probe(&path)) == Some(source.id) {
+                } else if !path.contains(['[', ']', '|', '#'])
+                    && after.resolve(&holder.collection, &probe(&path)) == Some(source.id)
+                {
                     Ok(Some(path))
                 } else {
                     Err("no link text would resolve to the note after the change".into())
@@ -247,25 +257,30 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
                         r.classification = "unsupported";
                         r.reason = why.into();
                     }
-                    Ok(text) => match edit::span(&text, l.start_line, l.start_col, l.end_line, l.end_col)
-                        .and_then(|(s, e)| edit::replace_target(&text[s..e], l.link_type == "wiki", &l.target_ref, &new).map(|lit| (s, e, lit)))
-                    {
-                        Some(e) => {
-                            r.classification = "rewriteable";
-                            r.reason = format!("rewrite to {new}");
-                            r.edit = Some(e);
+                    Ok(text) => {
+                        match edit::span(&text, l.start_line, l.start_col, l.end_line, l.end_col).and_then(|(s, e)| {
+                            edit::replace_target(&text[s..e], l.link_type == "wiki", &l.target_ref, &new)
+                                .map(|lit| (s, e, lit))
+                        }) {
+                            Some(e) => {
+                                r.classification = "rewriteable";
+                                r.reason = format!("rewrite to {new}");
+                                r.edit = Some(e);
+                            }
+                            None => {
+                                r.classification = "malformed";
+                                r.reason = "the link text is not where the index says".into();
+                            }
                         }
-                        None => {
-                            r.classification = "malformed";
-                            r.reason = "the link text is not where the index says".into();
-                        }
-                    },
+                    }
                 }
             }
         }
         references.push(r);
     }
-    references.sort_by(|a, b| (&a.file_rel, a.link.start_line, a.link.start_col).cmp(&(&b.file_rel, b.link.start_line, b.link.start_col)));
+    references.sort_by(|a, b| {
+        (&a.file_rel, a.link.start_line, a.link.start_col).cmp(&(&b.file_rel, b.link.start_line, b.link.start_col))
+    });
 
     let examined: Vec<ExaminedReference> = references
         .iter()
@@ -279,8 +294,9 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
                 start_col: r.link.start_col,
                 end_line: r.link.end_line,
                 end_col: r.link.end_col,
-                classification: ReferenceClassification::parse(r.classification)
-                    .ok_or_else(|| ApiError::runtime(format!("unknown reference classification: {}", r.classification)))?,
+                classification: ReferenceClassification::parse(r.classification).ok_or_else(|| {
+                    ApiError::runtime(format!("unknown reference classification: {}", r.classification))
+                })?,
                 reason: r.reason.clone(),
                 replacement: r.edit.as_ref().map(|e| e.2.clone()),
             })
@@ -317,13 +333,22 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
         },
         affected_documents: affected
             .iter()
-            .map(|(rel, hash)| AffectedDocument { rel_path: rel.clone(), uri: uri::doc_uri(&coll.name, rel), source_hash: hash.clone() })
+            .map(|(rel, hash)| AffectedDocument {
+                rel_path: rel.clone(),
+                uri: uri::doc_uri(&coll.name, rel),
+                source_hash: hash.clone(),
+            })
             .collect(),
         examined_references: examined,
         mutation_boundary: MutationBoundary { collection: coll.name.clone(), files: 1 + affected.len() as u64 },
-        preconditions: PlanPreconditions { source_hash: source.source_hash.clone(), target_absent: !occupied, files: affected },
+        preconditions: PlanPreconditions {
+            source_hash: source.source_hash.clone(),
+            target_absent: !occupied,
+            files: affected,
+        },
         safety: PlanSafety { cross_collection: false, read_only: false, blockers: blockers.clone() },
-        can_apply: blockers.is_empty() && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged")),
+        can_apply: blockers.is_empty()
+            && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged")),
     };
     // The digest covers the compact JSON of the body, before the keys that follow it.
     let digest = ingest::sha256_hex(&serde_json::to_vec(&body).map_err(runtime)?);

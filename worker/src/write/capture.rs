@@ -67,7 +67,8 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     if !crate::indexer::is_text_note(rel.as_str()) {
         return Err(ApiError::validation("A note's path must end in .md, .markdown or .txt"));
     }
-    let policy = req.collision.unwrap_or(if generated { CollisionPolicy::OpenExisting } else { CollisionPolicy::Error });
+    let policy =
+        req.collision.unwrap_or(if generated { CollisionPolicy::OpenExisting } else { CollisionPolicy::Error });
     let captured_at = time_fmt::now_iso();
     let mut source = req.source.clone();
     source.push(("capturedAt".to_string(), captured_at.clone()));
@@ -93,7 +94,11 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
                         content_hash,
                         source: StringMap(source),
                         tags,
-                        sync: CaptureSync { status: CaptureSyncStatus::Skipped, reason: Some("nothing was written".to_string()), job_id: None },
+                        sync: CaptureSync {
+                            status: CaptureSyncStatus::Skipped,
+                            reason: Some("nothing was written".to_string()),
+                            job_id: None,
+                        },
                         embed: CaptureEmbed { status: "not_requested".to_string() },
                         collision_policy_result: CollisionPolicyResult::OpenedExisting,
                     })
@@ -124,6 +129,10 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
         tags,
         sync: CaptureSync { status: CaptureSyncStatus::Pending, reason: None, job_id: Some(job_id) },
         embed: CaptureEmbed { status: "not_requested".to_string() },
-        collision_policy_result: if suffixed { CollisionPolicyResult::CreatedWithSuffix } else { CollisionPolicyResult::Created },
+        collision_policy_result: if suffixed {
+            CollisionPolicyResult::CreatedWithSuffix
+        } else {
+            CollisionPolicyResult::Created
+        },
     })
 }

@@ -9,8 +9,8 @@ use crate::reads::resolve_doc;
 use crate::{ingest, runtime, time_fmt, uri, Worker};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use protocol::api::{
-    AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult, UpdatedDoc,
-    VersionConflictDetails,
+    AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
+    UpdatedDoc, VersionConflictDetails,
 };
 use protocol::{ApiError, CollisionPolicy, CreateDoc, DocRef, ErrorCode, JsonBody, UpdateDoc};
 use std::path::{Path, PathBuf};
@@ -21,7 +21,8 @@ const MAX_SUFFIX: u32 = 1000;
 /// Characters a file name built from a title may not hold.
 const FORBIDDEN_IN_NAME: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|', '#', '^', '[', ']'];
 /// What a `file://` URI path escapes.
-const PATH_ESCAPES: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
+const PATH_ESCAPES: &AsciiSet =
+    &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
 
 pub(crate) fn file_uri(abs: &Path) -> String {
     format!("file://{}", utf8_percent_encode(&abs.display().to_string(), PATH_ESCAPES))
@@ -29,10 +30,11 @@ pub(crate) fn file_uri(abs: &Path) -> String {
 
 /// The configured collection and its canonical root.
 pub(crate) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
-    let coll = w.config().find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
-    let root = Path::new(&coll.path)
-        .canonicalize()
-        .map_err(|_| ApiError::new(ErrorCode::PathNotFound, format!("The folder of collection {} is missing", coll.name)))?;
+    let coll =
+        w.config().find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
+    let root = Path::new(&coll.path).canonicalize().map_err(|_| {
+        ApiError::new(ErrorCode::PathNotFound, format!("The folder of collection {} is missing", coll.name))
+    })?;
     Ok((coll, root))
 }
 
@@ -42,14 +44,26 @@ fn modified_iso(md: &std::fs::Metadata) -> String {
 
 /// Indexes the written file and records it as a finished `sync` job; returns the job id
 /// and what the sync did.
-fn index_after_write(w: &Arc<Worker>, coll: &CollectionConfig, root: &Path, rel: &RelPath, origin: Origin) -> (String, Result<FileSync, String>) {
+fn index_after_write(
+    w: &Arc<Worker>,
+    coll: &CollectionConfig,
+    root: &Path,
+    rel: &RelPath,
+    origin: Origin,
+) -> (String, Result<FileSync, String>) {
     let (result, outcome) = sync_one(w, coll, root, rel.as_str(), origin);
     let job_id = w.record_finished_job(JobKind::Sync, outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
     (job_id, outcome)
 }
 
 /// Syncs one file and describes it as a sync result.
-pub(crate) fn sync_one(w: &Worker, coll: &CollectionConfig, root: &Path, rel: &str, origin: Origin) -> (SyncResult, Result<FileSync, String>) {
+pub(crate) fn sync_one(
+    w: &Worker,
+    coll: &CollectionConfig,
+    root: &Path,
+    rel: &str,
+    origin: Origin,
+) -> (SyncResult, Result<FileSync, String>) {
     let started = Instant::now();
     let outcome = w.indexer().sync_file(coll, root, rel, origin).map_err(|e| e.to_string());
     let mut r = CollectionSyncResult { collection: coll.name.clone(), files_processed: 1, ..Default::default() };
@@ -74,7 +88,8 @@ pub(crate) fn sync_one(w: &Worker, coll: &CollectionConfig, root: &Path, rel: &s
 }
 
 pub(super) fn name_from_title(title: &str) -> String {
-    let cleaned: String = title.trim().chars().map(|c| if FORBIDDEN_IN_NAME.contains(&c) || c.is_control() { '-' } else { c }).collect();
+    let cleaned: String =
+        title.trim().chars().map(|c| if FORBIDDEN_IN_NAME.contains(&c) || c.is_control() { '-' } else { c }).collect();
     let cleaned = cleaned.trim_matches(|c: char| c == '.' || c.is_whitespace()).to_string();
     let cut: String = cleaned.chars().take(120).collect();
     if cut.is_empty() {
@@ -132,7 +147,8 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     let text = match (&req.title, &req.content) {
         (None, None) if preset.is_none() => return Err(ApiError::validation("content is required")),
         (Some(title), content) => {
-            let extra: Vec<(String, String)> = preset.and_then(|p| p.kind).map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
+            let extra: Vec<(String, String)> =
+                preset.and_then(|p| p.kind).map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
             let body = content.clone().unwrap_or_else(|| preset.map(|p| p.body()).unwrap_or_default());
             format!("{}# {}\n\n{body}", front_matter::new_block(None, &tags, &extra), title.trim())
         }
@@ -216,7 +232,10 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     let (coll, root) = collection(w, &row.collection)?;
     let rel = RelPath::parse(&row.rel_path, "relPath")?;
     if !is_text_note(rel.as_str()) {
-        return Err(ApiError::new(ErrorCode::Unsupported, "This document is converted from a PDF or DOCX file and cannot be edited as text"));
+        return Err(ApiError::new(
+            ErrorCode::Unsupported,
+            "This document is converted from a PDF or DOCX file and cannot be edited as text",
+        ));
     }
     let abs = contain(&root, &rel)?;
     let (bytes, md) = match (std::fs::read(&abs), std::fs::metadata(&abs)) {
@@ -226,20 +245,28 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     let current_hash = ingest::sha256_hex(&bytes);
     let current_modified = modified_iso(&md);
     let hash_stale = req.expected_source_hash.as_deref().is_some_and(|h| !h.eq_ignore_ascii_case(&current_hash));
-    let time_stale = req.expected_modified_at.as_deref().is_some_and(|t| time_fmt::iso_to_ms(t) != time_fmt::iso_to_ms(&current_modified));
+    let time_stale = req
+        .expected_modified_at
+        .as_deref()
+        .is_some_and(|t| time_fmt::iso_to_ms(t) != time_fmt::iso_to_ms(&current_modified));
     if hash_stale || time_stale {
-        return Err(ApiError::conflict("Document changed on disk. Reload before saving.")
-            .with_details(VersionConflictDetails { current_version: DocVersion { source_hash: current_hash, modified_at: current_modified } }));
+        return Err(ApiError::conflict("Document changed on disk. Reload before saving.").with_details(
+            VersionConflictDetails {
+                current_version: DocVersion { source_hash: current_hash, modified_at: current_modified },
+            },
+        ));
     }
     let base = match req.content {
         Some(c) => c,
-        None => String::from_utf8(bytes).map_err(|_| ApiError::validation("The file is not UTF-8 text; send content to replace it"))?,
+        None => String::from_utf8(bytes)
+            .map_err(|_| ApiError::validation("The file is not UTF-8 text; send content to replace it"))?,
     };
     let text = match &tags {
         Some(t) => front_matter::set_tags(&base, t),
         None => base,
     };
-    atomic::write_file(&abs, text.as_bytes(), true).map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
+    atomic::write_file(&abs, text.as_bytes(), true)
+        .map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
     let md = std::fs::metadata(&abs).map_err(runtime)?;
     let new_hash = ingest::sha256_hex(text.as_bytes());
@@ -269,7 +296,12 @@ pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiErro
     })
 }
 
-pub fn create_folder(w: &Arc<Worker>, collection_name: &str, name: &str, parent: Option<&str>) -> Result<JsonBody, ApiError> {
+pub fn create_folder(
+    w: &Arc<Worker>,
+    collection_name: &str,
+    name: &str,
+    parent: Option<&str>,
+) -> Result<JsonBody, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, collection_name)?;
     if name.contains('/') {
@@ -284,7 +316,12 @@ pub fn create_folder(w: &Arc<Worker>, collection_name: &str, name: &str, parent:
         return Err(ApiError::conflict(format!("{rel} already exists")));
     }
     std::fs::create_dir_all(&abs).map_err(|e| ApiError::runtime(format!("The folder could not be created: {e}")))?;
-    JsonBody::of(&CreatedFolder { success: true, collection: coll.name, folder_path: rel.as_str().to_string(), path: abs.display().to_string() })
+    JsonBody::of(&CreatedFolder {
+        success: true,
+        collection: coll.name,
+        folder_path: rel.as_str().to_string(),
+        path: abs.display().to_string(),
+    })
 }
 
 /// Lexically joins `path` (relative to the note's folder) and refuses a result above the root.
@@ -331,7 +368,12 @@ pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Re
         Some(_) => crate::indexer::mime_and_ext(rel.as_str()).0,
         None => mime_guess::from_path(&abs).first_or_octet_stream().essence_str().to_string(),
     };
-    JsonBody::of(&AssetLocation { abs_path: abs.display().to_string(), mime, size: md.len(), name: rel.file_name().to_string() })
+    JsonBody::of(&AssetLocation {
+        abs_path: abs.display().to_string(),
+        mime,
+        size: md.len(),
+        name: rel.file_name().to_string(),
+    })
 }
 
 #[cfg(test)]

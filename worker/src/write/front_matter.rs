@@ -105,7 +105,10 @@ mod tests {
     #[test]
     fn replaces_inline_and_block_lists_keeping_other_bytes() {
         let src = "---\ntitle:   Keep  me\ntags: [old]\ndate: 2024-01-01 # comment\n---\nbody  \n";
-        assert_eq!(set_tags(src, &t(&["new"])), "---\ntitle:   Keep  me\ntags: [new]\ndate: 2024-01-01 # comment\n---\nbody  \n");
+        assert_eq!(
+            set_tags(src, &t(&["new"])),
+            "---\ntitle:   Keep  me\ntags: [new]\ndate: 2024-01-01 # comment\n---\nbody  \n"
+        );
         let block_list = "---\ntags:\n  - one\n  - two\nauthor: Ann\n---\nx\n";
         assert_eq!(set_tags(block_list, &t(&["z"])), "---\ntags: [z]\nauthor: Ann\n---\nx\n");
         let dash_list = "---\ntags:\n- one\n- two\n---\nx\n";
@@ -115,7 +118,10 @@ mod tests {
     #[test]
     fn appends_the_key_when_the_block_has_none() {
         assert_eq!(set_tags("---\ntitle: T\n---\nx\n", &t(&["a"])), "---\ntitle: T\ntags: [a]\n---\nx\n");
-        assert_eq!(set_tags("---\r\ntitle: T\r\n---\r\nx\r\n", &t(&["a"])), "---\r\ntitle: T\r\ntags: [a]\r\n---\r\nx\r\n");
+        assert_eq!(
+            set_tags("---\r\ntitle: T\r\n---\r\nx\r\n", &t(&["a"])),
+            "---\r\ntitle: T\r\ntags: [a]\r\n---\r\nx\r\n"
+        );
     }
 
     #[test]

@@ -14,13 +14,20 @@ const MAX_PATH: usize = 4096;
 pub struct RelPath(String);
 
 fn bad(what: &str, raw: &str) -> ApiError {
-    ApiError::validation(format!("Invalid {what} {raw:?}: use a relative path inside the collection, without '..', '\\\\' or NUL"))
+    ApiError::validation(format!(
+        "Invalid {what} {raw:?}: use a relative path inside the collection, without '..', '\\\\' or NUL"
+    ))
 }
 
 impl RelPath {
     /// `what` names the field in the error (`relPath`, `folderPath`, ...).
     pub fn parse(raw: &str, what: &str) -> Result<Self, ApiError> {
-        if raw.is_empty() || raw.len() > MAX_PATH || raw.starts_with('/') || raw.contains('\\') || raw.chars().any(char::is_control) {
+        if raw.is_empty()
+            || raw.len() > MAX_PATH
+            || raw.starts_with('/')
+            || raw.contains('\\')
+            || raw.chars().any(char::is_control)
+        {
             return Err(bad(what, raw));
         }
         let trimmed = raw.trim_end_matches('/');
@@ -99,7 +106,20 @@ mod tests {
 
     #[test]
     fn refuses_escapes_and_odd_input() {
-        for raw in ["", "/etc/passwd", "../x.md", "a/../../x.md", "a/./b.md", "a//b.md", "a\\b.md", "a\u{0}b.md", "a/\n/b.md", " /x", "..", "."] {
+        for raw in [
+            "",
+            "/etc/passwd",
+            "../x.md",
+            "a/../../x.md",
+            "a/./b.md",
+            "a//b.md",
+            "a\\b.md",
+            "a\u{0}b.md",
+            "a/\n/b.md",
+            " /x",
+            "..",
+            ".",
+        ] {
             assert!(RelPath::parse(raw, "relPath").is_err(), "{raw:?}");
         }
         assert_eq!(RelPath::parse("a/b c/d.md", "relPath").unwrap().as_str(), "a/b c/d.md");

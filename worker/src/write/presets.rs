@@ -14,12 +14,54 @@ pub struct NotePreset {
 }
 
 pub const PRESETS: &[NotePreset] = &[
-    NotePreset { id: "blank", label: "Blank", description: "An empty note with a title.", default_tags: &[], kind: None, sections: &[] },
-    NotePreset { id: "project-note", label: "Project note", description: "Goals, status and next steps of a project.", default_tags: &["project"], kind: None, sections: &["Goal", "Status", "Next steps"] },
-    NotePreset { id: "research-note", label: "Research note", description: "A question, sources and findings.", default_tags: &["research"], kind: None, sections: &["Question", "Sources", "Findings"] },
-    NotePreset { id: "decision-note", label: "Decision note", description: "Context, options, decision and consequences.", default_tags: &["decision"], kind: None, sections: &["Context", "Options", "Decision", "Consequences"] },
-    NotePreset { id: "source-summary", label: "Source summary", description: "What a source says and what to take from it.", default_tags: &["source", "summary"], kind: None, sections: &["Summary", "Key points", "Quotes"] },
-    NotePreset { id: "meeting", label: "Meeting", description: "Attendees, notes and action items.", default_tags: &[], kind: Some("meeting"), sections: &["Attendees", "Notes", "Action items"] },
+    NotePreset {
+        id: "blank",
+        label: "Blank",
+        description: "An empty note with a title.",
+        default_tags: &[],
+        kind: None,
+        sections: &[],
+    },
+    NotePreset {
+        id: "project-note",
+        label: "Project note",
+        description: "Goals, status and next steps of a project.",
+        default_tags: &["project"],
+        kind: None,
+        sections: &["Goal", "Status", "Next steps"],
+    },
+    NotePreset {
+        id: "research-note",
+        label: "Research note",
+        description: "A question, sources and findings.",
+        default_tags: &["research"],
+        kind: None,
+        sections: &["Question", "Sources", "Findings"],
+    },
+    NotePreset {
+        id: "decision-note",
+        label: "Decision note",
+        description: "Context, options, decision and consequences.",
+        default_tags: &["decision"],
+        kind: None,
+        sections: &["Context", "Options", "Decision", "Consequences"],
+    },
+    NotePreset {
+        id: "source-summary",
+        label: "Source summary",
+        description: "What a source says and what to take from it.",
+        default_tags: &["source", "summary"],
+        kind: None,
+        sections: &["Summary", "Key points", "Quotes"],
+    },
+    NotePreset {
+        id: "meeting",
+        label: "Meeting",
+        description: "Attendees, notes and action items.",
+        default_tags: &[],
+        kind: Some("meeting"),
+        sections: &["Attendees", "Notes", "Action items"],
+    },
 ];
 
 pub fn find(id: &str) -> Option<&'static NotePreset> {
@@ -35,7 +77,8 @@ impl NotePreset {
     /// The whole scaffold for a title (what `preview` shows).
     pub fn scaffold(&self, title: &str) -> String {
         let tags: Vec<String> = self.default_tags.iter().map(|t| t.to_string()).collect();
-        let extra: Vec<(String, String)> = self.kind.map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
+        let extra: Vec<(String, String)> =
+            self.kind.map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
         format!("{}# {title}\n\n{}", super::front_matter::new_block(None, &tags, &extra), self.body())
     }
 }
