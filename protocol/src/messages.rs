@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 /// Gateway (or supervisor) to worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// A frame lives for one send or receive; boxing the request would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum ClientFrame {
     /// First frame on every connection.
     Hello { version: u32 },

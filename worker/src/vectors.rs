@@ -174,8 +174,11 @@ fn batch(dim: usize, rows: &[ChunkVector]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema(dim), vec![Arc::new(hashes), Arc::new(seqs), Arc::new(vectors)])?)
 }
 
-/// Reads `(mirror_hash, seq, vector?, _distance?)` columns out of result batches.
-fn rows_of(batches: &[RecordBatch]) -> Result<Vec<(String, u32, Option<Vec<f32>>, Option<f32>)>> {
+/// One result row: `(mirror_hash, seq, vector?, _distance?)`.
+type VectorRow = (String, u32, Option<Vec<f32>>, Option<f32>);
+
+/// Reads the [`VectorRow`] columns out of result batches.
+fn rows_of(batches: &[RecordBatch]) -> Result<Vec<VectorRow>> {
     let mut out = Vec::new();
     for b in batches {
         let col = |name: &str| b.column_by_name(name);
@@ -359,7 +362,7 @@ impl VectorStore {
             return Ok(None);
         }
         let partitions = ((rows as f64).sqrt() as u32).clamp(2, 1024);
-        let sub_vectors = if key.dim % 16 == 0 { (key.dim / 16) as u32 } else { 1 };
+        let sub_vectors = if key.dim.is_multiple_of(16) { (key.dim / 16) as u32 } else { 1 };
         let builder = lancedb::index::vector::IvfPqIndexBuilder::default()
             .distance_type(DistanceType::Cosine)
             .num_partitions(partitions)

@@ -118,12 +118,13 @@ pub fn record_change(tx: &Transaction<'_>, c: &ChangeRecord<'_>) -> Result<()> {
     Ok(())
 }
 
+/// One journal row as stored: `(kind, origin, previous, current, delta)`.
 #[cfg(test)]
-/// Journal rows of one document, oldest first: `(kind, origin, previous, current, delta)` as stored.
-pub fn changes_of(
-    conn: &rusqlite::Connection,
-    doc_id: i64,
-) -> Result<Vec<(String, String, Option<String>, Option<String>, String)>> {
+pub type JournalRow = (String, String, Option<String>, Option<String>, String);
+
+#[cfg(test)]
+/// Journal rows of one document, oldest first.
+pub fn changes_of(conn: &rusqlite::Connection, doc_id: i64) -> Result<Vec<JournalRow>> {
     let mut stmt =
         conn.prepare("SELECT kind, origin, previous, current, delta FROM changes WHERE doc_id = ?1 ORDER BY seq")?;
     let rows = stmt.query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;

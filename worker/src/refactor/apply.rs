@@ -119,17 +119,16 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
 pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfirmation) -> Result<JsonBody, ApiError> {
     let is_move = matches!(op, RefactorOp::Move { .. });
     let is_dup = matches!(op, RefactorOp::Duplicate { .. });
-    if !is_dup {
-        if confirm.plan_digest.is_some() || !is_move {
-            if confirm.confirmation.as_deref() != Some("apply") {
-                return Err(ApiError::validation("confirmation must be \"apply\""));
-            }
-            if confirm.schema_version.as_deref() != Some(SCHEMA_VERSION) {
-                return Err(ApiError::validation("schemaVersion must be \"1.0\""));
-            }
-            if confirm.plan_digest.is_none() {
-                return Err(ApiError::validation("planDigest is required: request a refactor-plan first"));
-            }
+    // A duplicate needs no confirmation; a move without a digest is checked against its plan below.
+    if !is_dup && (confirm.plan_digest.is_some() || !is_move) {
+        if confirm.confirmation.as_deref() != Some("apply") {
+            return Err(ApiError::validation("confirmation must be \"apply\""));
+        }
+        if confirm.schema_version.as_deref() != Some(SCHEMA_VERSION) {
+            return Err(ApiError::validation("schemaVersion must be \"1.0\""));
+        }
+        if confirm.plan_digest.is_none() {
+            return Err(ApiError::validation("planDigest is required: request a refactor-plan first"));
         }
     }
     let _write = w.write_lock();
