@@ -5,6 +5,7 @@ use crate::error::ApiReply;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use protocol::{ApiError, ErrorCode};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// The largest request body accepted.
@@ -21,126 +22,64 @@ fn clean(key: &str, s: &str) -> Result<String, ApiError> {
     Ok(s.to_string())
 }
 
-/// A JSON object body. An empty body is an empty object.
-pub struct Payload(pub Map<String, Value>);
+/// A JSON object body deserialized into `T` (one of [`crate::bodies`]). An empty body is an
+/// empty object; NUL bytes are refused anywhere in it; a field of the wrong type or an
+/// unknown enum value is a 400 `VALIDATION` that names the field.
+pub struct Body<T>(pub T);
 
-impl<S: Send + Sync> FromRequest<S> for Payload {
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiReply;
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        Self::read(req).await.map_err(ApiReply::Error)
+        let object = read_object(req).await.map_err(ApiReply::Error)?;
+        refuse_nul("body", &object).map_err(ApiReply::Error)?;
+        serde_path_to_error::deserialize(object)
+            .map(Body)
+            .map_err(|e| ApiReply::Error(ApiError::validation(describe(&e))))
     }
 }
 
-impl Payload {
-    async fn read(req: Request) -> Result<Self, ApiError> {
-        let declared = req
-            .headers()
-            .get(axum::http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
-            return Err(too_large());
-        }
-        let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES).await.map_err(|_| too_large())?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Payload(Map::new()));
-        }
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => Ok(Payload(map)),
-            Ok(_) => Err(ApiError::validation("Request body must be a JSON object")),
-            Err(_) => Err(ApiError::validation("Invalid JSON body")),
-        }
+/// `field: what was wrong`, or just what was wrong when it concerns the whole body.
+pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    let inner = e.inner().to_string();
+    if path == "." || path == "?" {
+        inner
+    } else {
+        format!("{path}: {inner}")
     }
 }
 
-impl Payload {
-    fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key).filter(|v| !v.is_null())
+async fn read_object(req: Request) -> Result<Value, ApiError> {
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
     }
-
-    pub fn str_opt(&self, key: &str) -> Result<Option<String>, ApiError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => clean(key, s).map(Some),
-            Some(_) => Err(ApiError::validation(format!("{key} must be a string"))),
-        }
+    let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES).await.map_err(|_| too_large())?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Map::new()));
     }
-
-    pub fn str_req(&self, key: &str) -> Result<String, ApiError> {
-        match self.str_opt(key)? {
-            Some(s) if !s.trim().is_empty() => Ok(s),
-            _ => Err(ApiError::validation(format!("{key} is required"))),
-        }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(ApiError::validation("Request body must be a JSON object")),
+        Err(_) => Err(ApiError::validation("Invalid JSON body")),
     }
+}
 
-    pub fn bool_opt(&self, key: &str) -> Result<Option<bool>, ApiError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(ApiError::validation(format!("{key} must be a boolean"))),
-        }
-    }
-
-    fn number(&self, key: &str) -> Result<Option<f64>, ApiError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Number(n)) => n
-                .as_f64()
-                .filter(|f| f.is_finite())
-                .map(Some)
-                .ok_or_else(|| ApiError::validation(format!("{key} must be a number"))),
-            Some(_) => Err(ApiError::validation(format!("{key} must be a number"))),
-        }
-    }
-
-    /// An integer in `[min, ..]`; values above `max` are clamped to it.
-    pub fn int_opt(&self, key: &str, min: u32, max: u32) -> Result<Option<u32>, ApiError> {
-        match self.number(key)? {
-            None => Ok(None),
-            Some(f) if f.fract() != 0.0 => Err(ApiError::validation(format!("{key} must be an integer"))),
-            Some(f) if f < min as f64 => Err(ApiError::validation(format!("{key} must be at least {min}"))),
-            Some(f) => Ok(Some(f.min(max as f64) as u32)),
-        }
-    }
-
-    /// A number in `[min, ..]`; values above `max` are clamped to it.
-    pub fn float_opt(&self, key: &str, min: f64, max: f64) -> Result<Option<f64>, ApiError> {
-        match self.number(key)? {
-            None => Ok(None),
-            Some(f) if f < min => Err(ApiError::validation(format!("{key} must be between {min} and {max}"))),
-            Some(f) => Ok(Some(f.min(max))),
-        }
-    }
-
-    /// A comma-separated string or an array of strings; trimmed, empty items dropped.
-    pub fn list_opt(&self, key: &str) -> Result<Vec<String>, ApiError> {
-        let items: Vec<String> = match self.get(key) {
-            None => Vec::new(),
-            Some(Value::String(s)) => clean(key, s)?.split(',').map(|x| x.trim().to_string()).collect(),
-            Some(Value::Array(a)) => {
-                let mut out = Vec::with_capacity(a.len());
-                for v in a {
-                    match v {
-                        Value::String(s) => out.push(clean(key, s)?.trim().to_string()),
-                        _ => {
-                            return Err(ApiError::validation(format!("{key} must be a string or an array of strings")))
-                        }
-                    }
-                }
-                out
-            }
-            Some(_) => return Err(ApiError::validation(format!("{key} must be a string or an array of strings"))),
-        };
-        Ok(items.into_iter().filter(|s| !s.is_empty()).collect())
-    }
-
-    pub fn array_len(&self, key: &str) -> Result<usize, ApiError> {
-        match self.get(key) {
-            None => Ok(0),
-            Some(Value::Array(a)) => Ok(a.len()),
-            Some(_) => Err(ApiError::validation(format!("{key} must be an array"))),
-        }
+/// Refuses a NUL byte in any string or key of a JSON value.
+fn refuse_nul(at: &str, v: &Value) -> Result<(), ApiError> {
+    match v {
+        Value::String(s) => clean(at, s).map(drop),
+        Value::Array(items) => items.iter().try_for_each(|i| refuse_nul(at, i)),
+        Value::Object(map) => map.iter().try_for_each(|(k, v)| {
+            clean(at, k)?;
+            refuse_nul(k, v)
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -2,12 +2,16 @@
 //! validates requests, forwards work to the worker over the local socket and maps every
 //! error to the contract's envelope.
 
+mod bodies;
 mod client;
 mod dates;
 mod error;
 mod extract;
+mod openapi;
 mod routes;
 mod security;
+#[cfg(test)]
+mod tests;
 
 pub use client::WorkerClient;
 pub use error::ApiReply;
@@ -39,6 +43,12 @@ pub struct AppState {
 /// The router with every route and middleware; used by `run` and by tests.
 pub fn app(state: AppState) -> axum::Router {
     routes::router(state)
+}
+
+/// The OpenAPI document of the API, as served at `/api/openapi.json`.
+pub fn openapi_json() -> Vec<u8> {
+    let (_, doc) = routes::api().split_for_parts();
+    openapi::Document::new(doc).reply_bytes()
 }
 
 /// Serves until SIGTERM/SIGINT.

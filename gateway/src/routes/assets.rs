@@ -9,7 +9,8 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
-use protocol::{ApiError, ErrorCode, Request};
+use protocol::api::AssetLocation;
+use protocol::{ApiError, ErrorCode, ErrorEnvelope, Request};
 use std::num::NonZeroUsize;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
@@ -22,6 +23,16 @@ fn unsatisfiable(size: u64) -> Response {
     r
 }
 
+/// The bytes of a file of a collection: the file a `svc://` URI names, or `path` relative to
+/// that note's folder. One byte range is honored (206).
+#[utoipa::path(get, path = "/api/doc-asset", tag = "documents",
+    params(("uri" = String, Query, description = "A svc:// URI"),
+           ("path" = Option<String>, Query, description = "A file relative to the note's folder"),
+           ("Range" = Option<String>, Header, description = "One byte range")),
+    responses((status = 200, description = "The file", content_type = "*/*"),
+              (status = 206, description = "The requested range", content_type = "*/*"),
+              (status = 404, description = "No such file", body = ErrorEnvelope),
+              (status = 416, description = "Range not satisfiable", body = ErrorEnvelope)))]
 pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: HeaderMap, p: Params) -> Response {
     let Some(uri) = p.str_opt("uri") else {
         return ApiReply::from(ApiError::validation("uri is required")).into_response();
@@ -30,13 +41,11 @@ pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: Heade
         Ok(b) => b,
         Err(e) => return ApiReply::from(e).into_response(),
     };
-    let Ok(info) = serde_json::from_slice::<serde_json::Value>(&resolved.bytes) else {
-        return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
-    };
-    let (Some(path), Some(mime), Some(name)) = (info["absPath"].as_str(), info["mime"].as_str(), info["name"].as_str())
+    let Ok(AssetLocation { abs_path: path, mime, name, .. }) = serde_json::from_slice::<AssetLocation>(&resolved.bytes)
     else {
         return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
     };
+    let (path, mime, name) = (path.as_str(), mime.as_str(), name.as_str());
     let Ok(mut file) = tokio::fs::File::open(path).await else {
         return ApiReply::from(ApiError::not_found("Asset not found")).into_response();
     };

@@ -1,46 +1,58 @@
 //! Collections, sync and jobs.
 
+use crate::bodies::{AddCollectionBody, SyncBody};
 use crate::error::ApiReply;
-use crate::extract::Payload;
+use crate::extract::Body;
 use crate::AppState;
 use axum::extract::{Path, State};
-use protocol::{AddCollection, ApiError, Request};
+use protocol::api::{CollectionAdded, CollectionInfo, CollectionRemoved, Job, SyncStarted};
+use protocol::{ApiError, ErrorEnvelope, Request};
 
+/// The configured collections.
+#[utoipa::path(get, path = "/api/collections", tag = "collections",
+    responses((status = 200, description = "Every collection", body = Vec<CollectionInfo>)))]
 pub async fn list(State(s): State<AppState>) -> ApiReply {
     ApiReply::ok(s.worker.call(Request::ListCollections).await)
 }
 
-pub async fn add(State(s): State<AppState>, body: Payload) -> ApiReply {
-    let req = (|| -> Result<AddCollection, ApiError> {
-        Ok(AddCollection {
-            path: body.str_req("path")?,
-            name: body.str_opt("name")?,
-            pattern: body.str_opt("pattern")?,
-            include: body.str_opt("include")?,
-            exclude: body.str_opt("exclude")?,
-            git_pull: body.bool_opt("gitPull")?.unwrap_or(false),
-        })
-    })();
-    match req {
+/// Adds a folder as a collection and starts its first sync (202).
+#[utoipa::path(post, path = "/api/collections", tag = "collections", request_body = AddCollectionBody,
+    responses((status = 202, description = "Added; the sync job runs", body = CollectionAdded),
+              (status = 409, description = "The name or folder is taken, or a job runs", body = ErrorEnvelope)))]
+pub async fn add(State(s): State<AppState>, Body(b): Body<AddCollectionBody>) -> ApiReply {
+    match b.into_request() {
         Ok(r) => ApiReply::accepted(s.worker.call(Request::AddCollection(r)).await),
         Err(e) => e.into(),
     }
 }
 
+/// Removes a collection from the index (its files stay).
+#[utoipa::path(delete, path = "/api/collections/{name}", tag = "collections",
+    params(("name" = String, Path, description = "The collection")),
+    responses((status = 200, description = "Removed", body = CollectionRemoved),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope),
+              (status = 409, description = "A job runs", body = ErrorEnvelope)))]
 pub async fn remove(State(s): State<AppState>, Path(name): Path<String>) -> ApiReply {
     ApiReply::ok(s.worker.call(Request::RemoveCollection { name }).await)
 }
 
-pub async fn sync(State(s): State<AppState>, body: Payload) -> ApiReply {
-    let req = (|| -> Result<Request, ApiError> {
-        Ok(Request::Sync { collection: body.str_opt("collection")?, git_pull: body.bool_opt("gitPull")? })
-    })();
-    match req {
-        Ok(r) => ApiReply::accepted(s.worker.call(r).await),
+/// Starts a sync of one collection or of all (202).
+#[utoipa::path(post, path = "/api/sync", tag = "collections", request_body = SyncBody,
+    responses((status = 202, description = "The sync job", body = SyncStarted),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope),
+              (status = 409, description = "A job runs", body = ErrorEnvelope)))]
+pub async fn sync(State(s): State<AppState>, Body(b): Body<SyncBody>) -> ApiReply {
+    match b.into_parts() {
+        Ok((collection, git_pull)) => ApiReply::accepted(s.worker.call(Request::Sync { collection, git_pull }).await),
         Err(e) => e.into(),
     }
 }
 
+/// A job's state and, when finished, its result.
+#[utoipa::path(get, path = "/api/jobs/{id}", tag = "collections",
+    params(("id" = String, Path, description = "The job id")),
+    responses((status = 200, description = "The job", body = Job),
+              (status = 404, description = "Unknown or expired job", body = ErrorEnvelope)))]
 pub async fn job(State(s): State<AppState>, Path(id): Path<String>) -> ApiReply {
     if id.len() > 64 || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
         return ApiError::not_found("Job not found or expired").into();

@@ -1,11 +1,16 @@
 //! Documents, tags, links and the graph.
 
 use super::call;
+use crate::bodies::collection;
 use crate::error::ApiReply;
 use crate::extract::Params;
 use crate::AppState;
 use axum::extract::{Path, State};
-use protocol::{ApiError, DocRef, DocsQuery, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
+use protocol::api::{
+    BacklinksResponse, DocResponse, DocsResponse, GraphResponse, LinksResponse, SectionsResponse, SimilarResponse,
+    TagsResponse,
+};
+use protocol::{ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
 
 /// `%23<hex>` (decoded to `#<hex>` by the router); the `#` may be omitted.
 fn docid(raw: &str) -> Result<String, ApiError> {
@@ -24,15 +29,35 @@ pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
     Ok(DocRef { docid, uri })
 }
 
+/// Tags with their document counts.
+#[utoipa::path(get, path = "/api/tags", tag = "documents",
+    params(("collection" = Option<String>, Query), ("prefix" = Option<String>, Query, description = "Tags under this prefix")),
+    responses((status = 200, description = "Tags", body = TagsResponse),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
 pub async fn tags(State(s): State<AppState>, p: Params) -> ApiReply {
     let prefix = p
         .str_opt("prefix")
         .map(|x| x.trim().trim_start_matches('#').trim_end_matches('/').to_lowercase())
         .filter(|x| !x.is_empty());
-    let collection = p.str_opt("collection").map(|c| c.to_lowercase());
-    call(&s, Ok(Request::ListTags { collection, prefix })).await
+    let req = p
+        .str_opt("collection")
+        .map(|c| collection(&c))
+        .transpose()
+        .map(|collection| Request::ListTags { collection, prefix });
+    call(&s, req).await
 }
 
+/// Documents, newest first by default.
+#[utoipa::path(get, path = "/api/docs", tag = "documents",
+    params(("collection" = Option<String>, Query),
+           ("limit" = Option<i64>, Query, minimum = 1, description = "Default 20; above 100 is clamped"),
+           ("offset" = Option<i64>, Query, minimum = 0),
+           ("tagsAll" = Option<String>, Query, description = "Comma-separated"),
+           ("tagsAny" = Option<String>, Query, description = "Comma-separated"),
+           ("sortField" = Option<String>, Query, pattern = "^[a-z0-9_]*$", description = "`modified` or a front-matter date key"),
+           ("sortOrder" = Option<SortOrder>, Query)),
+    responses((status = 200, description = "A page of documents", body = DocsResponse),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
 pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
     let q = (|| -> Result<DocsQuery, ApiError> {
         let sort_field = p.str_opt("sortField").unwrap_or_else(|| "modified".into());
@@ -45,7 +70,7 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
             Some(_) => return Err(ApiError::validation("sortOrder must be asc or desc")),
         };
         Ok(DocsQuery {
-            collection: p.str_opt("collection").map(|c| c.to_lowercase()),
+            collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
             limit: p.int("limit", 20, 1, 100)?,
             offset: p.int("offset", 0, 0, u32::MAX)?,
             tags_all: p.list("tagsAll"),
@@ -57,6 +82,11 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
     call(&s, q.map(Request::ListDocs)).await
 }
 
+/// One document: metadata and canonical text.
+#[utoipa::path(get, path = "/api/doc", tag = "documents",
+    params(("uri" = String, Query, description = "A svc:// URI")),
+    responses((status = 200, description = "The document", body = DocResponse),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
     match p.str_opt("uri") {
         Some(uri) => call(&s, Ok(Request::GetDoc(DocRef { docid: None, uri: Some(uri) }))).await,
@@ -64,6 +94,13 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
     }
 }
 
+/// A document's outgoing links, resolved or broken.
+#[utoipa::path(get, path = "/api/doc/{id}/links", tag = "links",
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id"),
+           ("type" = Option<LinkKind>, Query)),
+    responses((status = 200, description = "Links", body = LinksResponse),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn links(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
     let r = (|| {
         let kind = match p.str_opt("type").as_deref() {
@@ -77,15 +114,35 @@ pub async fn links(State(s): State<AppState>, Path(id): Path<String>, p: Params)
     call(&s, r).await
 }
 
+/// The documents linking to this one.
+#[utoipa::path(get, path = "/api/doc/{id}/backlinks", tag = "links",
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Backlinks", body = BacklinksResponse),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn backlinks(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
     call(&s, doc_ref(&id, &p).map(|doc| Request::Backlinks { doc })).await
 }
 
+/// A document's headings as sections with line spans.
+#[utoipa::path(get, path = "/api/doc/{id}/sections", tag = "documents",
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Sections", body = SectionsResponse),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn sections(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
     call(&s, doc_ref(&id, &p).map(|doc| Request::Sections { doc })).await
 }
 
 /// Documents whose first chunk is nearest to this one's (503 without vectors).
+#[utoipa::path(get, path = "/api/doc/{id}/similar", tag = "links",
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id"),
+           ("limit" = Option<i64>, Query, minimum = 1, description = "Default 5; above 20 is clamped"),
+           ("threshold" = Option<f64>, Query, minimum = 0.0, description = "Default 0.5; above 1 is clamped"),
+           ("crossCollection" = Option<bool>, Query)),
+    responses((status = 200, description = "Similar documents", body = SimilarResponse),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn similar(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
     let req = (|| -> Result<Request, ApiError> {
         let query = SimilarQuery {
@@ -98,10 +155,21 @@ pub async fn similar(State(s): State<AppState>, Path(id): Path<String>, p: Param
     call(&s, req).await
 }
 
+/// The link graph (and similar edges when asked and available).
+#[utoipa::path(get, path = "/api/graph", tag = "links",
+    params(("collection" = Option<String>, Query),
+           ("limit" = Option<i64>, Query, minimum = 1, description = "Nodes; default 2000, above 5000 is clamped"),
+           ("edgeLimit" = Option<i64>, Query, minimum = 1, description = "Default 10000, above 50000 is clamped"),
+           ("includeSimilar" = Option<bool>, Query),
+           ("threshold" = Option<f64>, Query, minimum = 0.0, description = "Similar edges; default 0.7"),
+           ("linkedOnly" = Option<bool>, Query, description = "Default true"),
+           ("similarTopK" = Option<i64>, Query, minimum = 1, description = "Default 5; above 20 is clamped")),
+    responses((status = 200, description = "Nodes and edges", body = GraphResponse),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
 pub async fn graph(State(s): State<AppState>, p: Params) -> ApiReply {
     let q = (|| -> Result<GraphQuery, ApiError> {
         Ok(GraphQuery {
-            collection: p.str_opt("collection").map(|c| c.to_lowercase()),
+            collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
             limit: p.int("limit", 2000, 1, 5000)?,
             edge_limit: p.int("edgeLimit", 10000, 1, 50000)?,
             include_similar: p.bool("includeSimilar", false)?,

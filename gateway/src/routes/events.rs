@@ -9,6 +9,9 @@ use std::convert::Infallible;
 use std::time::Duration;
 use tokio_stream::wrappers::BroadcastStream;
 
+/// Server-Sent Events: `document-changed`, `job-finished`, ... as the worker publishes them.
+#[utoipa::path(get, path = "/api/events", tag = "system",
+    responses((status = 200, description = "An event stream that stays open", content_type = "text/event-stream", body = String)))]
 pub async fn events(State(s): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let first = stream::once(async { Ok(Event::default().retry(Duration::from_millis(2000)).comment("connected")) });
     let live = BroadcastStream::new(s.worker.events()).filter_map(|ev| async move {

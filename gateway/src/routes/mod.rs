@@ -1,4 +1,6 @@
-//! The route table. One module per resource.
+//! The route table. One module per resource; every API route is documented by its
+//! `#[utoipa::path]` and registered through [`OpenApiRouter`], so the served OpenAPI
+//! document lists exactly the routes that exist.
 
 mod assets;
 mod collections;
@@ -11,46 +13,54 @@ mod vendor;
 mod writes;
 
 use crate::error::ApiReply;
-use crate::{security, AppState};
-use axum::routing::{delete, get, post, put};
+use crate::{openapi, security, AppState};
 use axum::Router;
 use protocol::{ApiError, ErrorCode};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The API routes with their OpenAPI description (without state or middleware).
+pub fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::base())
+        .routes(routes!(system::health))
+        .routes(routes!(system::status))
+        .routes(routes!(system::capabilities))
+        .routes(routes!(collections::list, collections::add))
+        .routes(routes!(collections::remove))
+        .routes(routes!(collections::sync))
+        .routes(routes!(collections::job))
+        .routes(routes!(search::search))
+        .routes(routes!(search::vsearch))
+        .routes(routes!(search::query))
+        .routes(routes!(search::diagnose))
+        .routes(routes!(models::presets, models::set_preset))
+        .routes(routes!(models::pull))
+        .routes(routes!(models::status))
+        .routes(routes!(docs::tags))
+        .routes(routes!(docs::list, writes::create))
+        .routes(routes!(writes::update))
+        .routes(routes!(writes::deactivate))
+        .routes(routes!(writes::refactor_plan))
+        .routes(routes!(writes::rename))
+        .routes(routes!(writes::move_doc))
+        .routes(routes!(writes::duplicate))
+        .routes(routes!(writes::folder))
+        .routes(routes!(writes::note_presets))
+        .routes(routes!(writes::capture))
+        .routes(routes!(assets::doc_asset))
+        .routes(routes!(events::events))
+        .routes(routes!(docs::doc))
+        .routes(routes!(docs::links))
+        .routes(routes!(docs::backlinks))
+        .routes(routes!(docs::sections))
+        .routes(routes!(docs::similar))
+        .routes(routes!(docs::graph))
+}
 
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/api/health", get(system::health))
-        .route("/api/status", get(system::status))
-        .route("/api/capabilities", get(system::capabilities))
-        .route("/api/collections", get(collections::list).post(collections::add))
-        .route("/api/collections/{name}", delete(collections::remove))
-        .route("/api/sync", post(collections::sync))
-        .route("/api/jobs/{id}", get(collections::job))
-        .route("/api/search", post(search::search))
-        .route("/api/vsearch", post(search::vsearch))
-        .route("/api/query", post(search::query))
-        .route("/api/query/diagnose", post(search::diagnose))
-        .route("/api/presets", get(models::presets).post(models::set_preset))
-        .route("/api/models/pull", post(models::pull))
-        .route("/api/models/status", get(models::status))
-        .route("/api/tags", get(docs::tags))
-        .route("/api/docs", get(docs::list).post(writes::create))
-        .route("/api/docs/{id}", put(writes::update))
-        .route("/api/docs/{id}/deactivate", post(writes::deactivate))
-        .route("/api/docs/{id}/refactor-plan", post(writes::refactor_plan))
-        .route("/api/docs/{id}/rename", post(writes::rename))
-        .route("/api/docs/{id}/move", post(writes::move_doc))
-        .route("/api/docs/{id}/duplicate", post(writes::duplicate))
-        .route("/api/folders", post(writes::folder))
-        .route("/api/note-presets", get(writes::note_presets))
-        .route("/api/capture", post(writes::capture))
-        .route("/api/doc-asset", get(assets::doc_asset))
-        .route("/api/events", get(events::events))
-        .route("/api/doc", get(docs::doc))
-        .route("/api/doc/{id}/links", get(docs::links))
-        .route("/api/doc/{id}/backlinks", get(docs::backlinks))
-        .route("/api/doc/{id}/sections", get(docs::sections))
-        .route("/api/doc/{id}/similar", get(docs::similar))
-        .route("/api/graph", get(docs::graph))
+    let (api, doc) = api().split_for_parts();
+    let document = openapi::Document::new(doc);
+    api.route("/api/openapi.json", axum::routing::get(move || std::future::ready(document.reply())))
         .route("/vendor/pdfjs/{*rest}", axum::routing::any(vendor::pdfjs))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -3,9 +3,11 @@
 use crate::error::ApiReply;
 use crate::AppState;
 use axum::extract::State;
-use protocol::api::{ConnectorProjection, ContentTypeBoost, Health, StatusSnapshot};
+use protocol::api::{Capabilities, ConnectorProjection, ContentTypeBoost, Health, StatusSnapshot};
 use protocol::JsonBody;
 
+/// Liveness of the gateway.
+#[utoipa::path(get, path = "/api/health", tag = "system", responses((status = 200, description = "Up", body = Health)))]
 pub async fn health() -> ApiReply {
     ApiReply::ok(JsonBody::of(&Health { ok: true }))
 }
@@ -27,10 +29,16 @@ fn snapshot(state: &AppState) -> StatusSnapshot {
     s
 }
 
+/// The worker's last published status, marked unhealthy while the worker is down.
+#[utoipa::path(get, path = "/api/status", tag = "system",
+    responses((status = 200, description = "The index, its collections and models", body = StatusSnapshot)))]
 pub async fn status(State(state): State<AppState>) -> ApiReply {
     ApiReply::ok(JsonBody::of(&snapshot(&state)))
 }
 
+/// What the index can do now (keyword, vectors, rerank, answers...).
+#[utoipa::path(get, path = "/api/capabilities", tag = "system",
+    responses((status = 200, description = "Capabilities", body = Capabilities)))]
 pub async fn capabilities(State(state): State<AppState>) -> ApiReply {
     ApiReply::ok(JsonBody::of(&snapshot(&state).capabilities))
 }

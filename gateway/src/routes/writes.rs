@@ -1,232 +1,160 @@
-//! Document writes: create, update, deactivate, folders, note presets.
+//! Document writes: create, update, deactivate, folders, note presets, capture, refactors.
 
 use super::call;
+use crate::bodies::{
+    CaptureBody, CreateDocBody, FolderBody, RefactorApplyBody, RefactorKind, RefactorPlanBody, UpdateDocBody,
+};
 use crate::error::ApiReply;
-use crate::extract::{Params, Payload};
+use crate::extract::{Body, Params};
 use crate::routes::docs::doc_ref;
 use crate::AppState;
 use axum::extract::{Path, State};
-use protocol::{ApiError, ApplyConfirmation, CollisionPolicy, CreateDoc, RefactorOp, Request, UpdateDoc};
+use protocol::api::{
+    CaptureResponse, CreatedDoc, CreatedFolder, DeactivatedDoc, NotePresetsResponse, RefactorApplied, RefactorPlan,
+    UpdatedDoc,
+};
+use protocol::{ApiError, ErrorEnvelope, Request};
 
-fn collision(body: &Payload) -> Result<CollisionPolicy, ApiError> {
-    let overwrite = body.bool_opt("overwrite")?.unwrap_or(false);
-    let policy = match body.str_opt("collisionPolicy")?.as_deref() {
-        None => CollisionPolicy::Error,
-        Some("error") => CollisionPolicy::Error,
-        Some("open_existing") => CollisionPolicy::OpenExisting,
-        Some("create_with_suffix") => CollisionPolicy::CreateWithSuffix,
-        Some(other) => {
-            return Err(ApiError::validation(format!(
-                "Unknown collisionPolicy {other:?}: use error, open_existing or create_with_suffix"
-            )))
-        }
-    };
-    Ok(if overwrite { CollisionPolicy::Overwrite } else { policy })
-}
-
-pub async fn create(State(s): State<AppState>, body: Payload) -> ApiReply {
-    let req = (|| -> Result<CreateDoc, ApiError> {
-        let rel_path = body.str_opt("relPath")?;
-        let title = body.str_opt("title")?.filter(|t| !t.trim().is_empty());
-        if rel_path.is_none() && title.is_none() {
-            return Err(ApiError::validation("relPath (or title) is required"));
-        }
-        Ok(CreateDoc {
-            collection: body.str_req("collection")?.trim().to_lowercase(),
-            rel_path,
-            title,
-            folder_path: body.str_opt("folderPath")?,
-            content: body.str_opt("content")?,
-            tags: body.list_opt("tags")?,
-            preset_id: body.str_opt("presetId")?,
-            collision: collision(&body)?,
-        })
-    })();
-    match req {
-        Ok(r) => ApiReply::accepted(s.worker.call(Request::CreateDoc(r)).await),
+/// Sends a write that answers 202 (accepted: indexed in the background).
+async fn accepted(s: &AppState, r: Result<Request, ApiError>) -> ApiReply {
+    match r {
+        Ok(r) => ApiReply::accepted(s.worker.call(r).await),
         Err(e) => e.into(),
     }
 }
 
-pub async fn update(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
-    let req = (|| -> Result<UpdateDoc, ApiError> {
-        let mut doc = doc_ref(&id, &p)?;
-        if let Some(u) = body.str_opt("uri")? {
-            doc.uri = Some(u);
-        }
-        let tags = if body.0.get("tags").is_some_and(|v| !v.is_null()) { Some(body.list_opt("tags")?) } else { None };
-        Ok(UpdateDoc {
-            doc,
-            content: body.str_opt("content")?,
-            tags,
-            expected_source_hash: body.str_opt("expectedSourceHash")?,
-            expected_modified_at: body.str_opt("expectedModifiedAt")?,
-        })
-    })();
-    match req {
-        Ok(r) if r.content.is_none() && r.tags.is_none() => ApiError::validation("content or tags is required").into(),
-        Ok(r) => ApiReply::ok(s.worker.call(Request::UpdateDoc(r)).await),
-        Err(e) => e.into(),
-    }
+/// Creates a note (202; 200 with `collisionPolicy: open_existing` when it exists).
+#[utoipa::path(post, path = "/api/docs", tag = "writes", request_body = CreateDocBody,
+    responses((status = 202, description = "Written; indexing follows", body = CreatedDoc),
+              (status = 200, description = "The existing note (open_existing)", body = CreatedDoc),
+              (status = 404, description = "Unknown collection or preset", body = ErrorEnvelope),
+              (status = 409, description = "The file exists", body = ErrorEnvelope)))]
+pub async fn create(State(s): State<AppState>, Body(b): Body<CreateDocBody>) -> ApiReply {
+    accepted(&s, b.into_request().map(Request::CreateDoc)).await
 }
 
+/// Replaces a note's content or tags, guarded by `expectedSourceHash`.
+#[utoipa::path(put, path = "/api/docs/{id}", tag = "writes", request_body = UpdateDocBody,
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Written", body = UpdatedDoc),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope),
+              (status = 409, description = "The file changed since the client read it", body = ErrorEnvelope)))]
+pub async fn update(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    p: Params,
+    Body(b): Body<UpdateDocBody>,
+) -> ApiReply {
+    call(&s, doc_ref(&id, &p).and_then(|doc| b.into_request(doc)).map(Request::UpdateDoc)).await
+}
+
+/// Takes a note out of the index without deleting its file.
+#[utoipa::path(post, path = "/api/docs/{id}/deactivate", tag = "writes",
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Deactivated", body = DeactivatedDoc),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn deactivate(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
     call(&s, doc_ref(&id, &p).map(|doc| Request::DeactivateDoc { doc })).await
 }
 
-pub async fn folder(State(s): State<AppState>, body: Payload) -> ApiReply {
-    let req = (|| -> Result<Request, ApiError> {
-        Ok(Request::CreateFolder {
-            collection: body.str_req("collection")?.trim().to_lowercase(),
-            name: body.str_req("name")?,
-            parent_path: body.str_opt("parentPath")?,
-        })
-    })();
+/// Creates a folder inside a collection.
+#[utoipa::path(post, path = "/api/folders", tag = "writes", request_body = FolderBody,
+    responses((status = 200, description = "Created", body = CreatedFolder),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope),
+              (status = 409, description = "It exists", body = ErrorEnvelope)))]
+pub async fn folder(State(s): State<AppState>, Body(b): Body<FolderBody>) -> ApiReply {
+    let req =
+        b.into_parts().map(|(collection, name, parent_path)| Request::CreateFolder { collection, name, parent_path });
     call(&s, req).await
 }
 
+/// The note presets `POST /api/docs` and `/api/capture` accept.
+#[utoipa::path(get, path = "/api/note-presets", tag = "writes",
+    responses((status = 200, description = "The presets", body = NotePresetsResponse)))]
 pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
     ApiReply::ok(s.worker.call(Request::NotePresets).await)
 }
 
-const SOURCE_KINDS: &[&str] = &["direct", "web", "email", "meeting", "chat", "file", "api", "unknown"];
-const SOURCE_FIELDS: &[&str] = &[
-    "kind",
-    "title",
-    "url",
-    "uri",
-    "docid",
-    "mime",
-    "ext",
-    "author",
-    "canonicalUrl",
-    "site",
-    "publishedAt",
-    "observedAt",
-    "externalId",
-];
-const MAX_SOURCE_VALUE: usize = 2048;
-
-fn source(body: &Payload) -> Result<Vec<(String, String)>, ApiError> {
-    let Some(v) = body.0.get("source").filter(|v| !v.is_null()) else {
-        return Ok(vec![("kind".into(), "direct".into())]);
-    };
-    let obj = v.as_object().ok_or_else(|| ApiError::validation("source must be an object"))?;
-    if let Some(k) = obj.keys().find(|k| !SOURCE_FIELDS.contains(&k.as_str())) {
-        return Err(ApiError::validation(format!("Unknown source field {k:?}")));
-    }
-    let mut out = Vec::new();
-    for key in SOURCE_FIELDS {
-        match obj.get(*key) {
-            None | Some(serde_json::Value::Null) => {}
-            Some(serde_json::Value::String(s)) if s.len() <= MAX_SOURCE_VALUE && !s.contains('\0') => {
-                out.push((key.to_string(), s.clone()))
-            }
-            Some(_) => {
-                return Err(ApiError::validation(format!(
-                    "source.{key} must be a string of at most {MAX_SOURCE_VALUE} bytes"
-                )))
-            }
-        }
-    }
-    match out.iter().find(|(k, _)| k == "kind") {
-        Some((_, kind)) if !SOURCE_KINDS.contains(&kind.as_str()) => {
-            Err(ApiError::validation(format!("source.kind must be one of {}", SOURCE_KINDS.join(", "))))
-        }
-        Some(_) => Ok(out),
-        None => {
-            out.insert(0, ("kind".into(), "direct".into()));
-            Ok(out)
-        }
-    }
+/// Captures a note with provenance (202; 200 when an existing note is answered).
+#[utoipa::path(post, path = "/api/capture", tag = "writes", request_body = CaptureBody,
+    responses((status = 202, description = "Written; indexing follows", body = CaptureResponse),
+              (status = 200, description = "The existing note (open_existing)", body = CaptureResponse),
+              (status = 404, description = "Unknown collection or preset", body = ErrorEnvelope),
+              (status = 409, description = "The file exists", body = ErrorEnvelope)))]
+pub async fn capture(State(s): State<AppState>, Body(b): Body<CaptureBody>) -> ApiReply {
+    accepted(&s, b.into_request().map(Request::Capture)).await
 }
 
-pub async fn capture(State(s): State<AppState>, body: Payload) -> ApiReply {
-    let req = (|| -> Result<protocol::Capture, ApiError> {
-        if body.0.contains_key("overwrite") {
-            return Err(ApiError::validation(
-                "capture does not accept overwrite: a capture never replaces a file (use collisionPolicy)",
-            ));
-        }
-        let collision = match body.str_opt("collisionPolicy")?.as_deref() {
-            None => None,
-            Some("error") => Some(CollisionPolicy::Error),
-            Some("open_existing") => Some(CollisionPolicy::OpenExisting),
-            Some("create_with_suffix") => Some(CollisionPolicy::CreateWithSuffix),
-            Some(other) => return Err(ApiError::validation(format!("Unknown collisionPolicy {other:?}"))),
-        };
-        Ok(protocol::Capture {
-            collection: body.str_req("collection")?.trim().to_lowercase(),
-            content: body.str_opt("content")?,
-            title: body.str_opt("title")?.filter(|t| !t.trim().is_empty()),
-            rel_path: body.str_opt("relPath")?,
-            folder_path: body.str_opt("folderPath")?,
-            collision,
-            preset_id: body.str_opt("presetId")?,
-            tags: body.list_opt("tags")?,
-            source: source(&body)?,
-        })
-    })();
-    match req {
-        Ok(r) => ApiReply::accepted(s.worker.call(Request::Capture(r)).await),
-        Err(e) => e.into(),
-    }
-}
-
-/// The operation of a refactor body: `rename {name}`, `move {folderPath, name?}`, `duplicate {folderPath?, name?}`.
-fn refactor_op(kind: &str, body: &Payload) -> Result<RefactorOp, ApiError> {
-    match kind {
-        "rename" => Ok(RefactorOp::Rename { name: body.str_req("name")? }),
-        "move" => Ok(RefactorOp::Move {
-            folder_path: body.str_opt("folderPath")?.ok_or_else(|| ApiError::validation("folderPath is required"))?,
-            name: body.str_opt("name")?,
-        }),
-        "duplicate" => {
-            Ok(RefactorOp::Duplicate { folder_path: body.str_opt("folderPath")?, name: body.str_opt("name")? })
-        }
-        other => Err(ApiError::validation(format!("Unsupported operation {other:?}: use rename, move or duplicate"))),
-    }
-}
-
-fn refactor_doc(id: &str, p: &Params, body: &Payload) -> Result<protocol::DocRef, ApiError> {
-    let mut doc = doc_ref(id, p)?;
-    if let Some(u) = body.str_opt("uri")? {
-        doc.uri = Some(u);
-    }
-    Ok(doc)
-}
-
-pub async fn refactor_plan(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
-    let req = (|| -> Result<Request, ApiError> {
-        let kind = body.str_req("operation")?;
-        Ok(Request::RefactorPlan { doc: refactor_doc(&id, &p, &body)?, op: refactor_op(&kind, &body)? })
-    })();
+/// Previews a rename, move or duplicate: the files and links it would change.
+#[utoipa::path(post, path = "/api/docs/{id}/refactor-plan", tag = "writes", request_body = RefactorPlanBody,
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "The plan and its digest", body = RefactorPlan),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope),
+              (status = 409, description = "The target exists", body = ErrorEnvelope)))]
+pub async fn refactor_plan(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    p: Params,
+    Body(b): Body<RefactorPlanBody>,
+) -> ApiReply {
+    let req = doc_ref(&id, &p).and_then(|doc| b.into_parts(doc)).map(|(doc, op)| Request::RefactorPlan { doc, op });
     call(&s, req).await
 }
 
-async fn refactor_apply(s: AppState, id: String, p: Params, body: Payload, kind: &str) -> ApiReply {
-    let req = (|| -> Result<Request, ApiError> {
-        Ok(Request::RefactorApply {
-            doc: refactor_doc(&id, &p, &body)?,
-            op: refactor_op(kind, &body)?,
-            confirm: ApplyConfirmation {
-                plan_digest: body.str_opt("planDigest")?,
-                schema_version: body.str_opt("schemaVersion")?,
-                confirmation: body.str_opt("confirmation")?,
-            },
-        })
-    })();
+async fn refactor_apply(s: AppState, id: String, p: Params, b: RefactorApplyBody, kind: RefactorKind) -> ApiReply {
+    let req = doc_ref(&id, &p)
+        .and_then(|doc| b.into_parts(kind, doc))
+        .map(|(doc, op, confirm)| Request::RefactorApply { doc, op, confirm });
     call(&s, req).await
 }
 
-pub async fn rename(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
-    refactor_apply(s, id, p, body, "rename").await
+/// Applies a rename (confirmed by its plan's digest).
+#[utoipa::path(post, path = "/api/docs/{id}/rename", tag = "writes", request_body = RefactorApplyBody,
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Applied", body = RefactorApplied),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope),
+              (status = 409, description = "Stale plan or the target exists", body = ErrorEnvelope)))]
+pub async fn rename(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    p: Params,
+    Body(b): Body<RefactorApplyBody>,
+) -> ApiReply {
+    refactor_apply(s, id, p, b, RefactorKind::Rename).await
 }
 
-pub async fn move_doc(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
-    refactor_apply(s, id, p, body, "move").await
+/// Applies a move to another folder of the collection.
+#[utoipa::path(post, path = "/api/docs/{id}/move", tag = "writes", request_body = RefactorApplyBody,
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Applied", body = RefactorApplied),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope),
+              (status = 409, description = "Stale plan or the target exists", body = ErrorEnvelope)))]
+pub async fn move_doc(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    p: Params,
+    Body(b): Body<RefactorApplyBody>,
+) -> ApiReply {
+    refactor_apply(s, id, p, b, RefactorKind::Move).await
 }
 
-pub async fn duplicate(State(s): State<AppState>, Path(id): Path<String>, p: Params, body: Payload) -> ApiReply {
-    refactor_apply(s, id, p, body, "duplicate").await
+/// Copies a note (links to the original are left alone).
+#[utoipa::path(post, path = "/api/docs/{id}/duplicate", tag = "writes", request_body = RefactorApplyBody,
+    params(("id" = String, Path, description = "The docid, `%23` + hex"),
+           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    responses((status = 200, description = "Applied", body = RefactorApplied),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope),
+              (status = 409, description = "The target exists", body = ErrorEnvelope)))]
+pub async fn duplicate(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    p: Params,
+    Body(b): Body<RefactorApplyBody>,
+) -> ApiReply {
+    refactor_apply(s, id, p, b, RefactorKind::Duplicate).await
 }

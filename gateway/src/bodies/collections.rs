@@ -1,0 +1,65 @@
+//! Bodies of the collection, sync and model routes.
+
+use super::{collection_opt, required};
+use protocol::{AddCollection, ApiError};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+/// `POST /api/collections`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddCollectionBody {
+    /// The folder to index (absolute, or relative to the server's working directory).
+    #[schema(required = true)]
+    pub path: Option<String>,
+    /// Default: the folder's name as a slug.
+    pub name: Option<String>,
+    /// Glob of the files to index (default `**/*.md` and the other supported types).
+    pub pattern: Option<String>,
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+    /// Run `git pull` before each sync.
+    pub git_pull: Option<bool>,
+}
+
+impl AddCollectionBody {
+    pub fn into_request(self) -> Result<AddCollection, ApiError> {
+        Ok(AddCollection {
+            path: required("path", self.path)?,
+            name: self.name,
+            pattern: self.pattern,
+            include: self.include,
+            exclude: self.exclude,
+            git_pull: self.git_pull.unwrap_or(false),
+        })
+    }
+}
+
+/// `POST /api/sync`: one collection, or all.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncBody {
+    pub collection: Option<String>,
+    pub git_pull: Option<bool>,
+}
+
+impl SyncBody {
+    /// `(collection, git_pull)`.
+    pub fn into_parts(self) -> Result<(Option<String>, Option<bool>), ApiError> {
+        Ok((collection_opt(self.collection)?, self.git_pull))
+    }
+}
+
+/// `POST /api/presets`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetPresetBody {
+    #[schema(required = true)]
+    pub preset_id: Option<String>,
+}
+
+impl SetPresetBody {
+    pub fn into_id(self) -> Result<String, ApiError> {
+        Ok(required("presetId", self.preset_id)?.trim().to_string())
+    }
+}
