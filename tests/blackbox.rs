@@ -17,6 +17,8 @@ mod hub;
 mod indexing;
 #[path = "blackbox/models.rs"]
 mod models;
+#[path = "blackbox/openapi.rs"]
+mod openapi;
 #[path = "blackbox/process.rs"]
 mod process;
 #[path = "blackbox/reads.rs"]

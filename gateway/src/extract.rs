@@ -100,13 +100,20 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
 }
 
 impl Params {
-    pub fn str_opt(&self, key: &str) -> Option<String> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+    /// The last value of `key` as sent, empty or not.
+    fn raw(&self, key: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
-    /// An integer in `[min, ..]` (default when absent); values above `max` are clamped.
+    /// A text parameter; an empty value is no value.
+    pub fn str_opt(&self, key: &str) -> Option<String> {
+        self.raw(key).filter(|v| !v.is_empty()).map(String::from)
+    }
+
+    /// An integer in `[min, ..]` (default when absent); values above `max` are clamped. An
+    /// empty value is not a number: 400.
     pub fn int(&self, key: &str, default: u32, min: u32, max: u32) -> Result<u32, ApiError> {
-        match self.str_opt(key) {
+        match self.raw(key) {
             None => Ok(default),
             Some(v) => match v.trim().parse::<i64>() {
                 Ok(n) if n < min as i64 => Err(ApiError::validation(format!("{key} must be at least {min}"))),
@@ -117,7 +124,7 @@ impl Params {
     }
 
     pub fn float(&self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, ApiError> {
-        match self.str_opt(key) {
+        match self.raw(key) {
             None => Ok(default),
             Some(v) => match v.trim().parse::<f64>() {
                 Ok(n) if n.is_finite() && n >= min => Ok(n.min(max)),
@@ -127,12 +134,21 @@ impl Params {
     }
 
     pub fn bool(&self, key: &str, default: bool) -> Result<bool, ApiError> {
-        match self.str_opt(key).as_deref() {
+        match self.raw(key) {
             None => Ok(default),
             Some("true") | Some("1") => Ok(true),
             Some("false") | Some("0") => Ok(false),
             Some(_) => Err(ApiError::validation(format!("{key} must be true or false"))),
         }
+    }
+
+    /// One of `choices` (absent: `None`; anything else, empty included: 400).
+    pub fn choice<T: Copy>(&self, key: &str, choices: &[(&str, T)]) -> Result<Option<T>, ApiError> {
+        let Some(v) = self.raw(key) else { return Ok(None) };
+        choices.iter().find(|(name, _)| *name == v).map(|(_, c)| Some(*c)).ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            ApiError::validation(format!("{key} must be one of {}", names.join(", ")))
+        })
     }
 
     pub fn list(&self, key: &str) -> Vec<String> {

@@ -26,7 +26,7 @@ fn unsatisfiable(size: u64) -> Response {
 /// The bytes of a file of a collection: the file a `svc://` URI names, or `path` relative to
 /// that note's folder. One byte range is honored (206).
 #[utoipa::path(get, path = "/api/doc-asset", tag = "documents",
-    params(("uri" = String, Query, description = "A svc:// URI"),
+    params(("uri" = String, Query, pattern = "^svc://.+", description = "A svc:// URI"),
            ("path" = Option<String>, Query, description = "A file relative to the note's folder"),
            ("Range" = Option<String>, Header, description = "One byte range")),
     responses((status = 200, description = "The file", content_type = "*/*"),

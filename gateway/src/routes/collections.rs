@@ -37,7 +37,7 @@ pub async fn remove(State(s): State<AppState>, Path(name): Path<String>) -> ApiR
 }
 
 /// Starts a sync of one collection or of all (202).
-#[utoipa::path(post, path = "/api/sync", tag = "collections", request_body = SyncBody,
+#[utoipa::path(post, path = "/api/sync", tag = "collections", request_body = Option<SyncBody>,
     responses((status = 202, description = "The sync job", body = SyncStarted),
               (status = 404, description = "Unknown collection", body = ErrorEnvelope),
               (status = 409, description = "A job runs", body = ErrorEnvelope)))]

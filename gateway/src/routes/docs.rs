@@ -22,11 +22,10 @@ fn docid(raw: &str) -> Result<String, ApiError> {
     }
 }
 
-/// `:id` plus an optional `?uri=` that wins.
+/// `:id` plus an optional `?uri=` that wins when both are given. The id must be a docid
+/// either way (a stale one is fine: the URI picks the live document).
 pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
-    let uri = p.str_opt("uri");
-    let docid = if uri.is_some() { docid(id).ok() } else { Some(docid(id)?) };
-    Ok(DocRef { docid, uri })
+    Ok(DocRef { docid: Some(docid(id)?), uri: p.str_opt("uri") })
 }
 
 /// Tags with their document counts.
@@ -64,11 +63,8 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
         if !sort_field.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
             return Err(ApiError::validation("sortField must be `modified` or a front-matter date key"));
         }
-        let sort_order = match p.str_opt("sortOrder").as_deref() {
-            None | Some("desc") => SortOrder::Desc,
-            Some("asc") => SortOrder::Asc,
-            Some(_) => return Err(ApiError::validation("sortOrder must be asc or desc")),
-        };
+        let sort_order =
+            p.choice("sortOrder", &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)])?.unwrap_or(SortOrder::Desc);
         Ok(DocsQuery {
             collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
             limit: p.int("limit", 20, 1, 100)?,
@@ -84,7 +80,7 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
 
 /// One document: metadata and canonical text.
 #[utoipa::path(get, path = "/api/doc", tag = "documents",
-    params(("uri" = String, Query, description = "A svc:// URI")),
+    params(("uri" = String, Query, pattern = "^svc://.+", description = "A svc:// URI")),
     responses((status = 200, description = "The document", body = DocResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
@@ -96,19 +92,14 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
 
 /// A document's outgoing links, resolved or broken.
 #[utoipa::path(get, path = "/api/doc/{id}/links", tag = "links",
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id"),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id"),
            ("type" = Option<LinkKind>, Query)),
     responses((status = 200, description = "Links", body = LinksResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn links(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
     let r = (|| {
-        let kind = match p.str_opt("type").as_deref() {
-            None => None,
-            Some("wiki") => Some(LinkKind::Wiki),
-            Some("markdown") => Some(LinkKind::Markdown),
-            Some(_) => return Err(ApiError::validation("type must be wiki or markdown")),
-        };
+        let kind = p.choice("type", &[("wiki", LinkKind::Wiki), ("markdown", LinkKind::Markdown)])?;
         Ok(Request::Links { doc: doc_ref(&id, &p)?, kind })
     })();
     call(&s, r).await
@@ -116,8 +107,8 @@ pub async fn links(State(s): State<AppState>, Path(id): Path<String>, p: Params)
 
 /// The documents linking to this one.
 #[utoipa::path(get, path = "/api/doc/{id}/backlinks", tag = "links",
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Backlinks", body = BacklinksResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn backlinks(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
@@ -126,8 +117,8 @@ pub async fn backlinks(State(s): State<AppState>, Path(id): Path<String>, p: Par
 
 /// A document's headings as sections with line spans.
 #[utoipa::path(get, path = "/api/doc/{id}/sections", tag = "documents",
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Sections", body = SectionsResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn sections(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
@@ -136,8 +127,8 @@ pub async fn sections(State(s): State<AppState>, Path(id): Path<String>, p: Para
 
 /// Documents whose first chunk is nearest to this one's (503 without vectors).
 #[utoipa::path(get, path = "/api/doc/{id}/similar", tag = "links",
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id"),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id"),
            ("limit" = Option<i64>, Query, minimum = 1, description = "Default 5; above 20 is clamped"),
            ("threshold" = Option<f64>, Query, minimum = 0.0, description = "Default 0.5; above 1 is clamped"),
            ("crossCollection" = Option<bool>, Query)),

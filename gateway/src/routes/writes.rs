@@ -35,8 +35,8 @@ pub async fn create(State(s): State<AppState>, Body(b): Body<CreateDocBody>) -> 
 
 /// Replaces a note's content or tags, guarded by `expectedSourceHash`.
 #[utoipa::path(put, path = "/api/docs/{id}", tag = "writes", request_body = UpdateDocBody,
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Written", body = UpdatedDoc),
               (status = 404, description = "Unknown document", body = ErrorEnvelope),
               (status = 409, description = "The file changed since the client read it", body = ErrorEnvelope)))]
@@ -51,8 +51,8 @@ pub async fn update(
 
 /// Takes a note out of the index without deleting its file.
 #[utoipa::path(post, path = "/api/docs/{id}/deactivate", tag = "writes",
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Deactivated", body = DeactivatedDoc),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn deactivate(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
@@ -89,8 +89,8 @@ pub async fn capture(State(s): State<AppState>, Body(b): Body<CaptureBody>) -> A
 
 /// Previews a rename, move or duplicate: the files and links it would change.
 #[utoipa::path(post, path = "/api/docs/{id}/refactor-plan", tag = "writes", request_body = RefactorPlanBody,
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "The plan and its digest", body = RefactorPlan),
               (status = 404, description = "Unknown document", body = ErrorEnvelope),
               (status = 409, description = "The target exists", body = ErrorEnvelope)))]
@@ -113,8 +113,8 @@ async fn refactor_apply(s: AppState, id: String, p: Params, b: RefactorApplyBody
 
 /// Applies a rename (confirmed by its plan's digest).
 #[utoipa::path(post, path = "/api/docs/{id}/rename", tag = "writes", request_body = RefactorApplyBody,
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Applied", body = RefactorApplied),
               (status = 404, description = "Unknown document", body = ErrorEnvelope),
               (status = 409, description = "Stale plan or the target exists", body = ErrorEnvelope)))]
@@ -129,8 +129,8 @@ pub async fn rename(
 
 /// Applies a move to another folder of the collection.
 #[utoipa::path(post, path = "/api/docs/{id}/move", tag = "writes", request_body = RefactorApplyBody,
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Applied", body = RefactorApplied),
               (status = 404, description = "Unknown document", body = ErrorEnvelope),
               (status = 409, description = "Stale plan or the target exists", body = ErrorEnvelope)))]
@@ -145,8 +145,8 @@ pub async fn move_doc(
 
 /// Copies a note (links to the original are left alone).
 #[utoipa::path(post, path = "/api/docs/{id}/duplicate", tag = "writes", request_body = RefactorApplyBody,
-    params(("id" = String, Path, description = "The docid, `%23` + hex"),
-           ("uri" = Option<String>, Query, description = "Names the document instead of the id")),
+    params(("id" = String, Path, pattern = "^#?[0-9a-fA-F]{6,64}$", description = "The docid: `#` (sent as `%23`) and 6 to 64 hex digits"),
+           ("uri" = Option<String>, Query, pattern = "^svc://.+", description = "Names the document instead of the id")),
     responses((status = 200, description = "Applied", body = RefactorApplied),
               (status = 404, description = "Unknown document", body = ErrorEnvelope),
               (status = 409, description = "The target exists", body = ErrorEnvelope)))]

@@ -115,7 +115,7 @@ impl From<LinkKind> for GraphEdgeKind {
 
 /// The `weight` of a graph edge: a link count (an integer on the wire) or a similarity
 /// score (an `f32` score widened to `f64`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum EdgeWeight {
     Count(u32),
@@ -131,6 +131,8 @@ pub struct GraphEdge {
     pub target: String,
     #[serde(rename = "type")]
     pub kind: GraphEdgeKind,
+    /// A link count (an integer) or a similarity score: a JSON number either way.
+    #[schema(value_type = f64)]
     pub weight: EdgeWeight,
 }
 
