@@ -43,7 +43,57 @@ impl Kind {
             Kind::Gateway => ("SVC_GATEWAY_MAX_RSS_MB", 1024),
             Kind::Worker => ("SVC_WORKER_MAX_RSS_MB", 8192),
         };
-        std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(default_mb) * 1024 * 1024
+        limit_bytes(std::env::var(var).ok().as_deref(), default_mb)
+    }
+}
+
+/// A memory ceiling in bytes: the variable's MB when it is a number, else the default.
+fn limit_bytes(var: Option<&str>, default_mb: u64) -> u64 {
+    var.and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(default_mb) * 1024 * 1024
+}
+
+/// What the heartbeats of one child have found so far.
+#[derive(Debug, Default)]
+struct Heartbeat {
+    misses: u32,
+    /// The child answered at least once.
+    answered: bool,
+}
+
+impl Heartbeat {
+    /// Takes one probe `since_start` after the spawn; true when the child counts as hung.
+    /// A child that is not listening yet gets [`START_GRACE`]; one that listens but does not
+    /// answer, or stops answering after it did, misses a beat; [`MISSES_BEFORE_HUNG`] in a
+    /// row is a hang. An answer forgives the misses.
+    fn observe(&mut self, found: Probe, since_start: Duration) -> bool {
+        if found == Probe::Alive {
+            self.misses = 0;
+            self.answered = true;
+        } else if self.answered || found == Probe::Unresponsive || since_start > START_GRACE {
+            self.misses += 1;
+        }
+        self.misses >= MISSES_BEFORE_HUNG
+    }
+}
+
+/// The pause before a restart: doubling from [`BACKOFF_START`] to [`BACKOFF_MAX`], back to
+/// the start after a run that lasted [`HEALTHY_RESET`].
+#[derive(Debug)]
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Self {
+        Backoff(BACKOFF_START)
+    }
+
+    /// The pause after a run of `ran`; the next one doubles.
+    fn after(&mut self, ran: Duration) -> Duration {
+        if ran > HEALTHY_RESET {
+            self.0 = BACKOFF_START;
+        }
+        let pause = self.0;
+        self.0 = (self.0 * 2).min(BACKOFF_MAX);
+        pause
     }
 }
 
@@ -108,7 +158,7 @@ async fn stop(child: &mut Child) {
 
 /// Runs one child forever: spawn, watch, restart with backoff. Returns at shutdown.
 async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
-    let mut backoff = BACKOFF_START;
+    let mut backoff = Backoff::new();
     let mut sys = sysinfo::System::new().ok();
     let name = spec.kind.name();
     loop {
@@ -123,20 +173,13 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
                 tracing::info!("{name} started (pid {pid})");
                 let mut tick = tokio::time::interval(HEARTBEAT);
                 tick.tick().await;
-                let (mut misses, mut answered) = (0u32, false);
+                let mut beats = Heartbeat::default();
                 let reason = loop {
                     tokio::select! {
                         status = child.wait() => break format!("exited ({})", status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())),
                         _ = tick.tick() => {
-                            let found = spec.probe().await;
-                            if found == Probe::Alive {
-                                misses = 0;
-                                answered = true;
-                            } else if answered || found == Probe::Unresponsive || started.elapsed() > START_GRACE {
-                                misses += 1;
-                                if misses >= MISSES_BEFORE_HUNG {
-                                    break "hung (missed 3 heartbeats)".to_string();
-                                }
+                            if beats.observe(spec.probe().await, started.elapsed()) {
+                                break "hung (missed 3 heartbeats)".to_string();
                             }
                             let rss = sys.as_mut().map(|s| rss_bytes(s, pid)).unwrap_or(0);
                             if rss > spec.kind.rss_limit_bytes() {
@@ -155,15 +198,12 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
                 reason
             }
         };
-        if started.elapsed() > HEALTHY_RESET {
-            backoff = BACKOFF_START;
-        }
-        tracing::warn!("{name} {reason}; restarting in {} ms", backoff.as_millis());
+        let pause = backoff.after(started.elapsed());
+        tracing::warn!("{name} {reason}; restarting in {} ms", pause.as_millis());
         tokio::select! {
-            _ = tokio::time::sleep(backoff) => {},
+            _ = tokio::time::sleep(pause) => {},
             _ = shutdown.changed() => return,
         }
-        backoff = (backoff * 2).min(BACKOFF_MAX);
     }
 }
 
@@ -187,4 +227,61 @@ pub async fn supervise(opts: ServeOptions, listener: TcpListener, port: u16) -> 
     let _ = tokio::join!(worker, gateway);
     drop(listener);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOON: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_child_still_starting_is_not_hung_within_its_grace() {
+        let mut hb = Heartbeat::default();
+        for _ in 0..10 {
+            assert!(!hb.observe(Probe::NotListening, SOON));
+        }
+        let late = START_GRACE + SOON;
+        assert!(!hb.observe(Probe::NotListening, late));
+        assert!(!hb.observe(Probe::NotListening, late));
+        assert!(hb.observe(Probe::NotListening, late), "three misses after the grace are a hang");
+    }
+
+    #[test]
+    fn a_listening_child_that_does_not_answer_misses_at_once() {
+        let mut hb = Heartbeat::default();
+        assert!(!hb.observe(Probe::Unresponsive, SOON));
+        assert!(!hb.observe(Probe::Unresponsive, SOON));
+        assert!(hb.observe(Probe::Unresponsive, SOON));
+    }
+
+    #[test]
+    fn an_answer_forgives_misses_and_a_child_that_answered_may_not_go_quiet() {
+        let mut hb = Heartbeat::default();
+        assert!(!hb.observe(Probe::Unresponsive, SOON));
+        assert!(!hb.observe(Probe::Unresponsive, SOON));
+        assert!(!hb.observe(Probe::Alive, SOON));
+        assert_eq!(hb.misses, 0);
+        // Once it answered, "not listening" (the socket went away) counts within the grace too.
+        assert!(!hb.observe(Probe::NotListening, SOON));
+        assert!(!hb.observe(Probe::NotListening, SOON));
+        assert!(hb.observe(Probe::NotListening, SOON));
+    }
+
+    #[test]
+    fn backoff_doubles_to_its_cap_and_resets_after_a_healthy_run() {
+        let mut b = Backoff::new();
+        let quick = Duration::from_millis(10);
+        let pauses: Vec<u128> = (0..8).map(|_| b.after(quick).as_millis()).collect();
+        assert_eq!(pauses, vec![100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        assert_eq!(b.after(HEALTHY_RESET + SOON), BACKOFF_START);
+        assert_eq!(b.after(quick), BACKOFF_START * 2);
+    }
+
+    #[test]
+    fn memory_ceilings_come_from_the_environment_in_mb() {
+        assert_eq!(limit_bytes(None, 1024), 1024 * 1024 * 1024);
+        assert_eq!(limit_bytes(Some(" 64 "), 1024), 64 * 1024 * 1024);
+        assert_eq!(limit_bytes(Some("lots"), 8), 8 * 1024 * 1024);
+    }
 }

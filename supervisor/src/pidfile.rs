@@ -62,3 +62,40 @@ pub fn read_running(dirs: &Dirs) -> Option<PidInfo> {
         Err((mut f, _)) => read_info(&mut f),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SupervisorError;
+
+    fn dirs(name: &str) -> Dirs {
+        let root = std::env::temp_dir().join(format!("svc-pidfile-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let d = Dirs {
+            config_dir: root.join("config"),
+            data_dir: root.join("data"),
+            cache_dir: root.join("cache"),
+            index_name: "index".into(),
+        };
+        std::fs::create_dir_all(d.pid_file().parent().expect("a parent")).expect("the data dir");
+        d
+    }
+
+    #[test]
+    fn one_holder_at_a_time_and_the_running_server_is_readable() {
+        let d = dirs("lock");
+        assert_eq!(read_running(&d), None, "no pidfile, no server");
+        let mut lock = acquire(&d).expect("the first lock");
+        let info = PidInfo { pid: 4242, port: 3999, url: "http://127.0.0.1:3999".into() };
+        write(&mut lock, &info).expect("written");
+        assert_eq!(read_running(&d), Some(info));
+        match acquire(&d) {
+            Err(SupervisorError::AlreadyRunning { pid, .. }) => assert_eq!(pid, "4242"),
+            other => panic!("a second server must be refused: {other:?}"),
+        }
+        clear(&mut lock);
+        drop(lock);
+        assert_eq!(read_running(&d), None, "an unlocked pidfile names no server");
+        assert!(acquire(&d).is_ok(), "the lock is free again");
+    }
+}

@@ -93,3 +93,56 @@ pub fn wait_ready(port: u16, within: Duration) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A one-shot HTTP server answering `reply` to the first connection.
+    fn answer_once(reply: &'static str) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").expect("a port");
+        let port = l.local_addr().expect("an address").port();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = l.accept() {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(reply.as_bytes());
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn the_gateway_is_healthy_only_on_a_200() {
+        assert!(gateway_healthy(answer_once("HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\n{\"ok\":true}")));
+        assert!(!gateway_healthy(answer_once("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n")));
+        let closed = TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("an address").port();
+        assert!(!gateway_healthy(closed), "nothing listens on a dropped listener's port");
+    }
+
+    #[test]
+    fn ready_means_the_worker_is_connected() {
+        assert!(server_ready(answer_once("HTTP/1.1 200 OK\r\n\r\n{\"healthy\":true}")));
+        assert!(!server_ready(answer_once("HTTP/1.1 200 OK\r\n\r\n{\"healthy\":false}")));
+    }
+
+    #[tokio::test]
+    async fn a_worker_socket_is_missing_silent_or_alive() {
+        let dir = std::env::temp_dir().join(format!("svc-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a dir");
+        let path = dir.join("worker.sock");
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(worker(&path).await, Probe::NotListening);
+        // Accepts and never answers: hung.
+        let listener = std::os::unix::net::UnixListener::bind(&path).expect("a socket");
+        let _held = std::thread::spawn(move || {
+            if let Ok((stream, _)) = listener.accept() {
+                std::thread::sleep(Duration::from_secs(3));
+                drop(stream);
+            }
+        });
+        assert_eq!(worker(&path).await, Probe::Unresponsive);
+        let _ = std::fs::remove_file(&path);
+    }
+}
