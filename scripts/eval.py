@@ -32,8 +32,8 @@ COLLECTION = "scifact"
 MODES = {
     "bm25": ["search"],
     "vector": ["vsearch"],
-    # expansion with the 135M generator adds seconds per query; `--expand` turns it on
-    "hybrid": ["query", "--no-expand"],
+    # expansion with the generator is off by default; `--expand` turns it on
+    "hybrid": ["query"],
 }
 NEEDS_VECTORS = {"vector", "hybrid"}
 
@@ -182,7 +182,7 @@ def main():
         if m not in MODES:
             sys.exit(f"unknown mode {m!r}; choose from {', '.join(sorted(MODES))}")
     if args.expand:
-        MODES["hybrid"] = ["query"]
+        MODES["hybrid"] = ["query", "--expand"]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: kill the svc child, remove the temp dir
     binary = os.path.abspath(args.bin)
     if not os.access(binary, os.X_OK):

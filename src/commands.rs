@@ -212,7 +212,7 @@ fn search_request(mode: SearchMode, query: String, limit: u32, collection: Optio
         SearchMode::Bm25 => Request::Search(search),
         SearchMode::Vector => Request::VectorSearch(search),
         SearchMode::Hybrid { expand, rerank } => {
-            Request::Query(QueryRequest { search, no_expand: !expand, no_rerank: !rerank, ..Default::default() })
+            Request::Query(QueryRequest { search, expand, no_rerank: !rerank, ..Default::default() })
         }
     }
 }

@@ -52,8 +52,12 @@ enum Cmd {
     Query {
         #[command(flatten)]
         args: SearchArgs,
-        /// Do not generate query variants.
+        /// Generate query variants with the local generator (off by default: see
+        /// docs/retrieval.md for what it costs and gains).
         #[arg(long)]
+        expand: bool,
+        /// Accepted for older scripts; expansion is off unless --expand.
+        #[arg(long, hide = true, conflicts_with = "expand")]
         no_expand: bool,
         /// Do not rerank with the cross-encoder.
         #[arg(long)]
@@ -194,8 +198,8 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Update { collection, git_pull, json } => commands::update(&dirs, collection, git_pull, json),
         Cmd::Search(a) => search(&dirs, SearchMode::Bm25, a),
         Cmd::Vsearch(a) => search(&dirs, SearchMode::Vector, a),
-        Cmd::Query { args, no_expand, no_rerank } => {
-            search(&dirs, SearchMode::Hybrid { expand: !no_expand, rerank: !no_rerank }, args)
+        Cmd::Query { args, expand, no_expand: _, no_rerank } => {
+            search(&dirs, SearchMode::Hybrid { expand, rerank: !no_rerank }, args)
         }
         Cmd::Embed => commands::embed(&dirs),
         Cmd::Models(m) => commands::models(

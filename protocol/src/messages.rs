@@ -288,7 +288,10 @@ pub struct QueryMode {
 pub struct QueryRequest {
     pub search: SearchRequest,
     pub lang: Option<String>,
-    pub no_expand: bool,
+    /// Generate query variants with the generator. Off unless the request asks
+    /// (`noExpand: false`): on SciFact it cost 30x the latency and changed no ranking
+    /// (docs/retrieval.md).
+    pub expand: bool,
     pub no_rerank: bool,
     /// Given variants replace generated expansion.
     pub query_modes: Vec<QueryMode>,

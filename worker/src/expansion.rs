@@ -54,27 +54,39 @@ impl Variants {
     }
 
     /// Parses the generator's `lex:` / `vec:` / `hyde:` lines, keeping variants that share
-    /// a word with the query and differ from it.
+    /// a word with the query and differ from it. A line without one of those labels is
+    /// taken as a rephrasing (`vec`): the 135M generator of the default preset ignores the
+    /// format and answers with one rewritten sentence, which the labelled parse dropped.
     pub fn parse(output: &str, query: &str) -> Self {
         let words = content_words(query);
         let related = |t: &str| content_words(t).iter().any(|w| words.contains(w));
-        let same = |t: &str| t.trim().eq_ignore_ascii_case(query.trim());
+        let same = |t: &str| normalized(t) == normalized(query);
         let mut v = Variants::default();
         for line in output.lines() {
-            let Some((label, text)) = line.split_once(':') else { continue };
+            let (label, text) = match line.split_once(':') {
+                Some((label, text)) if ["lex", "vec", "hyde"].contains(&label.trim().to_ascii_lowercase().as_str()) => {
+                    (label.trim().to_ascii_lowercase(), text)
+                }
+                _ => ("vec".to_string(), line),
+            };
             let text = text.trim().trim_matches('"').trim();
-            if text.is_empty() || same(text) {
+            if text.is_empty() || same(text) || !related(text) {
                 continue;
             }
-            match label.trim().to_ascii_lowercase().as_str() {
-                "lex" if related(text) && v.lexical.len() < MAX_VARIANTS => v.lexical.push(text.to_string()),
-                "vec" if related(text) && v.semantic.len() < MAX_VARIANTS => v.semantic.push(text.to_string()),
-                "hyde" if related(text) && v.hyde.is_none() => v.hyde = Some(text.to_string()),
+            match label.as_str() {
+                "lex" if v.lexical.len() < MAX_VARIANTS => v.lexical.push(text.to_string()),
+                "vec" if v.semantic.len() < MAX_VARIANTS => v.semantic.push(text.to_string()),
+                "hyde" if v.hyde.is_none() => v.hyde = Some(text.to_string()),
                 _ => {}
             }
         }
         v
     }
+}
+
+/// Lowercased words, for "is this the query again?" (punctuation and case aside).
+fn normalized(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
 fn content_words(text: &str) -> Vec<String> {
@@ -105,7 +117,11 @@ pub fn generate(w: &Worker, query: &str, intent: Option<&str>) -> Variants {
         None => format!("Query: {query}"),
     };
     let variants = match gen.generate(&chatml(SYSTEM, &user), MAX_NEW_TOKENS, Instant::now() + DEADLINE) {
-        Ok(out) => Variants::parse(&out, query),
+        Ok(out) => {
+            let v = Variants::parse(&out, query);
+            tracing::debug!(query, output = %out, kept = ?v, "query expansion");
+            v
+        }
         Err(e) => {
             tracing::info!("query expansion skipped: {e}");
             return Variants::default();
@@ -131,6 +147,16 @@ mod tests {
         assert_eq!(v.semantic, vec!["How do unix domain sockets work?"]);
         assert_eq!(v.hyde.as_deref(), Some("Sockets let processes talk."));
         assert!(Variants::parse("lex: how do unix sockets work", "how do unix sockets work").is_empty());
+    }
+
+    #[test]
+    fn an_unlabelled_rewrite_is_a_rephrasing_and_an_echo_is_nothing() {
+        let q = "4-PBA treatment decreases endoplasmic reticulum stress";
+        let v = Variants::parse("The endoplasmic reticulum stress is decreased by 4-PBA treatment.", q);
+        assert_eq!(v.semantic, vec!["The endoplasmic reticulum stress is decreased by 4-PBA treatment."]);
+        assert!(v.lexical.is_empty() && v.hyde.is_none());
+        assert!(Variants::parse("4-PBA treatment decreases endoplasmic reticulum stress.", q).is_empty());
+        assert!(Variants::parse("Bananas are yellow.", q).is_empty());
     }
 
     #[test]

@@ -216,7 +216,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
 
     let variants: Variants = if !req.query_modes.is_empty() {
         Variants::from_modes(&req.query_modes)
-    } else if req.no_expand || strong_signal(&raw_top) {
+    } else if !req.expand || strong_signal(&raw_top) {
         Variants::default()
     } else {
         expansion::generate(w, &sreq.query, sreq.intent.as_deref())

@@ -101,7 +101,7 @@ fn every_reply_is_its_protocol_type() {
     })));
     assert!(graph.links.iter().all(|e| matches!(e.weight, EdgeWeight::Count(_))));
     assert_eq!(graph.meta.warnings.len(), 1, "no embeddings: a warning");
-    let query = QueryRequest { search: search.clone(), no_expand: true, no_rerank: true, ..Default::default() };
+    let query = QueryRequest { search: search.clone(), expand: false, no_rerank: true, ..Default::default() };
     let diag: DiagnoseResponse =
         reply(w.handle(Request::Diagnose { query: query.clone(), target: "svc://n/sub/c.md".into() }));
     assert_eq!(diag.stages.len(), 5);

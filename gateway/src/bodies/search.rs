@@ -120,7 +120,7 @@ pub struct QueryModeBody {
 pub struct QueryOptions {
     /// The query's language (`auto` or absent: detected).
     pub lang: Option<String>,
-    /// Skip query expansion.
+    /// Query expansion with the local generator is off by default; `false` asks for it.
     pub no_expand: Option<bool>,
     /// Skip the cross-encoder rerank.
     pub no_rerank: Option<bool>,
@@ -162,7 +162,7 @@ impl QueryBody {
         Ok(QueryRequest {
             search: self.search.into_request(20, 50)?,
             lang: o.lang.map(|l| l.trim().to_lowercase()).filter(|l| !l.is_empty() && l != "auto"),
-            no_expand: o.no_expand.unwrap_or(false),
+            expand: o.no_expand == Some(false),
             no_rerank: o.no_rerank.unwrap_or(false),
             query_modes: modes.into_iter().map(|m| QueryMode { kind: m.mode, text: m.text }).collect(),
         })
