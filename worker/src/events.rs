@@ -1,7 +1,7 @@
 //! The event bus behind `/api/events`: the worker publishes, every subscribed gateway
 //! connection forwards. Events carry identities and paths only, never content or tokens.
 
-use crate::catalog::Origin;
+use crate::stores::catalog::Origin;
 use crate::time_fmt;
 use protocol::api::{ChangeOrigin, DocumentChangedEvent, EventKind, JobFinishedEvent, JobKind, JobStatus};
 use protocol::{Event, JsonBody};

@@ -1,9 +1,9 @@
 //! One indexing job at a time. A job is reserved first (so a request can validate and
 //! change config while holding the slot) and then runs on its own thread.
 
-use crate::catalog;
-use crate::catalog::Origin;
 use crate::config::CollectionConfig;
+use crate::stores::catalog;
+use crate::stores::catalog::Origin;
 use crate::time_fmt::now_ms;
 use crate::Worker;
 use protocol::api::{Job, JobConflictDetails, JobKind, JobStatus, SyncResult};

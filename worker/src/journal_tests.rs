@@ -1,7 +1,7 @@
 //! The change journal, end to end through the worker: every sync and write records the
 //! lifecycle of each document, with structure deltas and never bodies.
 
-use crate::catalog::changes_of;
+use crate::stores::catalog::changes_of;
 use crate::Worker;
 use protocol::{AddCollection, Dirs, DocRef, Request, UpdateDoc};
 use std::sync::Arc;

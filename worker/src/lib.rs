@@ -1,48 +1,35 @@
 //! The worker: owns the catalog, the BM25 index and the jobs, and answers the gateway's
 //! requests over the local socket. Nothing else opens the stores.
 
-mod bm25;
-mod catalog;
-mod collections;
+// The layers, each a folder: where data lives, how it gets in, how it is searched, read and
+// written. `dispatch` maps each request to its handler.
 mod config;
-mod convert;
-mod diagnose;
-mod embedding;
+mod dispatch;
 mod events;
-mod expansion;
-mod git;
-mod hybrid;
-mod indexer;
-pub mod ingest;
+pub mod index;
 mod jobs;
 #[cfg(test)]
 mod journal_tests;
-mod links;
-mod model_api;
 pub mod models;
-mod query;
 mod reads;
-mod refactor;
 #[cfg(test)]
 mod reply_tests;
-mod retrieve;
-mod search;
+mod retrieval;
 mod server;
-mod status;
+mod stores;
 mod time_fmt;
 mod uri;
-mod vectors;
-mod vsearch;
-mod walk;
 mod write;
 
-use bm25::Bm25Index;
-use catalog::Catalog;
 use config::IndexConfig;
+use index::{collections, embedding, indexer, ingest};
 use jobs::JobRunner;
-use protocol::{ApiError, Dirs, JsonBody, Request};
+use protocol::{ApiError, Dirs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use stores::bm25::Bm25Index;
+use stores::catalog::{self, Catalog};
+use stores::{bm25, vectors};
 
 pub use server::serve;
 
@@ -166,62 +153,6 @@ impl Worker {
         Ok(())
     }
 
-    /// Answers one request. Blocking: call it from a blocking thread.
-    pub fn handle(self: &Arc<Self>, req: Request) -> Result<JsonBody, ApiError> {
-        match req {
-            Request::Capabilities => JsonBody::of(&self.capabilities()),
-            Request::Status => JsonBody::of(&self.status_snapshot()?),
-            Request::ListCollections => collections::list(self),
-            Request::AddCollection(add) => collections::add(self, add),
-            Request::RemoveCollection { name } => collections::remove(self, &name),
-            Request::Sync { collection, git_pull } => collections::sync(self, collection, git_pull),
-            Request::GetJob { id } => collections::get_job(self, &id),
-            Request::Search(mut s) => {
-                normalize_filters(&mut s)?;
-                JsonBody::of(&search::search(self, &s)?)
-            }
-            Request::ListTags { collection, prefix } => reads::tags(self, collection, prefix),
-            Request::ListDocs(mut q) => {
-                q.tags_all = normalize_tags(&q.tags_all)?;
-                q.tags_any = normalize_tags(&q.tags_any)?;
-                reads::docs(self, &q)
-            }
-            Request::GetDoc(r) => reads::doc(self, &r),
-            Request::Links { doc, kind } => links::links(self, &doc, kind),
-            Request::Backlinks { doc } => links::backlinks(self, &doc),
-            Request::Sections { doc } => reads::sections(self, &doc),
-            Request::Graph(q) => links::graph(self, &q),
-            Request::CreateDoc(c) => write::create_doc(self, c),
-            Request::UpdateDoc(u) => write::update_doc(self, u),
-            Request::DeactivateDoc { doc } => write::deactivate_doc(self, &doc),
-            Request::CreateFolder { collection, name, parent_path } => {
-                write::create_folder(self, &collection, &name, parent_path.as_deref())
-            }
-            Request::ResolveAsset { uri, path } => write::resolve_asset(self, &uri, path.as_deref()),
-            Request::NotePresets => JsonBody::of(&write::presets::list()),
-            Request::Capture(c) => write::capture(self, c),
-            Request::RefactorPlan { doc, op } => refactor::preview(self, &doc, op),
-            Request::RefactorApply { doc, op, confirm } => refactor::apply(self, &doc, op, confirm),
-            Request::VectorSearch(mut s) => {
-                normalize_filters(&mut s)?;
-                JsonBody::of(&vsearch::vsearch(self, &s)?)
-            }
-            Request::Query(mut q) => {
-                normalize_filters(&mut q.search)?;
-                JsonBody::of(&hybrid::run(self, &q)?.response)
-            }
-            Request::Diagnose { mut query, target } => {
-                normalize_filters(&mut query.search)?;
-                diagnose::diagnose(self, &query, &target)
-            }
-            Request::Similar { doc, query } => vsearch::similar(self, &doc, &query),
-            Request::ListPresets => model_api::list(self),
-            Request::SetPreset { id } => model_api::set(self, &id),
-            Request::PullModels => model_api::pull(self),
-            Request::ModelStatus => model_api::status(self),
-        }
-    }
-
     /// Starts the background embedding of new and changed documents (server mode).
     pub fn start_background_embedding(self: &Arc<Self>) {
         embedding::spawn(self);
@@ -244,13 +175,6 @@ impl Worker {
     pub fn wait_idle(&self) {
         self.jobs.wait_idle();
     }
-}
-
-/// A retrieval body's tag filters, normalized as indexed tags are.
-fn normalize_filters(s: &mut protocol::SearchRequest) -> Result<(), ApiError> {
-    s.filters.tags_all = normalize_tags(&s.filters.tags_all)?;
-    s.filters.tags_any = normalize_tags(&s.filters.tags_any)?;
-    Ok(())
 }
 
 /// Tag filters go through the same normalization as indexed tags; an invalid tag is a 400.

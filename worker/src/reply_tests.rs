@@ -158,7 +158,10 @@ fn every_reply_is_its_protocol_type() {
     let b = by_uri("svc://n/b.md");
     let plan: RefactorPlan = reply(w.handle(Request::RefactorPlan { doc: b.clone(), op: rename.clone() }));
     assert!(plan.plan.can_apply, "{plan:?}");
-    assert_eq!(plan.plan_digest, crate::ingest::sha256_hex(serde_json::to_string(&plan.plan).unwrap().as_bytes()));
+    assert_eq!(
+        plan.plan_digest,
+        crate::index::ingest::sha256_hex(serde_json::to_string(&plan.plan).unwrap().as_bytes())
+    );
     let confirm = |digest: &str| ApplyConfirmation {
         plan_digest: Some(digest.to_string()),
         schema_version: Some("1.0".into()),

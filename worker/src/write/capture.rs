@@ -3,9 +3,9 @@
 
 use super::docs::{collection, file_uri, name_from_title};
 use super::path::{contain, RelPath};
-use super::{atomic, presets};
-use crate::catalog::Origin;
-use crate::{ingest, time_fmt, uri, Worker};
+use super::{atomic, note_presets};
+use crate::stores::catalog::Origin;
+use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{CaptureEmbed, CaptureResponse, CaptureSync, CaptureSyncStatus, CollisionPolicyResult, StringMap};
 use protocol::{ApiError, Capture, CollisionPolicy, JsonBody};
 use std::sync::Arc;
@@ -34,7 +34,9 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = match req.preset_id.as_deref() {
-        Some(id) => Some(presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?),
+        Some(id) => {
+            Some(note_presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?)
+        }
         None => None,
     };
     let mut tags = crate::normalize_tags(&req.tags)?;
@@ -64,7 +66,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
             folder.join(&name)?
         }
     };
-    if !crate::indexer::is_text_note(rel.as_str()) {
+    if !crate::index::indexer::is_text_note(rel.as_str()) {
         return Err(ApiError::validation("A note's path must end in .md, .markdown or .txt"));
     }
     let policy =

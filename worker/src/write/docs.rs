@@ -1,12 +1,12 @@
 //! The write operations: create, update, deactivate, folders, and asset resolution.
 
 use super::path::{contain, RelPath};
-use super::{atomic, front_matter, presets};
-use crate::catalog::{self, Origin};
+use super::{atomic, front_matter_edit, note_presets};
 use crate::config::CollectionConfig;
-use crate::indexer::{is_text_note, source_kind, FileSync};
-use crate::reads::resolve_doc;
-use crate::{ingest, runtime, time_fmt, uri, Worker};
+use crate::index::indexer::{is_text_note, source_kind, FileSync};
+use crate::reads::docs::resolve_doc;
+use crate::stores::catalog::{self, Origin};
+use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use protocol::api::{
     AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
@@ -39,7 +39,7 @@ pub(crate) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, Pa
 }
 
 fn modified_iso(md: &std::fs::Metadata) -> String {
-    time_fmt::ms_to_iso(crate::walk::mtime_ns(md) / 1_000_000)
+    time_fmt::ms_to_iso(crate::index::walk::mtime_ns(md) / 1_000_000)
 }
 
 /// Indexes the written file and records it as a finished `sync` job; returns the job id
@@ -120,7 +120,9 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = match req.preset_id.as_deref() {
-        Some(id) => Some(presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?),
+        Some(id) => {
+            Some(note_presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?)
+        }
         None => None,
     };
     let mut tags = normalize_tags(&req.tags)?;
@@ -150,14 +152,14 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
             let extra: Vec<(String, String)> =
                 preset.and_then(|p| p.kind).map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
             let body = content.clone().unwrap_or_else(|| preset.map(|p| p.body()).unwrap_or_default());
-            format!("{}# {}\n\n{body}", front_matter::new_block(None, &tags, &extra), title.trim())
+            format!("{}# {}\n\n{body}", front_matter_edit::new_block(None, &tags, &extra), title.trim())
         }
         (None, content) => {
             let body = content.clone().unwrap_or_else(|| preset.map(|p| p.scaffold("Untitled")).unwrap_or_default());
             if tags.is_empty() {
                 body
             } else {
-                front_matter::set_tags(&body, &tags)
+                front_matter_edit::set_tags(&body, &tags)
             }
         }
     };
@@ -262,7 +264,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
             .map_err(|_| ApiError::validation("The file is not UTF-8 text; send content to replace it"))?,
     };
     let text = match &tags {
-        Some(t) => front_matter::set_tags(&base, t),
+        Some(t) => front_matter_edit::set_tags(&base, t),
         None => base,
     };
     atomic::write_file(&abs, text.as_bytes(), true)
@@ -356,7 +358,7 @@ pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Re
         Some(p) => relative_to_note(&uri_rel, p)?,
         None => RelPath::parse(&uri_rel, "uri")?,
     };
-    if rel.as_str().split('/').any(|seg| crate::walk::ALWAYS_EXCLUDED.contains(&seg)) {
+    if rel.as_str().split('/').any(|seg| crate::index::walk::ALWAYS_EXCLUDED.contains(&seg)) {
         return Err(ApiError::not_found("Asset not found"));
     }
     let abs = contain(&root, &rel)?;
@@ -365,7 +367,7 @@ pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Re
         return Err(ApiError::not_found("Asset not found"));
     }
     let mime = match source_kind(rel.as_str()) {
-        Some(_) => crate::indexer::mime_and_ext(rel.as_str()).0,
+        Some(_) => crate::index::indexer::mime_and_ext(rel.as_str()).0,
         None => mime_guess::from_path(&abs).first_or_octet_stream().essence_str().to_string(),
     };
     JsonBody::of(&AssetLocation {

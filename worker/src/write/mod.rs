@@ -6,9 +6,10 @@
 pub(crate) mod atomic;
 mod capture;
 pub(crate) mod docs;
-mod front_matter;
+mod front_matter_edit;
+pub mod note_presets;
 pub(crate) mod path;
-pub mod presets;
+pub mod refactor;
 
 pub use capture::capture;
 pub(crate) use docs::sync_one;

@@ -4,10 +4,10 @@
 //! rerank) whether the target was present, its rank and score, whether it went on, and why
 //! not; the chunk of the target the pipeline uses; and the run's meta.
 
-use crate::catalog::{self, ChunkRow, DocRow};
-use crate::hybrid::{self, Trace};
-use crate::query::KeywordQuery;
-use crate::retrieve::{self, Scope};
+use crate::retrieval::common::{self, Scope};
+use crate::retrieval::hybrid::{self, Trace};
+use crate::retrieval::query::KeywordQuery;
+use crate::stores::catalog::{self, ChunkRow, DocRow};
 use crate::{runtime, uri, Worker};
 use protocol::api::{
     ContentKind, ContentTypeSource, DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage,
@@ -253,14 +253,14 @@ fn filter_reasons(w: &Worker, req: &SearchRequest, row: &DocRow) -> Result<Vec<&
 }
 
 /// The chunk a result for the target shows: the one holding the most query terms (intent
-/// terms count less), as `retrieve::results` picks it.
+/// terms count less), as `common::results` picks it.
 fn chosen_chunk<'a>(chunks: &'a [ChunkRow], req: &SearchRequest) -> Option<&'a ChunkRow> {
     let terms = match KeywordQuery::parse(&req.query) {
         Ok(q) => q.highlight_terms(),
-        Err(_) => retrieve::query_terms(&req.query),
+        Err(_) => common::query_terms(&req.query),
     };
-    let intent = retrieve::intent_terms(req.intent.as_deref());
-    retrieve::best_chunk(chunks, &terms, &intent, None)
+    let intent = common::intent_terms(req.intent.as_deref());
+    common::best_chunk(chunks, &terms, &intent, None)
 }
 
 /// The `chunk` object; the catalog keeps no chunk language, so `language` is null.

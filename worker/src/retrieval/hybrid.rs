@@ -5,13 +5,13 @@
 //! The numbers (weights, bonuses, blend) are `decisions.md`'s, checked on the SciFact train
 //! split with `scripts/eval`; `docs/retrieval.md` has the measurements.
 
-use crate::expansion::{self, Variants};
-use crate::query::KeywordQuery;
-use crate::retrieve::{self, Ranked, Scope};
-use crate::search::bm25_candidates;
-use crate::vectors::VectorHit;
-use crate::vsearch::{chunk_pool, documents_for_hits, has_filters, VectorContext};
-use crate::{catalog, runtime, Worker};
+use crate::retrieval::common::{self, Ranked, Scope};
+use crate::retrieval::expansion::{self, Variants};
+use crate::retrieval::keyword::bm25_candidates;
+use crate::retrieval::query::KeywordQuery;
+use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, VectorContext};
+use crate::stores::vectors::VectorHit;
+use crate::{runtime, stores::catalog, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
 use std::collections::HashMap;
@@ -175,7 +175,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
     let scope = Scope::of(w, sreq)?;
     let q = KeywordQuery::parse(&sreq.query)?;
-    let recency = retrieve::has_recency_intent(&sreq.query);
+    let recency = common::has_recency_intent(&sreq.query);
     let limit = sreq.limit.max(1) as usize;
     let candidate_limit = sreq.candidate_limit.map_or(DEFAULT_CANDIDATE_LIMIT, |c| c as usize);
     let filtered = has_filters(sreq) || scope.filters_rows() || recency;
@@ -242,7 +242,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
 
     let fused = fuse(&lists);
     let mut fusion_scores: Vec<f32> = fused.iter().map(|(_, s)| *s).collect();
-    retrieve::normalize(&mut fusion_scores);
+    common::normalize(&mut fusion_scores);
     let fusion_trace: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
 
     let reranker = if req.no_rerank { None } else { w.models.reranker().ok() };
@@ -250,7 +250,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let blended = match &reranker {
         Some(model) if !fused.is_empty() => {
             let head: Vec<i64> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
-            let terms = retrieve::query_terms(&sreq.query);
+            let terms = common::query_terms(&sreq.query);
             let conn = w.catalog.reader();
             let mut passages = Vec::with_capacity(head.len());
             for id in &head {
@@ -260,7 +260,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
                     None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
                 };
                 let text =
-                    retrieve::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
+                    common::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
                 passages.push(text.chars().take(RERANK_CHARS).collect::<String>());
             }
             drop(conn);
@@ -273,7 +273,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
             // the fusion order stands and `reranked` says false.
             match model.score(&query, &refs) {
                 Ok(mut scores) => {
-                    retrieve::normalize(&mut scores);
+                    common::normalize(&mut scores);
                     rerank_trace = Some(head.iter().copied().zip(scores.iter().copied()).collect::<Vec<_>>());
                     blend(&fusion_scores, &scores)
                 }
@@ -297,11 +297,11 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
             ranked.push(r);
         }
     }
-    let total = retrieve::finish(&mut ranked, sreq.min_score, recency, limit);
+    let total = common::finish(&mut ranked, sreq.min_score, recency, limit);
     let returned: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
     let terms = q.highlight_terms();
-    let intent = retrieve::intent_terms(sreq.intent.as_deref());
-    let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
+    let intent = common::intent_terms(sreq.intent.as_deref());
+    let results = common::results(w, &scope, ranked, &terms, &intent)?;
     let language = req.lang.clone().unwrap_or_else(|| detect_language(&sreq.query).to_string());
     Ok(Outcome {
         response: SearchResponse {

@@ -1,7 +1,7 @@
 //! Documents, their content, chunks, tags and links.
 
 use super::{CatalogError, Result};
-use crate::ingest::ParsedDoc;
+use crate::index::ingest::ParsedDoc;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
 use std::collections::{BTreeMap, HashMap};
 

@@ -3,15 +3,15 @@
 //! file after an API write. Every change is journaled in the same transaction and announced
 //! on the event bus after it commits.
 
-use crate::bm25::{Bm25Doc, Bm25Index};
-use crate::catalog::{
-    self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
-};
 use crate::config::CollectionConfig;
 use crate::events::EventBus;
-use crate::ingest::{self, ParsedDoc};
-use crate::walk::{self, FileMatcher, FoundFile, WalkItem};
-use crate::{convert, time_fmt, uri};
+use crate::index::ingest::{self, ParsedDoc};
+use crate::index::walk::{self, FileMatcher, FoundFile, WalkItem};
+use crate::stores::bm25::{Bm25Doc, Bm25Index};
+use crate::stores::catalog::{
+    self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
+};
+use crate::{index::convert, time_fmt, uri};
 use protocol::api::CollectionSyncResult;
 use std::collections::HashSet;
 use std::path::Path;
@@ -31,7 +31,7 @@ pub enum SyncError {
     #[error(transparent)]
     Catalog(#[from] catalog::CatalogError),
     #[error(transparent)]
-    Bm25(#[from] crate::bm25::Bm25Error),
+    Bm25(#[from] crate::stores::bm25::Bm25Error),
     #[error("stopped: the worker is shutting down")]
     Cancelled,
 }

@@ -1,9 +1,9 @@
 //! `POST /api/search`: BM25 retrieval, filters, score normalization, recency ordering and
 //! snippet selection.
 
-use crate::catalog::{self, DocRow};
-use crate::query::KeywordQuery;
-use crate::retrieve::{self, Ranked, Scope};
+use crate::retrieval::common::{self, Ranked, Scope};
+use crate::retrieval::query::KeywordQuery;
+use crate::stores::catalog::{self, DocRow};
 use crate::{runtime, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, SearchRequest};
@@ -37,7 +37,7 @@ pub fn bm25_candidates(
 pub fn search(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
     let q = KeywordQuery::parse(&req.query)?;
     let scope = Scope::of(w, req)?;
-    let recency = retrieve::has_recency_intent(&req.query);
+    let recency = common::has_recency_intent(&req.query);
     let limit = req.limit.max(1) as usize;
     let mut candidates = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     if recency || scope.filters_rows() {
@@ -45,14 +45,14 @@ pub fn search(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErro
     }
     let mut ranked = bm25_candidates(w, &scope, &q, req, candidates)?;
     let mut scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
-    retrieve::normalize(&mut scores);
+    common::normalize(&mut scores);
     for (r, s) in ranked.iter_mut().zip(scores) {
         r.score = s;
     }
-    let total = retrieve::finish(&mut ranked, req.min_score, recency, limit);
+    let total = common::finish(&mut ranked, req.min_score, recency, limit);
     let terms = q.highlight_terms();
-    let intent = retrieve::intent_terms(req.intent.as_deref());
-    let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
+    let intent = common::intent_terms(req.intent.as_deref());
+    let results = common::results(w, &scope, ranked, &terms, &intent)?;
     Ok(SearchResponse {
         query: req.query.clone(),
         mode: SearchMode::Bm25,

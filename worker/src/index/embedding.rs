@@ -6,10 +6,10 @@
 //! content the model cannot embed is recorded in `embed_failures` and skipped until it changes
 //! or the worker restarts, so it never stalls the rest of the backlog.
 
-use crate::catalog::{self, PendingContent};
 use crate::models::encoder::Embedder;
 use crate::models::ModelError;
-use crate::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
+use crate::stores::catalog::{self, PendingContent};
+use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -69,7 +69,7 @@ pub enum EmbedError {
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
-    Vectors(#[from] crate::vectors::VectorError),
+    Vectors(#[from] crate::stores::vectors::VectorError),
     #[error(transparent)]
     Catalog(#[from] catalog::CatalogError),
 }

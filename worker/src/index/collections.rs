@@ -1,8 +1,8 @@
 //! Collections and the jobs that index them.
 
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
-use crate::walk::FileMatcher;
-use crate::{catalog, git, runtime, Worker, WorkerError};
+use crate::index::walk::FileMatcher;
+use crate::{index::git, runtime, stores::catalog, Worker, WorkerError};
 use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted,
 };

@@ -2,8 +2,8 @@
 //! collections exist, author and exclude filters), admission of a candidate document,
 //! recency ordering, and turning ranked documents into the contract's results.
 
-use crate::catalog::{self, ChunkRow, DocRow};
-use crate::{ingest, runtime, time_fmt, uri, Worker};
+use crate::stores::catalog::{self, ChunkRow, DocRow};
+use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
 use protocol::{ApiError, SearchRequest};
 use regex::Regex;

@@ -1,6 +1,6 @@
 //! The status snapshot: computed after every job and published to `status.json`.
 
-use crate::{catalog, runtime, time_fmt, Worker};
+use crate::{runtime, stores::catalog, time_fmt, Worker};
 use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, ContentTypeBoost, StatusSnapshot};
 use protocol::ApiError;
 

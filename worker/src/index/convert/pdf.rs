@@ -64,7 +64,7 @@ impl<'a> pdf_extract::ConvertToFmt for &'a mut CappedText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::{convert as convert_isolated, Format};
+    use crate::index::convert::{convert as convert_isolated, Format};
 
     #[test]
     fn text_and_info_title() {

@@ -8,7 +8,7 @@
 mod canonical;
 mod chunk;
 mod dates;
-mod frontmatter;
+mod front_matter;
 mod lines;
 mod links;
 mod scan;
@@ -165,7 +165,7 @@ fn build_chunks(
 
 /// Parses a canonical Markdown note.
 pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
-    let fm = frontmatter::split(canonical);
+    let fm = front_matter::split(canonical);
     let body = fm.body;
     // canonical line = body line (0-based) + line_offset
     let line_offset = fm.body_start_line;

@@ -1,8 +1,8 @@
 //! Read endpoints over the catalog: tags, document lists, one document, sections.
 
-use crate::catalog::{self, DocRow, DOC_COLUMNS};
-use crate::indexer::{source_kind, SourceKind};
-use crate::{ingest, runtime, time_fmt, uri, Worker};
+use crate::index::indexer::{source_kind, SourceKind};
+use crate::stores::catalog::{self, DocRow, DOC_COLUMNS};
+use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{
     DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta,
     TagsResponse,

@@ -1,6 +1,6 @@
 //! The BM25 index (tantivy): one entry per active document, derived from the catalog.
 
-use crate::query::KeywordQuery;
+use crate::retrieval::query::KeywordQuery;
 use protocol::SearchFilters;
 use std::collections::HashSet;
 use std::ops::Bound;

@@ -3,8 +3,8 @@
 //! Links are stored as written; they are resolved at read time against the active
 //! documents, so renames and new notes are reflected without re-parsing the sources.
 
-use crate::catalog::{self, DocRow, LinkRow};
-use crate::reads::resolve_doc;
+use crate::reads::docs::resolve_doc;
+use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::{runtime, uri, Worker};
 use protocol::api::{
     Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
@@ -273,7 +273,7 @@ const MAX_SIMILARITY_NODES: usize = 1500;
 /// `similar` edges between the nodes: each node's `similarTopK` nearest others by their
 /// `seq = 0` vectors (no fallback), above `threshold`, each pair once.
 fn similarity_edges(
-    ctx: &crate::vsearch::VectorContext<'_>,
+    ctx: &crate::retrieval::vector::VectorContext<'_>,
     nodes: &[&DocRow],
     q: &GraphQuery,
 ) -> Result<(Vec<GraphEdge>, bool), ApiError> {
@@ -290,7 +290,12 @@ fn similarity_edges(
             .enumerate()
             .filter(|(j, _)| *j != i)
             .map(|(j, (_, b))| {
-                (j, crate::vectors::distance_to_score(1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>()))
+                (
+                    j,
+                    crate::stores::vectors::distance_to_score(
+                        1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>(),
+                    ),
+                )
             })
             .filter(|(_, s)| f64::from(*s) >= q.threshold)
             .collect();

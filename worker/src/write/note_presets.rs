@@ -79,7 +79,7 @@ impl NotePreset {
         let tags: Vec<String> = self.default_tags.iter().map(|t| t.to_string()).collect();
         let extra: Vec<(String, String)> =
             self.kind.map(|k| vec![("type".to_string(), k.to_string())]).unwrap_or_default();
-        format!("{}# {title}\n\n{}", super::front_matter::new_block(None, &tags, &extra), self.body())
+        format!("{}# {title}\n\n{}", super::front_matter_edit::new_block(None, &tags, &extra), self.body())
     }
 }
 

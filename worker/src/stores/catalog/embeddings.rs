@@ -112,8 +112,8 @@ pub fn drop_orphaned_failures(conn: &Connection, model: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::schema::SCHEMA;
-    use crate::catalog::Catalog;
+    use crate::stores::catalog::schema::SCHEMA;
+    use crate::stores::catalog::Catalog;
 
     const MODEL: &str = "chunks_test_4";
 

@@ -7,12 +7,12 @@ mod edit;
 
 pub use apply::apply;
 
-use crate::catalog::{self, DocRow, LinkRow};
-use crate::links::Resolver;
-use crate::reads::resolve_doc;
+use crate::reads::docs::resolve_doc;
+use crate::reads::links::Resolver;
+use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::write::docs::collection;
 use crate::write::path::{contain, RelPath};
-use crate::{ingest, runtime, uri, Worker};
+use crate::{index::ingest, runtime, uri, Worker};
 use protocol::api::{
     AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
     PlanTarget, RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
@@ -162,7 +162,9 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     if target_abs.exists() || target_abs.symlink_metadata().is_ok() {
         blockers.push("target_occupied".to_string());
     }
-    if crate::indexer::source_kind(target_rel.as_str()) != crate::indexer::source_kind(source_rel.as_str()) {
+    if crate::index::indexer::source_kind(target_rel.as_str())
+        != crate::index::indexer::source_kind(source_rel.as_str())
+    {
         blockers.push("target_type_differs".to_string());
     }
     let is_dup = matches!(op, RefactorOp::Duplicate { .. });
@@ -288,7 +290,7 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
             Ok(ExaminedReference {
                 source_rel_path: r.file_rel.clone(),
                 source_uri: uri::doc_uri(&coll.name, &r.file_rel),
-                link_type: crate::links::link_kind(&r.link.link_type)?,
+                link_type: crate::reads::links::link_kind(&r.link.link_type)?,
                 target_ref: r.link.target_ref.clone(),
                 start_line: r.link.start_line,
                 start_col: r.link.start_col,

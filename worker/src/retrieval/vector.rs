@@ -2,12 +2,12 @@
 //! `GET /api/doc/:id/similar`. Chunks come from LanceDB; documents, filters and activity
 //! from the catalog, so a deactivated or deleted note never comes back.
 
-use crate::catalog::{self, DocRow};
 use crate::models::encoder::Embedder;
 use crate::models::ModelError;
-use crate::reads::resolve_doc;
-use crate::retrieve::{self, Ranked, Scope};
-use crate::vectors::{TableKey, VectorError, VectorHit, VectorStore};
+use crate::reads::docs::resolve_doc;
+use crate::retrieval::common::{self, Ranked, Scope};
+use crate::stores::catalog::{self, DocRow};
+use crate::stores::vectors::{TableKey, VectorError, VectorHit, VectorStore};
 use crate::{runtime, uri, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse, SimilarDoc, SimilarMeta, SimilarResponse};
 use protocol::{ApiError, DocRef, ErrorCode, JsonBody, SearchRequest, SimilarQuery};
@@ -136,16 +136,16 @@ pub fn has_filters(req: &SearchRequest) -> bool {
 pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
     let scope = Scope::of(w, req)?;
     let ctx = w.vector_context()?;
-    let recency = retrieve::has_recency_intent(&req.query);
+    let recency = common::has_recency_intent(&req.query);
     let limit = req.limit.max(1) as usize;
     let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     let filtered = has_filters(req) || scope.filters_rows() || recency;
     let hits = ctx.search_text(&req.query, chunk_pool(wanted, filtered)).map_err(runtime)?;
     let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
-    let total = retrieve::finish(&mut ranked, req.min_score, recency, limit);
-    let terms = retrieve::query_terms(&req.query);
-    let intent = retrieve::intent_terms(req.intent.as_deref());
-    let results = retrieve::results(w, &scope, ranked, &terms, &intent)?;
+    let total = common::finish(&mut ranked, req.min_score, recency, limit);
+    let terms = common::query_terms(&req.query);
+    let intent = common::intent_terms(req.intent.as_deref());
+    let results = common::results(w, &scope, ranked, &terms, &intent)?;
     Ok(SearchResponse {
         query: req.query.clone(),
         mode: SearchMode::Vector,
