@@ -69,15 +69,7 @@ impl JobSlot<'_> {
     where
         F: FnOnce(&Worker) -> Result<SyncResult, String> + Send + 'static,
     {
-        let job = Job {
-            id: self.id.clone(),
-            kind,
-            status: JobStatus::Running,
-            created_at: now_ms(),
-            finished_at: None,
-            result: None,
-            error: None,
-        };
+        let job = running(&self.id, kind, now_ms());
         catalog::insert_job(&worker.catalog.writer(), &job).map_err(|e| ApiError::runtime(e.to_string()))?;
         self.launched = true;
         let id = self.id.clone();
@@ -87,10 +79,7 @@ impl JobSlot<'_> {
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&w)))
                     .unwrap_or_else(|_| Err("internal error: the job panicked".to_string()));
-                let (status, result, error) = match &outcome {
-                    Ok(r) => (JobStatus::Completed, Some(r), None),
-                    Err(e) => (JobStatus::Failed, None, Some(e.as_str())),
-                };
+                let Ending { status, result, error } = Ending::of(outcome.as_ref().map_err(String::as_str));
                 // Status first, then the job's outcome: a client that sees the job
                 // finished also sees the status it produced.
                 w.jobs.finish(|| {
@@ -103,6 +92,36 @@ impl JobSlot<'_> {
             })
             .map_err(|e| ApiError::runtime(format!("could not start the job: {e}")))?;
         Ok(id)
+    }
+}
+
+/// A job as recorded when it starts.
+fn running(id: &str, kind: JobKind, created_at: i64) -> Job {
+    Job {
+        id: id.to_string(),
+        kind,
+        status: JobStatus::Running,
+        created_at,
+        finished_at: None,
+        result: None,
+        error: None,
+    }
+}
+
+/// How a job's outcome is recorded: completed with its result, or failed with its error.
+/// The one mapping every kind of job goes through.
+struct Ending<'a> {
+    status: JobStatus,
+    result: Option<&'a SyncResult>,
+    error: Option<&'a str>,
+}
+
+impl<'a> Ending<'a> {
+    fn of(outcome: Result<&'a SyncResult, &'a str>) -> Self {
+        match outcome {
+            Ok(r) => Ending { status: JobStatus::Completed, result: Some(r), error: None },
+            Err(e) => Ending { status: JobStatus::Failed, result: None, error: Some(e) },
+        }
     }
 }
 
@@ -125,15 +144,7 @@ impl Worker {
         origin: Origin,
     ) -> String {
         let id = uuid::Uuid::new_v4().to_string();
-        let job = Job {
-            id: id.clone(),
-            kind: JobKind::Sync,
-            status: JobStatus::Running,
-            created_at: now_ms(),
-            finished_at: None,
-            result: None,
-            error: None,
-        };
+        let job = running(&id, JobKind::Sync, now_ms());
         if let Err(e) = catalog::insert_job(&self.catalog.writer(), &job) {
             tracing::error!("could not record job {id}: {e}");
         }
@@ -141,10 +152,8 @@ impl Worker {
         let job_id = id.clone();
         let spawned = std::thread::Builder::new().name("file-sync".into()).spawn(move || {
             let (result, outcome) = crate::write::sync_one(&w, &coll, &root, &rel, origin);
-            let (status, result, error) = match &outcome {
-                Ok(_) => (JobStatus::Completed, Some(&result), None),
-                Err(e) => (JobStatus::Failed, None, Some(e.as_str())),
-            };
+            let Ending { status, result, error } =
+                Ending::of(outcome.as_ref().map(|_| &result).map_err(String::as_str));
             if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job_id, status, now_ms(), result, error) {
                 tracing::error!("could not record the end of job {job_id}: {e}");
             }
@@ -168,19 +177,8 @@ impl Worker {
     pub(crate) fn record_finished_job(&self, kind: JobKind, outcome: Result<&SyncResult, &str>) -> String {
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
-        let job = Job {
-            id: id.clone(),
-            kind,
-            status: JobStatus::Running,
-            created_at: now,
-            finished_at: None,
-            result: None,
-            error: None,
-        };
-        let (status, result, error) = match outcome {
-            Ok(r) => (JobStatus::Completed, Some(r), None),
-            Err(e) => (JobStatus::Failed, None, Some(e)),
-        };
+        let job = running(&id, kind, now);
+        let Ending { status, result, error } = Ending::of(outcome);
         let conn = self.catalog.writer();
         let recorded =
             catalog::insert_job(&conn, &job).and_then(|_| catalog::finish_job(&conn, &id, status, now, result, error));

@@ -170,7 +170,110 @@ fn vector_hits(ctx: &VectorContext<'_>, text: &str, k: usize) -> Option<Vec<Vect
     }
 }
 
-/// Runs the pipeline and keeps each stage's ranking.
+/// The ranked lists of one query and the documents they name (each document's first
+/// ranking kept: its matched chunk and admission).
+#[derive(Default)]
+struct Candidates {
+    docs: HashMap<i64, Ranked>,
+    lists: Vec<(Source, Vec<i64>)>,
+}
+
+impl Candidates {
+    /// Adds one list; returns its `(document, score)` ranking for the trace.
+    fn keep(&mut self, source: Source, ranked: Vec<Ranked>) -> Vec<(i64, f32)> {
+        let ids: Vec<(i64, f32)> = ranked.iter().map(|r| (r.row.id, r.score)).collect();
+        for r in ranked {
+            self.docs.entry(r.row.id).or_insert(r);
+        }
+        self.lists.push((source, ids.iter().map(|(id, _)| *id).collect()));
+        ids
+    }
+}
+
+/// The variants to search besides the query: the caller's `queryModes`, else generated ones
+/// when asked for and the keyword match is not already decisive, else none.
+fn variants_for(w: &Worker, req: &QueryRequest, raw_top: &[f32]) -> Variants {
+    if !req.query_modes.is_empty() {
+        Variants::from_modes(&req.query_modes)
+    } else if !req.expand || strong_signal(raw_top) {
+        Variants::default()
+    } else {
+        expansion::generate(w, &req.search.query, req.search.intent.as_deref())
+    }
+}
+
+/// Reranks the head of the fused list with the cross-encoder and blends; the fusion scores
+/// stand when there is no reranker, it is not wanted, or it fails. Returns the blended
+/// scores and the rerank trace (`None` when no rerank happened).
+#[allow(clippy::type_complexity)]
+fn rerank(
+    w: &Worker,
+    req: &QueryRequest,
+    fused: &[(i64, f32)],
+    fusion_scores: &[f32],
+    docs: &HashMap<i64, Ranked>,
+    candidate_limit: usize,
+) -> Result<(Vec<f32>, Option<Vec<(i64, f32)>>), ApiError> {
+    let sreq = &req.search;
+    let model = match (req.no_rerank, fused.is_empty()) {
+        (false, false) => match w.models.reranker() {
+            Ok(m) => m,
+            Err(_) => return Ok((fusion_scores.to_vec(), None)),
+        },
+        _ => return Ok((fusion_scores.to_vec(), None)),
+    };
+    let head: Vec<i64> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
+    let terms = common::query_terms(&sreq.query);
+    let conn = w.catalog.reader();
+    let mut passages = Vec::with_capacity(head.len());
+    for id in &head {
+        let r = &docs[id];
+        let chunks = match &r.chunks {
+            Some(c) => c.clone(),
+            None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
+        };
+        let text = common::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
+        passages.push(text.chars().take(RERANK_CHARS).collect::<String>());
+    }
+    drop(conn);
+    let query = match &sreq.intent {
+        Some(i) => format!("Intent: {i}\nQuery: {}", sreq.query),
+        None => sreq.query.clone(),
+    };
+    let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+    // A reranker that fails or runs out of time costs the rerank, not the answer: the
+    // fusion order stands and `reranked` says false.
+    match model.score(&query, &refs) {
+        Ok(mut scores) => {
+            common::normalize(&mut scores);
+            let trace = head.iter().copied().zip(scores.iter().copied()).collect();
+            Ok((blend(fusion_scores, &scores), Some(trace)))
+        }
+        Err(e) => {
+            tracing::warn!("rerank skipped: {e}");
+            Ok((fusion_scores.to_vec(), None))
+        }
+    }
+}
+
+/// The documents in final order, each with its blended score and its fused relevance.
+fn in_order(fused: &[(i64, f32)], blended: Vec<f32>, mut docs: HashMap<i64, Ranked>) -> Vec<Ranked> {
+    let mut order: Vec<(i64, f32, f32)> =
+        fused.iter().zip(blended).map(|((id, fused), score)| (*id, score, *fused)).collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut ranked: Vec<Ranked> = Vec::with_capacity(order.len());
+    for (id, score, fused) in order {
+        if let Some(mut r) = docs.remove(&id) {
+            r.score = score;
+            r.relevance = fused;
+            ranked.push(r);
+        }
+    }
+    ranked
+}
+
+/// Runs the pipeline (candidates, variants, fusion, rerank, order, finish) and keeps each
+/// stage's ranking.
 pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
     let scope = Scope::of(w, sreq)?;
@@ -182,20 +285,10 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let multiplier = if filtered { 3 } else { 1 };
     let pool = (limit * 2).max(candidate_limit) * multiplier;
 
-    let mut docs: HashMap<i64, Ranked> = HashMap::new();
-    let mut lists: Vec<(Source, Vec<i64>)> = Vec::new();
-    let mut keep = |source: Source, ranked: Vec<Ranked>, docs: &mut HashMap<i64, Ranked>| -> Vec<(i64, f32)> {
-        let ids: Vec<(i64, f32)> = ranked.iter().map(|r| (r.row.id, r.score)).collect();
-        for r in ranked {
-            docs.entry(r.row.id).or_insert(r);
-        }
-        lists.push((source, ids.iter().map(|(id, _)| *id).collect()));
-        ids
-    };
-
+    let mut cands = Candidates::default();
     let bm25 = bm25_candidates(w, &scope, &q, sreq, pool)?;
     let raw_top: Vec<f32> = bm25.iter().take(2).map(|r| r.score).collect();
-    let bm25_ids = keep(Source::Bm25, bm25, &mut docs);
+    let bm25_ids = cands.keep(Source::Bm25, bm25);
 
     // The vector side degrades: without an embedder, or when embedding or searching the
     // original query fails, the answer is BM25 alone (`vectorsUsed: false`); a failing
@@ -211,92 +304,31 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
         Some(c) => vector_docs(c, &sreq.query)?,
         None => None,
     };
-    let vector_ids = original.map(|ranked| keep(Source::Vector, ranked, &mut docs));
+    let vector_ids = original.map(|ranked| cands.keep(Source::Vector, ranked));
     let ctx = ctx.filter(|_| vector_ids.is_some());
 
-    let variants: Variants = if !req.query_modes.is_empty() {
-        Variants::from_modes(&req.query_modes)
-    } else if !req.expand || strong_signal(&raw_top) {
-        Variants::default()
-    } else {
-        expansion::generate(w, &sreq.query, sreq.intent.as_deref())
-    };
+    let variants = variants_for(w, req, &raw_top);
     let expanded = !variants.is_empty();
     for text in &variants.lexical {
         if let Ok(vq) = KeywordQuery::parse(text) {
-            keep(Source::Bm25Variant, bm25_candidates(w, &scope, &vq, sreq, limit * multiplier)?, &mut docs);
+            cands.keep(Source::Bm25Variant, bm25_candidates(w, &scope, &vq, sreq, limit * multiplier)?);
         }
     }
     if let Some(c) = &ctx {
-        for text in &variants.semantic {
+        let semantic = variants.semantic.iter().map(|t| (Source::VectorVariant, t));
+        for (source, text) in semantic.chain(variants.hyde.iter().map(|t| (Source::Hyde, t))) {
             if let Some(ranked) = vector_docs(c, text)? {
-                keep(Source::VectorVariant, ranked, &mut docs);
-            }
-        }
-        if let Some(h) = &variants.hyde {
-            if let Some(ranked) = vector_docs(c, h)? {
-                keep(Source::Hyde, ranked, &mut docs);
+                cands.keep(source, ranked);
             }
         }
     }
 
-    let fused = fuse(&lists);
+    let fused = fuse(&cands.lists);
     let mut fusion_scores: Vec<f32> = fused.iter().map(|(_, s)| *s).collect();
     common::normalize(&mut fusion_scores);
     let fusion_trace: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
-
-    let reranker = if req.no_rerank { None } else { w.models.reranker().ok() };
-    let mut rerank_trace = None;
-    let blended = match &reranker {
-        Some(model) if !fused.is_empty() => {
-            let head: Vec<i64> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
-            let terms = common::query_terms(&sreq.query);
-            let conn = w.catalog.reader();
-            let mut passages = Vec::with_capacity(head.len());
-            for id in &head {
-                let r = &docs[id];
-                let chunks = match &r.chunks {
-                    Some(c) => c.clone(),
-                    None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
-                };
-                let text =
-                    common::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
-                passages.push(text.chars().take(RERANK_CHARS).collect::<String>());
-            }
-            drop(conn);
-            let query = match &sreq.intent {
-                Some(i) => format!("Intent: {i}\nQuery: {}", sreq.query),
-                None => sreq.query.clone(),
-            };
-            let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
-            // A reranker that fails or runs out of time costs the rerank, not the answer:
-            // the fusion order stands and `reranked` says false.
-            match model.score(&query, &refs) {
-                Ok(mut scores) => {
-                    common::normalize(&mut scores);
-                    rerank_trace = Some(head.iter().copied().zip(scores.iter().copied()).collect::<Vec<_>>());
-                    blend(&fusion_scores, &scores)
-                }
-                Err(e) => {
-                    tracing::warn!("rerank skipped: {e}");
-                    fusion_scores.clone()
-                }
-            }
-        }
-        _ => fusion_scores.clone(),
-    };
-
-    let mut order: Vec<(i64, f32, f32)> =
-        fused.iter().zip(blended).map(|((id, fused), score)| (*id, score, *fused)).collect();
-    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut ranked: Vec<Ranked> = Vec::with_capacity(order.len());
-    for (id, score, fused) in order {
-        if let Some(mut r) = docs.remove(&id) {
-            r.score = score;
-            r.relevance = fused;
-            ranked.push(r);
-        }
-    }
+    let (blended, rerank_trace) = rerank(w, req, &fused, &fusion_scores, &cands.docs, candidate_limit)?;
+    let mut ranked = in_order(&fused, blended, cands.docs);
     let total = common::finish(&mut ranked, sreq.min_score, recency, limit);
     let returned: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
     let terms = q.highlight_terms();

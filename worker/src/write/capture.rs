@@ -2,8 +2,8 @@
 //! replaces a file, not even one that appeared a moment ago; it is indexed in the background.
 
 use super::docs::{collection, file_uri, name_from_title};
-use super::path::{contain, RelPath};
-use super::{atomic, note_presets};
+use super::note::{self, Placed};
+use super::path::RelPath;
 use crate::stores::catalog::Origin;
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{CaptureEmbed, CaptureResponse, CaptureSync, CaptureSyncStatus, CollisionPolicyResult, StringMap};
@@ -33,18 +33,8 @@ fn front_matter(title: Option<&str>, tags: &[String], source: &[(String, String)
 pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
-    let preset = match req.preset_id.as_deref() {
-        Some(id) => {
-            Some(note_presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?)
-        }
-        None => None,
-    };
-    let mut tags = crate::normalize_tags(&req.tags)?;
-    for t in preset.map(|p| p.default_tags).unwrap_or(&[]) {
-        if !tags.iter().any(|x| x == t) {
-            tags.push(t.to_string());
-        }
-    }
+    let preset = note::preset(req.preset_id.as_deref())?;
+    let tags = note::tags(&req.tags, preset)?;
     let body = match (&req.content, preset) {
         (Some(c), _) => c.clone(),
         (None, Some(p)) => format!("# {}\n\n{}", req.title.as_deref().unwrap_or("Untitled"), p.body()),
@@ -52,7 +42,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     };
     let content_hash = ingest::sha256_hex(ingest::canonicalize(&body).as_bytes());
     let generated = req.rel_path.is_none();
-    let mut rel = match &req.rel_path {
+    let rel = match &req.rel_path {
         Some(r) => RelPath::parse(r, "relPath")?,
         None => {
             let folder = match RelPath::parse_folder(req.folder_path.as_deref(), "folderPath")? {
@@ -76,44 +66,31 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     source.push(("capturedAt".to_string(), captured_at.clone()));
     let text = format!("{}{}", front_matter(req.title.as_deref(), &tags, &source), body);
 
-    let mut suffixed = false;
-    let mut n = 1;
-    let abs = loop {
-        let abs = contain(&root, &rel)?;
-        match atomic::write_file(&abs, text.as_bytes(), false) {
-            Ok(()) => break abs,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match policy {
-                CollisionPolicy::OpenExisting => {
-                    return JsonBody::of(&CaptureResponse {
-                        uri: uri::doc_uri(&coll.name, rel.as_str()),
-                        file_uri: file_uri(&abs),
-                        collection: coll.name,
-                        rel_path: rel.as_str().to_string(),
-                        abs_path: abs.display().to_string(),
-                        created: false,
-                        opened_existing: true,
-                        created_with_suffix: false,
-                        content_hash,
-                        source: StringMap(source),
-                        tags,
-                        sync: CaptureSync {
-                            status: CaptureSyncStatus::Skipped,
-                            reason: Some("nothing was written".to_string()),
-                            job_id: None,
-                        },
-                        embed: CaptureEmbed { status: "not_requested".to_string() },
-                        collision_policy_result: CollisionPolicyResult::OpenedExisting,
-                    })
-                    .map(|b| b.with_status(200));
-                }
-                CollisionPolicy::CreateWithSuffix if n < 1000 => {
-                    n += 1;
-                    rel = super::docs::with_suffix(&rel, n)?;
-                    suffixed = true;
-                }
-                _ => return Err(ApiError::conflict(format!("{rel} already exists; a capture never replaces a file"))),
-            },
-            Err(e) => return Err(ApiError::runtime(format!("The note could not be written: {e}"))),
+    let exists = |rel: &RelPath| ApiError::conflict(format!("{rel} already exists; a capture never replaces a file"));
+    let (abs, rel, suffixed) = match note::place(&root, rel, &text, policy, exists)? {
+        Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
+        Placed::Existing { abs, rel } => {
+            return JsonBody::of(&CaptureResponse {
+                uri: uri::doc_uri(&coll.name, rel.as_str()),
+                file_uri: file_uri(&abs),
+                collection: coll.name,
+                rel_path: rel.as_str().to_string(),
+                abs_path: abs.display().to_string(),
+                created: false,
+                opened_existing: true,
+                created_with_suffix: false,
+                content_hash,
+                source: StringMap(source),
+                tags,
+                sync: CaptureSync {
+                    status: CaptureSyncStatus::Skipped,
+                    reason: Some("nothing was written".to_string()),
+                    job_id: None,
+                },
+                embed: CaptureEmbed { status: "not_requested".to_string() },
+                collision_policy_result: CollisionPolicyResult::OpenedExisting,
+            })
+            .map(|b| b.with_status(200));
         }
     };
     let job_id = w.spawn_file_sync(coll.clone(), root.clone(), rel.as_str().to_string(), Origin::Create);

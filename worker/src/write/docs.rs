@@ -1,7 +1,8 @@
 //! The write operations: create, update, deactivate, folders, and asset resolution.
 
+use super::note::{self, Placed};
 use super::path::{contain, RelPath};
-use super::{atomic, front_matter_edit, note_presets};
+use super::{atomic, front_matter_edit};
 use crate::config::CollectionConfig;
 use crate::index::indexer::{is_text_note, source_kind, FileSync};
 use crate::reads::docs::resolve_doc;
@@ -12,12 +13,11 @@ use protocol::api::{
     AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
     UpdatedDoc, VersionConflictDetails,
 };
-use protocol::{ApiError, CollisionPolicy, CreateDoc, DocRef, ErrorCode, JsonBody, UpdateDoc};
+use protocol::{ApiError, CreateDoc, DocRef, ErrorCode, JsonBody, UpdateDoc};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-const MAX_SUFFIX: u32 = 1000;
 /// Characters a file name built from a title may not hold.
 const FORBIDDEN_IN_NAME: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|', '#', '^', '[', ']'];
 /// What a `file://` URI path escapes.
@@ -112,28 +112,12 @@ pub(super) fn with_suffix(rel: &RelPath, n: u32) -> Result<RelPath, ApiError> {
     }
 }
 
-fn normalize_tags(tags: &[String]) -> Result<Vec<String>, ApiError> {
-    crate::normalize_tags(tags)
-}
-
 pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
-    let preset = match req.preset_id.as_deref() {
-        Some(id) => {
-            Some(note_presets::find(id).ok_or_else(|| ApiError::validation(format!("Unknown note preset: {id}")))?)
-        }
-        None => None,
-    };
-    let mut tags = normalize_tags(&req.tags)?;
-    if let Some(p) = preset {
-        for t in p.default_tags {
-            if !tags.iter().any(|x| x == t) {
-                tags.push(t.to_string());
-            }
-        }
-    }
-    let mut rel = match (&req.rel_path, &req.title) {
+    let preset = note::preset(req.preset_id.as_deref())?;
+    let tags = note::tags(&req.tags, preset)?;
+    let rel = match (&req.rel_path, &req.title) {
         (Some(r), _) => RelPath::parse(r, "relPath")?,
         (None, title) => {
             let name = format!("{}.md", name_from_title(title.as_deref().unwrap_or("untitled")));
@@ -163,46 +147,24 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
             }
         }
     };
-
-    let mut with_suffix_used = false;
-    let mut n = 1;
-    let abs = loop {
-        let abs = contain(&root, &rel)?;
-        if abs.is_dir() {
-            return Err(ApiError::conflict(format!("A folder exists at {rel}")));
-        }
-        match atomic::write_file(&abs, text.as_bytes(), req.collision == CollisionPolicy::Overwrite) {
-            Ok(()) => break abs,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match req.collision {
-                CollisionPolicy::Error | CollisionPolicy::Overwrite => {
-                    return Err(ApiError::conflict("File already exists. Set overwrite=true to replace it."))
-                }
-                CollisionPolicy::OpenExisting => {
-                    let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).map_err(runtime)?;
-                    return JsonBody::of(&CreatedDoc {
-                        uri: file_uri(&abs),
-                        path: abs.display().to_string(),
-                        rel_path: rel.as_str().to_string(),
-                        doc_uri: uri::doc_uri(&coll.name, rel.as_str()),
-                        docid: row.map(|r| r.docid),
-                        job_id: None,
-                        created: false,
-                        opened_existing: true,
-                        created_with_suffix: false,
-                        note: "A note already exists at this path; nothing was written.".to_string(),
-                    })
-                    .map(|b| b.with_status(200));
-                }
-                CollisionPolicy::CreateWithSuffix => {
-                    n += 1;
-                    if n > MAX_SUFFIX {
-                        return Err(ApiError::conflict("No free file name found"));
-                    }
-                    rel = with_suffix(&rel, n)?;
-                    with_suffix_used = true;
-                }
-            },
-            Err(e) => return Err(ApiError::runtime(format!("The note could not be written: {e}"))),
+    let exists = |_: &RelPath| ApiError::conflict("File already exists. Set overwrite=true to replace it.");
+    let (abs, rel, suffixed) = match note::place(&root, rel, &text, req.collision, exists)? {
+        Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
+        Placed::Existing { abs, rel } => {
+            let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).map_err(runtime)?;
+            return JsonBody::of(&CreatedDoc {
+                uri: file_uri(&abs),
+                path: abs.display().to_string(),
+                rel_path: rel.as_str().to_string(),
+                doc_uri: uri::doc_uri(&coll.name, rel.as_str()),
+                docid: row.map(|r| r.docid),
+                job_id: None,
+                created: false,
+                opened_existing: true,
+                created_with_suffix: false,
+                note: "A note already exists at this path; nothing was written.".to_string(),
+            })
+            .map(|b| b.with_status(200));
         }
     };
     let (job_id, outcome) = index_after_write(w, &coll, &root, &rel, Origin::Create);
@@ -216,7 +178,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
         job_id: Some(job_id),
         created: true,
         opened_existing: false,
-        created_with_suffix: with_suffix_used,
+        created_with_suffix: suffixed,
         note: match outcome {
             Ok(_) => "Created and indexed; it is searchable now.".to_string(),
             Err(e) => format!("Created, but indexing failed ({e}); the next sync retries."),
@@ -228,7 +190,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     if req.content.is_none() && req.tags.is_none() {
         return Err(ApiError::validation("content or tags is required"));
     }
-    let tags = req.tags.as_deref().map(normalize_tags).transpose()?;
+    let tags = req.tags.as_deref().map(crate::normalize_tags).transpose()?;
     let _write = w.write_lock();
     let row = resolve_doc(w, &req.doc)?;
     let (coll, root) = collection(w, &row.collection)?;

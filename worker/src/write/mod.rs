@@ -7,6 +7,7 @@ pub(crate) mod atomic;
 mod capture;
 pub(crate) mod docs;
 mod front_matter_edit;
+mod note;
 pub mod note_presets;
 pub(crate) mod path;
 pub mod refactor;

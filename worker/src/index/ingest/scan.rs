@@ -81,154 +81,193 @@ fn collapse_ws(s: &str) -> String {
 /// Scans `body` (canonical text after front matter). `line_offset` is the
 /// canonical line number of body line 0.
 pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32) -> Scanned {
-    let mut out = Scanned::default();
     if body.trim().is_empty() {
-        return out;
+        return Scanned::default();
     }
-    let parser = Parser::new_ext(body, Options::ENABLE_WIKILINKS);
-
-    let mut container_depth = 0usize;
-    let mut code_depth = 0usize;
-    // Text inside wiki links, autolinks and images is neither tags nor
-    // link text of an enclosing link.
-    let mut skip_text_depth = 0usize;
-    let mut links: Vec<PendingLink> = Vec::new();
-    let mut heading: Option<PendingHeading> = None;
-    let mut cursor = ColCursor::new();
-
-    let append_text = |links: &mut Vec<PendingLink>, heading: &mut Option<PendingHeading>, s: &str| {
-        if let Some(l) = links.last_mut() {
-            l.text.push_str(s);
-        }
-        if let Some(h) = heading.as_mut() {
-            h.text.push_str(s);
-        }
-    };
-
-    for (event, range) in parser.into_offset_iter() {
+    let mut s = Scanner::new(body, idx, rel_path, line_offset);
+    for (event, range) in Parser::new_ext(body, Options::ENABLE_WIKILINKS).into_offset_iter() {
         match event {
-            Event::Start(tag) => match tag {
-                Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_) => {
-                    container_depth += 1;
-                }
-                Tag::CodeBlock(kind) => {
-                    code_depth += 1;
-                    if let CodeBlockKind::Fenced(_) = kind {
-                        out.fences.push((idx.line_of(range.start), last_line(idx, &range)));
-                    }
-                }
-                Tag::Heading { level, .. } => {
-                    heading = Some(PendingHeading {
-                        level: level_u8(level),
-                        range: range.clone(),
-                        text: String::new(),
-                        top_level: container_depth == 0,
-                    });
-                }
-                Tag::Image { .. } => skip_text_depth += 1,
-                Tag::Link { link_type, dest_url, .. } => {
-                    let mut alias = None;
-                    let mut skips_text = false;
-                    let target = match link_type {
-                        MdLinkType::WikiLink { has_pothole } => {
-                            skips_text = true;
-                            if has_pothole {
-                                alias = body
-                                    .get(range.start..range.end)
-                                    .and_then(|s| s.strip_suffix("]]"))
-                                    .and_then(|s| s.split_once('|'))
-                                    .map(|(_, a)| a.trim().to_string())
-                                    .filter(|a| !a.is_empty());
-                            }
-                            wiki_target(&dest_url).map(|t| (LinkType::Wiki, t))
-                        }
-                        MdLinkType::Inline => markdown_target(&dest_url, rel_path).map(|t| (LinkType::Markdown, t)),
-                        MdLinkType::Autolink | MdLinkType::Email => {
-                            skips_text = true;
-                            None
-                        }
-                        _ => None,
-                    };
-                    if skips_text {
-                        skip_text_depth += 1;
-                    }
-                    links.push(PendingLink { target, range: range.clone(), text: String::new(), alias, skips_text });
-                }
-                _ => {}
-            },
-            Event::End(tag) => match tag {
-                TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition => {
-                    container_depth = container_depth.saturating_sub(1);
-                }
-                TagEnd::CodeBlock => code_depth = code_depth.saturating_sub(1),
-                TagEnd::Image => skip_text_depth = skip_text_depth.saturating_sub(1),
-                TagEnd::Heading(_) => {
-                    if let Some(h) = heading.take() {
-                        let text = collapse_ws(&h.text);
-                        if h.top_level && !text.is_empty() {
-                            let first = body.get(h.range.start..).unwrap_or("");
-                            out.headings.push(Heading {
-                                level: h.level,
-                                start_line: idx.line_of(h.range.start),
-                                end_line: last_line(idx, &h.range),
-                                text,
-                                atx: first.trim_start_matches(' ').starts_with('#'),
-                            });
-                        }
-                    }
-                }
-                TagEnd::Link => {
-                    let Some(p) = links.pop() else { continue };
-                    if p.skips_text {
-                        skip_text_depth = skip_text_depth.saturating_sub(1);
-                    }
-                    let Some((link_type, t)) = p.target else {
-                        continue;
-                    };
-                    let link_text = match link_type {
-                        LinkType::Wiki => p.alias,
-                        LinkType::Markdown => {
-                            let t = collapse_ws(&p.text);
-                            (!t.is_empty()).then_some(t)
-                        }
-                    };
-                    let end_char = last_char_start(body, &p.range);
-                    let (start_line, start_col) = cursor.locate(idx, body, p.range.start);
-                    let (end_line, end_col) = cursor.locate(idx, body, end_char);
-                    out.links.push(Link {
-                        link_type,
-                        target_ref: t.target_ref,
-                        target_ref_norm: t.target_ref_norm,
-                        target_anchor: t.anchor,
-                        target_collection: t.collection,
-                        link_text,
-                        start_line: to_u32(start_line).saturating_add(line_offset),
-                        start_col: to_u32(start_col),
-                        end_line: to_u32(end_line).saturating_add(line_offset),
-                        end_col: to_u32(end_col),
-                    });
-                }
-                _ => {}
-            },
-            Event::Text(text) => {
-                if code_depth > 0 {
-                    continue;
-                }
-                if skip_text_depth == 0 {
-                    append_text(&mut links, &mut heading, &text);
-                    scan_hashtags(body, range.start, range.end, &mut out.inline_tags);
-                } else if let Some(h) = heading.as_mut() {
-                    h.text.push_str(&text);
-                }
-            }
-            Event::Code(code) if skip_text_depth == 0 => {
-                append_text(&mut links, &mut heading, &code);
-            }
-            Event::SoftBreak | Event::HardBreak => append_text(&mut links, &mut heading, " "),
+            Event::Start(tag) => s.start(tag, range),
+            Event::End(tag) => s.end(tag),
+            Event::Text(text) => s.text(&text, range),
+            Event::Code(code) if s.skip_text_depth == 0 => s.append_text(&code),
+            Event::SoftBreak | Event::HardBreak => s.append_text(" "),
             _ => {}
         }
     }
-    out
+    s.out
+}
+
+/// The state of one pass: what encloses the current event, and what has been collected.
+struct Scanner<'a> {
+    body: &'a str,
+    idx: &'a LineIndex,
+    rel_path: &'a str,
+    line_offset: u32,
+    out: Scanned,
+    container_depth: usize,
+    code_depth: usize,
+    /// Text inside wiki links, autolinks and images is neither tags nor link text of an
+    /// enclosing link.
+    skip_text_depth: usize,
+    links: Vec<PendingLink>,
+    heading: Option<PendingHeading>,
+    cursor: ColCursor,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(body: &'a str, idx: &'a LineIndex, rel_path: &'a str, line_offset: u32) -> Self {
+        Scanner {
+            body,
+            idx,
+            rel_path,
+            line_offset,
+            out: Scanned::default(),
+            container_depth: 0,
+            code_depth: 0,
+            skip_text_depth: 0,
+            links: Vec::new(),
+            heading: None,
+            cursor: ColCursor::new(),
+        }
+    }
+
+    /// Text that belongs to the open link and the open heading, if any.
+    fn append_text(&mut self, s: &str) {
+        if let Some(l) = self.links.last_mut() {
+            l.text.push_str(s);
+        }
+        if let Some(h) = self.heading.as_mut() {
+            h.text.push_str(s);
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
+        match tag {
+            Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_) => self.container_depth += 1,
+            Tag::CodeBlock(kind) => {
+                self.code_depth += 1;
+                if let CodeBlockKind::Fenced(_) = kind {
+                    self.out.fences.push((self.idx.line_of(range.start), last_line(self.idx, &range)));
+                }
+            }
+            Tag::Heading { level, .. } => {
+                self.heading = Some(PendingHeading {
+                    level: level_u8(level),
+                    range,
+                    text: String::new(),
+                    top_level: self.container_depth == 0,
+                });
+            }
+            Tag::Image { .. } => self.skip_text_depth += 1,
+            Tag::Link { link_type, dest_url, .. } => self.start_link(link_type, &dest_url, range),
+            _ => {}
+        }
+    }
+
+    fn start_link(&mut self, link_type: MdLinkType, dest_url: &str, range: Range<usize>) {
+        let mut alias = None;
+        let mut skips_text = false;
+        let target = match link_type {
+            MdLinkType::WikiLink { has_pothole } => {
+                skips_text = true;
+                if has_pothole {
+                    alias = self
+                        .body
+                        .get(range.start..range.end)
+                        .and_then(|s| s.strip_suffix("]]"))
+                        .and_then(|s| s.split_once('|'))
+                        .map(|(_, a)| a.trim().to_string())
+                        .filter(|a| !a.is_empty());
+                }
+                wiki_target(dest_url).map(|t| (LinkType::Wiki, t))
+            }
+            MdLinkType::Inline => markdown_target(dest_url, self.rel_path).map(|t| (LinkType::Markdown, t)),
+            MdLinkType::Autolink | MdLinkType::Email => {
+                skips_text = true;
+                None
+            }
+            _ => None,
+        };
+        if skips_text {
+            self.skip_text_depth += 1;
+        }
+        self.links.push(PendingLink { target, range, text: String::new(), alias, skips_text });
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition => {
+                self.container_depth = self.container_depth.saturating_sub(1);
+            }
+            TagEnd::CodeBlock => self.code_depth = self.code_depth.saturating_sub(1),
+            TagEnd::Image => self.skip_text_depth = self.skip_text_depth.saturating_sub(1),
+            TagEnd::Heading(_) => self.end_heading(),
+            TagEnd::Link => self.end_link(),
+            _ => {}
+        }
+    }
+
+    /// A top-level heading with some text becomes a [`Heading`].
+    fn end_heading(&mut self) {
+        let Some(h) = self.heading.take() else { return };
+        let text = collapse_ws(&h.text);
+        if h.top_level && !text.is_empty() {
+            let first = self.body.get(h.range.start..).unwrap_or("");
+            self.out.headings.push(Heading {
+                level: h.level,
+                start_line: self.idx.line_of(h.range.start),
+                end_line: last_line(self.idx, &h.range),
+                text,
+                atx: first.trim_start_matches(' ').starts_with('#'),
+            });
+        }
+    }
+
+    /// A link with a target becomes a [`Link`] with canonical positions.
+    fn end_link(&mut self) {
+        let Some(p) = self.links.pop() else { return };
+        if p.skips_text {
+            self.skip_text_depth = self.skip_text_depth.saturating_sub(1);
+        }
+        let Some((link_type, t)) = p.target else { return };
+        let link_text = match link_type {
+            LinkType::Wiki => p.alias,
+            LinkType::Markdown => {
+                let t = collapse_ws(&p.text);
+                (!t.is_empty()).then_some(t)
+            }
+        };
+        let end_char = last_char_start(self.body, &p.range);
+        let (start_line, start_col) = self.cursor.locate(self.idx, self.body, p.range.start);
+        let (end_line, end_col) = self.cursor.locate(self.idx, self.body, end_char);
+        self.out.links.push(Link {
+            link_type,
+            target_ref: t.target_ref,
+            target_ref_norm: t.target_ref_norm,
+            target_anchor: t.anchor,
+            target_collection: t.collection,
+            link_text,
+            start_line: to_u32(start_line).saturating_add(self.line_offset),
+            start_col: to_u32(start_col),
+            end_line: to_u32(end_line).saturating_add(self.line_offset),
+            end_col: to_u32(end_col),
+        });
+    }
+
+    /// Plain text: link and heading text, and inline tags, unless inside code (or, for
+    /// tags and link text, inside a wiki link, autolink or image).
+    fn text(&mut self, text: &str, range: Range<usize>) {
+        if self.code_depth > 0 {
+            return;
+        }
+        if self.skip_text_depth == 0 {
+            self.append_text(text);
+            scan_hashtags(self.body, range.start, range.end, &mut self.out.inline_tags);
+        } else if let Some(h) = self.heading.as_mut() {
+            h.text.push_str(text);
+        }
+    }
 }
 
 #[cfg(test)]

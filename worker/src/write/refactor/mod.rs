@@ -148,7 +148,8 @@ fn editable_text(abs: &Path, indexed_hash: &str) -> Result<String, &'static str>
     Ok(text)
 }
 
-/// Computes the plan for `op` on the document `doc`.
+/// Computes the plan for `op` on the document `doc`: the target, what blocks it, every
+/// reference examined, and the preview with its digest.
 pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, ApiError> {
     let source = resolve_doc(w, doc)?;
     let (coll, root) = collection(w, &source.collection)?;
@@ -167,33 +168,57 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     {
         blockers.push("target_type_differs".to_string());
     }
-    let is_dup = matches!(op, RefactorOp::Duplicate { .. });
 
     let conn = w.catalog.reader();
     let docs = catalog::active_docs(&conn, None).map_err(runtime)?;
     let links = catalog::active_links(&conn).map_err(runtime)?;
     drop(conn);
-    let now = Resolver::new(docs.clone());
-    let after = Resolver::new(
-        docs.iter()
-            .cloned()
-            .map(|mut d| {
-                if d.id == source.id {
-                    d.rel_path = target_rel.as_str().to_string();
-                }
-                d
-            })
-            .collect(),
-    );
-    let mut references = Vec::new();
-    let mut texts: BTreeMap<i64, Result<String, &'static str>> = BTreeMap::new();
-    for l in &links {
-        let Some(holder) = now.doc(l.doc_id) else { continue };
-        let incoming = l.doc_id != source.id && now.resolve(&holder.collection, l) == Some(source.id);
-        let outgoing = l.doc_id == source.id && l.link_type == "markdown" && !is_dup;
-        if !incoming && !outgoing {
-            continue;
+    let moved = |mut d: DocRow| {
+        if d.id == source.id {
+            d.rel_path = target_rel.as_str().to_string();
         }
+        d
+    };
+    let mut examiner = Examiner {
+        now: Resolver::new(docs.clone()),
+        after: Resolver::new(docs.into_iter().map(moved).collect()),
+        source: &source,
+        target_rel: &target_rel,
+        root: &root,
+        is_dup: matches!(op, RefactorOp::Duplicate { .. }),
+        texts: BTreeMap::new(),
+    };
+    let mut references: Vec<Reference> = links.iter().filter_map(|l| examiner.examine(l)).collect();
+    references.sort_by(|a, b| {
+        (&a.file_rel, a.link.start_line, a.link.start_col).cmp(&(&b.file_rel, b.link.start_line, b.link.start_col))
+    });
+    let (preview, digest) = preview_of(&op, &source, &coll.name, &target_rel, &references, &blockers)?;
+    Ok(Plan { op, source, root, coll, target_rel, target_abs, references, blockers, preview, digest })
+}
+
+/// Classifies the links that point at the note (and, for a move, the note's own relative
+/// links) under the change, reading each file that would be edited once.
+struct Examiner<'a> {
+    /// Link resolution as the notes are now, and as they would be after the change.
+    now: Resolver,
+    after: Resolver,
+    source: &'a DocRow,
+    target_rel: &'a RelPath,
+    root: &'a Path,
+    is_dup: bool,
+    texts: BTreeMap<i64, Result<String, &'static str>>,
+}
+
+impl Examiner<'_> {
+    /// The reference `l` makes, or `None` when it is not about the note.
+    fn examine(&mut self, l: &LinkRow) -> Option<Reference> {
+        let holder = self.now.doc(l.doc_id)?;
+        let incoming = l.doc_id != self.source.id && self.now.resolve(&holder.collection, l) == Some(self.source.id);
+        let outgoing = l.doc_id == self.source.id && l.link_type == "markdown" && !self.is_dup;
+        if !incoming && !outgoing {
+            return None;
+        }
+        let holder = holder.clone();
         let mut r = Reference {
             file_rel: holder.rel_path.clone(),
             file_hash: holder.source_hash.clone(),
@@ -202,94 +227,115 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
             reason: String::new(),
             edit: None,
         };
-        if is_dup {
+        if self.is_dup {
             r.reason = "a copy leaves links to the original alone".into();
-            references.push(r);
-            continue;
+            return Some(r);
         }
-        // The new target text, or why there is none.
-        let new_target: Result<Option<String>, String> = if incoming {
-            if after.resolve(&holder.collection, l) == Some(source.id) {
-                Ok(None)
-            } else if holder.collection != source.collection {
+        match self.new_target(&holder, l, incoming) {
+            NewTarget::Same => r.reason = "still resolves after the change".into(),
+            NewTarget::Unsupported(why) => {
                 r.classification = "unsupported";
-                r.reason = "a reference from another collection cannot be rewritten".into();
-                references.push(r);
-                continue;
-            } else if l.link_type == "wiki" {
-                let bare = stem(target_rel.as_str()).to_string();
-                let path = target_rel.as_str().strip_suffix(".md").unwrap_or(target_rel.as_str()).to_string();
-                let probe =
-                    |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
-                if !bare.contains(['[', ']', '|', '#'])
-                    && after.resolve(&holder.collection, &probe(&bare)) == Some(source.id)
-                {
-                    Ok(Some(bare))
-                } else if !path.contains(['[', ']', '|', '#'])
-                    && after.resolve(&holder.collection, &probe(&path)) == Some(source.id)
-                {
-                    Ok(Some(path))
-                } else {
-                    Err("no link text would resolve to the note after the change".into())
-                }
-            } else {
-                Ok(Some(edit::relative(dir_of(&holder.rel_path), target_rel.as_str())))
+                r.reason = why.into();
             }
-        } else {
+            NewTarget::Ambiguous(why) => {
+                r.classification = "ambiguous";
+                r.reason = why.into();
+            }
+            NewTarget::Rewrite(new) => self.rewrite(&mut r, &holder, &new),
+        }
+        Some(r)
+    }
+
+    /// What the link must say after the change.
+    fn new_target(&self, holder: &DocRow, l: &LinkRow, incoming: bool) -> NewTarget {
+        let (source, target) = (self.source, self.target_rel.as_str());
+        if !incoming {
             // A relative markdown link of the moved note: keep pointing at the same file.
-            if dir_of(&source.rel_path) == dir_of(target_rel.as_str()) {
-                Ok(None)
+            return if dir_of(&source.rel_path) == dir_of(target) {
+                NewTarget::Same
             } else {
-                Ok(Some(edit::relative(dir_of(target_rel.as_str()), &l.target_ref_norm)))
+                NewTarget::Rewrite(edit::relative(dir_of(target), &l.target_ref_norm))
+            };
+        }
+        if self.after.resolve(&holder.collection, l) == Some(source.id) {
+            return NewTarget::Same;
+        }
+        if holder.collection != source.collection {
+            return NewTarget::Unsupported("a reference from another collection cannot be rewritten");
+        }
+        if l.link_type != "wiki" {
+            return NewTarget::Rewrite(edit::relative(dir_of(&holder.rel_path), target));
+        }
+        let probe = |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
+        let bare = stem(target).to_string();
+        let path = target.strip_suffix(".md").unwrap_or(target).to_string();
+        [bare, path]
+            .into_iter()
+            .find(|t| {
+                !t.contains(['[', ']', '|', '#'])
+                    && self.after.resolve(&holder.collection, &probe(t)) == Some(source.id)
+            })
+            .map_or(NewTarget::Ambiguous("no link text would resolve to the note after the change"), NewTarget::Rewrite)
+    }
+
+    /// Locates the link in its file and plans the edit to `new`.
+    fn rewrite(&mut self, r: &mut Reference, holder: &DocRow, new: &str) {
+        let text = self
+            .texts
+            .entry(holder.id)
+            .or_insert_with(|| editable_text(&self.root.join(&holder.rel_path), &holder.source_hash))
+            .clone();
+        let text = match text {
+            Ok(t) => t,
+            Err(why) => {
+                r.classification = "unsupported";
+                r.reason = why.into();
+                return;
             }
         };
-        match new_target {
-            Ok(None) => r.reason = "still resolves after the change".into(),
-            Err(why) => {
-                r.classification = "ambiguous";
-                r.reason = why;
+        let l = &r.link;
+        let planned = edit::span(&text, l.start_line, l.start_col, l.end_line, l.end_col).and_then(|(s, e)| {
+            edit::replace_target(&text[s..e], l.link_type == "wiki", &l.target_ref, new).map(|lit| (s, e, lit))
+        });
+        match planned {
+            Some(e) => {
+                r.classification = "rewriteable";
+                r.reason = format!("rewrite to {new}");
+                r.edit = Some(e);
             }
-            Ok(Some(new)) => {
-                let text = texts
-                    .entry(holder.id)
-                    .or_insert_with(|| editable_text(&root.join(&holder.rel_path), &holder.source_hash))
-                    .clone();
-                match text {
-                    Err(why) => {
-                        r.classification = "unsupported";
-                        r.reason = why.into();
-                    }
-                    Ok(text) => {
-                        match edit::span(&text, l.start_line, l.start_col, l.end_line, l.end_col).and_then(|(s, e)| {
-                            edit::replace_target(&text[s..e], l.link_type == "wiki", &l.target_ref, &new)
-                                .map(|lit| (s, e, lit))
-                        }) {
-                            Some(e) => {
-                                r.classification = "rewriteable";
-                                r.reason = format!("rewrite to {new}");
-                                r.edit = Some(e);
-                            }
-                            None => {
-                                r.classification = "malformed";
-                                r.reason = "the link text is not where the index says".into();
-                            }
-                        }
-                    }
-                }
+            None => {
+                r.classification = "malformed";
+                r.reason = "the link text is not where the index says".into();
             }
         }
-        references.push(r);
     }
-    references.sort_by(|a, b| {
-        (&a.file_rel, a.link.start_line, a.link.start_col).cmp(&(&b.file_rel, b.link.start_line, b.link.start_col))
-    });
+}
 
+/// What a reference's link must say after the change.
+enum NewTarget {
+    /// It resolves to the note as it is.
+    Same,
+    Rewrite(String),
+    Unsupported(&'static str),
+    Ambiguous(&'static str),
+}
+
+/// The preview the client sees, and its digest (over the compact JSON of the plan body).
+fn preview_of(
+    op: &RefactorOp,
+    source: &DocRow,
+    coll: &str,
+    target_rel: &RelPath,
+    references: &[Reference],
+    blockers: &[String],
+) -> Result<(RefactorPlan, String), ApiError> {
+    let is_dup = matches!(op, RefactorOp::Duplicate { .. });
     let examined: Vec<ExaminedReference> = references
         .iter()
         .map(|r| {
             Ok(ExaminedReference {
                 source_rel_path: r.file_rel.clone(),
-                source_uri: uri::doc_uri(&coll.name, &r.file_rel),
+                source_uri: uri::doc_uri(coll, &r.file_rel),
                 link_type: crate::reads::links::link_kind(&r.link.link_type)?,
                 target_ref: r.link.target_ref.clone(),
                 start_line: r.link.start_line,
@@ -318,37 +364,37 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     let body = PlanBody {
         schema_version: SCHEMA_VERSION.to_string(),
         schema: "file-refactor-preview@1.0".to_string(),
-        operation: op_name(&op),
+        operation: op_name(op),
         conflict_policy: "fail".to_string(),
         source: PlanSource {
             docid: source.docid.clone(),
-            uri: uri::doc_uri(&coll.name, &source.rel_path),
-            collection: coll.name.clone(),
+            uri: uri::doc_uri(coll, &source.rel_path),
+            collection: coll.to_string(),
             rel_path: source.rel_path.clone(),
             source_hash: source.source_hash.clone(),
         },
         target: PlanTarget {
-            collection: coll.name.clone(),
+            collection: coll.to_string(),
             rel_path: target_rel.as_str().to_string(),
-            uri: uri::doc_uri(&coll.name, target_rel.as_str()),
+            uri: uri::doc_uri(coll, target_rel.as_str()),
             occupied,
         },
         affected_documents: affected
             .iter()
             .map(|(rel, hash)| AffectedDocument {
                 rel_path: rel.clone(),
-                uri: uri::doc_uri(&coll.name, rel),
+                uri: uri::doc_uri(coll, rel),
                 source_hash: hash.clone(),
             })
             .collect(),
         examined_references: examined,
-        mutation_boundary: MutationBoundary { collection: coll.name.clone(), files: 1 + affected.len() as u64 },
+        mutation_boundary: MutationBoundary { collection: coll.to_string(), files: 1 + affected.len() as u64 },
         preconditions: PlanPreconditions {
             source_hash: source.source_hash.clone(),
             target_absent: !occupied,
             files: affected,
         },
-        safety: PlanSafety { cross_collection: false, read_only: false, blockers: blockers.clone() },
+        safety: PlanSafety { cross_collection: false, read_only: false, blockers: blockers.to_vec() },
         can_apply: blockers.is_empty()
             && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged")),
     };
@@ -358,7 +404,7 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
         plan: body,
         plan_digest: digest.clone(),
         next_rel_path: target_rel.as_str().to_string(),
-        next_uri: uri::doc_uri(&coll.name, target_rel.as_str()),
+        next_uri: uri::doc_uri(coll, target_rel.as_str()),
         refactor_warnings: RefactorWarnings {
             warnings,
             backlink_count: backlinks as u64,
@@ -366,7 +412,7 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
             markdown_link_count: count("markdown") as u64,
         },
     };
-    Ok(Plan { op, source, root, coll, target_rel, target_abs, references, blockers, preview, digest })
+    Ok((preview, digest))
 }
 
 pub fn preview(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<JsonBody, ApiError> {
