@@ -340,9 +340,9 @@ pub fn search(
 
 pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCode> {
     let r = if reference.starts_with("svc://") {
-        DocRef { uri: Some(reference), docid: None }
+        DocRef::Uri(reference)
     } else {
-        DocRef { docid: Some(if reference.starts_with('#') { reference } else { format!("#{reference}") }), uri: None }
+        DocRef::Docid(if reference.starts_with('#') { reference } else { format!("#{reference}") })
     };
     let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(r))?;
     if json {

@@ -71,11 +71,22 @@ impl JsonBody {
     }
 }
 
-/// A document named by docid (`#abcdef12`) or by URI; the URI wins when both are given.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct DocRef {
-    pub docid: Option<String>,
-    pub uri: Option<String>,
+/// A document named by docid (`#abcdef12`) or by `svc://` URI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DocRef {
+    Docid(String),
+    Uri(String),
+}
+
+impl DocRef {
+    /// The URI wins when a request gives both: a renamed file keeps its docid's bytes but
+    /// the URI picks the live document.
+    pub fn or_uri(self, uri: Option<String>) -> Self {
+        match uri.filter(|u| !u.is_empty()) {
+            Some(u) => DocRef::Uri(u),
+            None => self,
+        }
+    }
 }
 
 /// A link's `linkType` (and the `type` filter of `/api/doc/{id}/links`).
@@ -364,7 +375,7 @@ pub struct CreateDoc {
     pub collision: CollisionPolicy,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UpdateDoc {
     pub doc: DocRef,
     pub content: Option<String>,

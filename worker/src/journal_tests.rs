@@ -67,9 +67,11 @@ fn lifecycle_is_journaled() {
         .query_row("SELECT docid FROM documents WHERE id = ?1", [id], |r| r.get::<_, String>(0))
         .unwrap();
     let upd = UpdateDoc {
-        doc: DocRef { docid: Some(docid), uri: None },
+        doc: DocRef::Docid(docid),
         content: Some("# A\nnew\n".into()),
-        ..Default::default()
+        tags: None,
+        expected_source_hash: None,
+        expected_modified_at: None,
     };
     w.handle(Request::UpdateDoc(upd)).unwrap();
     let rows = changes_of(&w.catalog.reader(), id).unwrap();

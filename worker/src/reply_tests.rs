@@ -39,7 +39,7 @@ fn details<T: DeserializeOwned>(body: Result<JsonBody, ApiError>) -> (ApiError, 
 }
 
 fn by_uri(uri: &str) -> DocRef {
-    DocRef { uri: Some(uri.to_string()), docid: None }
+    DocRef::Uri(uri.to_string())
 }
 
 #[test]
@@ -123,15 +123,18 @@ fn every_reply_is_its_protocol_type() {
     let stale = UpdateDoc {
         doc: note.clone(),
         content: Some("x".into()),
+        tags: None,
         expected_source_hash: Some("0".repeat(64)),
-        ..Default::default()
+        expected_modified_at: None,
     };
     let (_, conflict): (_, VersionConflictDetails) = details(w.handle(Request::UpdateDoc(stale)));
     assert_eq!(conflict.current_version.source_hash.len(), 64);
     let updated: UpdatedDoc = reply(w.handle(Request::UpdateDoc(UpdateDoc {
         doc: note.clone(),
+        content: None,
         tags: Some(vec!["u".into()]),
-        ..Default::default()
+        expected_source_hash: None,
+        expected_modified_at: None,
     })));
     assert!(updated.success);
     let _: CreatedFolder =

@@ -83,13 +83,11 @@ pub struct UpdateDocBody {
 }
 
 impl UpdateDocBody {
-    pub fn into_request(self, mut doc: DocRef) -> Result<UpdateDoc, ApiError> {
+    pub fn into_request(self, doc: DocRef) -> Result<UpdateDoc, ApiError> {
         if self.content.is_none() && self.tags.is_none() {
             return Err(ApiError::validation("content or tags is required"));
         }
-        if let Some(u) = self.uri {
-            doc.uri = Some(u);
-        }
+        let doc = doc.or_uri(self.uri);
         Ok(UpdateDoc {
             doc,
             content: self.content,
@@ -297,11 +295,9 @@ pub struct RefactorPlanBody {
 }
 
 impl RefactorPlanBody {
-    pub fn into_parts(self, mut doc: DocRef) -> Result<(DocRef, RefactorOp), ApiError> {
+    pub fn into_parts(self, doc: DocRef) -> Result<(DocRef, RefactorOp), ApiError> {
         let kind = self.operation.ok_or_else(|| ApiError::validation("operation is required"))?;
-        if let Some(u) = self.uri {
-            doc.uri = Some(u);
-        }
+        let doc = doc.or_uri(self.uri);
         let target = RefactorTarget { name: self.name, folder_path: self.folder_path };
         Ok((doc, target.op(kind)?))
     }
@@ -324,11 +320,9 @@ impl RefactorApplyBody {
     pub fn into_parts(
         self,
         kind: RefactorKind,
-        mut doc: DocRef,
+        doc: DocRef,
     ) -> Result<(DocRef, RefactorOp, ApplyConfirmation), ApiError> {
-        if let Some(u) = self.uri {
-            doc.uri = Some(u);
-        }
+        let doc = doc.or_uri(self.uri);
         let confirm = ApplyConfirmation {
             plan_digest: self.plan_digest,
             schema_version: self.schema_version,

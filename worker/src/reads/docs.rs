@@ -12,17 +12,16 @@ use rusqlite::types::Value as SqlValue;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The active document a reference names: the URI wins over the docid.
+/// The active document a reference names.
 pub(crate) fn resolve_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
     let conn = w.catalog.reader();
-    let found = if let Some(u) = r.uri.as_deref().filter(|u| !u.is_empty()) {
-        let (collection, rel) =
-            uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
-        catalog::doc_by_path(&conn, &collection, &rel).map_err(runtime)?
-    } else if let Some(id) = r.docid.as_deref() {
-        catalog::doc_by_docid(&conn, id).map_err(runtime)?
-    } else {
-        return Err(ApiError::validation("a document id or uri is required"));
+    let found = match r {
+        DocRef::Uri(u) => {
+            let (collection, rel) =
+                uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
+            catalog::doc_by_path(&conn, &collection, &rel).map_err(runtime)?
+        }
+        DocRef::Docid(id) => catalog::doc_by_docid(&conn, id).map_err(runtime)?,
     };
     found.ok_or_else(|| ApiError::not_found("Document not found"))
 }
