@@ -6,7 +6,7 @@ use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged,
     PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
 };
-use protocol::{AddCollection, Dirs, DocRef, QueryRequest, Request, SearchFilters, SearchRequest};
+use protocol::{AddCollection, CollectionName, Dirs, DocRef, QueryRequest, Request, SearchFilters, SearchRequest};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::BufRead;
@@ -205,7 +205,12 @@ fn search_request(mode: SearchMode, query: String, limit: u32, collection: Optio
     let search = SearchRequest {
         query,
         limit: limit.clamp(1, CLI_MAX_LIMIT),
-        filters: SearchFilters { collection: collection.map(str::to_lowercase), ..Default::default() },
+        // The one normalization; a name that cannot be valid matches no collection (404).
+        filters: SearchFilters {
+            collection: collection
+                .map(|c| CollectionName::parse(c).map(String::from).unwrap_or_else(|_| c.to_string())),
+            ..Default::default()
+        },
         ..Default::default()
     };
     match mode {

@@ -26,7 +26,8 @@ pub fn parse_uri(uri: &str) -> Option<(String, String)> {
     let rest = uri.strip_prefix(SCHEME)?;
     let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     let (collection, path) = rest.split_once('/')?;
-    if collection.is_empty() || path.is_empty() {
+    let collection = protocol::CollectionName::parse(collection).ok()?;
+    if path.is_empty() {
         return None;
     }
     let mut segs = Vec::new();
@@ -37,7 +38,7 @@ pub fn parse_uri(uri: &str) -> Option<(String, String)> {
         }
         segs.push(d.into_owned());
     }
-    Some((collection.to_lowercase(), segs.join("/")))
+    Some((collection.into(), segs.join("/")))
 }
 
 #[cfg(test)]
