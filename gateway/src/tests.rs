@@ -141,6 +141,7 @@ fn every_error_code_has_its_status() {
     for (code, status) in table {
         assert_eq!(status_of(code).as_u16(), status, "{code:?}");
     }
+    assert!(ErrorCode::ALL.iter().all(|c| table.iter().any(|(t, _)| t == c)), "a code without its row");
 }
 
 #[tokio::test]

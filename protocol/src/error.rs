@@ -26,6 +26,24 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, for tables and tests that must cover them all.
+    pub const ALL: [ErrorCode; 14] = [
+        ErrorCode::Validation,
+        ErrorCode::PathNotFound,
+        ErrorCode::HasReferences,
+        ErrorCode::CsrfViolation,
+        ErrorCode::NotFound,
+        ErrorCode::FileNotFound,
+        ErrorCode::Duplicate,
+        ErrorCode::Conflict,
+        ErrorCode::Unavailable,
+        ErrorCode::Runtime,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::StalePlan,
+        ErrorCode::Unsupported,
+    ];
+
     /// The code string of the contract's error envelope.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -111,23 +129,7 @@ mod tests {
 
     #[test]
     fn codes_serialize_as_their_contract_strings() {
-        use ErrorCode::*;
-        for c in [
-            Validation,
-            PathNotFound,
-            HasReferences,
-            CsrfViolation,
-            NotFound,
-            FileNotFound,
-            Duplicate,
-            Conflict,
-            Unavailable,
-            Runtime,
-            PayloadTooLarge,
-            MethodNotAllowed,
-            StalePlan,
-            Unsupported,
-        ] {
+        for c in ErrorCode::ALL {
             assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
         }
     }

@@ -3,18 +3,10 @@
 
 use crate::stores::catalog::changes_of;
 use crate::Worker;
-use protocol::{AddCollection, Dirs, DocRef, Request, UpdateDoc};
+use protocol::{AddCollection, DocRef, Request, UpdateDoc};
 use std::sync::Arc;
 
-fn worker(dir: &std::path::Path) -> Arc<Worker> {
-    Worker::open(Dirs {
-        config_dir: dir.join("c"),
-        data_dir: dir.join("d"),
-        cache_dir: dir.join("k"),
-        index_name: "default".into(),
-    })
-    .unwrap()
-}
+use crate::test_worker as worker;
 
 fn kinds(w: &Worker, id: i64) -> Vec<String> {
     changes_of(&w.catalog.reader(), id).unwrap().into_iter().map(|c| c.0).collect()

@@ -193,6 +193,19 @@ pub(crate) fn normalize_tags(raw: &[String]) -> Result<Vec<String>, ApiError> {
     Ok(out)
 }
 
+/// A worker on fresh stores under `dir`, for the crate's tests.
+#[cfg(test)]
+pub(crate) fn test_worker(dir: &std::path::Path) -> Arc<Worker> {
+    #[allow(clippy::unwrap_used)]
+    Worker::open(Dirs {
+        config_dir: dir.join("c"),
+        data_dir: dir.join("d"),
+        cache_dir: dir.join("k"),
+        index_name: "default".into(),
+    })
+    .unwrap()
+}
+
 /// Maps an internal failure to a RUNTIME error without leaking internals beyond the message.
 pub(crate) fn runtime<E: std::fmt::Display>(e: E) -> ApiError {
     tracing::error!("{e}");

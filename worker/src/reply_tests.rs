@@ -2,25 +2,15 @@
 //! deserialize into the type and serialize back to the same bytes (nothing is lost or
 //! reordered), and error details deserialize into their `*Details` types.
 
-use crate::Worker;
 use protocol::api::*;
 use protocol::{
-    AddCollection, ApiError, ApplyConfirmation, Capture, CollisionPolicy, CreateDoc, Dirs, DocRef, DocsQuery,
-    GraphQuery, JsonBody, QueryRequest, RefactorOp, Request, SearchRequest, UpdateDoc,
+    AddCollection, ApiError, ApplyConfirmation, Capture, CollisionPolicy, CreateDoc, DocRef, DocsQuery, GraphQuery,
+    JsonBody, QueryRequest, RefactorOp, Request, SearchRequest, UpdateDoc,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::sync::Arc;
 
-fn worker(dir: &std::path::Path) -> Arc<Worker> {
-    Worker::open(Dirs {
-        config_dir: dir.join("c"),
-        data_dir: dir.join("d"),
-        cache_dir: dir.join("k"),
-        index_name: "default".into(),
-    })
-    .unwrap()
-}
+use crate::test_worker as worker;
 
 /// The reply as `T`, after checking that `T` carries it byte for byte.
 fn reply<T: DeserializeOwned + Serialize>(body: Result<JsonBody, ApiError>) -> T {
