@@ -29,5 +29,7 @@ mod refactor;
 mod search;
 #[path = "blackbox/security.rs"]
 mod security;
+#[path = "blackbox/typed.rs"]
+mod typed;
 #[path = "blackbox/writes.rs"]
 mod writes;

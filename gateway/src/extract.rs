@@ -110,6 +110,16 @@ impl Params {
         self.raw(key).filter(|v| !v.is_empty()).map(String::from)
     }
 
+    /// A `svc://` URI naming a document (absent: `None`). A value that is not one, an empty
+    /// value included, is a 400: `?uri=` must never fall back to another way of naming.
+    pub fn svc_uri(&self, key: &str) -> Result<Option<String>, ApiError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) if v.strip_prefix("svc://").is_some_and(|rest| !rest.is_empty()) => Ok(Some(v.to_string())),
+            Some(_) => Err(ApiError::validation(format!("{key} must be a svc:// URI"))),
+        }
+    }
+
     /// An integer in `[min, ..]` (default when absent); values above `max` are clamped. An
     /// empty value is not a number: 400.
     pub fn int(&self, key: &str, default: u32, min: u32, max: u32) -> Result<u32, ApiError> {

@@ -154,7 +154,9 @@ impl Server {
     pub fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
         let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
         let headers: &[(&str, &str)] = if body.is_some() { &[("Content-Type", "application/json")] } else { &[] };
-        raw_request(self.port, method, path, headers, &bytes)
+        let r = raw_request(self.port, method, path, headers, &bytes);
+        crate::typed::check(method, path, r.status, &r.body);
+        r
     }
     pub fn get(&self, path: &str) -> Resp {
         self.request("GET", path, None)

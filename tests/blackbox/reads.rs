@@ -157,6 +157,14 @@ fn links_backlinks_and_sections() {
     // the uri query wins over the id
     let via_uri = s.get(&format!("/api/doc/{hub}/sections?uri=svc://n/spoke-one.md")).json();
     assert_eq!(via_uri["sections"], sec["sections"]);
+    // `?uri=` names a document or is refused: empty or not svc:// is a 400, never ignored.
+    for bad in ["", "notes/x.md", "svc://"] {
+        s.get(&format!("/api/doc/{hub}/sections?uri={bad}")).assert_error(400, "VALIDATION");
+        s.request("PUT", &format!("/api/docs/{hub}?uri={bad}"), Some(&json!({ "content": "x" })))
+            .assert_error(400, "VALIDATION");
+    }
+    s.get("/api/doc?uri=").assert_error(400, "VALIDATION");
+    s.get("/api/doc-asset?uri=").assert_error(400, "VALIDATION");
     s.get("/api/doc/%23abcdef12/links").assert_error(404, "NOT_FOUND");
     s.get("/api/doc/not-hex/backlinks").assert_error(400, "VALIDATION");
     s.get(&format!("/api/doc/{hub}/similar")).assert_error(503, "UNAVAILABLE");

@@ -34,8 +34,10 @@ fn unsatisfiable(size: u64) -> Response {
               (status = 404, description = "No such file", body = ErrorEnvelope),
               (status = 416, description = "Range not satisfiable", body = ErrorEnvelope)))]
 pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: HeaderMap, p: Params) -> Response {
-    let Some(uri) = p.str_opt("uri") else {
-        return ApiReply::from(ApiError::validation("uri is required")).into_response();
+    let uri = match p.svc_uri("uri") {
+        Ok(Some(uri)) => uri,
+        Ok(None) => return ApiReply::from(ApiError::validation("uri is required")).into_response(),
+        Err(e) => return ApiReply::from(e).into_response(),
     };
     let resolved = match s.worker.call(Request::ResolveAsset { uri, path: p.str_opt("path") }).await {
         Ok(b) => b,

@@ -25,7 +25,7 @@ fn docid(raw: &str) -> Result<String, ApiError> {
 /// `:id` plus an optional `?uri=` that wins when both are given. The id must be a docid
 /// either way (a stale one is fine: the URI picks the live document).
 pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
-    Ok(DocRef::Docid(docid(id)?).or_uri(p.str_opt("uri")))
+    Ok(DocRef::Docid(docid(id)?).or_uri(p.svc_uri("uri")?))
 }
 
 /// Tags with their document counts.
@@ -84,9 +84,10 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
     responses((status = 200, description = "The document", body = DocResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
-    match p.str_opt("uri") {
-        Some(uri) => call(&s, Ok(Request::GetDoc(DocRef::Uri(uri)))).await,
-        None => ApiError::validation("uri is required").into(),
+    match p.svc_uri("uri") {
+        Ok(Some(uri)) => call(&s, Ok(Request::GetDoc(DocRef::Uri(uri)))).await,
+        Ok(None) => ApiError::validation("uri is required").into(),
+        Err(e) => e.into(),
     }
 }
 
