@@ -343,13 +343,17 @@ pub fn search(
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCode> {
-    let r = if reference.starts_with("svc://") {
+/// A document named on the command line: a `svc://` URI, or a docid with or without `#`.
+pub fn doc_ref(reference: String) -> DocRef {
+    if reference.starts_with("svc://") {
         DocRef::Uri(reference)
     } else {
         DocRef::Docid(if reference.starts_with('#') { reference } else { format!("#{reference}") })
-    };
-    let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(r))?;
+    }
+}
+
+pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCode> {
+    let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(doc_ref(reference)))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

@@ -1,6 +1,7 @@
 //! `svc`: command-line parsing and dispatch. The work lives in the library crates.
 
 mod backend;
+mod changes;
 mod commands;
 
 use clap::{Parser, Subcommand};
@@ -71,6 +72,33 @@ enum Cmd {
     /// Print a document by `svc://` URI or docid.
     Get {
         reference: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Changes to documents, oldest first (`--since` an ISO date or a cursor from an earlier call).
+    Changes {
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A document's newest change (or `--change ID`): identity, hashes and structure.
+    Diff {
+        reference: String,
+        #[arg(long)]
+        change: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The notes that link to a note, directly or through others.
+    Impact {
+        reference: String,
+        #[arg(long, default_value_t = 3)]
+        max_depth: u32,
         #[arg(long)]
         json: bool,
     },
@@ -212,6 +240,9 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
             },
         ),
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
+        Cmd::Changes { since, collection, limit, json } => changes::changes(&dirs, since, collection, limit, json),
+        Cmd::Diff { reference, change, json } => changes::diff(&dirs, reference, change, json),
+        Cmd::Impact { reference, max_depth, json } => changes::impact(&dirs, reference, max_depth, json),
         Cmd::Serve { .. } | Cmd::Internal(_) => unreachable!("handled in main"),
     }
 }

@@ -4,7 +4,7 @@
 
 mod bodies;
 mod client;
-mod dates;
+pub mod dates;
 mod error;
 mod extract;
 mod openapi;

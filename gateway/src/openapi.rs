@@ -26,6 +26,7 @@ Served on 127.0.0.1 only. Every error is `{\"error\": {\"code\", \"message\", \"
         (name = "links", description = "Links, backlinks, similar documents and the graph"),
         (name = "writes", description = "Creating, editing and refactoring notes"),
         (name = "models", description = "Model presets and downloads"),
+        (name = "changes", description = "What changed in the index, and what depends on a note"),
     )
 )]
 struct ApiDoc;

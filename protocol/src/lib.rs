@@ -7,6 +7,7 @@
 //! passes the bytes through untouched.
 
 pub mod api;
+mod cursor;
 pub mod dirs;
 mod error;
 mod frame;
@@ -14,6 +15,7 @@ mod ids;
 mod messages;
 pub mod socket;
 
+pub use cursor::ChangeCursor;
 pub use dirs::{write_atomic, write_file, Dirs};
 pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope};
 pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
@@ -21,4 +23,4 @@ pub use ids::{CollectionName, InvalidName};
 pub use messages::*;
 
 /// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;

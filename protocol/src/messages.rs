@@ -4,6 +4,7 @@
 //! normalized, dates parsed into epoch milliseconds.
 
 use crate::error::ApiError;
+use crate::ChangeCursor;
 use serde::{Deserialize, Serialize};
 
 /// Gateway (or supervisor) to worker.
@@ -90,7 +91,7 @@ impl DocRef {
 }
 
 /// A link's `linkType` (and the `type` filter of `/api/doc/{id}/links`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LinkKind {
     /// `[[Target]]`
@@ -192,6 +193,16 @@ pub enum Request {
     },
     PullModels,
     ModelStatus,
+    ListChanges(ChangesQuery),
+    Diff {
+        doc: DocRef,
+        /// The change asked for (its cursor); the document's newest when absent.
+        change: Option<ChangeCursor>,
+    },
+    Impact {
+        doc: DocRef,
+        bounds: ImpactBounds,
+    },
 }
 
 impl Request {
@@ -230,6 +241,9 @@ impl Request {
             Request::SetPreset { .. } => "set_preset",
             Request::PullModels => "pull_models",
             Request::ModelStatus => "model_status",
+            Request::ListChanges(_) => "list_changes",
+            Request::Diff { .. } => "diff",
+            Request::Impact { .. } => "impact",
         }
     }
 }
@@ -345,6 +359,41 @@ pub struct GraphQuery {
     pub threshold: f64,
     pub linked_only: bool,
     pub similar_top_k: u32,
+}
+
+/// Where a change read starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChangesSince {
+    /// From the oldest retained change.
+    Start,
+    /// After this position.
+    Cursor(ChangeCursor),
+    /// Changes observed at or after this instant (epoch milliseconds).
+    Time(i64),
+}
+
+/// `GET /api/changes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangesQuery {
+    pub since: ChangesSince,
+    pub collection: Option<String>,
+    /// 1..=1000.
+    pub limit: u32,
+}
+
+/// The bounds of an impact walk (each already clamped to its maximum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImpactBounds {
+    /// Link hops from the root (at most 6).
+    pub max_depth: u32,
+    /// Dependents returned (at most 1,000).
+    pub max_nodes: u32,
+    /// Edges on all evidence paths together (at most 5,000).
+    pub max_edges: u32,
+    /// Documents expanded per depth level (at most 1,000).
+    pub frontier_limit: u32,
+    /// Documents examined in all (at most 5,000).
+    pub visited_limit: u32,
 }
 
 /// What to do when the target of a new note exists.

@@ -64,6 +64,9 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("GET", ["api", "doc", _, "sections"]) => round_trip::<SectionsResponse>(&what, json),
         ("GET", ["api", "doc", _, "similar"]) => round_trip::<SimilarResponse>(&what, json),
         ("GET", ["api", "graph"]) => round_trip::<GraphResponse>(&what, json),
+        ("GET", ["api", "changes"]) => round_trip::<ChangesResponse>(&what, json),
+        ("GET", ["api", "diff"]) => round_trip::<DiffResponse>(&what, json),
+        ("GET", ["api", "impact"]) => round_trip::<ImpactResponse>(&what, json),
         _ => {}
     }
 }

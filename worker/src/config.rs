@@ -37,11 +37,47 @@ pub struct IndexConfig {
     pub preset: Option<String>,
     #[serde(default)]
     pub collections: Vec<CollectionConfig>,
+    /// The change journal's retention bound (`journal: {maxRows, maxAgeDays}`).
+    #[serde(default, skip_serializing_if = "JournalConfig::is_default")]
+    pub journal: JournalConfig,
 }
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { version: default_version(), preset: None, collections: Vec::new() }
+        IndexConfig {
+            version: default_version(),
+            preset: None,
+            collections: Vec::new(),
+            journal: JournalConfig::default(),
+        }
+    }
+}
+
+/// How much of the change journal is kept: the newest `maxRows` changes, none older than
+/// `maxAgeDays` days. `GET /api/changes` discloses what the bound dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JournalConfig {
+    pub max_rows: u64,
+    pub max_age_days: u32,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        JournalConfig { max_rows: 100_000, max_age_days: 90 }
+    }
+}
+
+impl JournalConfig {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    pub fn retention(&self) -> crate::stores::catalog::Retention {
+        crate::stores::catalog::Retention {
+            max_rows: self.max_rows.max(1),
+            max_age_ms: i64::from(self.max_age_days.max(1)) * 86_400_000,
+        }
     }
 }
 

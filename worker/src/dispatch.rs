@@ -3,7 +3,7 @@
 //! that knows them all.
 
 use crate::index::collections;
-use crate::reads::{docs, links};
+use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
 use crate::{models, normalize_tags, write, Worker};
 use protocol::{ApiError, JsonBody, Request};
@@ -63,6 +63,9 @@ impl Worker {
             Request::SetPreset { id } => models::api::set(self, &id),
             Request::PullModels => models::api::pull(self),
             Request::ModelStatus => models::api::status(self),
+            Request::ListChanges(q) => changes::changes(self, &q),
+            Request::Diff { doc, change } => changes::diff(self, &doc, change),
+            Request::Impact { doc, bounds } => impact::impact(self, &doc, &bounds),
         }
     }
 }

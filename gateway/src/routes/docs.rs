@@ -13,7 +13,7 @@ use protocol::api::{
 use protocol::{ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
 
 /// `%23<hex>` (decoded to `#<hex>` by the router); the `#` may be omitted.
-fn docid(raw: &str) -> Result<String, ApiError> {
+pub(crate) fn docid(raw: &str) -> Result<String, ApiError> {
     let hex = raw.strip_prefix('#').unwrap_or(raw);
     if (6..=64).contains(&hex.len()) && hex.chars().all(|c| c.is_ascii_hexdigit()) {
         Ok(format!("#{}", hex.to_ascii_lowercase()))

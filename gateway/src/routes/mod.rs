@@ -3,6 +3,7 @@
 //! document lists exactly the routes that exist.
 
 mod assets;
+mod changes;
 mod collections;
 mod docs;
 mod events;
@@ -55,6 +56,9 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(docs::sections))
         .routes(routes!(docs::similar))
         .routes(routes!(docs::graph))
+        .routes(routes!(changes::changes))
+        .routes(routes!(changes::diff))
+        .routes(routes!(changes::impact))
 }
 
 pub fn router(state: AppState) -> Router {

@@ -8,6 +8,7 @@
 //! - Numbers that came from an `f32` are carried as the `f64` the old JSON literals printed
 //!   (`f64::from(x)`), so the digits on the wire do not change.
 
+mod changes;
 mod collections;
 mod diagnose;
 mod docs;
@@ -20,6 +21,7 @@ mod status;
 mod string_map;
 mod writes;
 
+pub use changes::*;
 pub use collections::*;
 pub use diagnose::*;
 pub use docs::*;
@@ -74,10 +76,13 @@ mod tests {
             .schema_from::<DiagnoseResponse>()
             .schema_from::<DocumentChangedEvent>()
             .schema_from::<JobFinishedEvent>()
+            .schema_from::<ChangesResponse>()
+            .schema_from::<DiffResponse>()
+            .schema_from::<ImpactResponse>()
             .schema_from::<ErrorEnvelope>()
             .build();
         let json = serde_json::to_value(&components).unwrap();
-        assert_eq!(json["schemas"].as_object().map(|m| m.len()), Some(32));
+        assert_eq!(json["schemas"].as_object().map(|m| m.len()), Some(35));
         let job = &json["schemas"]["Job"]["properties"];
         assert!(job["type"].is_object() && job["createdAt"].is_object(), "{job}");
     }

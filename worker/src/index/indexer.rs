@@ -188,6 +188,7 @@ fn structure_of(doc: &ParsedDoc) -> Structure {
     Structure {
         headings: doc.sections.iter().map(|s| s.title.clone()).collect(),
         links: doc.links.iter().map(|l| format!("{}:{}", l.link_type.as_str(), l.target_ref_norm)).collect(),
+        dates: doc.date_fields.clone(),
     }
 }
 

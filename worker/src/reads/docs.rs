@@ -14,16 +14,31 @@ use std::path::Path;
 
 /// The active document a reference names.
 pub(crate) fn resolve_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
+    find_doc(w, r, false)
+}
+
+/// The document a reference names, active or not (the active one first): for the change
+/// reads, which also speak of deactivated and deleted notes.
+pub(crate) fn resolve_any_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
+    find_doc(w, r, true)
+}
+
+fn find_doc(w: &Worker, r: &DocRef, inactive_too: bool) -> Result<DocRow, ApiError> {
     let conn = w.catalog.reader();
     let found = match r {
         DocRef::Uri(u) => {
             let (collection, rel) =
                 uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
-            catalog::doc_by_path(&conn, &collection, &rel).map_err(runtime)?
+            if inactive_too {
+                catalog::any_doc_by_path(&conn, &collection, &rel)
+            } else {
+                catalog::doc_by_path(&conn, &collection, &rel)
+            }
         }
-        DocRef::Docid(id) => catalog::doc_by_docid(&conn, id).map_err(runtime)?,
+        DocRef::Docid(id) if inactive_too => catalog::any_doc_by_docid(&conn, id),
+        DocRef::Docid(id) => catalog::doc_by_docid(&conn, id),
     };
-    found.ok_or_else(|| ApiError::not_found("Document not found"))
+    found.map_err(runtime)?.ok_or_else(|| ApiError::not_found("Document not found"))
 }
 
 pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {

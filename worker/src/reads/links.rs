@@ -99,7 +99,7 @@ pub(crate) fn link_kind(stored: &str) -> Result<LinkKind, ApiError> {
     LinkKind::parse(stored).ok_or_else(|| ApiError::runtime(format!("unknown link type in the catalog: {stored}")))
 }
 
-fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
+pub(crate) fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
     Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None).map_err(runtime)?))
 }
 

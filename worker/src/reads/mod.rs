@@ -1,6 +1,8 @@
 //! Read requests over the catalog: documents, tags and sections; links, backlinks and the
-//! graph; the status snapshot.
+//! graph; change reads and impact over the journal and the links; the status snapshot.
 
+pub mod changes;
 pub mod docs;
+pub mod impact;
 pub mod links;
 pub mod status;

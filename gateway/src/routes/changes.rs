@@ -1,0 +1,89 @@
+//! Change reads: `/api/changes` (the journal, paged by opaque cursors), `/api/diff` (one
+//! document's change, metadata only) and `/api/impact` (who depends on a note).
+
+use super::call;
+use super::docs::docid;
+use crate::bodies::collection;
+use crate::dates::{parse_bound, Bound};
+use crate::error::ApiReply;
+use crate::extract::Params;
+use crate::AppState;
+use axum::extract::State;
+use protocol::api::{ChangesResponse, DiffResponse, ImpactResponse};
+use protocol::{ApiError, ChangeCursor, ChangesQuery, ChangesSince, DocRef, ErrorEnvelope, ImpactBounds, Request};
+
+/// `ref`: a docid (`#abcd1234`, the `#` sent as `%23` or left out) or a `svc://` URI.
+fn doc_param(p: &Params) -> Result<DocRef, ApiError> {
+    match p.str_opt("ref") {
+        None => Err(ApiError::validation("ref is required: a docid (#abcd1234) or a svc:// URI")),
+        Some(r) if r.starts_with("svc://") => Ok(DocRef::Uri(p.svc_uri("ref")?.unwrap_or(r))),
+        Some(r) => docid(&r).map(DocRef::Docid),
+    }
+}
+
+fn cursor(key: &str, raw: &str) -> Result<ChangeCursor, ApiError> {
+    ChangeCursor::parse(raw)
+        .ok_or_else(|| ApiError::validation(format!("{key} is not a change cursor this server issued")))
+}
+
+/// Changes to documents, oldest first, paged by opaque cursors.
+#[utoipa::path(get, path = "/api/changes", tag = "changes",
+    params(("since" = Option<String>, Query, description = "An ISO 8601 date or time, or a cursor (`svc-change-v1.`…) from an earlier page; absent: from the oldest retained change"),
+           ("collection" = Option<String>, Query),
+           ("limit" = Option<i64>, Query, minimum = 1, description = "Default 100; above 1000 is clamped")),
+    responses((status = 200, description = "A page of changes (`changes@1.0`)", body = ChangesResponse),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
+pub async fn changes(State(s): State<AppState>, p: Params) -> ApiReply {
+    let q = (|| -> Result<ChangesQuery, ApiError> {
+        let since = match p.str_opt("since") {
+            None => ChangesSince::Start,
+            Some(v) if ChangeCursor::looks_like_cursor(&v) => ChangesSince::Cursor(cursor("since", &v)?),
+            Some(v) => ChangesSince::Time(parse_bound(&v, Bound::Since, time::OffsetDateTime::now_utc())?),
+        };
+        Ok(ChangesQuery {
+            since,
+            collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
+            limit: p.int("limit", 100, 1, 1000)?,
+        })
+    })();
+    call(&s, q.map(Request::ListChanges)).await
+}
+
+/// One change of a document: identity, hashes and structure (bodies are never retained).
+#[utoipa::path(get, path = "/api/diff", tag = "changes",
+    params(("ref" = String, Query, description = "A docid (`#abcd1234`) or a svc:// URI"),
+           ("change" = Option<String>, Query, description = "A change id from `/api/changes`; absent: the document's newest change")),
+    responses((status = 200, description = "The change (`document-diff@1.0`)", body = DiffResponse),
+              (status = 404, description = "Unknown document, or a change of another document", body = ErrorEnvelope)))]
+pub async fn diff(State(s): State<AppState>, p: Params) -> ApiReply {
+    let r = (|| -> Result<Request, ApiError> {
+        let change = p.str_opt("change").map(|c| cursor("change", &c)).transpose()?;
+        Ok(Request::Diff { doc: doc_param(&p)?, change })
+    })();
+    call(&s, r).await
+}
+
+/// The notes that depend on a note (link to it, directly or through others), each with one
+/// path of links; every bound is enforced and reported.
+#[utoipa::path(get, path = "/api/impact", tag = "changes",
+    params(("ref" = String, Query, description = "A docid (`#abcd1234`) or a svc:// URI"),
+           ("maxDepth" = Option<i64>, Query, minimum = 1, description = "Default 3; above 6 is clamped"),
+           ("maxNodes" = Option<i64>, Query, minimum = 1, description = "Default 100; above 1000 is clamped"),
+           ("maxEdges" = Option<i64>, Query, minimum = 1, description = "Default 250; above 5000 is clamped"),
+           ("frontierLimit" = Option<i64>, Query, minimum = 1, description = "Default 100; above 1000 is clamped"),
+           ("visitedLimit" = Option<i64>, Query, minimum = 1, description = "Default 500; above 5000 is clamped")),
+    responses((status = 200, description = "Dependents (`impact@1.0`)", body = ImpactResponse),
+              (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
+pub async fn impact(State(s): State<AppState>, p: Params) -> ApiReply {
+    let r = (|| -> Result<Request, ApiError> {
+        let bounds = ImpactBounds {
+            max_depth: p.int("maxDepth", 3, 1, 6)?,
+            max_nodes: p.int("maxNodes", 100, 1, 1000)?,
+            max_edges: p.int("maxEdges", 250, 1, 5000)?,
+            frontier_limit: p.int("frontierLimit", 100, 1, 1000)?,
+            visited_limit: p.int("visitedLimit", 500, 1, 5000)?,
+        };
+        Ok(Request::Impact { doc: doc_param(&p)?, bounds })
+    })();
+    call(&s, r).await
+}

@@ -1,0 +1,168 @@
+//! `impact@1.0`: who depends on a note. A breadth-first walk against the direction of the
+//! links (from a note to the notes that link to it, then to theirs), bounded in depth,
+//! dependents, edges, frontier and visits; each dependent comes with one shortest path of
+//! links back to the root.
+
+use crate::reads::docs::resolve_any_doc;
+use crate::reads::links::{link_kind, resolver, Resolver};
+use crate::stores::catalog::{self, DocRow};
+use crate::{runtime, uri, Worker};
+use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
+use protocol::{ApiError, DocRef, ImpactBounds, JsonBody, LinkKind};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+fn identity(d: &DocRow) -> DocIdentity {
+    DocIdentity {
+        id: d.docid.clone(),
+        uri: uri::doc_uri(&d.collection, &d.rel_path),
+        title: d.title.clone(),
+        collection: d.collection.clone(),
+        rel_path: d.rel_path.clone(),
+    }
+}
+
+fn node(d: &DocRow) -> PathNode {
+    PathNode { id: d.docid.clone(), uri: uri::doc_uri(&d.collection, &d.rel_path) }
+}
+
+/// For each document, the documents that link to it (with the link's kind), each once, in
+/// URI order so that walks are deterministic.
+fn dependents(res: &Resolver, links: &[catalog::LinkRow]) -> Result<HashMap<i64, Vec<(i64, LinkKind)>>, ApiError> {
+    let mut edges: BTreeMap<(i64, String, i64), LinkKind> = BTreeMap::new();
+    for l in links {
+        let Some(src) = res.doc(l.doc_id) else { continue };
+        if let Some(target) = res.resolve(&src.collection, l).filter(|t| *t != l.doc_id) {
+            let key = (target, uri::doc_uri(&src.collection, &src.rel_path), l.doc_id);
+            // One edge per pair: a wiki link wins over a markdown one.
+            let kind = link_kind(&l.link_type)?;
+            edges.entry(key).and_modify(|k| *k = (*k).min(kind)).or_insert(kind);
+        }
+    }
+    let mut out: HashMap<i64, Vec<(i64, LinkKind)>> = HashMap::new();
+    for ((target, _, source), kind) in edges {
+        out.entry(target).or_default().push((source, kind));
+    }
+    Ok(out)
+}
+
+/// What stopped the walk early.
+#[derive(Default)]
+struct Cuts {
+    depth: bool,
+    nodes: bool,
+    edges: bool,
+    frontier: bool,
+    visited: bool,
+}
+
+impl Cuts {
+    fn any(&self) -> bool {
+        self.depth || self.nodes || self.edges || self.frontier || self.visited
+    }
+
+    fn warnings(&self, b: &ImpactBounds) -> Vec<String> {
+        [
+            (self.depth, format!("Dependents more than maxDepth={} links away were not followed.", b.max_depth)),
+            (self.nodes, format!("Stopped at maxNodes={} dependents.", b.max_nodes)),
+            (self.edges, format!("Stopped at maxEdges={} evidence edges.", b.max_edges)),
+            (
+                self.frontier,
+                format!(
+                    "A level had more than frontierLimit={} documents; the rest were not expanded.",
+                    b.frontier_limit
+                ),
+            ),
+            (self.visited, format!("Stopped after visitedLimit={} documents.", b.visited_limit)),
+        ]
+        .into_iter()
+        .filter_map(|(hit, w)| hit.then_some(w))
+        .collect()
+    }
+}
+
+pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<JsonBody, ApiError> {
+    let root = resolve_any_doc(w, r)?;
+    let res = resolver(w)?;
+    let links = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
+    let deps = dependents(&res, &links)?;
+    // child -> (the document it links to on its path, the link's kind)
+    let mut parent: HashMap<i64, (i64, LinkKind)> = HashMap::new();
+    let mut visited: HashSet<i64> = HashSet::from([root.id]);
+    let mut found: Vec<(i64, u32)> = Vec::new();
+    let mut edge_count: u64 = 0;
+    let mut cuts = Cuts::default();
+    let mut frontier = vec![root.id];
+    let mut depth = 0u32;
+    'walk: while !frontier.is_empty() {
+        if depth == b.max_depth {
+            cuts.depth =
+                frontier.iter().any(|n| deps.get(n).is_some_and(|d| d.iter().any(|(s, _)| !visited.contains(s))));
+            break;
+        }
+        depth += 1;
+        if frontier.len() > b.frontier_limit as usize {
+            frontier.truncate(b.frontier_limit as usize);
+            cuts.frontier = true;
+        }
+        let mut next = Vec::new();
+        for n in &frontier {
+            for (src, kind) in deps.get(n).map(Vec::as_slice).unwrap_or_default() {
+                if visited.contains(src) {
+                    continue;
+                }
+                if visited.len() >= b.visited_limit as usize {
+                    cuts.visited = true;
+                    break 'walk;
+                }
+                if found.len() >= b.max_nodes as usize {
+                    cuts.nodes = true;
+                    break 'walk;
+                }
+                if edge_count + u64::from(depth) > u64::from(b.max_edges) {
+                    cuts.edges = true;
+                    break 'walk;
+                }
+                visited.insert(*src);
+                parent.insert(*src, (*n, *kind));
+                found.push((*src, depth));
+                edge_count += u64::from(depth);
+                next.push(*src);
+            }
+        }
+        frontier = next;
+    }
+    let mut impacted = Vec::with_capacity(found.len());
+    for (id, depth) in found {
+        let Some(doc) = res.doc(id) else { continue };
+        let mut path = Vec::with_capacity(depth as usize);
+        let mut at = id;
+        while let Some((to, kind)) = parent.get(&at) {
+            let (Some(from_doc), Some(to_doc)) = (res.doc(at), res.doc(*to).or((*to == root.id).then_some(&root)))
+            else {
+                break;
+            };
+            path.push(EvidenceEdge {
+                source: node(from_doc),
+                target: node(to_doc),
+                edge_type: *kind,
+                relation_type: "links_to".into(),
+                confidence: 1.0,
+                edge_source: "parsed".into(),
+            });
+            at = *to;
+        }
+        impacted.push(ImpactedDoc { document: identity(doc), depth, evidence_path: path });
+    }
+    let meta = ImpactMeta {
+        max_depth: b.max_depth,
+        max_nodes: b.max_nodes,
+        max_edges: b.max_edges,
+        frontier_limit: b.frontier_limit,
+        visited_limit: b.visited_limit,
+        returned_nodes: impacted.len() as u64,
+        returned_edges: impacted.iter().map(|d| d.evidence_path.len() as u64).sum(),
+        truncated: cuts.any(),
+        warnings: cuts.warnings(b),
+    };
+    JsonBody::of(&ImpactResponse { schema_version: "1.0".into(), root: identity(&root), impacted, meta })
+}
