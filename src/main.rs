@@ -3,6 +3,7 @@
 mod backend;
 mod changes;
 mod commands;
+mod context;
 
 use clap::{Parser, Subcommand};
 use commands::{ModelsAction, SearchMode};
@@ -102,6 +103,9 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Context Capsules: build, verify, and saved capsules re-verified after changes.
+    #[command(subcommand)]
+    Context(ContextCmd),
     /// Process roles started by the supervisor (not for direct use).
     #[command(subcommand, hide = true)]
     Internal(InternalCmd),
@@ -148,6 +152,33 @@ enum CollectionCmd {
     },
     /// Remove a collection from the index (its files are untouched).
     Remove { name: String },
+}
+
+#[derive(Subcommand)]
+enum ContextCmd {
+    /// Compile a capsule of exact indexed evidence for a goal.
+    Build {
+        goal: String,
+        /// Tokens for the whole payload.
+        #[arg(long)]
+        budget: u64,
+        /// fast (keywords), balanced (hybrid when vectors exist) or thorough.
+        #[arg(long, default_value = "balanced")]
+        depth: String,
+        /// The readable form (each evidence block fenced).
+        #[arg(long)]
+        md: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify a capsule kept in FILE (`-` for standard input).
+    Verify {
+        file: String,
+        #[arg(long)]
+        md: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -240,6 +271,10 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
             },
         ),
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
+        Cmd::Context(ContextCmd::Build { goal, budget, depth, md, json }) => {
+            context::build(&dirs, goal, budget, &depth, md, json)
+        }
+        Cmd::Context(ContextCmd::Verify { file, md, json }) => context::verify(&dirs, &file, md, json),
         Cmd::Changes { since, collection, limit, json } => changes::changes(&dirs, since, collection, limit, json),
         Cmd::Diff { reference, change, json } => changes::diff(&dirs, reference, change, json),
         Cmd::Impact { reference, max_depth, json } => changes::impact(&dirs, reference, max_depth, json),

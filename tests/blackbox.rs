@@ -11,6 +11,8 @@ mod changes;
 mod collections;
 #[path = "blackbox/common.rs"]
 mod common;
+#[path = "blackbox/context.rs"]
+mod context;
 #[path = "blackbox/convert.rs"]
 mod convert;
 #[path = "blackbox/hub.rs"]

@@ -16,6 +16,18 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::Runtime => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::InvalidInput
+        | ErrorCode::InvalidGoal
+        | ErrorCode::InvalidBudget
+        | ErrorCode::InvalidFilter
+        | ErrorCode::InvalidUri
+        | ErrorCode::IdentityMismatch => StatusCode::BAD_REQUEST,
+        ErrorCode::NoEvidence => StatusCode::NOT_FOUND,
+        ErrorCode::IndexChangedDuringCompile | ErrorCode::IndexSnapshotMismatch => StatusCode::CONFLICT,
+        ErrorCode::TokenizerUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::RetrievalFailed | ErrorCode::ContentLoadFailed | ErrorCode::RuntimeError => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
     }
 }
 
@@ -26,6 +38,8 @@ pub fn error_response(err: &ApiError) -> Response {
 /// A route's answer: a JSON body from the worker (or the gateway) with a status, or an error.
 pub enum ApiReply {
     Json(StatusCode, JsonBody),
+    /// A readable form (Markdown), with its content type.
+    Text(&'static str, String),
     Error(ApiError),
 }
 
@@ -59,6 +73,11 @@ impl IntoResponse for ApiReply {
             ApiReply::Json(status, body) => {
                 let mut r = (status, body.bytes).into_response();
                 r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r
+            }
+            ApiReply::Text(content_type, text) => {
+                let mut r = (StatusCode::OK, text).into_response();
+                r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
                 r
             }
             ApiReply::Error(e) => error_response(&e),

@@ -137,6 +137,19 @@ fn every_error_code_has_its_status() {
         (ErrorCode::MethodNotAllowed, 405),
         (ErrorCode::Runtime, 500),
         (ErrorCode::Unavailable, 503),
+        (ErrorCode::InvalidInput, 400),
+        (ErrorCode::InvalidGoal, 400),
+        (ErrorCode::InvalidBudget, 400),
+        (ErrorCode::InvalidFilter, 400),
+        (ErrorCode::InvalidUri, 400),
+        (ErrorCode::IdentityMismatch, 400),
+        (ErrorCode::NoEvidence, 404),
+        (ErrorCode::IndexChangedDuringCompile, 409),
+        (ErrorCode::IndexSnapshotMismatch, 409),
+        (ErrorCode::TokenizerUnavailable, 503),
+        (ErrorCode::RetrievalFailed, 500),
+        (ErrorCode::ContentLoadFailed, 500),
+        (ErrorCode::RuntimeError, 500),
     ];
     for (code, status) in table {
         assert_eq!(status_of(code).as_u16(), status, "{code:?}");
@@ -188,6 +201,8 @@ async fn the_openapi_document_covers_every_route() {
         "/api/changes",
         "/api/diff",
         "/api/impact",
+        "/api/context",
+        "/api/context/verify",
     ];
     for path in expected {
         assert!(paths.contains_key(path), "{path} is not documented");

@@ -23,11 +23,39 @@ pub enum ErrorCode {
     StalePlan,
     /// An operation this note or plan cannot take (409).
     Unsupported,
+    // The Context Capsule family (`/api/context`, `/api/context/verify`): lower-snake codes
+    // whose messages come from a fixed catalog ([`ErrorCode::catalog_message`]).
+    #[serde(rename = "invalid_input")]
+    InvalidInput,
+    #[serde(rename = "invalid_goal")]
+    InvalidGoal,
+    #[serde(rename = "invalid_budget")]
+    InvalidBudget,
+    #[serde(rename = "invalid_filter")]
+    InvalidFilter,
+    #[serde(rename = "invalid_uri")]
+    InvalidUri,
+    #[serde(rename = "identity_mismatch")]
+    IdentityMismatch,
+    #[serde(rename = "no_evidence")]
+    NoEvidence,
+    #[serde(rename = "index_changed_during_compile")]
+    IndexChangedDuringCompile,
+    #[serde(rename = "index_snapshot_mismatch")]
+    IndexSnapshotMismatch,
+    #[serde(rename = "tokenizer_unavailable")]
+    TokenizerUnavailable,
+    #[serde(rename = "retrieval_failed")]
+    RetrievalFailed,
+    #[serde(rename = "content_load_failed")]
+    ContentLoadFailed,
+    #[serde(rename = "runtime_error")]
+    RuntimeError,
 }
 
 impl ErrorCode {
     /// Every code, for tables and tests that must cover them all.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::Validation,
         ErrorCode::PathNotFound,
         ErrorCode::HasReferences,
@@ -42,6 +70,19 @@ impl ErrorCode {
         ErrorCode::MethodNotAllowed,
         ErrorCode::StalePlan,
         ErrorCode::Unsupported,
+        ErrorCode::InvalidInput,
+        ErrorCode::InvalidGoal,
+        ErrorCode::InvalidBudget,
+        ErrorCode::InvalidFilter,
+        ErrorCode::InvalidUri,
+        ErrorCode::IdentityMismatch,
+        ErrorCode::NoEvidence,
+        ErrorCode::IndexChangedDuringCompile,
+        ErrorCode::IndexSnapshotMismatch,
+        ErrorCode::TokenizerUnavailable,
+        ErrorCode::RetrievalFailed,
+        ErrorCode::ContentLoadFailed,
+        ErrorCode::RuntimeError,
     ];
 
     /// The code string of the contract's error envelope.
@@ -61,7 +102,45 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ErrorCode::StalePlan => "STALE_PLAN",
             ErrorCode::Unsupported => "UNSUPPORTED",
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::InvalidGoal => "invalid_goal",
+            ErrorCode::InvalidBudget => "invalid_budget",
+            ErrorCode::InvalidFilter => "invalid_filter",
+            ErrorCode::InvalidUri => "invalid_uri",
+            ErrorCode::IdentityMismatch => "identity_mismatch",
+            ErrorCode::NoEvidence => "no_evidence",
+            ErrorCode::IndexChangedDuringCompile => "index_changed_during_compile",
+            ErrorCode::IndexSnapshotMismatch => "index_snapshot_mismatch",
+            ErrorCode::TokenizerUnavailable => "tokenizer_unavailable",
+            ErrorCode::RetrievalFailed => "retrieval_failed",
+            ErrorCode::ContentLoadFailed => "content_load_failed",
+            ErrorCode::RuntimeError => "runtime_error",
         }
+    }
+
+    /// The fixed public message of a Context Capsule code (`None` for the other codes, whose
+    /// messages are written where they arise). These messages never carry a path or a cause.
+    pub fn catalog_message(self) -> Option<&'static str> {
+        Some(match self {
+            ErrorCode::InvalidInput => "The Context Capsule request is invalid.",
+            ErrorCode::InvalidGoal => {
+                "The goal must be non-empty text of at most 16384 characters without carriage returns."
+            }
+            ErrorCode::InvalidBudget => "The budget must be a positive whole number, larger than its safety margin.",
+            ErrorCode::InvalidFilter => "A filter of the Context Capsule request is invalid.",
+            ErrorCode::InvalidUri => "The URI prefix must be a svc:// URI.",
+            ErrorCode::IdentityMismatch => "The Context Capsule does not match its identity.",
+            ErrorCode::NoEvidence => "No indexed evidence matches the goal within the requested scope.",
+            ErrorCode::IndexChangedDuringCompile => {
+                "The index changed while the Context Capsule was compiled; compile it again."
+            }
+            ErrorCode::IndexSnapshotMismatch => "The Context Capsule was compiled from another index.",
+            ErrorCode::TokenizerUnavailable => "The tokenizer needed to count the budget is unavailable.",
+            ErrorCode::RetrievalFailed => "Retrieval failed while the Context Capsule was processed.",
+            ErrorCode::ContentLoadFailed => "Indexed content could not be loaded.",
+            ErrorCode::RuntimeError => "The Context Capsule could not be processed.",
+            _ => return None,
+        })
     }
 }
 
@@ -82,6 +161,10 @@ impl ApiError {
     pub fn with_details(mut self, details: impl Serialize) -> Self {
         self.details = serde_json::to_string(&details).ok();
         self
+    }
+    /// A Context Capsule error: its code with the catalog's fixed message.
+    pub fn context(code: ErrorCode) -> Self {
+        Self::new(code, code.catalog_message().unwrap_or("The Context Capsule could not be processed."))
     }
     pub fn validation(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Validation, message)

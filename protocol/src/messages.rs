@@ -203,6 +203,12 @@ pub enum Request {
         doc: DocRef,
         bounds: ImpactBounds,
     },
+    /// Compiles a Context Capsule (the reply is its canonical JSON).
+    Context(Box<ContextRequest>),
+    /// Verifies a capsule a client kept (its JSON as sent).
+    VerifyContext {
+        capsule: String,
+    },
 }
 
 impl Request {
@@ -244,6 +250,8 @@ impl Request {
             Request::ListChanges(_) => "list_changes",
             Request::Diff { .. } => "diff",
             Request::Impact { .. } => "impact",
+            Request::Context(_) => "context",
+            Request::VerifyContext { .. } => "verify_context",
         }
     }
 }
@@ -300,6 +308,16 @@ pub enum QueryModeKind {
     Intent,
     /// A hypothetical answer passage (vector).
     Hyde,
+}
+
+impl QueryModeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryModeKind::Term => "term",
+            QueryModeKind::Intent => "intent",
+            QueryModeKind::Hyde => "hyde",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -394,6 +412,64 @@ pub struct ImpactBounds {
     pub frontier_limit: u32,
     /// Documents examined in all (at most 5,000).
     pub visited_limit: u32,
+}
+
+/// How hard a capsule compile looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum DepthPolicy {
+    /// BM25 only: no model is set up.
+    Fast,
+    /// Hybrid when vectors exist, else BM25.
+    #[default]
+    Balanced,
+    /// A larger candidate pool and the retrieved notes' link neighbours.
+    Thorough,
+}
+
+impl DepthPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DepthPolicy::Fast => "fast",
+            DepthPolicy::Balanced => "balanced",
+            DepthPolicy::Thorough => "thorough",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Fast, Self::Balanced, Self::Thorough].into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+/// `POST /api/context`, validated by the gateway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ContextRequest {
+    pub goal: String,
+    /// What is searched (the goal unless given).
+    pub query: String,
+    /// Normalized collection names; empty means every collection.
+    pub collections: Vec<String>,
+    pub uri_prefix: Option<String>,
+    pub query_modes: Vec<QueryMode>,
+    /// The search filters (collection unset: `collections` scopes the compile).
+    pub filters: SearchFilters,
+    /// `since` / `until` as the request wrote them, echoed in the capsule's scope.
+    pub since_text: Option<String>,
+    pub until_text: Option<String>,
+    pub intent: Option<String>,
+    pub exclude: Vec<String>,
+    pub min_score: Option<f64>,
+    pub lang: Option<String>,
+    /// Follow link neighbours (default: only with `thorough`).
+    pub graph: Option<bool>,
+    pub no_rerank: bool,
+    /// Evidence passages at most.
+    pub limit: u32,
+    pub candidate_limit: Option<u32>,
+    pub budget_tokens: u64,
+    pub budget_bytes: u64,
+    pub safety_margin_tokens: u64,
+    pub safety_margin_bytes: u64,
+    pub depth: DepthPolicy,
 }
 
 /// What to do when the target of a new note exists.

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const EMBED: &str = "sentence-transformers/all-MiniLM-L6-v2";
+pub(crate) const EMBED: &str = "sentence-transformers/all-MiniLM-L6-v2";
 const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
 const GEN: &str = "HuggingFaceTB/SmolLM2-135M-Instruct";
 
@@ -23,14 +23,14 @@ fn test_models() -> PathBuf {
 }
 
 /// Links a model dir (`model.onnx` + `tokenizer.json`) into the cache layout of `repo`.
-fn install(cache: &Path, from: &Path, repo: &str) {
+pub(crate) fn install(cache: &Path, from: &Path, repo: &str) {
     let dest = cache.join("models").join(repo);
     std::fs::create_dir_all(dest.join("onnx")).unwrap();
     std::os::unix::fs::symlink(from.join("model.onnx"), dest.join("onnx/model.onnx")).unwrap();
     std::os::unix::fs::symlink(from.join("tokenizer.json"), dest.join("tokenizer.json")).unwrap();
 }
 
-fn real_embedder() -> PathBuf {
+pub(crate) fn real_embedder() -> PathBuf {
     let dir = test_models().join("cache/models").join(EMBED);
     assert!(dir.join("onnx/model.onnx").is_file(), "the real embedder is missing under {}", dir.display());
     // install() wants model.onnx and tokenizer.json side by side
@@ -47,7 +47,7 @@ fn status(s: &Server) -> Value {
     s.get("/api/status").json()
 }
 
-fn wait_embedded(s: &Server) {
+pub(crate) fn wait_embedded(s: &Server) {
     s.wait_until(Duration::from_secs(120), |s| {
         let st = status(s);
         st["embeddingBacklog"] == 0

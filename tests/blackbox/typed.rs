@@ -67,6 +67,8 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("GET", ["api", "changes"]) => round_trip::<ChangesResponse>(&what, json),
         ("GET", ["api", "diff"]) => round_trip::<DiffResponse>(&what, json),
         ("GET", ["api", "impact"]) => round_trip::<ImpactResponse>(&what, json),
+        ("POST", ["api", "context"]) => round_trip::<Capsule>(&what, json),
+        ("POST", ["api", "context", "verify"]) => round_trip::<CapsuleReceipt>(&what, json),
         _ => {}
     }
 }

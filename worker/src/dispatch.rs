@@ -5,7 +5,7 @@
 use crate::index::collections;
 use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
-use crate::{models, normalize_tags, write, Worker};
+use crate::{evidence, models, normalize_tags, write, Worker};
 use protocol::{ApiError, JsonBody, Request};
 use std::sync::Arc;
 
@@ -66,6 +66,20 @@ impl Worker {
             Request::ListChanges(q) => changes::changes(self, &q),
             Request::Diff { doc, change } => changes::diff(self, &doc, change),
             Request::Impact { doc, bounds } => impact::impact(self, &doc, &bounds),
+            Request::Context(mut req) => {
+                req.filters.tags_all = normalize_tags(&req.filters.tags_all)
+                    .map_err(|_| ApiError::context(protocol::ErrorCode::InvalidFilter))?;
+                req.filters.tags_any = normalize_tags(&req.filters.tags_any)
+                    .map_err(|_| ApiError::context(protocol::ErrorCode::InvalidFilter))?;
+                for c in &req.collections {
+                    if self.config().find(c).is_none() {
+                        return Err(ApiError::context(protocol::ErrorCode::InvalidFilter));
+                    }
+                }
+                let compiled = evidence::compile::compile(self, &req)?;
+                Ok(JsonBody { bytes: compiled.json.into_bytes(), status: None })
+            }
+            Request::VerifyContext { capsule } => JsonBody::of(&evidence::verify::verify(self, &capsule)?),
         }
     }
 }

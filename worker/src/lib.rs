@@ -6,6 +6,7 @@
 mod config;
 mod dispatch;
 mod events;
+mod evidence;
 pub mod index;
 mod jobs;
 #[cfg(test)]

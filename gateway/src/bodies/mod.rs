@@ -5,10 +5,12 @@
 //! (values below a minimum are refused, values above a maximum are clamped).
 
 mod collections;
+mod context;
 mod search;
 mod writes;
 
 pub use collections::{AddCollectionBody, SetPresetBody, SyncBody};
+pub use context::{context_error, CapsuleFormat, ContextBody, VerifyBody};
 pub use search::{DiagnoseBody, QueryBody, SearchBody};
 pub use writes::{
     CaptureBody, CreateDocBody, FolderBody, RefactorApplyBody, RefactorKind, RefactorPlanBody, UpdateDocBody,

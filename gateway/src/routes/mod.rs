@@ -5,6 +5,7 @@
 mod assets;
 mod changes;
 mod collections;
+mod context;
 mod docs;
 mod events;
 mod models;
@@ -59,6 +60,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(changes::changes))
         .routes(routes!(changes::diff))
         .routes(routes!(changes::impact))
+        .routes(routes!(context::compile))
+        .routes(routes!(context::verify))
 }
 
 pub fn router(state: AppState) -> Router {

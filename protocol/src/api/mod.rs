@@ -10,6 +10,8 @@
 
 mod changes;
 mod collections;
+mod context;
+mod context_md;
 mod diagnose;
 mod docs;
 mod events;
@@ -23,6 +25,8 @@ mod writes;
 
 pub use changes::*;
 pub use collections::*;
+pub use context::*;
+pub use context_md::{capsule_markdown, fence_for, receipt_markdown};
 pub use diagnose::*;
 pub use docs::*;
 pub use events::*;
@@ -79,10 +83,12 @@ mod tests {
             .schema_from::<ChangesResponse>()
             .schema_from::<DiffResponse>()
             .schema_from::<ImpactResponse>()
+            .schema_from::<Capsule>()
+            .schema_from::<CapsuleReceipt>()
             .schema_from::<ErrorEnvelope>()
             .build();
         let json = serde_json::to_value(&components).unwrap();
-        assert_eq!(json["schemas"].as_object().map(|m| m.len()), Some(35));
+        assert_eq!(json["schemas"].as_object().map(|m| m.len()), Some(37));
         let job = &json["schemas"]["Job"]["properties"];
         assert!(job["type"].is_object() && job["createdAt"].is_object(), "{job}");
     }

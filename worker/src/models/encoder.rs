@@ -41,6 +41,32 @@ pub fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
     Ok(tok)
 }
 
+/// The embedder's tokenizer alone (no ONNX session, no truncation, no padding): it counts
+/// the tokens of a whole Context Capsule payload.
+pub struct CountingTokenizer {
+    tokenizer: Tokenizer,
+    /// `sha256:` + SHA-256 of the tokenizer file.
+    pub fingerprint: String,
+}
+
+impl CountingTokenizer {
+    pub fn load(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| ModelError::Load { path: path.display().to_string(), reason: e.to_string() })?;
+        let mut tokenizer = Tokenizer::from_bytes(&bytes)
+            .map_err(|e| ModelError::Load { path: path.display().to_string(), reason: e.to_string() })?;
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        Ok(CountingTokenizer { tokenizer, fingerprint: format!("sha256:{}", crate::index::ingest::sha256_hex(&bytes)) })
+    }
+
+    /// Tokens of `text` (special tokens not added).
+    pub fn count(&self, text: &str) -> Result<u64> {
+        let enc = self.tokenizer.encode(text, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        Ok(enc.len() as u64)
+    }
+}
+
 /// One ONNX encoder session with its tokenizer.
 struct Encoder {
     session: Mutex<Session>,

@@ -2,7 +2,7 @@
 //! A load failure is remembered (and reported) until the files change through a pull or a
 //! preset switch; a missing file is looked for again on every use.
 
-use super::encoder::{CrossEncoder, Embedder};
+use super::encoder::{CountingTokenizer, CrossEncoder, Embedder};
 use super::generator::Generator;
 use super::presets::{self, Preset, Role};
 use super::runtime::{ModelError, Result};
@@ -73,6 +73,7 @@ pub struct Models {
     embed: Slot<Embedder>,
     rerank: Slot<CrossEncoder>,
     gen: Slot<Generator>,
+    counting: Slot<CountingTokenizer>,
 }
 
 impl Models {
@@ -89,6 +90,7 @@ impl Models {
             embed: Slot::new(),
             rerank: Slot::new(),
             gen: Slot::new(),
+            counting: Slot::new(),
         }
     }
 
@@ -107,6 +109,7 @@ impl Models {
         self.embed.reset();
         self.rerank.reset();
         self.gen.reset();
+        self.counting.reset();
     }
 
     pub fn models_dir(&self) -> PathBuf {
@@ -155,6 +158,20 @@ impl Models {
             let (m, t) = self.files(Role::Gen)?;
             Generator::load(&self.cache_dir, &m, &t, self.threads)
         })
+    }
+
+    /// The embedder's tokenizer for counting a payload, when the preset's embedder files are
+    /// in place (no ONNX session is created).
+    pub fn counting_tokenizer(&self) -> Result<Arc<CountingTokenizer>> {
+        self.counting.get_or_load(|| {
+            let (_, t) = self.files(Role::Embed)?;
+            CountingTokenizer::load(&t)
+        })
+    }
+
+    /// The rerank model's reference, when the preset has one.
+    pub fn rerank_model_ref(&self) -> Option<&'static str> {
+        self.preset().model(Role::Rerank).map(|m| m.model)
     }
 
     /// Usable models without loading anything new: a loaded model, or (for the lazily

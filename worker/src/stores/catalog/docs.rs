@@ -153,14 +153,30 @@ pub fn file_state(conn: &Connection, collection: &str, rel_path: &str) -> Result
         .optional()?)
 }
 
-/// Allocates the next catalog generation inside `tx`.
-pub fn next_generation(tx: &Transaction<'_>) -> Result<i64> {
-    let current: i64 = tx
+/// The catalog generation: bumped by every change to a document.
+pub fn current_generation(conn: &Connection) -> Result<i64> {
+    Ok(conn
         .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get::<_, String>(0))
         .optional()?
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let next = current + 1;
+        .unwrap_or(0))
+}
+
+/// When the index recorded each document's current version (ISO 8601), by row id.
+pub fn indexed_at(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    let mut out = HashMap::new();
+    let mut stmt = conn.prepare_cached("SELECT indexed_at FROM documents WHERE id = ?1")?;
+    for id in ids {
+        if let Some(at) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? {
+            out.insert(*id, at);
+        }
+    }
+    Ok(out)
+}
+
+/// Allocates the next catalog generation inside `tx`.
+pub fn next_generation(tx: &Transaction<'_>) -> Result<i64> {
+    let next = current_generation(tx)? + 1;
     tx.execute(
         "INSERT INTO meta(key, value) VALUES('generation', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [next.to_string()],

@@ -1,0 +1,84 @@
+//! Context Capsules: `/api/context` compiles one, `/api/context/verify` checks one a client
+//! kept. Both answer errors from the context family's fixed catalog, never a path or a cause.
+
+use crate::bodies::{context_error, CapsuleFormat, ContextBody, VerifyBody};
+use crate::error::ApiReply;
+use crate::extract::Body;
+use crate::AppState;
+use axum::extract::State;
+use protocol::api::{capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt};
+use protocol::{ApiError, ErrorCode, ErrorEnvelope, Request};
+
+const MARKDOWN: &str = "text/markdown; charset=utf-8";
+
+fn unreadable() -> ApiError {
+    ApiError::context(ErrorCode::RuntimeError)
+}
+
+/// The worker's errors stay in the catalog; a failure outside it (the worker restarting)
+/// keeps its own code.
+async fn ask(s: &AppState, r: Request) -> Result<Vec<u8>, ApiError> {
+    s.worker.call(r).await.map(|b| b.bytes)
+}
+
+/// Compiles a Context Capsule: exact, hashed passages for a goal within a token budget
+/// that covers the whole payload. Deterministic for the same index and request.
+#[utoipa::path(post, path = "/api/context", tag = "evidence", request_body = ContextBody,
+    responses((status = 200, description = "The capsule (`context-capsule-v1@1.1`), canonical JSON; `format: md` answers text/markdown", body = Capsule),
+              (status = 400, description = "invalid_input, invalid_goal, invalid_budget, invalid_filter or invalid_uri", body = ErrorEnvelope),
+              (status = 404, description = "no_evidence", body = ErrorEnvelope),
+              (status = 409, description = "index_changed_during_compile", body = ErrorEnvelope),
+              (status = 500, description = "retrieval_failed, content_load_failed or runtime_error", body = ErrorEnvelope),
+              (status = 503, description = "tokenizer_unavailable, or the worker is restarting", body = ErrorEnvelope)))]
+pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, ApiReply>) -> ApiReply {
+    let parsed = match body {
+        Ok(Body(b)) => b.into_request(),
+        Err(ApiReply::Error(e)) => Err(context_error(e)),
+        Err(other) => return other,
+    };
+    let (req, format) = match parsed {
+        Ok(p) => p,
+        Err(e) => return e.into(),
+    };
+    match ask(&s, Request::Context(Box::new(req))).await {
+        Err(e) => e.into(),
+        Ok(bytes) if format == CapsuleFormat::Markdown => match serde_json::from_slice::<Capsule>(&bytes) {
+            Ok(c) => ApiReply::Text(MARKDOWN, capsule_markdown(&c)),
+            Err(_) => unreadable().into(),
+        },
+        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes, status: None })),
+    }
+}
+
+/// Verifies a kept capsule against the index now (read-only): each evidence `unchanged`,
+/// `stale` or `missing`, ranking and fingerprint drift. A capsule whose bytes do not match
+/// its identity fails with `identity_mismatch` before any evidence is read.
+#[utoipa::path(post, path = "/api/context/verify", tag = "evidence", request_body = VerifyBody,
+    responses((status = 200, description = "The receipt (`context-capsule-verification@1.0`); `format: md` answers text/markdown", body = CapsuleReceipt),
+              (status = 400, description = "invalid_input or identity_mismatch", body = ErrorEnvelope),
+              (status = 409, description = "index_snapshot_mismatch: the capsule is from another index", body = ErrorEnvelope),
+              (status = 500, description = "content_load_failed or runtime_error", body = ErrorEnvelope)))]
+pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, ApiReply>) -> ApiReply {
+    let parsed = match body {
+        Ok(Body(b)) => b.into_parts(),
+        Err(ApiReply::Error(e)) => Err(context_error(e)),
+        Err(other) => return other,
+    };
+    let (capsule, format) = match parsed {
+        Ok(p) => p,
+        Err(e) => return e.into(),
+    };
+    let markdown_of = |receipt: &[u8]| -> Result<String, ApiError> {
+        let r: CapsuleReceipt = serde_json::from_slice(receipt).map_err(|_| unreadable())?;
+        let c: Capsule = serde_json::from_str(&capsule).map_err(|_| unreadable())?;
+        Ok(receipt_markdown(&r, &c))
+    };
+    match ask(&s, Request::VerifyContext { capsule: capsule.clone() }).await {
+        Err(e) => e.into(),
+        Ok(bytes) if format == CapsuleFormat::Markdown => match markdown_of(&bytes) {
+            Ok(text) => ApiReply::Text(MARKDOWN, text),
+            Err(e) => e.into(),
+        },
+        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes, status: None })),
+    }
+}

@@ -1,0 +1,70 @@
+//! `svc context`: build a Context Capsule, verify a kept one, and manage saved capsules.
+
+use crate::backend::Backend;
+use anyhow::{anyhow, Context};
+use protocol::api::{capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt};
+use protocol::{ContextRequest, DepthPolicy, Dirs, Request};
+use std::io::Read;
+use std::process::ExitCode;
+
+/// Reads a file, or standard input for `-`.
+pub fn read_input(file: &str) -> anyhow::Result<String> {
+    if file == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("cannot read standard input")?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))
+}
+
+pub fn build(dirs: &Dirs, goal: String, budget: u64, depth: &str, md: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let depth = DepthPolicy::parse(depth).ok_or_else(|| anyhow!("--depth is fast, balanced or thorough"))?;
+    if goal.trim().is_empty() || budget == 0 {
+        return Err(anyhow!("a goal and a positive --budget are required"));
+    }
+    let req = ContextRequest {
+        query: goal.clone(),
+        goal,
+        limit: 20,
+        budget_tokens: budget,
+        budget_bytes: budget.saturating_mul(4),
+        depth,
+        ..Default::default()
+    };
+    let capsule: Capsule = Backend::open(dirs)?.call_ok(Request::Context(Box::new(req)))?;
+    if md {
+        print!("{}", capsule_markdown(&capsule));
+    } else if json {
+        // The canonical JSON (the struct's field order is canonical).
+        println!("{}", serde_json::to_string(&capsule)?);
+    } else {
+        println!("capsule {} ({} of {} tokens)", capsule.capsule_id, capsule.budget.used_tokens, budget);
+        for e in &capsule.evidence {
+            println!("  [{}] {} lines {}-{}", e.selection_rank, e.uri, e.start_line, e.end_line);
+        }
+        for g in &capsule.coverage.gaps {
+            println!("  gap: {} ({})", g.facet, g.code);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify(dirs: &Dirs, file: &str, md: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let raw = read_input(file)?;
+    let receipt: CapsuleReceipt = Backend::open(dirs)?.call_ok(Request::VerifyContext { capsule: raw.clone() })?;
+    if md {
+        let capsule: Capsule = serde_json::from_str(&raw).context("the file is not a capsule")?;
+        print!("{}", receipt_markdown(&receipt, &capsule));
+    } else if json {
+        println!("{}", serde_json::to_string_pretty(&receipt)?);
+    } else {
+        println!(
+            "capsule {}: content {}, ranking {}, fingerprints {}",
+            receipt.capsule_id, receipt.content_status, receipt.ranking_status, receipt.fingerprint_status
+        );
+        for e in &receipt.evidence {
+            println!("  {} {} ({})", e.content_status, e.uri, e.content_code);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

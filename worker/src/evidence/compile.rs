@@ -1,0 +1,585 @@
+//! `POST /api/context`: compiles one Context Capsule, a deterministic bundle of exact
+//! indexed passages for a goal, within a token budget that covers the whole payload.
+//!
+//! Stages: retrieval by depth policy (BM25, hybrid, plus link neighbours), passages (each
+//! hit's chunk as exact canonical lines), admission (scope, duplicates, limit), selection
+//! under the budget, coverage of the goal's facets, then the payload's size settled and its
+//! identity computed. The index fingerprint is read before and after; a change in between
+//! restarts the compile (twice) and then fails with `index_changed_during_compile`.
+
+use super::budget::{settle_size, Limits, TokenCounter};
+use super::{facets, fingerprint, identity};
+use crate::index::indexer::{source_kind, SourceKind};
+use crate::index::ingest;
+use crate::reads::links::resolver;
+use crate::retrieval::{hybrid, keyword};
+use crate::stores::catalog::{self, DocRow};
+use crate::{time_fmt, uri, Worker};
+use protocol::api::*;
+use protocol::{ApiError, ContextRequest, DepthPolicy, ErrorCode, QueryRequest, SearchRequest};
+use std::collections::{BTreeSet, HashSet};
+
+const OMISSION_ITEMS: usize = 100;
+const LOCAL_ONLY: &str = "local_only";
+
+fn fail(code: ErrorCode) -> impl Fn(String) -> ApiError {
+    move |cause| {
+        tracing::warn!("context: {}: {cause}", code.as_str());
+        ApiError::context(code)
+    }
+}
+
+/// A retrieved document and the chunk that matched.
+pub(super) struct Hit {
+    pub row: DocRow,
+    seq: u32,
+    /// 1-based retrieval rank (`None` for a link neighbour).
+    pub rank: Option<u32>,
+    sources: Vec<String>,
+    graph: bool,
+}
+
+/// What retrieval produced, and which capabilities it used.
+struct Retrieved {
+    hits: Vec<Hit>,
+    semantic: CapabilityState,
+    reranking: CapabilityState,
+    graph: CapabilityState,
+    fallbacks: Vec<CapsuleFallback>,
+    filtered: Vec<(String, u32, u32)>,
+}
+
+fn state(requested: bool, attempted: bool, outcome: &str, reasons: Vec<String>) -> CapabilityState {
+    CapabilityState { attempted, fallback_reasons: reasons, outcome: outcome.into(), requested }
+}
+
+fn candidate_limit(req: &ContextRequest) -> u32 {
+    req.candidate_limit.unwrap_or(if req.depth == DepthPolicy::Thorough { 80 } else { 40 })
+}
+
+fn graph_requested(req: &ContextRequest) -> bool {
+    req.graph.unwrap_or(req.depth == DepthPolicy::Thorough)
+}
+
+fn search_request(req: &ContextRequest, collection: Option<String>, pool: u32) -> SearchRequest {
+    let mut filters = req.filters.clone();
+    filters.collection = collection;
+    SearchRequest {
+        query: req.query.clone(),
+        limit: pool,
+        min_score: req.min_score,
+        filters,
+        intent: req.intent.clone(),
+        exclude: req.exclude.clone(),
+        candidate_limit: Some(pool),
+    }
+}
+
+fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
+    let pool = candidate_limit(req);
+    // One retrieval over the index, or one per collection (canonical order) merged by rank.
+    let scopes: Vec<Option<String>> =
+        if req.collections.is_empty() { vec![None] } else { req.collections.iter().cloned().map(Some).collect() };
+    let semantic_wanted = req.depth != DepthPolicy::Fast;
+    let rerank_wanted = semantic_wanted && !req.no_rerank;
+    let mut vectors_used = false;
+    let mut reranked = false;
+    let mut lists: Vec<Vec<SearchResult>> = Vec::new();
+    for c in scopes {
+        let s = search_request(req, c, pool);
+        let response = if semantic_wanted {
+            let q = QueryRequest {
+                search: s,
+                lang: req.lang.clone(),
+                expand: false,
+                no_rerank: !rerank_wanted,
+                query_modes: req.query_modes.clone(),
+            };
+            hybrid::run(w, &q).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.message))?.response
+        } else {
+            keyword::search(w, &s).map_err(|e| match e.code {
+                ErrorCode::Validation => ApiError::context(ErrorCode::InvalidGoal),
+                _ => fail(ErrorCode::RetrievalFailed)(e.message),
+            })?
+        };
+        vectors_used |= response.meta.vectors_used == Some(true);
+        reranked |= response.meta.reranked == Some(true);
+        lists.push(response.results);
+    }
+    // Interleave the per-collection lists by rank (canonical collection order breaks ties).
+    let mut merged: Vec<SearchResult> = Vec::new();
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..longest {
+        for l in &lists {
+            if let Some(r) = l.get(i) {
+                merged.push(r.clone());
+            }
+        }
+    }
+    let conn = w.catalog.reader();
+    let mut hits = Vec::new();
+    let mut filtered = Vec::new();
+    let source = if vectors_used { vec!["bm25".to_string(), "vector".to_string()] } else { vec!["bm25".to_string()] };
+    for r in merged {
+        let Some((coll, rel)) = uri::parse_uri(&r.uri) else { continue };
+        let Some(row) =
+            catalog::doc_by_path(&conn, &coll, &rel).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.to_string()))?
+        else {
+            continue;
+        };
+        if req.uri_prefix.as_deref().is_some_and(|p| !r.uri.starts_with(p)) {
+            filtered.push((r.uri.clone(), 0, 0));
+            continue;
+        }
+        let rank = hits.len() as u32 + 1;
+        hits.push(Hit { row, seq: r.chunk.index, rank: Some(rank), sources: source.clone(), graph: false });
+    }
+    let graph_wanted = graph_requested(req);
+    if graph_wanted {
+        add_neighbours(w, req, &mut hits)?;
+    }
+    let mut fallbacks = Vec::new();
+    let semantic = match (semantic_wanted, vectors_used) {
+        (false, _) => state(false, false, "not_requested", vec![]),
+        (true, true) => state(true, true, "used", vec![]),
+        (true, false) => {
+            fallbacks
+                .push(CapsuleFallback { capability: "semanticSearch".into(), code: "embedding_unavailable".into() });
+            state(true, true, "unavailable", vec!["embedding_unavailable".into()])
+        }
+    };
+    let reranking = match (rerank_wanted, reranked) {
+        (false, _) => state(false, false, "not_requested", vec![]),
+        (true, true) => state(true, true, "used", vec![]),
+        (true, false) => {
+            fallbacks.push(CapsuleFallback { capability: "reranking".into(), code: "reranking_unavailable".into() });
+            state(true, true, "unavailable", vec!["reranking_unavailable".into()])
+        }
+    };
+    let graph =
+        if graph_wanted { state(true, true, "used", vec![]) } else { state(false, false, "not_requested", vec![]) };
+    Ok(Retrieved { hits, semantic, reranking, graph, fallbacks, filtered })
+}
+
+/// The documents a compile of `req` retrieves, in rank order (link neighbours last).
+pub(super) fn retrieve_hits(w: &Worker, req: &ContextRequest) -> Result<Vec<Hit>, ApiError> {
+    retrieve(w, req).map(|r| r.hits)
+}
+
+/// `thorough`: the notes the top hits link to (resolved over active notes), after the
+/// retrieved ones, first chunk, in hit order then URI order; within the request's scope.
+fn add_neighbours(w: &Worker, req: &ContextRequest, hits: &mut Vec<Hit>) -> Result<(), ApiError> {
+    let res = resolver(w)?;
+    let conn = w.catalog.reader();
+    let mut seen: HashSet<i64> = hits.iter().map(|h| h.row.id).collect();
+    let mut extra = Vec::new();
+    for h in hits.iter().take(10) {
+        let links = catalog::links_of(&conn, h.row.id).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.to_string()))?;
+        let mut targets: Vec<&DocRow> = links
+            .iter()
+            .filter_map(|l| res.resolve(&h.row.collection, l))
+            .filter(|id| seen.insert(*id))
+            .filter_map(|id| res.doc(id))
+            .collect();
+        targets.sort_by(|a, b| (&a.collection, &a.rel_path).cmp(&(&b.collection, &b.rel_path)));
+        for t in targets {
+            let in_scope = (req.collections.is_empty() || req.collections.contains(&t.collection))
+                && req.uri_prefix.as_deref().is_none_or(|p| uri::doc_uri(&t.collection, &t.rel_path).starts_with(p));
+            if in_scope {
+                extra.push(Hit { row: t.clone(), seq: 0, rank: None, sources: vec!["graph".into()], graph: true });
+            }
+        }
+    }
+    hits.extend(extra);
+    Ok(())
+}
+
+/// The passage of a hit: its chunk's lines, exactly as the canonical mirror has them.
+fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
+    let conn = w.catalog.reader();
+    let load = fail(ErrorCode::ContentLoadFailed);
+    let Some(text) = catalog::content_text(&conn, &hit.row.mirror_hash).map_err(|e| load(e.to_string()))? else {
+        return Ok(None);
+    };
+    let chunks = catalog::chunks_of(&conn, &hit.row.mirror_hash).map_err(|e| load(e.to_string()))?;
+    let Some(chunk) = chunks.iter().find(|c| c.seq == hit.seq).or_else(|| chunks.first()) else {
+        return Ok(None);
+    };
+    let Some(passage) = identity::passage(&text, chunk.start_line, chunk.end_line) else {
+        return Ok(None);
+    };
+    let heading = match source_kind(&hit.row.rel_path) {
+        Some(SourceKind::Markdown) => ingest::parse_markdown(&text, &hit.row.rel_path)
+            .sections
+            .into_iter()
+            .take_while(|s| s.line <= chunk.start_line)
+            .last()
+            .map(|s| s.title),
+        _ => None,
+    };
+    let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
+    let passage_hash = identity::passage_hash(&passage);
+    let lower = passage.to_lowercase();
+    let evidence_id = identity::evidence_id(
+        &hit.row.docid,
+        chunk.start_line,
+        chunk.end_line,
+        &hit.row.mirror_hash,
+        &passage_hash,
+        &hit.row.source_hash,
+        &doc_uri,
+    );
+    Ok(Some(Evidence {
+        collection: hit.row.collection.clone(),
+        context_ids: vec![],
+        docid: hit.row.docid.clone(),
+        document_date: hit.row.fm_date.clone(),
+        egress: LOCAL_ONLY.into(),
+        end_line: chunk.end_line,
+        evidence_id,
+        facets: facets.iter().filter(|f| facets::covers(&lower, f)).cloned().collect(),
+        graph_expanded: hit.graph,
+        heading,
+        mirror_hash: hit.row.mirror_hash.clone(),
+        modified_at: time_fmt::ms_to_iso(hit.row.source_mtime_ns / 1_000_000),
+        observed_at: observed_at.to_string(),
+        passage_hash,
+        retrieval_rank: hit.rank,
+        retrieval_sources: hit.sources.clone(),
+        selection_rank: 0,
+        source_hash: hit.row.source_hash.clone(),
+        start_line: chunk.start_line,
+        text: passage,
+        title: hit.row.title.clone(),
+        trust: "untrusted".into(),
+        uri: doc_uri,
+    }))
+}
+
+/// Passages left out, counted by reason, with the first [`OMISSION_ITEMS`] listed.
+#[derive(Default)]
+struct Left {
+    items: Vec<Omission>,
+    counts: OmissionCounts,
+    total: u64,
+}
+
+impl Left {
+    fn add(&mut self, uri: &str, start: u32, end: u32, reason: &str) {
+        self.total += 1;
+        let c = &mut self.counts;
+        match reason {
+            "duplicate" => c.duplicate += 1,
+            "overlap" => c.overlap += 1,
+            "global_budget" => c.global_budget += 1,
+            "filtered_by_scope" => c.filtered_by_scope += 1,
+            "invalid_coordinates" => c.invalid_coordinates += 1,
+            "document_share_cap" => c.document_share_cap += 1,
+            _ => c.redundant_coverage += 1,
+        }
+        if self.items.len() < OMISSION_ITEMS {
+            self.items.push(Omission { end_line: end, reason: reason.into(), start_line: start, uri: uri.into() });
+        }
+    }
+
+    fn omissions(&self) -> Omissions {
+        Omissions {
+            items: self.items.clone(),
+            reason_counts: self.counts.clone(),
+            total: self.total,
+            truncated: self.total as usize > self.items.len(),
+        }
+    }
+}
+
+fn coverage(facets: &[String], evidence: &[Evidence], budget_cut: &BTreeSet<String>) -> Coverage {
+    let mut covered = Vec::new();
+    let mut unresolved = Vec::new();
+    let mut gaps = Vec::new();
+    for f in facets {
+        let ids: Vec<String> =
+            evidence.iter().filter(|e| e.facets.contains(f)).map(|e| e.evidence_id.clone()).collect();
+        if ids.is_empty() {
+            unresolved.push(f.clone());
+            let code = if budget_cut.contains(f) { "global_budget_exhausted" } else { "facet_not_found" };
+            gaps.push(CoverageGap { code: code.into(), facet: f.clone() });
+        } else {
+            covered.push(CoveredFacet { evidence_ids: ids, facet: f.clone() });
+        }
+    }
+    Coverage {
+        complete: unresolved.is_empty(),
+        covered_facets: covered,
+        gaps,
+        requested_facets: facets.to_vec(),
+        unresolved_facets: unresolved,
+    }
+}
+
+/// Everything but the evidence, the coverage and the omissions, which selection fills in.
+struct Frame {
+    capsule: Capsule,
+    limits: Limits,
+}
+
+fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &TokenCounter, snapshot: &str) -> Frame {
+    let embedding_model =
+        (retrieved.semantic.outcome == "used").then(|| fingerprint::model(w.models.embed_model_ref()));
+    let rerank_model =
+        (retrieved.reranking.outcome == "used").then(|| w.models.rerank_model_ref().map(fingerprint::model)).flatten();
+    let mut warnings = Vec::new();
+    if !counter.exact() {
+        warnings.push(CapsuleWarning {
+            code: "token_estimate_used".into(),
+            message: "Tokens were estimated as one per UTF-8 byte: no tokenizer is available.".into(),
+        });
+    }
+    let mut fallbacks = retrieved.fallbacks.clone();
+    if !counter.exact() {
+        fallbacks.push(CapsuleFallback { capability: "exactTokenCount".into(), code: "tokenizer_unavailable".into() });
+    }
+    let capsule = Capsule {
+        budget: CapsuleBudget {
+            authority: "canonical_json".into(),
+            estimator: counter.estimator().into(),
+            requested_bytes: req.budget_bytes,
+            requested_tokens: req.budget_tokens,
+            safety_margin_bytes: req.safety_margin_bytes,
+            safety_margin_tokens: req.safety_margin_tokens,
+            tokenizer_fingerprint: counter.fingerprint(),
+            used_bytes: 0,
+            used_tokens: 0,
+        },
+        capabilities: CapsuleCapabilities {
+            configured_context: false,
+            egress_policy: LOCAL_ONLY.into(),
+            exact_token_count: counter.exact(),
+            graph_expansion: retrieved.graph.outcome == "used",
+            lexical_search: true,
+            reranking: retrieved.reranking.outcome == "used",
+            semantic_search: retrieved.semantic.outcome == "used",
+        },
+        capsule_id: String::new(),
+        coordinate_space: COORDINATE_SPACE.into(),
+        coverage: coverage(&[], &[], &BTreeSet::new()),
+        evidence: vec![],
+        fallbacks,
+        fingerprints: CapsuleFingerprints {
+            config: fingerprint::config(w),
+            embedding_model,
+            rerank_model,
+            retrieval: fingerprint::retrieval(req.depth, candidate_limit(req)),
+            tokenizer: counter.fingerprint(),
+        },
+        goal: req.goal.clone(),
+        guidance: CapsuleGuidance {
+            configured_contexts: vec![],
+            evidence_trust: "untrusted_data".into(),
+            extractive_only: true,
+            instruction_boundary: "hard_delimited".into(),
+        },
+        omissions: Left::default().omissions(),
+        query: req.query.clone(),
+        retrieval: CapsuleRetrieval {
+            capability_states: CapabilityStates {
+                graph_expansion: retrieved.graph.clone(),
+                reranking: retrieved.reranking.clone(),
+                semantic_search: retrieved.semantic.clone(),
+            },
+            depth_policy: req.depth.as_str().into(),
+            expansion_policy: "deterministic_only".into(),
+            facets: facets::split(&req.goal),
+            index_snapshot: IndexSnapshot { after: snapshot.into(), before: snapshot.into(), stable: true },
+            query_variants: vec![req.query.clone()],
+            request: CapsuleRequest {
+                author: req.filters.author.clone(),
+                candidate_limit: candidate_limit(req),
+                exclude: req.exclude.clone(),
+                graph_requested: graph_requested(req),
+                intent: req.intent.clone(),
+                lang: req.lang.clone(),
+                limit: req.limit,
+                min_score: req.min_score,
+                query_modes: req
+                    .query_modes
+                    .iter()
+                    .map(|m| CapsuleQueryMode { mode: m.kind.as_str().into(), text: m.text.clone() })
+                    .collect(),
+                rerank_requested: req.depth != DepthPolicy::Fast && !req.no_rerank,
+            },
+        },
+        schema_version: CAPSULE_SCHEMA_VERSION.into(),
+        scope: CapsuleScope {
+            categories: req.filters.categories.clone(),
+            collections: req.collections.clone(),
+            index_name: w.dirs.index_name.clone(),
+            since: req.since_text.clone(),
+            tags_all: req.filters.tags_all.clone(),
+            tags_any: req.filters.tags_any.clone(),
+            until: req.until_text.clone(),
+            uri_prefix: req.uri_prefix.clone(),
+        },
+        truncated: false,
+        warnings,
+    };
+    let limits = Limits {
+        tokens: req.budget_tokens.saturating_sub(req.safety_margin_tokens),
+        bytes: req.budget_bytes.saturating_sub(req.safety_margin_bytes),
+    };
+    Frame { capsule, limits }
+}
+
+/// Fills the frame with `chosen` and the omissions; returns the settled JSON when it fits.
+fn assemble(
+    frame: &Frame,
+    chosen: &[Evidence],
+    left: &Left,
+    budget_cut: &BTreeSet<String>,
+    cut: bool,
+    counter: &TokenCounter,
+) -> Result<(Capsule, String, bool), ApiError> {
+    let mut c = frame.capsule.clone();
+    c.evidence = chosen.to_vec();
+    for (i, e) in c.evidence.iter_mut().enumerate() {
+        e.selection_rank = i as u32 + 1;
+    }
+    c.coverage = coverage(&c.retrieval.facets, &c.evidence, budget_cut);
+    c.omissions = left.omissions();
+    if !c.coverage.complete {
+        c.warnings.push(CapsuleWarning {
+            code: "incomplete_coverage".into(),
+            message: "Some facets of the goal have no evidence (see coverage.gaps).".into(),
+        });
+    }
+    if c.omissions.truncated {
+        c.warnings.push(CapsuleWarning {
+            code: "omissions_truncated".into(),
+            message: "Not every omission is listed; reasonCounts counts them all.".into(),
+        });
+    }
+    c.truncated = cut || !c.coverage.complete;
+    let id = identity::capsule_id(&serde_json::to_value(&c).map_err(|_| ApiError::context(ErrorCode::RuntimeError))?);
+    c.capsule_id = id;
+    let json = settle_size(&mut c, counter)?;
+    let fits = frame.limits.fits(c.budget.used_tokens, c.budget.used_bytes);
+    Ok((c, json, fits))
+}
+
+/// A compiled capsule's canonical JSON.
+pub struct Compiled {
+    pub json: String,
+}
+
+pub fn compile(w: &Worker, req: &ContextRequest) -> Result<Compiled, ApiError> {
+    for _ in 0..3 {
+        let before = fingerprint::index(w).map_err(|e| fail(ErrorCode::RuntimeError)(e.to_string()))?;
+        let compiled = compile_once(w, req, &before)?;
+        let after = fingerprint::index(w).map_err(|e| fail(ErrorCode::RuntimeError)(e.to_string()))?;
+        if before == after {
+            return Ok(compiled);
+        }
+    }
+    Err(ApiError::context(ErrorCode::IndexChangedDuringCompile))
+}
+
+fn counter(w: &Worker) -> TokenCounter {
+    match w.models.counting_tokenizer() {
+        Ok(t) => TokenCounter::Tokenizer(t),
+        Err(_) => TokenCounter::Conservative,
+    }
+}
+
+fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Compiled, ApiError> {
+    let retrieved = retrieve(w, req)?;
+    if retrieved.hits.is_empty() {
+        return Err(ApiError::context(ErrorCode::NoEvidence));
+    }
+    let counter = counter(w);
+    let frame = frame(w, req, &retrieved, &counter, snapshot);
+    let facets = frame.capsule.retrieval.facets.clone();
+    let ids: Vec<i64> = retrieved.hits.iter().map(|h| h.row.id).collect();
+    let observed = catalog::indexed_at(&w.catalog.reader(), &ids)
+        .map_err(|e| fail(ErrorCode::ContentLoadFailed)(e.to_string()))?;
+
+    // Admission: scope, one passage per document, no duplicate passage, at most `limit`.
+    let mut left = Left::default();
+    for (u, s, e) in &retrieved.filtered {
+        left.add(u, *s, *e, "filtered_by_scope");
+    }
+    let mut admitted: Vec<Evidence> = Vec::new();
+    let mut seen_docs: HashSet<i64> = HashSet::new();
+    let mut seen_passages: HashSet<String> = HashSet::new();
+    for hit in &retrieved.hits {
+        if admitted.len() >= req.limit as usize {
+            break;
+        }
+        if !seen_docs.insert(hit.row.id) {
+            continue;
+        }
+        let at = observed.get(&hit.row.id).cloned().unwrap_or_default();
+        let Some(ev) = evidence_of(w, hit, &facets, &at)? else {
+            left.add(&uri::doc_uri(&hit.row.collection, &hit.row.rel_path), 0, 0, "invalid_coordinates");
+            continue;
+        };
+        if !seen_passages.insert(ev.passage_hash.clone()) {
+            left.add(&ev.uri, ev.start_line, ev.end_line, "duplicate");
+            continue;
+        }
+        admitted.push(ev);
+    }
+    if admitted.is_empty() {
+        return Err(ApiError::context(ErrorCode::NoEvidence));
+    }
+
+    // Selection: in rank order, each passage that still fits; the estimate per passage is
+    // its own JSON, and the assembled payload is measured exactly at the end (dropping the
+    // last chosen passage while it does not fit).
+    let (base, _, _) = assemble(&frame, &[], &Left::default(), &BTreeSet::new(), false, &counter)?;
+    let (mut tokens, mut bytes) = (base.budget.used_tokens, base.budget.used_bytes);
+    let mut chosen: Vec<Evidence> = Vec::new();
+    let mut dropped: Vec<Evidence> = Vec::new();
+    for ev in admitted {
+        let piece = serde_json::to_string(&ev).map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
+        // Plus its share of the coverage lists, roughly: its id once per facet it covers.
+        let extra = 80 * (ev.facets.len() as u64 + 1);
+        let (t, b) = (counter.count(&piece)? + extra, piece.len() as u64 + extra);
+        if frame.limits.fits(tokens + t, bytes + b) {
+            tokens += t;
+            bytes += b;
+            chosen.push(ev);
+        } else {
+            dropped.push(ev);
+        }
+    }
+    if chosen.is_empty() {
+        // Not even one passage fits: the budget is too small for any evidence.
+        return Err(ApiError::context(ErrorCode::InvalidBudget));
+    }
+    // Measure exactly; while over the budget, list fewer omissions (they stay counted),
+    // then drop the last chosen passage.
+    let mut listed = OMISSION_ITEMS;
+    loop {
+        let mut left_now = Left { items: left.items.clone(), counts: left.counts.clone(), total: left.total };
+        for d in &dropped {
+            left_now.add(&d.uri, d.start_line, d.end_line, "global_budget");
+        }
+        left_now.items.truncate(listed);
+        let covered: BTreeSet<&String> = chosen.iter().flat_map(|e| e.facets.iter()).collect();
+        let budget_cut: BTreeSet<String> =
+            dropped.iter().flat_map(|e| e.facets.iter()).filter(|f| !covered.contains(f)).cloned().collect();
+        let (_, json, fits) = assemble(&frame, &chosen, &left_now, &budget_cut, !dropped.is_empty(), &counter)?;
+        if fits {
+            return Ok(Compiled { json });
+        }
+        if listed > 0 {
+            listed /= 2;
+            continue;
+        }
+        if let Some(last) = chosen.pop() {
+            dropped.insert(0, last);
+        }
+        if chosen.is_empty() {
+            return Err(ApiError::context(ErrorCode::InvalidBudget));
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Evidence an agent can re-check: Context Capsules (`compile`), their verification
+//! (`verify`), and what both rest on: passages and hashes (`identity`), the goal's facets
+//! (`facets`), the payload budget (`budget`) and fingerprints (`fingerprint`).
+
+mod budget;
+pub mod compile;
+mod facets;
+mod fingerprint;
+mod identity;
+pub mod verify;
