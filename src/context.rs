@@ -1,8 +1,11 @@
-//! `svc context`: build a Context Capsule, verify a kept one, and manage saved capsules.
+//! `svc context`: build a Context Capsule, verify a kept one, and manage saved capsules
+//! (re-verified by the worker after every change to their evidence).
 
 use crate::backend::Backend;
 use anyhow::{anyhow, Context};
-use protocol::api::{capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt};
+use protocol::api::{
+    capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt, CapsuleRegistration, CapsuleRegistrations,
+};
 use protocol::{ContextRequest, DepthPolicy, Dirs, Request};
 use std::io::Read;
 use std::process::ExitCode;
@@ -66,5 +69,40 @@ pub fn verify(dirs: &Dirs, file: &str, md: bool, json: bool) -> anyhow::Result<E
             println!("  {} {} ({})", e.content_status, e.uri, e.content_code);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn add(dirs: &Dirs, file: &str, label: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
+    let raw = read_input(file)?;
+    let r: CapsuleRegistration = Backend::open(dirs)?.call_ok(Request::RegisterCapsule { capsule: raw, label })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("saved capsule {} as {}", r.capsule_id, r.registration_id);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
+    let r: CapsuleRegistrations = Backend::open(dirs)?.call_ok(Request::ListCapsules)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for c in &r.registrations {
+        println!(
+            "{}  {}  {}  {}",
+            c.registration_id,
+            c.label.as_deref().unwrap_or("-"),
+            c.content_status.as_deref().unwrap_or("not re-verified yet"),
+            c.last_verified_at.as_deref().unwrap_or(""),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn remove(dirs: &Dirs, id: String) -> anyhow::Result<ExitCode> {
+    let r: CapsuleRegistration = Backend::open(dirs)?.call_ok(Request::RemoveCapsule { id })?;
+    println!("removed saved capsule {}", r.registration_id);
     Ok(ExitCode::SUCCESS)
 }

@@ -179,6 +179,22 @@ enum ContextCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Save a capsule (FILE or `-`): it is verified again whenever its evidence changes,
+    /// and `capsule-reverified` is announced on /api/events.
+    Add {
+        file: String,
+        #[arg(long)]
+        label: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List saved capsules with their last re-verification.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a saved capsule.
+    Rm { id: String },
 }
 
 #[derive(Subcommand)]
@@ -275,6 +291,9 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
             context::build(&dirs, goal, budget, &depth, md, json)
         }
         Cmd::Context(ContextCmd::Verify { file, md, json }) => context::verify(&dirs, &file, md, json),
+        Cmd::Context(ContextCmd::Add { file, label, json }) => context::add(&dirs, &file, label, json),
+        Cmd::Context(ContextCmd::List { json }) => context::list(&dirs, json),
+        Cmd::Context(ContextCmd::Rm { id }) => context::remove(&dirs, id),
         Cmd::Changes { since, collection, limit, json } => changes::changes(&dirs, since, collection, limit, json),
         Cmd::Diff { reference, change, json } => changes::diff(&dirs, reference, change, json),
         Cmd::Impact { reference, max_depth, json } => changes::impact(&dirs, reference, max_depth, json),

@@ -209,6 +209,15 @@ pub enum Request {
     VerifyContext {
         capsule: String,
     },
+    /// Saves a capsule to be re-verified after changes to its evidence (CLI only).
+    RegisterCapsule {
+        capsule: String,
+        label: Option<String>,
+    },
+    ListCapsules,
+    RemoveCapsule {
+        id: String,
+    },
 }
 
 impl Request {
@@ -252,6 +261,9 @@ impl Request {
             Request::Impact { .. } => "impact",
             Request::Context(_) => "context",
             Request::VerifyContext { .. } => "verify_context",
+            Request::RegisterCapsule { .. } => "register_capsule",
+            Request::ListCapsules => "list_capsules",
+            Request::RemoveCapsule { .. } => "remove_capsule",
         }
     }
 }

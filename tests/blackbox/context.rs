@@ -341,3 +341,70 @@ fn cli_builds_and_verifies_capsules() {
     assert_eq!(serde_json::from_str::<Value>(&offline).unwrap(), c);
     assert!(run(&s, &["context", "verify", file.to_str().unwrap()]).contains("unchanged"));
 }
+
+#[test]
+fn saved_capsules_are_reverified_after_an_edit_and_announced() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::Duration;
+    let s = Server::start();
+    corpus(&s);
+    let run = |args: &[&str]| {
+        let out = s.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let capsule = compile(&s, json!({ "goal": "named pipes", "budgetTokens": 6000, "depthPolicy": "fast" }));
+    let file = s.path("saved.json");
+    std::fs::write(&file, &capsule.body).unwrap();
+    let saved: Value =
+        serde_json::from_str(&run(&["context", "add", file.to_str().unwrap(), "--label", "pipes", "--json"])).unwrap();
+    let id = saved["registrationId"].as_str().unwrap().to_string();
+    assert_eq!(saved["capsuleId"], capsule.json()["capsuleId"]);
+    // A tampered capsule is not saved.
+    let mut bad = capsule.json();
+    bad["goal"] = json!("other");
+    std::fs::write(&file, bad.to_string()).unwrap();
+    assert!(!s.cmd().args(["context", "add", file.to_str().unwrap()]).output().unwrap().status.success());
+
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n", s.port).unwrap();
+    let mut reader = BufReader::new(stream);
+    // An edit elsewhere re-verifies nothing; an edit of the evidence does.
+    std::fs::write(s.path("n/bread.md"), "# Bread\n\nRye bread.\n").unwrap();
+    s.sync(json!({}));
+    std::fs::write(s.path("n/pipes.md"), "# Pipes\n\nNamed pipes changed.\n").unwrap();
+    s.sync(json!({}));
+    let mut seen = String::new();
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(10) && !seen.contains("event: capsule-reverified") {
+        let mut line = String::new();
+        if reader.read_line(&mut line).is_err() {
+            break;
+        }
+        seen.push_str(&line);
+    }
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let data: Value =
+        serde_json::from_str(line.trim().strip_prefix("data: ").unwrap_or_else(|| panic!("{seen}{line}"))).unwrap();
+    let keys: Vec<&str> = data.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["affectedQuestionState", "capsuleId", "changedAt", "operationStatus", "registrationId", "type"]
+    );
+    assert_eq!(data["registrationId"], id.as_str());
+    assert_eq!(data["operationStatus"], "completed");
+    assert_eq!(data["affectedQuestionState"], "affected");
+    assert_eq!(seen.matches("event: capsule-reverified").count(), 1, "bread.md is not evidence: {seen}");
+    let listed: Value = serde_json::from_str(&run(&["context", "list", "--json"])).unwrap();
+    assert_eq!(listed["registrations"][0]["contentStatus"], "stale");
+    run(&["context", "rm", &id]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&run(&["context", "list", "--json"])).unwrap()["registrations"],
+        json!([])
+    );
+    assert!(!s.cmd().args(["context", "rm", &id]).output().unwrap().status.success());
+}

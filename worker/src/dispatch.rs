@@ -80,6 +80,9 @@ impl Worker {
                 Ok(JsonBody { bytes: compiled.json.into_bytes(), status: None })
             }
             Request::VerifyContext { capsule } => JsonBody::of(&evidence::verify::verify(self, &capsule)?),
+            Request::RegisterCapsule { capsule, label } => evidence::saved::register(self, &capsule, label),
+            Request::ListCapsules => evidence::saved::list(self),
+            Request::RemoveCapsule { id } => evidence::saved::remove(self, &id),
         }
     }
 }

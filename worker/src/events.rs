@@ -3,7 +3,9 @@
 
 use crate::stores::catalog::Origin;
 use crate::time_fmt;
-use protocol::api::{ChangeOrigin, DocumentChangedEvent, EventKind, JobFinishedEvent, JobKind, JobStatus};
+use protocol::api::{
+    CapsuleReverifiedEvent, ChangeOrigin, DocumentChangedEvent, EventKind, JobFinishedEvent, JobKind, JobStatus,
+};
 use protocol::{Event, JsonBody};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -72,6 +74,10 @@ impl EventBus {
             changed_at: time_fmt::now_iso(),
         };
         self.publish(EventKind::DocumentChanged, &event);
+    }
+
+    pub fn capsule_reverified(&self, event: &CapsuleReverifiedEvent) {
+        self.publish(EventKind::CapsuleReverified, event);
     }
 
     pub fn job_finished(&self, id: &str, kind: JobKind, status: JobStatus) {

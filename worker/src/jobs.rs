@@ -80,7 +80,7 @@ impl JobSlot<'_> {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&w)))
                     .unwrap_or_else(|_| Err("internal error: the job panicked".to_string()));
                 let Ending { status, result, error } = Ending::of(outcome.as_ref().map_err(String::as_str));
-                w.prune_journal();
+                w.after_job();
                 // Status first, then the job's outcome: a client that sees the job
                 // finished also sees the status it produced.
                 w.jobs.finish(|| {
@@ -153,7 +153,7 @@ impl Worker {
         let job_id = id.clone();
         let spawned = std::thread::Builder::new().name("file-sync".into()).spawn(move || {
             let (result, outcome) = crate::write::sync_one(&w, &coll, &root, &rel, origin);
-            w.prune_journal();
+            w.after_job();
             let Ending { status, result, error } =
                 Ending::of(outcome.as_ref().map(|_| &result).map_err(String::as_str));
             if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job_id, status, now_ms(), result, error) {
@@ -174,9 +174,15 @@ impl Worker {
         id
     }
 
-    /// Drops the journal's changes outside the retention bound of `index.yml`. Runs when a
-    /// job's work is done, before the job is recorded as finished: a client that sees the
-    /// job end sees the journal within its bound.
+    /// What follows every job's work, before the job is recorded as finished (so a client
+    /// that sees the job end sees its effects): saved capsules whose evidence changed are
+    /// verified again, then the journal is cut back to its retention bound.
+    fn after_job(&self) {
+        crate::evidence::saved::reverify_touched(self);
+        self.prune_journal();
+    }
+
+    /// Drops the journal's changes outside the retention bound of `index.yml`.
     pub(crate) fn prune_journal(&self) {
         let bound = self.config().journal.retention();
         match catalog::prune_journal(&self.catalog.writer(), bound, now_ms(), crate::time_fmt::iso_to_ms) {
@@ -189,7 +195,7 @@ impl Worker {
     /// Records a job that already ran (the single-file sync after an API write), so that
     /// its id can be polled like any other; announces it.
     pub(crate) fn record_finished_job(&self, kind: JobKind, outcome: Result<&SyncResult, &str>) -> String {
-        self.prune_journal();
+        self.after_job();
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
         let job = running(&id, kind, now);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub enum EventKind {
     DocumentChanged,
     JobFinished,
+    CapsuleReverified,
 }
 
 impl EventKind {
@@ -16,6 +17,7 @@ impl EventKind {
         match self {
             EventKind::DocumentChanged => "document-changed",
             EventKind::JobFinished => "job-finished",
+            EventKind::CapsuleReverified => "capsule-reverified",
         }
     }
 }
@@ -57,13 +59,50 @@ pub struct JobFinishedEvent {
     pub status: JobStatus,
 }
 
+/// `GET /api/events`, `event: capsule-reverified`: a saved capsule was verified again after
+/// a change touched its evidence. Never a path, URI, hash, text or receipt.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CapsuleReverifiedEvent {
+    /// Always `capsule-reverified`.
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    pub registration_id: String,
+    pub capsule_id: String,
+    /// `completed`, or `failed` when the verification could not run.
+    pub operation_status: String,
+    /// `unaffected` (every evidence unchanged), `affected` (stale or missing) or `unknown`.
+    pub affected_question_state: String,
+    pub changed_at: String,
+}
+
+/// A saved capsule (`svc context add`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CapsuleRegistration {
+    pub registration_id: String,
+    pub capsule_id: String,
+    pub label: Option<String>,
+    pub created_at: String,
+    pub evidence_count: u64,
+    /// The last re-verification's content status (`null` until one ran).
+    pub content_status: Option<String>,
+    pub last_verified_at: Option<String>,
+}
+
+/// `svc context list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct CapsuleRegistrations {
+    pub registrations: Vec<CapsuleRegistration>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn event_names_match_their_serde_names() {
-        for k in [EventKind::DocumentChanged, EventKind::JobFinished] {
+        for k in [EventKind::DocumentChanged, EventKind::JobFinished, EventKind::CapsuleReverified] {
             assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
         }
     }

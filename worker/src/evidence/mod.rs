@@ -1,5 +1,5 @@
 //! Evidence an agent can re-check: Context Capsules (`compile`), their verification
-//! (`verify`), and what both rest on: passages and hashes (`identity`), the goal's facets
+//! (`verify`), saved capsules re-verified after changes (`saved`), and what both rest on: passages and hashes (`identity`), the goal's facets
 //! (`facets`), the payload budget (`budget`) and fingerprints (`fingerprint`).
 
 mod budget;
@@ -7,4 +7,5 @@ pub mod compile;
 mod facets;
 mod fingerprint;
 mod identity;
+pub mod saved;
 pub mod verify;

@@ -5,6 +5,7 @@
 //! start the worker re-feeds every row where the two differ, so a crash at any point
 //! converges without a full rebuild.
 
+mod capsules;
 mod changes;
 mod docs;
 mod embeddings;
@@ -12,6 +13,7 @@ mod jobs;
 mod pool;
 mod schema;
 
+pub use capsules::*;
 pub use changes::*;
 pub use docs::*;
 pub use embeddings::*;

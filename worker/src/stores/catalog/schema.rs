@@ -79,6 +79,21 @@ CREATE TABLE IF NOT EXISTS changes(
   delta TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS changes_doc ON changes(doc_id);
+-- Saved Context Capsules (`svc context add`), re-verified when a change touches their
+-- evidence: `checked_seq` is the last journal change looked at.
+CREATE TABLE IF NOT EXISTS capsule_registrations(
+  id TEXT PRIMARY KEY,
+  label TEXT,
+  capsule TEXT NOT NULL,
+  capsule_id TEXT NOT NULL,
+  uris TEXT NOT NULL,
+  evidence_count INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  checked_seq INTEGER NOT NULL,
+  content_status TEXT,
+  receipt TEXT,
+  verified_at TEXT
+);
 CREATE TABLE IF NOT EXISTS embeddings(
   mirror_hash TEXT NOT NULL,
   model TEXT NOT NULL,

@@ -1,0 +1,123 @@
+//! Saved capsules (`svc context add|list|rm`, not on the HTTP API): after every job (a sync,
+//! or the file sync of an API write), each saved capsule whose evidence a change touched is
+//! verified again, its receipt stored, and `capsule-reverified` announced with identities
+//! and states only.
+
+use super::verify;
+use crate::stores::catalog::{self, Registration};
+use crate::{runtime, time_fmt, Worker};
+use protocol::api::{CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, EventKind};
+use protocol::{ApiError, ErrorCode, JsonBody};
+
+fn reply(r: &Registration) -> CapsuleRegistration {
+    CapsuleRegistration {
+        registration_id: r.id.clone(),
+        capsule_id: r.capsule_id.clone(),
+        label: r.label.clone(),
+        created_at: r.created_at.clone(),
+        evidence_count: r.evidence_count,
+        content_status: r.content_status.clone(),
+        last_verified_at: r.verified_at.clone(),
+    }
+}
+
+/// The newest journal position.
+fn newest(w: &Worker) -> Result<u64, catalog::CatalogError> {
+    let conn = w.catalog.reader();
+    let cut = catalog::journal_cut(&conn)?.seq;
+    Ok(catalog::journal_span(&conn)?.map_or(cut, |(_, last)| last.max(cut)))
+}
+
+pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<JsonBody, ApiError> {
+    let capsule = verify::checked_capsule(raw)?;
+    if capsule.scope.index_name != w.dirs.index_name {
+        return Err(ApiError::context(ErrorCode::IndexSnapshotMismatch));
+    }
+    let mut uris: Vec<String> = capsule.evidence.iter().map(|e| e.uri.clone()).collect();
+    uris.sort();
+    uris.dedup();
+    let r = Registration {
+        id: uuid::Uuid::new_v4().to_string(),
+        label: label.filter(|l| !l.trim().is_empty()),
+        capsule: raw.to_string(),
+        capsule_id: capsule.capsule_id,
+        uris,
+        evidence_count: capsule.evidence.len() as u64,
+        created_at: time_fmt::now_iso(),
+        checked_seq: newest(w).map_err(runtime)?,
+        content_status: None,
+        verified_at: None,
+    };
+    catalog::insert_registration(&w.catalog.writer(), &r).map_err(runtime)?;
+    JsonBody::of(&reply(&r))
+}
+
+pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
+    let all = catalog::registrations(&w.catalog.reader()).map_err(runtime)?;
+    JsonBody::of(&CapsuleRegistrations { registrations: all.iter().map(reply).collect() })
+}
+
+pub fn remove(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
+    let conn = w.catalog.writer();
+    match catalog::registration(&conn, id).map_err(runtime)? {
+        Some(r) if catalog::delete_registration(&conn, id).map_err(runtime)? => JsonBody::of(&reply(&r)),
+        _ => Err(ApiError::not_found(format!("No saved capsule {id}"))),
+    }
+}
+
+/// Verifies again every saved capsule whose evidence a change since its last check
+/// touched; stores the receipts and announces each. Failures are logged and announced as
+/// `failed`, never raised: a job's outcome does not depend on them.
+pub fn reverify_touched(w: &Worker) {
+    let regs = match catalog::registrations(&w.catalog.reader()) {
+        Ok(r) => r,
+        Err(e) => return tracing::error!("saved capsules: {e}"),
+    };
+    for r in regs {
+        let changed = match catalog::changed_uris_after(&w.catalog.reader(), r.checked_seq) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!("saved capsule {}: {e}", r.id);
+                continue;
+            }
+        };
+        let Some(last) = changed.iter().map(|(s, _)| *s).max() else { continue };
+        if changed.iter().any(|(_, u)| r.uris.binary_search(u).is_ok()) {
+            reverify(w, &r);
+        }
+        if let Err(e) = catalog::mark_checked(&w.catalog.writer(), &r.id, last) {
+            tracing::error!("saved capsule {}: {e}", r.id);
+        }
+    }
+}
+
+fn reverify(w: &Worker, r: &Registration) {
+    let now = time_fmt::now_iso();
+    let (operation, affected) = match verify::verify(w, &r.capsule) {
+        Ok(receipt) => {
+            let stored = serde_json::to_string(&receipt).map_err(|e| e.to_string()).and_then(|json| {
+                catalog::store_receipt(&w.catalog.writer(), &r.id, &receipt.content_status, &json, &now)
+                    .map_err(|e| e.to_string())
+            });
+            match stored {
+                Ok(()) => ("completed", if receipt.content_status == "unchanged" { "unaffected" } else { "affected" }),
+                Err(e) => {
+                    tracing::error!("saved capsule {}: the receipt could not be stored: {e}", r.id);
+                    ("failed", "unknown")
+                }
+            }
+        }
+        Err(e) => {
+            tracing::warn!("saved capsule {}: verification failed: {}", r.id, e.code.as_str());
+            ("failed", "unknown")
+        }
+    };
+    w.events.capsule_reverified(&CapsuleReverifiedEvent {
+        kind: EventKind::CapsuleReverified,
+        registration_id: r.id.clone(),
+        capsule_id: r.capsule_id.clone(),
+        operation_status: operation.into(),
+        affected_question_state: affected.into(),
+        changed_at: now,
+    });
+}
