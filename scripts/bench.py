@@ -6,8 +6,9 @@ Corpora: (a) "notes": 2,000 generated Markdown notes (shared/bench/corpus-gen.py
 
 For each corpus a fresh `svc serve` runs with temporary config/data/cache dirs, and we measure:
 first index, no-op re-index, search latency, read latency during a sync that touches every file,
-single-note write -> searchable latency, read latency during a burst of writes, and
-gateway/worker RSS. Normally run through scripts/bench (which builds the release binary).
+single-note write -> searchable latency, read latency during a burst of writes, Context
+Capsule compile (fast; balanced with --models) and verify latency, a page of 100 changes,
+impact with default bounds, and gateway/worker RSS. Normally run through scripts/bench (which builds the release binary).
 Python standard library only.
 """
 import argparse
@@ -89,6 +90,14 @@ ROWS = [
     ("read_max_during_writes_ms", "read max during write burst (ms)", "{:.2f}", "", None),
     ("reads_during_writes", "reads during write burst", "{:d}", "", None),
     ("read_errors_during_writes", "read/write errors during burst", "{:d}", "0", ("all", 0)),
+    ("capsule_fast_p50_ms", "capsule compile fast p50 (ms, 4,000 tokens)", "{:.2f}", "<= 30 ms (notes)", ("notes", 30.0)),
+    ("capsule_fast_p99_ms", "capsule compile fast p99 (ms)", "{:.2f}", "", None),
+    ("capsule_balanced_p50_ms", "capsule compile balanced p50 (ms, --models)", "{:.2f}", "<= 120 ms (notes)", ("notes", 120.0)),
+    ("capsule_balanced_p99_ms", "capsule compile balanced p99 (ms)", "{:.2f}", "", None),
+    ("capsule_exact_tokens", "capsules counted by a tokenizer", "{}", "", None),
+    ("capsule_verify_p50_ms", "capsule verify p50 (ms)", "{:.2f}", "<= 15 ms", ("all", 15.0)),
+    ("changes_page_p50_ms", "changes page of 100 p50 (ms)", "{:.2f}", "<= 10 ms", ("all", 10.0)),
+    ("impact_p50_ms", "impact, default bounds, p50 (ms)", "{:.2f}", "<= 20 ms", ("all", 20.0)),
     ("gateway_rss_mb", "gateway RSS (MB)", "{:.1f}", "<= 30 MB", ("all", 30.0)),
     ("worker_rss_mb", "worker RSS (MB)", "{:.1f}", "", None),
     ("supervisor_rss_mb", "supervisor RSS (MB)", "{:.1f}", "", None),
@@ -559,11 +568,75 @@ def measure_reads_during_write_burst(client, port, collection, doc_uri, query):
     }
 
 
+def timed_ok(client, method, path, body, what, ok=(200,)):
+    ms, status, payload = client.timed(method, path, body)
+    if status not in ok:
+        raise RuntimeError(f"{what} -> {status}: {str(payload)[:300]}")
+    return ms, status, payload
+
+
+def capsule_latency(client, queries, depth, runs=2):
+    """Compile latency over the queries (budget 4,000 tokens); the capsules compiled."""
+    body = lambda q: {"goal": q, "budgetTokens": 4000, "depthPolicy": depth}  # noqa: E731
+    for q in queries[:5]:  # warm-up
+        timed_ok(client, "POST", "/api/context", body(q), f"context {q!r}", ok=(200, 400, 404))
+    lat, capsules = [], []
+    for _ in range(runs):
+        for q in queries:
+            ms, status, payload = timed_ok(client, "POST", "/api/context", body(q), f"context {q!r}", ok=(200, 400, 404))
+            lat.append(ms)
+            if status == 200 and len(capsules) < 30:
+                capsules.append(payload)
+    return lat, capsules
+
+
+def measure_evidence(client, queries, doc_uris):
+    """Capsule compile (fast) and verify, a page of 100 changes, impact with default bounds."""
+    res = {}
+    lat, capsules = capsule_latency(client, queries, "fast")
+    res["capsule_fast_p50_ms"], res["capsule_fast_p99_ms"] = percentile(lat, 50), percentile(lat, 99)
+    res["capsule_exact_tokens"] = any(c["budget"]["estimator"] == "active_tokenizer" for c in capsules)
+    lat = []
+    for _ in range(3):
+        for c in capsules:
+            lat.append(timed_ok(client, "POST", "/api/context/verify", {"capsule": c}, "verify")[0])
+    res["capsule_verify_p50_ms"] = percentile(lat, 50)
+    lat, cursor = [], None
+    for _ in range(60):
+        path = "/api/changes?limit=100" + (f"&since={urllib.parse.quote(cursor)}" if cursor else "")
+        ms, _, page = timed_ok(client, "GET", path, None, "changes")
+        lat.append(ms)
+        cursor = page["page"]["nextCursor"]  # walk the journal; start over at its end
+    res["changes_page_p50_ms"] = percentile(lat, 50)
+    lat = []
+    for _ in range(2):
+        for uri in doc_uris[:50]:
+            lat.append(timed_ok(client, "GET", f"/api/impact?ref={urllib.parse.quote(uri, safe='')}", None, "impact")[0])
+    res["impact_p50_ms"] = percentile(lat, 50)
+    return res
+
+
+def wait_embedded(client, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, st = client.request("GET", "/api/status")
+        if status == 200 and st.get("embeddingBacklog") == 0 and all(
+                c.get("embeddedCount") == c.get("documentCount") for c in st.get("collections", [])):
+            return True
+        time.sleep(1)
+    return False
+
+
 def bench_corpus(name, corpus_dir, queries, args, tmp):
     res = {"queries": len(queries)}
     files = md_files(corpus_dir)
     res["files"] = len(files)
     server = Server(args.bin, tempfile.mkdtemp(prefix=f"svc-{name}-", dir=tmp))
+    if args.models:
+        # The prepared model cache (scripts/models): vectors, the tokenizer, balanced capsules.
+        cache = os.path.join(server.root, "cache")
+        os.makedirs(cache, exist_ok=True)
+        os.symlink(os.path.join(args.models, "models"), os.path.join(cache, "models"))
     client = None
     try:
         log(f"{name}: starting server")
@@ -585,10 +658,20 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
         if zero:
             log(f"{name}: WARNING {zero} of {len(queries)} queries returned no results")
 
-        status, docs = client.request("GET", "/api/docs?limit=20")
+        status, docs = client.request("GET", "/api/docs?limit=100")
         if status != 200 or not docs.get("documents"):
             raise RuntimeError(f"GET /api/docs -> {status}: {docs}")
         doc_uri = docs["documents"][0]["uri"]
+
+        log(f"{name}: capsules, changes, impact")
+        res.update(measure_evidence(client, queries, [d["uri"] for d in docs["documents"]]))
+        if args.models:
+            log(f"{name}: waiting for embeddings (--models)")
+            if wait_embedded(client, args.job_timeout):
+                lat, _ = capsule_latency(client, queries, "balanced")
+                res["capsule_balanced_p50_ms"], res["capsule_balanced_p99_ms"] = percentile(lat, 50), percentile(lat, 99)
+            else:
+                log(f"{name}: WARNING embeddings not done within {args.job_timeout} s; no balanced figure")
 
         log(f"{name}: reads during sync (every file edited)")
         res.update(measure_reads_during_sync(client, server.port, files, doc_uri, queries[0], args.job_timeout))
@@ -664,11 +747,18 @@ def main():
     ap.add_argument("--job-timeout", type=float, default=900, help="seconds to wait for one job")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (corpora, server logs)")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/bench)")
+    ap.add_argument("--models", metavar="CACHE",
+                    help="a model cache prepared by scripts/models (e.g. target/test-models/cache): adds vectors "
+                         "and balanced capsules; needs ORT_DYLIB_PATH")
     args = ap.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the finally blocks stop the servers and remove the temp dir.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.bin = os.path.abspath(args.bin)
     args.shared = os.path.abspath(args.shared)
+    if args.models:
+        args.models = os.path.abspath(args.models)
+        if not os.path.isdir(os.path.join(args.models, "models")) or not os.environ.get("ORT_DYLIB_PATH"):
+            sys.exit("--models needs CACHE/models and ORT_DYLIB_PATH (see scripts/ort-env)")
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"binary not found or not executable: {args.bin}")
 
