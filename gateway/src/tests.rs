@@ -203,6 +203,8 @@ async fn the_openapi_document_covers_every_route() {
         "/api/impact",
         "/api/context",
         "/api/context/verify",
+        "/api/jobs/active",
+        "/api/docs/autocomplete",
     ];
     for path in expected {
         assert!(paths.contains_key(path), "{path} is not documented");

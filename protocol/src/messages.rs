@@ -218,6 +218,13 @@ pub enum Request {
     RemoveCapsule {
         id: String,
     },
+    ActiveJob,
+    Autocomplete {
+        /// Lowercased, trimmed, non-empty.
+        query: String,
+        collection: Option<String>,
+        limit: u32,
+    },
 }
 
 impl Request {
@@ -264,6 +271,8 @@ impl Request {
             Request::RegisterCapsule { .. } => "register_capsule",
             Request::ListCapsules => "list_capsules",
             Request::RemoveCapsule { .. } => "remove_capsule",
+            Request::ActiveJob => "active_job",
+            Request::Autocomplete { .. } => "autocomplete",
         }
     }
 }
@@ -464,9 +473,6 @@ pub struct ContextRequest {
     pub query_modes: Vec<QueryMode>,
     /// The search filters (collection unset: `collections` scopes the compile).
     pub filters: SearchFilters,
-    /// `since` / `until` as the request wrote them, echoed in the capsule's scope.
-    pub since_text: Option<String>,
-    pub until_text: Option<String>,
     pub intent: Option<String>,
     pub exclude: Vec<String>,
     pub min_score: Option<f64>,

@@ -117,8 +117,16 @@ fn a_second_job_while_one_runs_is_a_conflict() {
     let second = s.post("/api/sync", json!({}));
     second.assert_error(409, "CONFLICT");
     assert_eq!(second.json()["error"]["details"]["activeJobId"], id.as_str());
+    // The running job is the active one (unless it already finished: then none is).
+    let active = s.get("/api/jobs/active").json();
+    assert!(active["activeJob"]["id"] == id.as_str() || active["activeJob"].is_null(), "{active}");
+    if !active["activeJob"].is_null() {
+        assert_eq!(active["activeJob"]["status"], "running");
+        assert_eq!(active["activeJob"]["type"], "add");
+    }
     let job = s.wait_job(&id);
     assert_eq!(job["result"]["totalFilesAdded"], 4000);
+    assert_eq!(s.get("/api/jobs/active").json(), json!({ "activeJob": null }));
 }
 
 #[test]

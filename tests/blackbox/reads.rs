@@ -210,3 +210,40 @@ fn graph_edges_limits_and_similar_flag() {
     s.get("/api/graph?threshold=-1").assert_error(400, "VALIDATION");
     s.get("/api/graph?linkedOnly=maybe").assert_error(400, "VALIDATION");
 }
+
+#[test]
+fn autocomplete_matches_title_prefixes_then_words() {
+    let s = Server::start();
+    write_notes(
+        &s.path("n"),
+        &[
+            ("a.md", "# Rust ownership\n"),
+            ("b.md", "# Learning Rust\n"),
+            ("c.md", "# Trust issues\n"),
+            ("d.md", "# rusty tools\n"),
+            ("e.md", "# 100% done_x\n"),
+        ],
+    );
+    s.add_collection(&s.path("n"), "n");
+    let titles = |q: &str| -> Vec<String> {
+        let r = s.get(&format!("/api/docs/autocomplete?{q}")).json();
+        r["docs"].as_array().unwrap().iter().map(|d| d["title"].as_str().unwrap().to_string()).collect()
+    };
+    // Prefix matches first (by title), then word matches; "Trust" has no word starting with rust.
+    assert_eq!(titles("query=RUST"), vec!["Rust ownership", "rusty tools", "Learning Rust"]);
+    assert_eq!(titles("query=rust&limit=1"), vec!["Rust ownership"]);
+    assert_eq!(titles("query=own"), vec!["Rust ownership"]);
+    // LIKE wildcards are plain characters.
+    assert_eq!(titles("query=100%25"), vec!["100% done_x"]);
+    assert_eq!(titles("query=%25"), Vec::<String>::new());
+    assert_eq!(titles("query=_"), Vec::<String>::new());
+    let d = &s.get("/api/docs/autocomplete?query=learn").json()["docs"][0];
+    assert_eq!(d["uri"], "svc://n/b.md");
+    assert_eq!(d["collection"], "n");
+    assert!(d["docid"].as_str().unwrap().starts_with('#'));
+    s.get("/api/docs/autocomplete").assert_error(400, "VALIDATION");
+    s.get("/api/docs/autocomplete?query=%20").assert_error(400, "VALIDATION");
+    s.get("/api/docs/autocomplete?query=a&limit=0").assert_error(400, "VALIDATION");
+    s.get("/api/docs/autocomplete?query=a&collection=nope").assert_error(404, "NOT_FOUND");
+    assert_eq!(s.get("/api/docs/autocomplete?query=rust&limit=500").status, 200);
+}

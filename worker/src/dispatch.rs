@@ -82,6 +82,10 @@ impl Worker {
             Request::VerifyContext { capsule } => JsonBody::of(&evidence::verify::verify(self, &capsule)?),
             Request::RegisterCapsule { capsule, label } => evidence::saved::register(self, &capsule, label),
             Request::ListCapsules => evidence::saved::list(self),
+            Request::ActiveJob => collections::active_job(self),
+            Request::Autocomplete { query, collection, limit } => {
+                docs::autocomplete(self, &query, collection.as_deref(), limit)
+            }
             Request::RemoveCapsule { id } => evidence::saved::remove(self, &id),
         }
     }

@@ -177,9 +177,14 @@ impl Worker {
     /// What follows every job's work, before the job is recorded as finished (so a client
     /// that sees the job end sees its effects): saved capsules whose evidence changed are
     /// verified again, then the journal is cut back to its retention bound.
-    fn after_job(&self) {
-        crate::evidence::saved::reverify_touched(self);
-        self.prune_journal();
+    pub(crate) fn after_job(&self) {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::evidence::saved::reverify_touched(self);
+            self.prune_journal();
+        }));
+        if run.is_err() {
+            tracing::error!("after a job: re-verifying saved capsules or cutting the journal panicked");
+        }
     }
 
     /// Drops the journal's changes outside the retention bound of `index.yml`.

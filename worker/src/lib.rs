@@ -103,7 +103,7 @@ impl Worker {
             embed_table: Mutex::new(None),
         });
         worker.reconcile_collections()?;
-        worker.prune_journal();
+        worker.after_job();
         let fed = worker.indexer().converge()?;
         if fed > 0 {
             tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");

@@ -213,8 +213,6 @@ impl ContextBody {
                 tags_all: list(self.tags_all, ErrorCode::InvalidFilter)?,
                 tags_any: list(self.tags_any, ErrorCode::InvalidFilter)?,
             },
-            since_text: self.since,
-            until_text: self.until,
             intent: short(self.intent)?,
             exclude,
             min_score,

@@ -59,3 +59,10 @@ pub async fn job(State(s): State<AppState>, Path(id): Path<String>) -> ApiReply 
     }
     ApiReply::ok(s.worker.call(Request::GetJob { id }).await)
 }
+
+/// The indexing job that runs now (`activeJob: null` when none).
+#[utoipa::path(get, path = "/api/jobs/active", tag = "collections",
+    responses((status = 200, description = "The running job, or null", body = protocol::api::ActiveJobResponse)))]
+pub async fn active_job(State(s): State<AppState>) -> ApiReply {
+    ApiReply::ok(s.worker.call(Request::ActiveJob).await)
+}

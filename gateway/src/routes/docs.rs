@@ -172,3 +172,27 @@ pub async fn graph(State(s): State<AppState>, p: Params) -> ApiReply {
     })();
     call(&s, q.map(Request::Graph)).await
 }
+
+/// Titles for a quick switcher: titles that start with the query, then titles with a word
+/// that starts with it.
+#[utoipa::path(get, path = "/api/docs/autocomplete", tag = "documents",
+    params(("query" = String, Query, min_length = 1, description = "The start of a title or of a word in it"),
+           ("collection" = Option<String>, Query),
+           ("limit" = Option<i64>, Query, minimum = 1, description = "Default 8; above 20 is clamped")),
+    responses((status = 200, description = "Matching documents", body = protocol::api::AutocompleteResponse),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
+pub async fn autocomplete(State(s): State<AppState>, p: Params) -> ApiReply {
+    let req = (|| -> Result<Request, ApiError> {
+        let query = p.str_opt("query").map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+        let query = query.ok_or_else(|| ApiError::validation("query is required"))?;
+        if query.chars().count() > 256 {
+            return Err(ApiError::validation("query must be at most 256 characters"));
+        }
+        Ok(Request::Autocomplete {
+            query,
+            collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
+            limit: p.int("limit", 8, 1, 20)?,
+        })
+    })();
+    call(&s, req).await
+}

@@ -185,3 +185,11 @@ mod tests {
         );
     }
 }
+
+/// `GET /api/jobs/active`: the indexing job that runs now, if any.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveJobResponse {
+    /// `null` when no indexing job runs.
+    pub active_job: Option<Job>,
+}

@@ -231,6 +231,9 @@ pub struct CapsuleRequest {
     pub intent: Option<String>,
     pub lang: Option<String>,
     pub limit: u32,
+    /// Written as JSON writes it in every language (a whole value without a fraction), so
+    /// a client that re-serializes the capsule keeps its identity.
+    #[serde(serialize_with = "whole_as_integer")]
     pub min_score: Option<f64>,
     pub query_modes: Vec<CapsuleQueryMode>,
     pub rerank_requested: bool,
@@ -359,7 +362,21 @@ pub struct CapsuleReceipt {
     pub evidence: Vec<EvidenceCheck>,
 }
 
-/// `value` as canonical JSON: object keys sorted at every level, no whitespace.
+/// A whole, finite float (as `1.0`) is written as the integer it is (`1`).
+fn is_whole(x: f64) -> bool {
+    x.is_finite() && x.fract() == 0.0 && x.abs() < 9.0e15
+}
+
+fn whole_as_integer<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) if is_whole(*x) => s.serialize_some(&(*x as i64)),
+        Some(x) => s.serialize_some(x),
+        None => s.serialize_none(),
+    }
+}
+
+/// `value` as canonical JSON: object keys sorted at every level, no whitespace, whole
+/// numbers without a fraction.
 pub fn canonical_json(value: &Value) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
@@ -395,6 +412,10 @@ fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() && is_whole(x) => out.push_str(&(x as i64).to_string()),
+            _ => out.push_str(&n.to_string()),
+        },
         other => out.push_str(&other.to_string()),
     }
 }
@@ -406,8 +427,8 @@ mod tests {
 
     #[test]
     fn canonical_json_sorts_keys_at_every_level() {
-        let v: Value = serde_json::from_str(r#"{"b":1,"a":{"z":[{"y":1,"x":2}],"Z":null},"aB":"é"}"#).unwrap();
-        assert_eq!(canonical_json(&v), r#"{"a":{"Z":null,"z":[{"x":2,"y":1}]},"aB":"é","b":1}"#);
+        let v: Value = serde_json::from_str(r#"{"b":1.0,"a":{"z":[{"y":1,"x":2.5}],"Z":null},"aB":"é"}"#).unwrap();
+        assert_eq!(canonical_json(&v), r#"{"a":{"Z":null,"z":[{"x":2.5,"y":1}]},"aB":"é","b":1}"#);
     }
 
     fn state() -> CapabilityState {
@@ -522,7 +543,7 @@ mod tests {
                     intent: None,
                     lang: None,
                     limit: 20,
-                    min_score: None,
+                    min_score: Some(1.0),
                     query_modes: vec![CapsuleQueryMode { mode: "term".into(), text: "t".into() }],
                     rerank_requested: false,
                 },

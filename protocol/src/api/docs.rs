@@ -124,3 +124,19 @@ pub struct AssetLocation {
     pub size: u64,
     pub name: String,
 }
+
+/// An entry of `GET /api/docs/autocomplete`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct AutocompleteDoc {
+    pub docid: String,
+    pub uri: String,
+    pub title: String,
+    pub collection: String,
+}
+
+/// `GET /api/docs/autocomplete`: titles that start with the query first, then titles with a
+/// word that starts with it, each group by title.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct AutocompleteResponse {
+    pub docs: Vec<AutocompleteDoc>,
+}

@@ -75,6 +75,14 @@ fn search_request(req: &ContextRequest, collection: Option<String>, pool: u32) -
     }
 }
 
+/// A query the keyword grammar refuses (an odd quote, only negations) is the goal's fault.
+fn retrieval_error(e: ApiError) -> ApiError {
+    match e.code {
+        ErrorCode::Validation => ApiError::context(ErrorCode::InvalidGoal),
+        _ => fail(ErrorCode::RetrievalFailed)(e.message),
+    }
+}
+
 fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     let pool = candidate_limit(req);
     // One retrieval over the index, or one per collection (canonical order) merged by rank.
@@ -95,12 +103,9 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
                 no_rerank: !rerank_wanted,
                 query_modes: req.query_modes.clone(),
             };
-            hybrid::run(w, &q).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.message))?.response
+            hybrid::run(w, &q).map_err(retrieval_error)?.response
         } else {
-            keyword::search(w, &s).map_err(|e| match e.code {
-                ErrorCode::Validation => ApiError::context(ErrorCode::InvalidGoal),
-                _ => fail(ErrorCode::RetrievalFailed)(e.message),
-            })?
+            keyword::search(w, &s).map_err(retrieval_error)?
         };
         vectors_used |= response.meta.vectors_used == Some(true);
         reranked |= response.meta.reranked == Some(true);
@@ -134,6 +139,9 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
         let rank = hits.len() as u32 + 1;
         hits.push(Hit { row, seq: r.chunk.index, rank: Some(rank), sources: source.clone(), graph: false });
     }
+    // The neighbours take connections of their own: a reader held here could be the one
+    // they wait for.
+    drop(conn);
     let graph_wanted = graph_requested(req);
     if graph_wanted {
         add_neighbours(w, req, &mut hits)?;
@@ -169,7 +177,7 @@ pub(super) fn retrieve_hits(w: &Worker, req: &ContextRequest) -> Result<Vec<Hit>
 /// `thorough`: the notes the top hits link to (resolved over active notes), after the
 /// retrieved ones, first chunk, in hit order then URI order; within the request's scope.
 fn add_neighbours(w: &Worker, req: &ContextRequest, hits: &mut Vec<Hit>) -> Result<(), ApiError> {
-    let res = resolver(w)?;
+    let res = resolver(w).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.message))?;
     let conn = w.catalog.reader();
     let mut seen: HashSet<i64> = hits.iter().map(|h| h.row.id).collect();
     let mut extra = Vec::new();
@@ -219,7 +227,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
     };
     let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
     let passage_hash = identity::passage_hash(&passage);
-    let lower = passage.to_lowercase();
+    let words = crate::retrieval::common::query_terms(&passage);
     let evidence_id = identity::evidence_id(
         &hit.row.docid,
         chunk.start_line,
@@ -237,7 +245,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         egress: LOCAL_ONLY.into(),
         end_line: chunk.end_line,
         evidence_id,
-        facets: facets.iter().filter(|f| facets::covers(&lower, f)).cloned().collect(),
+        facets: facets.iter().filter(|f| facets::covers(&words, f)).cloned().collect(),
         graph_expanded: hit.graph,
         heading,
         mirror_hash: hit.row.mirror_hash.clone(),
@@ -413,10 +421,11 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
             categories: req.filters.categories.clone(),
             collections: req.collections.clone(),
             index_name: w.dirs.index_name.clone(),
-            since: req.since_text.clone(),
+            // As resolved (a relative token becomes its instant), so verification reads it back.
+            since: req.filters.since_ms.map(time_fmt::ms_to_iso),
             tags_all: req.filters.tags_all.clone(),
             tags_any: req.filters.tags_any.clone(),
-            until: req.until_text.clone(),
+            until: req.filters.until_ms.map(time_fmt::ms_to_iso),
             uri_prefix: req.uri_prefix.clone(),
         },
         truncated: false,
@@ -509,8 +518,10 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
     let mut admitted: Vec<Evidence> = Vec::new();
     let mut seen_docs: HashSet<i64> = HashSet::new();
     let mut seen_passages: HashSet<String> = HashSet::new();
+    let mut over_limit = false;
     for hit in &retrieved.hits {
         if admitted.len() >= req.limit as usize {
+            over_limit = true;
             break;
         }
         if !seen_docs.insert(hit.row.id) {
@@ -567,7 +578,8 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
         let covered: BTreeSet<&String> = chosen.iter().flat_map(|e| e.facets.iter()).collect();
         let budget_cut: BTreeSet<String> =
             dropped.iter().flat_map(|e| e.facets.iter()).filter(|f| !covered.contains(f)).cloned().collect();
-        let (_, json, fits) = assemble(&frame, &chosen, &left_now, &budget_cut, !dropped.is_empty(), &counter)?;
+        let cut = over_limit || !dropped.is_empty();
+        let (_, json, fits) = assemble(&frame, &chosen, &left_now, &budget_cut, cut, &counter)?;
         if fits {
             return Ok(Compiled { json });
         }

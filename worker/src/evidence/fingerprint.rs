@@ -40,6 +40,20 @@ pub fn model(reference: &str) -> String {
     hashed(reference)
 }
 
+/// The embedding model a compile at `depth` would use now: vectors only when the embedder is
+/// loaded (the worker loads it at start when its files are there).
+pub fn embedding_now(w: &Worker, depth: DepthPolicy) -> Option<String> {
+    (depth != DepthPolicy::Fast && w.models.loaded().embed).then(|| model(w.models.embed_model_ref()))
+}
+
+/// The rerank model a compile would use now.
+pub fn rerank_now(w: &Worker, depth: DepthPolicy, requested: bool) -> Option<String> {
+    if depth == DepthPolicy::Fast || !requested || !w.models.loaded().rerank {
+        return None;
+    }
+    w.models.rerank_model_ref().map(model)
+}
+
 /// The index as of now: its name and the catalog generation (bumped by every change to a
 /// document).
 pub fn index(w: &Worker) -> Result<String, WorkerError> {

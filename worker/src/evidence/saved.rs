@@ -73,6 +73,8 @@ pub fn reverify_touched(w: &Worker) {
         Ok(r) => r,
         Err(e) => return tracing::error!("saved capsules: {e}"),
     };
+    // Changes retention dropped before a capsule looked at them may have touched it.
+    let cut = catalog::journal_cut(&w.catalog.reader()).map(|c| c.seq).unwrap_or(0);
     for r in regs {
         let changed = match catalog::changed_uris_after(&w.catalog.reader(), r.checked_seq) {
             Ok(c) => c,
@@ -81,8 +83,9 @@ pub fn reverify_touched(w: &Worker) {
                 continue;
             }
         };
-        let Some(last) = changed.iter().map(|(s, _)| *s).max() else { continue };
-        if changed.iter().any(|(_, u)| r.uris.binary_search(u).is_ok()) {
+        let missed = r.checked_seq < cut;
+        let Some(last) = changed.iter().map(|(s, _)| *s).max().or(missed.then_some(cut)) else { continue };
+        if missed || changed.iter().any(|(_, u)| r.uris.binary_search(u).is_ok()) {
             reverify(w, &r);
         }
         if let Err(e) = catalog::mark_checked(&w.catalog.writer(), &r.id, last) {

@@ -23,6 +23,9 @@ pub fn checked_capsule(raw: &str) -> Result<Capsule, ApiError> {
         return Err(malformed());
     }
     let capsule: Capsule = serde_json::from_value(value.clone()).map_err(|_| malformed())?;
+    if capsule.evidence.is_empty() {
+        return Err(malformed());
+    }
     if identity::capsule_id(&value) != capsule.capsule_id {
         return Err(ApiError::context(ErrorCode::IdentityMismatch));
     }
@@ -58,23 +61,18 @@ fn content_state(w: &Worker, e: &Evidence) -> Result<(&'static str, &'static str
         return Ok(("missing", "mirror_missing", [Some(row.source_hash), None, None]));
     };
     let passage = identity::passage(&text, e.start_line, e.end_line).map(|p| identity::passage_hash(&p));
-    let state = if row.source_hash == e.source_hash && row.mirror_hash == e.mirror_hash {
+    let same_passage = passage.as_deref() == Some(e.passage_hash.as_str());
+    // Unchanged only when the cited lines still hash to the passage: hashes a client can
+    // recompute do not vouch for text the index never held at those lines.
+    let state = if row.source_hash == e.source_hash && row.mirror_hash == e.mirror_hash && same_passage {
         ("unchanged", "verified_unchanged")
-    } else if passage.as_deref() == Some(e.passage_hash.as_str()) {
+    } else if same_passage {
         // The file changed, but the cited lines still read the same.
         ("stale", "source_stale")
     } else {
         ("stale", "passage_stale")
     };
     Ok((state.0, state.1, [Some(row.source_hash), Some(row.mirror_hash), passage]))
-}
-
-/// Epoch milliseconds of a `since`/`until` the capsule recorded (ISO date or time).
-fn bound_ms(text: &str, end_of_day: bool) -> Option<i64> {
-    time_fmt::iso_to_ms(text).or_else(|| {
-        let day = time_fmt::iso_to_ms(&format!("{text}T00:00:00Z"))?;
-        Some(if end_of_day { day + 86_399_999 } else { day })
-    })
 }
 
 /// The request a capsule was compiled from, as far as it recorded it; `None` when a filter
@@ -93,14 +91,19 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
         .iter()
         .map(|m| kind(&m.mode).map(|kind| QueryMode { kind, text: m.text.clone() }))
         .collect::<Option<Vec<_>>>()?;
+    // The bounds as the compile resolved them (RFC 3339).
     let since_ms = match &c.scope.since {
-        Some(s) => Some(bound_ms(s, false)?),
+        Some(s) => Some(time_fmt::iso_to_ms(s)?),
         None => None,
     };
     let until_ms = match &c.scope.until {
-        Some(s) => Some(bound_ms(s, true)?),
+        Some(s) => Some(time_fmt::iso_to_ms(s)?),
         None => None,
     };
+    // What the gateway would accept: a capsule asking for more cannot be re-ranked.
+    if r.candidate_limit > 200 || r.limit > 100 || r.query_modes.len() > 16 {
+        return None;
+    }
     Some(ContextRequest {
         goal: c.goal.clone(),
         query: c.query.clone(),
@@ -116,8 +119,6 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
             tags_all: c.scope.tags_all.clone(),
             tags_any: c.scope.tags_any.clone(),
         },
-        since_text: c.scope.since.clone(),
-        until_text: c.scope.until.clone(),
         intent: r.intent.clone(),
         exclude: r.exclude.clone(),
         min_score: r.min_score,
@@ -190,27 +191,14 @@ pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
         tracing::warn!("context verify: {e}");
         ApiError::context(ErrorCode::RuntimeError)
     };
+    let depth = DepthPolicy::parse(&c.retrieval.depth_policy).unwrap_or_default();
+    // As a compile would compute them now, whatever the capsule recorded.
     let current = CurrentFingerprints {
         config: fingerprint::config(w),
-        retrieval: fingerprint::retrieval(
-            DepthPolicy::parse(&c.retrieval.depth_policy).unwrap_or_default(),
-            c.retrieval.request.candidate_limit,
-        ),
-        embedding_model: c
-            .fingerprints
-            .embedding_model
-            .as_ref()
-            .map(|_| fingerprint::model(w.models.embed_model_ref())),
-        rerank_model: c
-            .fingerprints
-            .rerank_model
-            .as_ref()
-            .and_then(|_| w.models.rerank_model_ref().map(fingerprint::model)),
-        tokenizer: c
-            .fingerprints
-            .tokenizer
-            .as_ref()
-            .and_then(|_| w.models.counting_tokenizer().ok().map(|t| t.fingerprint.clone())),
+        retrieval: fingerprint::retrieval(depth, c.retrieval.request.candidate_limit),
+        embedding_model: fingerprint::embedding_now(w, depth),
+        rerank_model: fingerprint::rerank_now(w, depth, c.retrieval.request.rerank_requested),
+        tokenizer: w.models.counting_tokenizer().ok().map(|t| t.fingerprint.clone()),
         index: fingerprint::index(w).map_err(runtime)?,
     };
     let f = &c.fingerprints;

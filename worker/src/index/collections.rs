@@ -139,6 +139,15 @@ pub fn get_job(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
     }
 }
 
+/// The indexing job that runs now (`null` when none).
+pub fn active_job(w: &Worker) -> Result<JsonBody, ApiError> {
+    let job = match w.jobs.active() {
+        Some(id) => catalog::get_job(&w.catalog.reader(), &id).map_err(runtime)?,
+        None => None,
+    };
+    JsonBody::of(&protocol::api::ActiveJobResponse { active_job: job })
+}
+
 /// The body of `add` and `sync` jobs.
 fn run_sync(w: &Worker, targets: Vec<CollectionConfig>, git_pull: Option<bool>) -> Result<SyncResult, String> {
     let started = Instant::now();

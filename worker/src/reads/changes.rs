@@ -69,7 +69,9 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
             return Err(ApiError::not_found(format!("Collection not found: {c}")));
         }
     }
-    let conn = w.catalog.reader();
+    let guard = w.catalog.reader();
+    // One read snapshot: the cut, the span and the rows agree even while a prune commits.
+    let conn = guard.unchecked_transaction().map_err(runtime)?;
     let cut = catalog::journal_cut(&conn).map_err(runtime)?;
     let pruned = cut.seq;
     let span = catalog::journal_span(&conn).map_err(runtime)?;
@@ -120,7 +122,8 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
 /// `GET /api/diff`: one change of a document (its newest without `change`).
 pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<JsonBody, ApiError> {
     let doc = resolve_any_doc(w, r)?;
-    let conn = w.catalog.reader();
+    let guard = w.catalog.reader();
+    let conn = guard.unchecked_transaction().map_err(runtime)?;
     let pruned = catalog::journal_cut(&conn).map_err(runtime)?.seq;
     let history = catalog::changes_of_doc(&conn, doc.id).map_err(runtime)?;
     let (status, entry) = match change {

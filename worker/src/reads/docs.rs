@@ -4,8 +4,8 @@ use crate::index::indexer::{source_kind, SourceKind};
 use crate::stores::catalog::{self, DocRow, DOC_COLUMNS};
 use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{
-    DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta,
-    TagsResponse,
+    AutocompleteDoc, AutocompleteResponse, DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta,
+    SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
 use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortOrder};
 use rusqlite::types::Value as SqlValue;
@@ -201,4 +201,36 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
         meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid },
         sections,
     })
+}
+
+/// Titles for a quick switcher: titles starting with `query` first, then titles with a word
+/// starting with it; each group in title order (case-insensitive), at most `limit`.
+pub fn autocomplete(w: &Worker, query: &str, collection: Option<&str>, limit: u32) -> Result<JsonBody, ApiError> {
+    if let Some(c) = collection.filter(|c| w.config().find(c).is_none()) {
+        return Err(ApiError::not_found(format!("Collection not found: {c}")));
+    }
+    let escaped: String =
+        query.chars().flat_map(|c| if matches!(c, '%' | '_' | '\\') { vec!['\\', c] } else { vec![c] }).collect();
+    let conn = w.catalog.reader();
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT docid, collection, rel_path, title, CASE WHEN lower(title) LIKE ?1 || '%' ESCAPE '\\' THEN 0 ELSE 1 END AS rank \
+             FROM documents WHERE active = 1 AND (?3 IS NULL OR collection = ?3) \
+             AND (lower(title) LIKE ?1 || '%' ESCAPE '\\' OR lower(title) LIKE '% ' || ?1 || '%' ESCAPE '\\' \
+                  OR lower(title) LIKE '%-' || ?1 || '%' ESCAPE '\\' OR lower(title) LIKE '%/' || ?1 || '%' ESCAPE '\\') \
+             ORDER BY rank, lower(title), collection, rel_path LIMIT ?2",
+        )
+        .map_err(runtime)?;
+    let rows = stmt
+        .query_map(rusqlite::params![escaped, limit, collection], |r| {
+            Ok(AutocompleteDoc {
+                docid: r.get(0)?,
+                uri: uri::doc_uri(&r.get::<_, String>(1)?, &r.get::<_, String>(2)?),
+                title: r.get(3)?,
+                collection: r.get(1)?,
+            })
+        })
+        .map_err(runtime)?;
+    let docs = rows.collect::<Result<Vec<_>, _>>().map_err(runtime)?;
+    JsonBody::of(&AutocompleteResponse { docs })
 }

@@ -101,8 +101,9 @@ pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<JsonBody, ApiE
         }
         depth += 1;
         if frontier.len() > b.frontier_limit as usize {
-            frontier.truncate(b.frontier_limit as usize);
-            cuts.frontier = true;
+            let dropped = frontier.split_off(b.frontier_limit as usize);
+            cuts.frontier |=
+                dropped.iter().any(|n| deps.get(n).is_some_and(|d| d.iter().any(|(s, _)| !visited.contains(s))));
         }
         let mut next = Vec::new();
         for n in &frontier {
@@ -129,8 +130,12 @@ pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<JsonBody, ApiE
                 next.push(*src);
             }
         }
+        // Each level in URI order, as the dependents of one document are.
+        next.sort_by_cached_key(|id| res.doc(*id).map(|d| uri::doc_uri(&d.collection, &d.rel_path)));
         frontier = next;
     }
+    // Nearest first, URI order within a depth.
+    found.sort_by_cached_key(|(id, depth)| (*depth, res.doc(*id).map(|d| uri::doc_uri(&d.collection, &d.rel_path))));
     let mut impacted = Vec::with_capacity(found.len());
     for (id, depth) in found {
         let Some(doc) = res.doc(id) else { continue };

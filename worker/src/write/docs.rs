@@ -250,6 +250,7 @@ pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiErro
     let _write = w.write_lock();
     let row = resolve_doc(w, doc)?;
     w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save).map_err(runtime)?;
+    w.after_job();
     let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(&row.rel_path).display().to_string());
     JsonBody::of(&DeactivatedDoc {
         success: true,

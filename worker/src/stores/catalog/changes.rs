@@ -207,10 +207,17 @@ fn entries(conn: &Connection, sql: &str, args: &[&dyn rusqlite::ToSql]) -> Resul
 
 /// Up to `limit` changes after `after` (a sequence), oldest first, of one collection or all.
 pub fn changes_after(conn: &Connection, after: u64, collection: Option<&str>, limit: u32) -> Result<Vec<JournalEntry>> {
-    let sql = format!(
-        "SELECT {ENTRY_COLUMNS} FROM changes WHERE seq > ?1 AND (?2 IS NULL OR collection = ?2) ORDER BY seq LIMIT ?3"
-    );
-    entries(conn, &sql, &[&(after as i64), &collection, &limit])
+    match collection {
+        None => {
+            let sql = format!("SELECT {ENTRY_COLUMNS} FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+            entries(conn, &sql, &[&(after as i64), &limit])
+        }
+        Some(c) => {
+            let sql =
+                format!("SELECT {ENTRY_COLUMNS} FROM changes WHERE collection = ?2 AND seq > ?1 ORDER BY seq LIMIT ?3");
+            entries(conn, &sql, &[&(after as i64), &c, &limit])
+        }
+    }
 }
 
 /// The changes of one document, oldest first.
@@ -301,9 +308,11 @@ pub fn prune_journal(
     let Some((_, last)) = journal_span(conn)? else { return Ok(0) };
     // Rows at or below `by_rows` fall outside the row bound.
     let by_rows: Option<i64> = conn
-        .query_row("SELECT seq FROM changes ORDER BY seq DESC LIMIT 1 OFFSET ?1", [bound.max_rows.max(1) as i64], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT seq FROM changes ORDER BY seq DESC LIMIT 1 OFFSET ?1",
+            [i64::try_from(bound.max_rows.max(1)).unwrap_or(i64::MAX)],
+            |r| r.get(0),
+        )
         .optional()?;
     let by_age = sequence_before_time(conn, now_ms.saturating_sub(bound.max_age_ms), &parse_ms)?;
     let cut = (by_rows.unwrap_or(0).max(0) as u64).max(by_age).min(last);
@@ -315,11 +324,14 @@ pub fn prune_journal(
             r.get(0)
         })
         .optional()?;
-    let dropped = conn.execute("DELETE FROM changes WHERE seq <= ?1", [cut as i64])? as u64;
-    set_meta(conn, "journal_pruned_seq", &cut.to_string())?;
+    // One transaction: a reader sees the rows and the recorded cut change together.
+    let tx = conn.unchecked_transaction()?;
+    let dropped = tx.execute("DELETE FROM changes WHERE seq <= ?1", [cut as i64])? as u64;
+    set_meta(&tx, "journal_pruned_seq", &cut.to_string())?;
     if let Some(at) = newest_dropped {
-        set_meta(conn, "journal_pruned_at", &at)?;
+        set_meta(&tx, "journal_pruned_at", &at)?;
     }
+    tx.commit()?;
     Ok(dropped)
 }
 

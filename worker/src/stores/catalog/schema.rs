@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS changes(
   delta TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS changes_doc ON changes(doc_id);
+CREATE INDEX IF NOT EXISTS changes_collection ON changes(collection, seq);
 -- Saved Context Capsules (`svc context add`), re-verified when a change touches their
 -- evidence: `checked_seq` is the last journal change looked at.
 CREATE TABLE IF NOT EXISTS capsule_registrations(

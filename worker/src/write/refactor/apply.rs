@@ -192,6 +192,8 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
             pending.push(format!("{rel}: {e}"));
         }
     }
+    // As after a job: saved capsules whose evidence moved are verified again.
+    w.after_job();
     let status = if pending.is_empty() { ApplyStatus::Applied } else { ApplyStatus::AppliedWithSyncPending };
     let index_convergence = if pending.is_empty() {
         IndexConvergence { state: ConvergenceState::Converged, recovery_instruction: None, errors: None }
