@@ -201,6 +201,11 @@ fn verification_finds_unchanged_stale_missing_and_tampering() {
     assert_eq!(r["evidence"][0]["contentStatus"], "stale", "{r}");
     assert_eq!(r["evidence"][0]["contentCode"], "passage_stale");
     assert_eq!(r["contentStatus"], "stale");
+    // A capsule of another index (its identity intact) is refused before any evidence is read.
+    let mut other = c.clone();
+    other["scope"]["indexName"] = json!("elsewhere");
+    rehash(&mut other, 0);
+    verify(&other).assert_error(409, "index_snapshot_mismatch");
     // Key order does not matter (canonical JSON), the size fields are outside the identity.
     let mut sized = c.clone();
     sized["budget"]["usedBytes"] = json!(1);
