@@ -55,19 +55,75 @@ impl Limits {
     }
 }
 
+/// Rounds after which `usedTokens` may only grow: a tokenizer can split the count's own
+/// digits differently, so exact counts can alternate between two values forever.
+const EXACT_ROUNDS: usize = 8;
+
 /// Sets `budget.usedBytes` / `usedTokens` to the size of the final canonical JSON, which
 /// includes those two numbers: iterated until they describe themselves (at most 32 rounds).
+/// `usedBytes` is always exact. `usedTokens` is exact, or, when the count keeps alternating
+/// because of its own digits, the larger of the alternatives: never below the real count.
 /// Returns the final JSON.
 pub fn settle_size(capsule: &mut Capsule, counter: &TokenCounter) -> Result<String, ApiError> {
-    let runtime = || ApiError::context(ErrorCode::RuntimeError);
-    for _ in 0..32 {
-        let json = serde_json::to_string(capsule).map_err(|_| runtime())?;
-        let (bytes, tokens) = (json.len() as u64, counter.count(&json)?);
-        if bytes == capsule.budget.used_bytes && tokens == capsule.budget.used_tokens {
-            return Ok(json);
-        }
+    let (bytes, tokens, json) = settle(|bytes, tokens| {
         capsule.budget.used_bytes = bytes;
         capsule.budget.used_tokens = tokens;
+        let json = serde_json::to_string(capsule).map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
+        let count = counter.count(&json)?;
+        Ok((json.len() as u64, count, json))
+    })?;
+    capsule.budget.used_bytes = bytes;
+    capsule.budget.used_tokens = tokens;
+    Ok(json)
+}
+
+/// The fixed point of `measure(usedBytes, usedTokens) -> (bytes, tokens, payload)`.
+fn settle<T>(mut measure: impl FnMut(u64, u64) -> Result<(u64, u64, T), ApiError>) -> Result<(u64, u64, T), ApiError> {
+    let (mut used_bytes, mut used_tokens) = (0, 0);
+    for round in 0..32 {
+        let (bytes, tokens, payload) = measure(used_bytes, used_tokens)?;
+        let tokens_ok = tokens == used_tokens || (round > EXACT_ROUNDS && tokens <= used_tokens);
+        if bytes == used_bytes && tokens_ok {
+            return Ok((used_bytes, used_tokens, payload));
+        }
+        used_bytes = bytes;
+        used_tokens = if round >= EXACT_ROUNDS { tokens.max(used_tokens) } else { tokens };
     }
-    Err(runtime())
+    Err(ApiError::context(ErrorCode::RuntimeError))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn payload(bytes: u64, tokens: u64) -> String {
+        format!("{{\"usedBytes\":{bytes},\"usedTokens\":{tokens}}}")
+    }
+
+    #[test]
+    fn sizes_describe_themselves() {
+        let (bytes, tokens, json) = settle(|b, t| {
+            let p = payload(b, t);
+            Ok((p.len() as u64, p.len() as u64, p))
+        })
+        .unwrap();
+        assert_eq!((bytes as usize, tokens as usize), (json.len(), json.len()));
+        assert_eq!(json, payload(bytes, tokens));
+    }
+
+    /// A count that depends on the parity of the number written: exact settling never ends,
+    /// so the larger count is kept, and it bounds the real one.
+    #[test]
+    fn an_alternating_count_settles_on_the_larger_value() {
+        let count = |t: u64| if t % 2 == 0 { 11 } else { 10 };
+        let (bytes, tokens, json) = settle(|b, t| {
+            let p = payload(b, t);
+            Ok((p.len() as u64, count(t), p))
+        })
+        .unwrap();
+        assert_eq!(bytes as usize, json.len());
+        assert_eq!(tokens, 11);
+        assert!(count(tokens) <= tokens);
+    }
 }
