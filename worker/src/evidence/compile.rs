@@ -10,7 +10,6 @@
 use super::budget::{settle_size, Limits, TokenCounter};
 use super::{facets, fingerprint, identity};
 use crate::index::indexer::{source_kind, SourceKind};
-use crate::index::ingest;
 use crate::reads::links::resolver;
 use crate::retrieval::{hybrid, keyword};
 use crate::stores::catalog::{self, DocRow};
@@ -202,6 +201,31 @@ fn add_neighbours(w: &Worker, req: &ContextRequest, hits: &mut Vec<Hit>) -> Resu
     Ok(())
 }
 
+/// The title of the last ATX heading at or before `line` (1-based), outside fenced code.
+fn heading_at(text: &str, line: u32) -> Option<String> {
+    let mut fence: Option<&str> = None;
+    let mut last = None;
+    for l in text.lines().take(line as usize) {
+        let t = l.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if open == m => fence = None,
+            (None, None) => {
+                let level = t.chars().take_while(|c| *c == '#').count();
+                if (1..=6).contains(&level) && t[level..].starts_with([' ', '\t']) {
+                    let title = t[level..].trim().trim_end_matches('#').trim();
+                    if !title.is_empty() {
+                        last = Some(title.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    last
+}
+
 /// The passage of a hit: its chunk's lines, exactly as the canonical mirror has them.
 fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
     let conn = w.catalog.reader();
@@ -217,12 +241,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         return Ok(None);
     };
     let heading = match source_kind(&hit.row.rel_path) {
-        Some(SourceKind::Markdown) => ingest::parse_markdown(&text, &hit.row.rel_path)
-            .sections
-            .into_iter()
-            .take_while(|s| s.line <= chunk.start_line)
-            .last()
-            .map(|s| s.title),
+        Some(SourceKind::Markdown) => heading_at(&text, chunk.start_line),
         _ => None,
     };
     let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
@@ -545,8 +564,10 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
     // Selection: in rank order, each passage that still fits; the estimate per passage is
     // its own JSON, and the assembled payload is measured exactly at the end (dropping the
     // last chosen passage while it does not fit).
-    let (base, _, _) = assemble(&frame, &[], &Left::default(), &BTreeSet::new(), false, &counter)?;
-    let (mut tokens, mut bytes) = (base.budget.used_tokens, base.budget.used_bytes);
+    // The frame alone, measured once (its size fields are still zero: a few bytes short,
+    // which the exact measure at the end makes up for).
+    let base = serde_json::to_string(&frame.capsule).map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
+    let (mut tokens, mut bytes) = (counter.count(&base)?, base.len() as u64);
     let mut chosen: Vec<Evidence> = Vec::new();
     let mut dropped: Vec<Evidence> = Vec::new();
     for ev in admitted {
@@ -574,6 +595,7 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
         for d in &dropped {
             left_now.add(&d.uri, d.start_line, d.end_line, "global_budget");
         }
+        listed = listed.min(left_now.items.len());
         left_now.items.truncate(listed);
         let covered: BTreeSet<&String> = chosen.iter().flat_map(|e| e.facets.iter()).collect();
         let budget_cut: BTreeSet<String> =
@@ -593,5 +615,20 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
         if chosen.is_empty() {
             return Err(ApiError::context(ErrorCode::InvalidBudget));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::heading_at;
+
+    #[test]
+    fn the_heading_a_line_sits_under() {
+        let text = "# Top\nintro\n## Part\n```\n# not a heading\n```\nbody\n#nospace\n";
+        assert_eq!(heading_at(text, 1).as_deref(), Some("Top"));
+        assert_eq!(heading_at(text, 2).as_deref(), Some("Top"));
+        assert_eq!(heading_at(text, 7).as_deref(), Some("Part"));
+        assert_eq!(heading_at(text, 8).as_deref(), Some("Part"));
+        assert_eq!(heading_at("plain\n", 1), None);
     }
 }
