@@ -60,9 +60,9 @@ impl CountingTokenizer {
         Ok(CountingTokenizer { tokenizer, fingerprint: format!("sha256:{}", crate::index::ingest::sha256_hex(&bytes)) })
     }
 
-    /// Tokens of `text` (special tokens not added).
+    /// Tokens of `text` (special tokens not added; no offsets are tracked).
     pub fn count(&self, text: &str) -> Result<u64> {
-        let enc = self.tokenizer.encode(text, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        let enc = self.tokenizer.encode_fast(text, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         Ok(enc.len() as u64)
     }
 }
