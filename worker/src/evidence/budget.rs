@@ -116,7 +116,7 @@ mod tests {
     /// so the larger count is kept, and it bounds the real one.
     #[test]
     fn an_alternating_count_settles_on_the_larger_value() {
-        let count = |t: u64| if t % 2 == 0 { 11 } else { 10 };
+        let count = |t: u64| if t.is_multiple_of(2) { 11 } else { 10 };
         let (bytes, tokens, json) = settle(|b, t| {
             let p = payload(b, t);
             Ok((p.len() as u64, count(t), p))
