@@ -98,6 +98,7 @@ ROWS = [
     ("capsule_verify_p50_ms", "capsule verify p50 (ms)", "{:.2f}", "<= 15 ms", ("all", 15.0)),
     ("changes_page_p50_ms", "changes page of 100 p50 (ms)", "{:.2f}", "<= 10 ms", ("all", 10.0)),
     ("impact_p50_ms", "impact, default bounds, p50 (ms)", "{:.2f}", "<= 20 ms", ("all", 20.0)),
+    ("autocomplete_p50_ms", "docs/autocomplete p50 (ms)", "{:.2f}", "<= 2 ms (notes)", ("notes", 2.0)),
     ("gateway_rss_mb", "gateway RSS (MB)", "{:.1f}", "<= 30 MB", ("all", 30.0)),
     ("worker_rss_mb", "worker RSS (MB)", "{:.1f}", "", None),
     ("supervisor_rss_mb", "supervisor RSS (MB)", "{:.1f}", "", None),
@@ -591,7 +592,8 @@ def capsule_latency(client, queries, depth, runs=2):
 
 
 def measure_evidence(client, queries, doc_uris):
-    """Capsule compile (fast) and verify, a page of 100 changes, impact with default bounds."""
+    """Capsule compile (fast) and verify, a page of 100 changes, impact with default bounds,
+    autocomplete."""
     res = {}
     lat, capsules = capsule_latency(client, queries, "fast")
     res["capsule_fast_p50_ms"], res["capsule_fast_p99_ms"] = percentile(lat, 50), percentile(lat, 99)
@@ -613,6 +615,14 @@ def measure_evidence(client, queries, doc_uris):
         for uri in doc_uris[:50]:
             lat.append(timed_ok(client, "GET", f"/api/impact?ref={urllib.parse.quote(uri, safe='')}", None, "impact")[0])
     res["impact_p50_ms"] = percentile(lat, 50)
+    # The quick switcher: every 1-4 letter prefix of each query's first word.
+    prefixes = sorted({q.split()[0][:n].lower() for q in queries for n in range(1, 5)})
+    lat = []
+    for _ in range(3):
+        for p in prefixes:
+            path = f"/api/docs/autocomplete?query={urllib.parse.quote(p)}"
+            lat.append(timed_ok(client, "GET", path, None, "autocomplete")[0])
+    res["autocomplete_p50_ms"] = percentile(lat, 50)
     return res
 
 

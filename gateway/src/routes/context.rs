@@ -15,6 +15,18 @@ fn unreadable() -> ApiError {
     ApiError::context(ErrorCode::RuntimeError)
 }
 
+/// A context body read and validated: any error in the context family's catalog.
+fn parse<T, R>(
+    body: Result<Body<T>, ApiReply>,
+    validate: impl FnOnce(T) -> Result<R, ApiError>,
+) -> Result<R, ApiReply> {
+    match body {
+        Ok(Body(b)) => validate(b).map_err(ApiReply::Error),
+        Err(ApiReply::Error(e)) => Err(ApiReply::Error(context_error(e))),
+        Err(other) => Err(other),
+    }
+}
+
 /// The worker's errors stay in the catalog; a failure outside it (the worker restarting)
 /// keeps its own code.
 async fn ask(s: &AppState, r: Request) -> Result<Vec<u8>, ApiError> {
@@ -31,14 +43,9 @@ async fn ask(s: &AppState, r: Request) -> Result<Vec<u8>, ApiError> {
               (status = 500, description = "retrieval_failed, content_load_failed or runtime_error", body = ErrorEnvelope),
               (status = 503, description = "tokenizer_unavailable, or the worker is restarting", body = ErrorEnvelope)))]
 pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, ApiReply>) -> ApiReply {
-    let parsed = match body {
-        Ok(Body(b)) => b.into_request(),
-        Err(ApiReply::Error(e)) => Err(context_error(e)),
-        Err(other) => return other,
-    };
-    let (req, format) = match parsed {
+    let (req, format) = match parse(body, ContextBody::into_request) {
         Ok(p) => p,
-        Err(e) => return e.into(),
+        Err(reply) => return reply,
     };
     match ask(&s, Request::Context(Box::new(req))).await {
         Err(e) => e.into(),
@@ -59,14 +66,9 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
               (status = 409, description = "index_snapshot_mismatch: the capsule is from another index", body = ErrorEnvelope),
               (status = 500, description = "content_load_failed or runtime_error", body = ErrorEnvelope)))]
 pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, ApiReply>) -> ApiReply {
-    let parsed = match body {
-        Ok(Body(b)) => b.into_parts(),
-        Err(ApiReply::Error(e)) => Err(context_error(e)),
-        Err(other) => return other,
-    };
-    let (capsule, format) = match parsed {
+    let (capsule, format) = match parse(body, VerifyBody::into_parts) {
         Ok(p) => p,
-        Err(e) => return e.into(),
+        Err(reply) => return reply,
     };
     let markdown_of = |receipt: &[u8]| -> Result<String, ApiError> {
         let r: CapsuleReceipt = serde_json::from_slice(receipt).map_err(|_| unreadable())?;
