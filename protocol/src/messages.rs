@@ -339,6 +339,10 @@ impl QueryModeKind {
             QueryModeKind::Hyde => "hyde",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Term, Self::Intent, Self::Hyde].into_iter().find(|k| k.as_str() == s)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -284,7 +284,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
 }
 
 /// Passages left out, counted by reason, with the first [`OMISSION_ITEMS`] listed.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Left {
     items: Vec<Omission>,
     counts: OmissionCounts,
@@ -595,7 +595,7 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
     // then drop the last chosen passage.
     let mut listed = OMISSION_ITEMS;
     loop {
-        let mut left_now = Left { items: left.items.clone(), counts: left.counts.clone(), total: left.total };
+        let mut left_now = left.clone();
         for d in &dropped {
             left_now.add(&d.uri, d.start_line, d.end_line, "global_budget");
         }

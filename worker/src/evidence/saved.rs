@@ -7,7 +7,7 @@ use super::verify;
 use crate::stores::catalog::{self, Registration};
 use crate::{runtime, time_fmt, Worker};
 use protocol::api::{CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, EventKind};
-use protocol::{ApiError, ErrorCode, JsonBody};
+use protocol::{ApiError, JsonBody};
 
 fn reply(r: &Registration) -> CapsuleRegistration {
     CapsuleRegistration {
@@ -25,14 +25,11 @@ fn reply(r: &Registration) -> CapsuleRegistration {
 fn newest(w: &Worker) -> Result<u64, catalog::CatalogError> {
     let conn = w.catalog.reader();
     let cut = catalog::journal_cut(&conn)?.seq;
-    Ok(catalog::journal_span(&conn)?.map_or(cut, |(_, last)| last.max(cut)))
+    catalog::journal_newest(&conn, cut)
 }
 
 pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<JsonBody, ApiError> {
-    let capsule = verify::checked_capsule(raw)?;
-    if capsule.scope.index_name != w.dirs.index_name {
-        return Err(ApiError::context(ErrorCode::IndexSnapshotMismatch));
-    }
+    let capsule = verify::own_capsule(w, raw)?;
     let mut uris: Vec<String> = capsule.evidence.iter().map(|e| e.uri.clone()).collect();
     uris.sort();
     uris.dedup();

@@ -17,7 +17,7 @@ fn malformed() -> ApiError {
 }
 
 /// Reads and checks a capsule's identity; nothing of the index is read here.
-pub fn checked_capsule(raw: &str) -> Result<Capsule, ApiError> {
+fn checked_capsule(raw: &str) -> Result<Capsule, ApiError> {
     let value: Value = serde_json::from_str(raw).map_err(|_| malformed())?;
     if !value.is_object() {
         return Err(malformed());
@@ -80,16 +80,10 @@ fn content_state(w: &Worker, e: &Evidence) -> Result<(&'static str, &'static str
 fn request_of(c: &Capsule) -> Option<ContextRequest> {
     let r = &c.retrieval.request;
     let depth = DepthPolicy::parse(&c.retrieval.depth_policy)?;
-    let kind = |m: &str| match m {
-        "term" => Some(QueryModeKind::Term),
-        "intent" => Some(QueryModeKind::Intent),
-        "hyde" => Some(QueryModeKind::Hyde),
-        _ => None,
-    };
     let query_modes = r
         .query_modes
         .iter()
-        .map(|m| kind(&m.mode).map(|kind| QueryMode { kind, text: m.text.clone() }))
+        .map(|m| QueryModeKind::parse(&m.mode).map(|kind| QueryMode { kind, text: m.text.clone() }))
         .collect::<Option<Vec<_>>>()?;
     // The bounds as the compile resolved them (RFC 3339).
     let since_ms = match &c.scope.since {
@@ -142,12 +136,18 @@ fn current_ranks(w: &Worker, c: &Capsule) -> Option<Vec<(String, Option<u32>)>> 
     Some(hits.into_iter().map(|h| (uri::doc_uri(&h.row.collection, &h.row.rel_path), h.rank)).collect())
 }
 
-/// Verifies a capsule against the index as it is now.
-pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
+/// A capsule of this index whose identity holds (see [`checked_capsule`]).
+pub fn own_capsule(w: &Worker, raw: &str) -> Result<Capsule, ApiError> {
     let c = checked_capsule(raw)?;
     if c.scope.index_name != w.dirs.index_name {
         return Err(ApiError::context(ErrorCode::IndexSnapshotMismatch));
     }
+    Ok(c)
+}
+
+/// Verifies a capsule against the index as it is now.
+pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
+    let c = own_capsule(w, raw)?;
     let ranks = current_ranks(w, &c);
     let mut evidence = Vec::with_capacity(c.evidence.len());
     for e in &c.evidence {

@@ -74,8 +74,7 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
     let conn = guard.unchecked_transaction().map_err(runtime)?;
     let cut = catalog::journal_cut(&conn).map_err(runtime)?;
     let pruned = cut.seq;
-    let span = catalog::journal_span(&conn).map_err(runtime)?;
-    let newest = span.map_or(pruned, |(_, last)| last.max(pruned));
+    let newest = catalog::journal_newest(&conn, pruned).map_err(runtime)?;
     let after = match q.since {
         ChangesSince::Start => pruned,
         ChangesSince::Cursor(c) => c.0,

@@ -236,6 +236,11 @@ pub fn journal_span(conn: &Connection) -> Result<Option<(u64, u64)>> {
     })
 }
 
+/// The newest journal position: the last retained change, or the cut when none is retained.
+pub fn journal_newest(conn: &Connection, cut: u64) -> Result<u64> {
+    Ok(journal_span(conn)?.map_or(cut, |(_, last)| last.max(cut)))
+}
+
 /// What retention has dropped so far: every change up to `seq` (0: nothing), the newest of
 /// them observed at `observed_at`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
