@@ -15,9 +15,23 @@ use std::process::ExitCode;
 /// The CLI's own ceiling for `--limit` (the HTTP API caps search at 50).
 const CLI_MAX_LIMIT: u32 = 1000;
 
+/// `svc serve`: becomes `svc-server serve` when that binary is installed beside this one, so
+/// the supervisor and the gateway run without the index code in memory; else this binary
+/// plays every role.
 pub fn serve(dirs: Dirs, port: u16, detach: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot locate the svc binary")?;
-    supervisor::serve(supervisor::ServeOptions { port, detach, dirs, exe })?;
+    let server = exe.with_file_name(supervisor::SERVER_BIN);
+    if server.is_file() {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(&server);
+        cmd.arg("serve").arg("--port").arg(port.to_string()).arg("--worker-exe").arg(&exe);
+        if detach {
+            cmd.arg("--detach");
+        }
+        let err = cmd.exec();
+        return Err(anyhow!(err).context(format!("cannot start {}", server.display())));
+    }
+    supervisor::serve(supervisor::ServeOptions { port, detach, dirs, gateway_exe: exe.clone(), worker_exe: exe })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -27,36 +41,9 @@ pub fn run_worker(dirs: Dirs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[allow(unsafe_code)] // see the SAFETY comment inside
 pub fn run_gateway(dirs: Dirs, port: u16, listen_fd: i32) -> anyhow::Result<ExitCode> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: the supervisor placed a listening TCP socket at this fd before exec; this
-    // process owns it from here on.
-    let listener = unsafe { std::net::TcpListener::from_raw_fd(listen_fd) };
-    let token = std::env::var("SVC_API_TOKEN").ok();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let pdfjs_dir = pdfjs_dir();
-    if pdfjs_dir.is_none() {
-        tracing::warn!("pdfjs-dist not found (set SVC_PDFJS_DIR or run `npm ci`); /vendor/pdfjs/* answers 404");
-    }
-    rt.block_on(gateway::run(gateway::GatewayOptions { listener, port, dirs, token, pdfjs_dir }))?;
+    gateway::role::run_inherited(dirs, port, listen_fd)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The `pdfjs-dist` package: `SVC_PDFJS_DIR`, else `node_modules/pdfjs-dist` next to the
-/// repository the binary was built in (`target/<profile>/svc`), else in the working dir.
-fn pdfjs_dir() -> Option<std::path::PathBuf> {
-    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
-    if let Some(d) = std::env::var_os("SVC_PDFJS_DIR") {
-        candidates.push(d.into());
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(repo) = exe.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) {
-            candidates.push(repo.join("node_modules/pdfjs-dist"));
-        }
-    }
-    candidates.push("node_modules/pdfjs-dist".into());
-    candidates.into_iter().find(|c| c.join("build/pdf.worker.min.mjs").is_file())
 }
 
 pub fn stop(dirs: &Dirs) -> anyhow::Result<ExitCode> {

@@ -220,35 +220,24 @@ enum InternalCmd {
     },
 }
 
-fn init_logging(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SVC_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let dirs = protocol::Dirs::from_env();
     let result = match cli.command {
         Cmd::Serve { port, detach } => {
-            init_logging("info");
+            supervisor::init_logging("info");
             commands::serve(dirs, port, detach)
         }
         Cmd::Internal(InternalCmd::Worker) => {
-            init_logging("info");
+            supervisor::init_logging("info");
             commands::run_worker(dirs)
         }
         Cmd::Internal(InternalCmd::Gateway { port, listen_fd }) => {
-            init_logging("info");
+            supervisor::init_logging("info");
             commands::run_gateway(dirs, port, listen_fd)
         }
         other => {
-            init_logging("warn");
+            supervisor::init_logging("warn");
             dispatch(other, dirs)
         }
     };

@@ -8,6 +8,7 @@ pub mod dates;
 mod error;
 mod extract;
 mod openapi;
+pub mod role;
 mod routes;
 mod security;
 #[cfg(test)]

@@ -212,10 +212,11 @@ pub async fn supervise(opts: ServeOptions, listener: TcpListener, port: u16) -> 
     let socket = opts.dirs.worker_socket();
     let listen_fd = listener.as_raw_fd();
     let worker = tokio::spawn(keep_alive(
-        Spec { kind: Kind::Worker, exe: opts.exe.clone(), port, socket: socket.clone(), listen_fd },
+        Spec { kind: Kind::Worker, exe: opts.worker_exe, port, socket: socket.clone(), listen_fd },
         rx.clone(),
     ));
-    let gateway = tokio::spawn(keep_alive(Spec { kind: Kind::Gateway, exe: opts.exe, port, socket, listen_fd }, rx));
+    let gateway =
+        tokio::spawn(keep_alive(Spec { kind: Kind::Gateway, exe: opts.gateway_exe, port, socket, listen_fd }, rx));
     let mut term = signal(SignalKind::terminate()).map_err(|e| SupervisorError::Sys(e.to_string()))?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| SupervisorError::Sys(e.to_string()))?;
     tokio::select! {

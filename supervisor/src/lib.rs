@@ -36,8 +36,26 @@ pub struct ServeOptions {
     pub port: u16,
     pub detach: bool,
     pub dirs: Dirs,
-    /// The `svc` binary, re-executed as `svc internal gateway|worker`.
-    pub exe: PathBuf,
+    /// The binary started as `<exe> internal gateway`: `svc-server`, which links no index
+    /// code, or `svc` itself when `svc-server` is not installed beside it.
+    pub gateway_exe: PathBuf,
+    /// The binary started as `<exe> internal worker`: `svc`.
+    pub worker_exe: PathBuf,
+}
+
+/// The lean binary of the supervisor and the gateway, installed beside `svc`.
+pub const SERVER_BIN: &str = "svc-server";
+
+/// Logs to stderr at `default` level unless `SVC_LOG` says otherwise (every role).
+pub fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SVC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    use std::io::IsTerminal;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// Runs `svc serve`. Returns once the server has stopped (or, with `detach`, once it

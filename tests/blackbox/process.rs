@@ -77,6 +77,24 @@ fn worker_killed_during_sync_converges_without_duplicates() {
     assert_eq!(u.len(), 50);
 }
 
+/// The executable a process runs, by its `/proc` link.
+fn exe_name(pid: u32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn supervisor_and_gateway_run_the_lean_binary_and_the_worker_runs_svc() {
+    let mut s = Server::start();
+    assert_eq!(exe_name(s.pid()), "svc-server", "svc serve hands over to svc-server");
+    assert_eq!(exe_name(s.child_pid("gateway").expect("gateway pid")), "svc-server");
+    assert_eq!(exe_name(s.child_pid("worker").expect("worker pid")), "svc");
+    assert_eq!(s.get("/api/health").status, 200);
+    s.stop();
+}
+
 #[test]
 fn sigterm_stops_every_process_within_ten_seconds() {
     let mut s = Server::start();
