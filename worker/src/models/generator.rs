@@ -32,6 +32,14 @@ pub fn chatml(system: &str, user: &str) -> String {
     format!("<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
 }
 
+/// A ChatML prompt with one example exchange before the real question.
+pub fn chatml_with_example(system: &str, example: (&str, &str), user: &str) -> String {
+    format!(
+        "<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n{}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n",
+        example.0, example.1
+    )
+}
+
 impl Generator {
     pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, threads: usize) -> Result<Self> {
         let tokenizer = Tokenizer::from_file(tokenizer)
@@ -80,15 +88,40 @@ impl Generator {
     /// the watchdog of [`runtime::with_deadline`] stops a run in progress, and no new step
     /// starts.
     pub fn generate(&self, prompt: &str, max_tokens: usize, deadline: Instant) -> Result<String> {
+        self.generate_streaming(prompt, max_tokens, deadline, &[], &mut |_| {}).map(|g| g.text)
+    }
+
+    /// [`Generator::generate`], ending also where the text reaches one of `stops` (which is
+    /// not part of the result), and handing each piece of new text to `on_text` as soon as it
+    /// is certain (the pieces add up to the returned text).
+    pub fn generate_streaming(
+        &self,
+        prompt: &str,
+        max_tokens: usize,
+        deadline: Instant,
+        stops: &[&str],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Generated> {
         runtime::guarded("generation", || {
             let enc = self.tokenizer.encode(prompt, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
             let ids = enc.get_ids();
             let ids = &ids[ids.len().saturating_sub(MAX_PROMPT_TOKENS)..];
             if ids.is_empty() {
-                return Ok(String::new());
+                return Ok(Generated { text: String::new(), prompt_tokens: 0, tokens: 0 });
             }
             let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-            runtime::with_deadline(deadline, |options| self.decode(&mut session, ids, max_tokens, deadline, options))
+            let mut text = TextStream::new(stops);
+            let out_ids = runtime::with_deadline(deadline, |options| {
+                self.decode(&mut session, ids, max_tokens, deadline, options, &mut |so_far| {
+                    let piece =
+                        self.tokenizer.decode(so_far, true).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+                    if let Some(new) = text.advance(piece) {
+                        on_text(new);
+                    }
+                    Ok(!text.stopped)
+                })
+            })?;
+            Ok(Generated { text: text.into_text(), prompt_tokens: ids.len(), tokens: out_ids.len() })
         })
     }
 
@@ -100,7 +133,8 @@ impl Generator {
         max_tokens: usize,
         deadline: Instant,
         options: &RunOptions,
-    ) -> Result<String> {
+        on_token: &mut dyn FnMut(&[u32]) -> Result<bool>,
+    ) -> Result<Vec<u32>> {
         let mut past: Vec<DynValue> = Vec::with_capacity(self.layers * 2);
         for _ in 0..self.layers * 2 {
             let empty =
@@ -161,9 +195,73 @@ impl Generator {
                 break;
             }
             out_ids.push(next);
+            if !on_token(&out_ids)? {
+                break;
+            }
             step = vec![next as i64];
         }
-        self.tokenizer.decode(&out_ids, true).map_err(|e| ModelError::Tokenizer(e.to_string()))
+        Ok(out_ids)
+    }
+}
+
+/// What one generation produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub text: String,
+    /// Tokens of the prompt as fed (after cutting a long one).
+    pub prompt_tokens: usize,
+    /// Tokens generated (without the stop token).
+    pub tokens: usize,
+}
+
+/// The text of a generation as it grows: the decoding of all tokens so far, cut at the first
+/// stop sequence, of which only the new end is handed out. Held back until it is certain: a
+/// decoding that ends in U+FFFD (a character whose bytes are still arriving), an end that
+/// could begin a stop sequence, and a decoding that rewrites earlier text (a tokenizer that
+/// joins pieces differently) until it extends what was sent again.
+#[derive(Debug)]
+struct TextStream<'s> {
+    stops: &'s [&'s str],
+    sent: String,
+    visible: String,
+    /// A stop sequence appeared: the generation is over.
+    stopped: bool,
+}
+
+impl<'s> TextStream<'s> {
+    fn new(stops: &'s [&'s str]) -> Self {
+        TextStream { stops, sent: String::new(), visible: String::new(), stopped: false }
+    }
+
+    fn advance(&mut self, decoded: String) -> Option<&str> {
+        let cut = self.stops.iter().filter_map(|s| decoded.find(s)).min();
+        self.stopped = cut.is_some();
+        self.visible = match cut {
+            Some(at) => decoded[..at].to_string(),
+            None => decoded,
+        };
+        let mut safe = self.visible.len();
+        if !self.stopped {
+            // The longest end of the text that a stop sequence starts with.
+            for stop in self.stops {
+                for (i, _) in stop.char_indices().skip(1) {
+                    if self.visible.ends_with(&stop[..i]) {
+                        safe = safe.min(self.visible.len() - i);
+                    }
+                }
+            }
+        }
+        let ready = &self.visible[..safe];
+        if ready.ends_with('\u{FFFD}') || !ready.starts_with(self.sent.as_str()) || ready.len() == self.sent.len() {
+            return None;
+        }
+        let from = self.sent.len();
+        self.sent = ready.to_string();
+        Some(&self.sent[from..])
+    }
+
+    fn into_text(self) -> String {
+        self.visible
     }
 }
 
@@ -185,6 +283,30 @@ mod tests {
     fn argmax_takes_the_first_maximum() {
         assert_eq!(argmax(&[0.1, 0.9, 0.9, -1.0]), 1);
         assert_eq!(argmax(&[3.0]), 0);
+    }
+
+    #[test]
+    fn text_stream_stops_at_a_stop_sequence_and_never_sends_part_of_one() {
+        let mut t = TextStream::new(&["\nQuestion:"]);
+        assert_eq!(t.advance("Paris.".into()), Some("Paris."));
+        assert_eq!(t.advance("Paris.\nQue".into()), None, "might be a stop sequence");
+        assert_eq!(t.advance("Paris.\nQuestion: why".into()), None);
+        assert!(t.stopped);
+        assert_eq!(t.into_text(), "Paris.");
+        let mut t = TextStream::new(&["\nQuestion:"]);
+        assert_eq!(t.advance("a\nQ".into()), Some("a"));
+        assert_eq!(t.advance("a\nQuick".into()), Some("\nQuick"), "released once it is not one");
+    }
+
+    #[test]
+    fn text_stream_hands_out_each_new_end_once() {
+        let mut t = TextStream::new(&[]);
+        assert_eq!(t.advance("Par".into()), Some("Par"));
+        assert_eq!(t.advance("Paris".into()), Some("is"));
+        assert_eq!(t.advance("Paris \u{FFFD}".into()), None, "an unfinished character waits");
+        assert_eq!(t.advance("Paris é".into()), Some(" é"));
+        assert_eq!(t.advance("Paris é".into()), None);
+        assert_eq!(t.into_text(), "Paris é");
     }
 
     #[test]
