@@ -28,8 +28,17 @@ impl Backend {
 
     /// One request; the reply body as the request's reply type (a `protocol::api` type).
     pub fn call<T: DeserializeOwned>(&mut self, req: Request) -> anyhow::Result<Result<T, ApiError>> {
+        self.call_with(req, &mut |_| {})
+    }
+
+    /// [`Backend::call`], handing the parts of a streamed reply to `on_part` as they come.
+    pub fn call_with<T: DeserializeOwned>(
+        &mut self,
+        req: Request,
+        on_part: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Result<T, ApiError>> {
         let body = match self {
-            Backend::Local(w) => w.handle(req),
+            Backend::Local(w) => w.handle_with(req, on_part),
             Backend::Server { rt, stream, next } => {
                 let id = *next;
                 *next += 1;
@@ -38,6 +47,7 @@ impl Backend {
                     loop {
                         match read_frame::<_, ServerFrame>(stream).await? {
                             Some(ServerFrame::Reply { id: got, result }) if got == id => return Ok(result),
+                            Some(ServerFrame::Partial { id: got, text }) if got == id => on_part(&text),
                             Some(_) => continue,
                             None => return Err(anyhow!("the worker closed the connection")),
                         }

@@ -1,5 +1,6 @@
 //! `svc`: command-line parsing and dispatch. The work lives in the library crates.
 
+mod ask;
 mod backend;
 mod changes;
 mod commands;
@@ -64,6 +65,23 @@ enum Cmd {
         /// Do not rerank with the cross-encoder.
         #[arg(long)]
         no_rerank: bool,
+    },
+    /// Answer a question from the notes with the local generator, citing its sources.
+    /// The answer is printed as it is generated; `--json` prints the whole reply at the end.
+    Ask {
+        question: String,
+        /// Results listed with the reply (sources are chosen from the best 12).
+        #[arg(long, default_value_t = 5)]
+        limit: u32,
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long, default_value_t = 512)]
+        max_answer_tokens: u32,
+        /// Show the answer only when every claim is supported by the notes (else abstain).
+        #[arg(long)]
+        verify: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Embed the documents that have no vectors yet.
     Embed,
@@ -264,6 +282,9 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Vsearch(a) => search(&dirs, SearchMode::Vector, a),
         Cmd::Query { args, expand, no_expand: _, no_rerank } => {
             search(&dirs, SearchMode::Hybrid { expand, rerank: !no_rerank }, args)
+        }
+        Cmd::Ask { question, limit, collection, max_answer_tokens, verify, json } => {
+            ask::ask(&dirs, ask::AskArgs { question, limit, collection, max_answer_tokens, verify, json })
         }
         Cmd::Embed => commands::embed(&dirs),
         Cmd::Models(m) => commands::models(

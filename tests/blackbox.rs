@@ -5,6 +5,8 @@
 // A test that cannot unwrap has failed: unwrap is the assertion here.
 #![allow(clippy::unwrap_used)]
 
+#[path = "blackbox/ask.rs"]
+mod ask;
 #[path = "blackbox/changes.rs"]
 mod changes;
 #[path = "blackbox/collections.rs"]

@@ -14,7 +14,28 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 const RECONNECT_EVERY: Duration = Duration::from_millis(100);
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<JsonBody, ApiError>>>>>;
+/// A call waiting for its reply, and for a streamed call the channel of its parts.
+struct Waiter {
+    reply: oneshot::Sender<Result<JsonBody, ApiError>>,
+    parts: Option<mpsc::UnboundedSender<String>>,
+}
+
+type Pending = Arc<Mutex<HashMap<u64, Waiter>>>;
+
+/// The reply of a streamed call still to come. Its parts end before it is available (the
+/// worker sends them first, on the same socket).
+pub struct PendingReply {
+    reply: oneshot::Receiver<Result<JsonBody, ApiError>>,
+    conn: Arc<Connection>,
+    id: u64,
+}
+
+impl PendingReply {
+    /// The reply, or 503 when the worker went away or took longer than the call limit.
+    pub async fn get(self) -> Result<JsonBody, ApiError> {
+        wait(self.reply, &self.conn, self.id).await
+    }
+}
 
 struct Connection {
     tx: mpsc::Sender<ClientFrame>,
@@ -90,7 +111,14 @@ impl WorkerClient {
                     ServerFrame::Reply { id, result } => {
                         let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
                         if let Some(w) = waiter {
-                            let _ = w.send(result);
+                            let _ = w.reply.send(result);
+                        }
+                    }
+                    ServerFrame::Partial { id, text } => {
+                        if let Ok(p) = pending.lock() {
+                            if let Some(parts) = p.get(&id).and_then(|w| w.parts.as_ref()) {
+                                let _ = parts.send(text);
+                            }
                         }
                     }
                     ServerFrame::Event(ev) => {
@@ -112,33 +140,63 @@ impl WorkerClient {
             Err(_) => Vec::new(),
         };
         for w in waiters {
-            let _ = w.send(Err(unavailable()));
+            let _ = w.reply.send(Err(unavailable()));
         }
     }
 
     /// Sends one request and waits for its reply.
     pub async fn call(&self, request: Request) -> Result<JsonBody, ApiError> {
+        let (conn, id, reply) = self.send(request, None).await?;
+        wait(reply, &conn, id).await
+    }
+
+    /// Sends a request whose reply is streamed: its parts as they come, and the reply.
+    pub async fn call_streamed(
+        &self,
+        request: Request,
+    ) -> Result<(mpsc::UnboundedReceiver<String>, PendingReply), ApiError> {
+        let (tx, parts) = mpsc::unbounded_channel();
+        let (conn, id, reply) = self.send(request, Some(tx)).await?;
+        Ok((parts, PendingReply { reply, conn, id }))
+    }
+
+    async fn send(
+        &self,
+        request: Request,
+        parts: Option<mpsc::UnboundedSender<String>>,
+    ) -> Result<(Arc<Connection>, u64, oneshot::Receiver<Result<JsonBody, ApiError>>), ApiError> {
         let conn = self.conn.lock().ok().and_then(|c| c.clone()).ok_or_else(unavailable)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {
-            p.insert(id, tx);
+            p.insert(id, Waiter { reply: tx, parts });
         }
         if conn.tx.send(ClientFrame::Call { id, request }).await.is_err() {
-            if let Ok(mut p) = conn.pending.lock() {
-                p.remove(&id);
-            }
+            forget(&conn, id);
             return Err(unavailable());
         }
-        match tokio::time::timeout(CALL_TIMEOUT, rx).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(unavailable()),
-            Err(_) => {
-                if let Ok(mut p) = conn.pending.lock() {
-                    p.remove(&id);
-                }
-                Err(ApiError::unavailable("The worker did not answer in time"))
-            }
+        Ok((conn, id, rx))
+    }
+}
+
+fn forget(conn: &Connection, id: u64) {
+    if let Ok(mut p) = conn.pending.lock() {
+        p.remove(&id);
+    }
+}
+
+/// The reply of call `id`, within [`CALL_TIMEOUT`].
+async fn wait(
+    reply: oneshot::Receiver<Result<JsonBody, ApiError>>,
+    conn: &Connection,
+    id: u64,
+) -> Result<JsonBody, ApiError> {
+    match tokio::time::timeout(CALL_TIMEOUT, reply).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(_)) => Err(unavailable()),
+        Err(_) => {
+            forget(conn, id);
+            Err(ApiError::unavailable("The worker did not answer in time"))
         }
     }
 }

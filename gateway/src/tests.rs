@@ -176,6 +176,7 @@ async fn the_openapi_document_covers_every_route() {
         "/api/vsearch",
         "/api/query",
         "/api/query/diagnose",
+        "/api/ask",
         "/api/presets",
         "/api/models/pull",
         "/api/models/status",

@@ -42,6 +42,11 @@ pub enum ServerFrame {
     },
     /// A change notification for `/api/events` (only after `Subscribe`).
     Event(Event),
+    /// Part of a streamed reply, before the call's `Reply`: text the generator added.
+    Partial {
+        id: u64,
+        text: String,
+    },
 }
 
 /// One event of the local event stream: `event: <kind>` / `data: <json>`.
@@ -225,6 +230,7 @@ pub enum Request {
         collection: Option<String>,
         limit: u32,
     },
+    Ask(Box<AskRequest>),
 }
 
 impl Request {
@@ -273,6 +279,7 @@ impl Request {
             Request::RemoveCapsule { .. } => "remove_capsule",
             Request::ActiveJob => "active_job",
             Request::Autocomplete { .. } => "autocomplete",
+            Request::Ask(_) => "ask",
         }
     }
 }
@@ -302,6 +309,27 @@ pub struct SearchFilters {
     pub tags_all: Vec<String>,
     /// Normalized tags; the document must have at least one.
     pub tags_any: Vec<String>,
+}
+
+/// `POST /api/ask` without `verify`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskRequest {
+    /// The retrieval; its `limit` is how many results the reply lists.
+    pub query: QueryRequest,
+    pub max_answer_tokens: u32,
+    /// Send the answer's text as it is generated ([`ServerFrame::Partial`]) before the reply
+    /// (never in verified mode: a draft is only shown once verified).
+    pub stream: bool,
+    /// Verified mode: the draft comes from one closed Context Capsule and is checked claim by
+    /// claim.
+    pub verified: Option<VerifiedAsk>,
+}
+
+/// The settings of a verified ask.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifiedAsk {
+    /// The capsule's token budget (default 12,000).
+    pub budget_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

@@ -45,6 +45,7 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("GET", ["api", "jobs", _]) => round_trip::<Job>(&what, json),
         ("POST", ["api", "search" | "vsearch" | "query"]) => round_trip::<SearchResponse>(&what, json),
         ("POST", ["api", "query", "diagnose"]) => round_trip::<DiagnoseResponse>(&what, json),
+        ("POST", ["api", "ask"]) => round_trip::<AskReply>(&what, json),
         ("GET", ["api", "presets"]) => round_trip::<PresetsResponse>(&what, json),
         ("POST", ["api", "presets"]) => round_trip::<PresetChanged>(&what, json),
         ("POST", ["api", "models", "pull"]) => round_trip::<PullStarted>(&what, json),

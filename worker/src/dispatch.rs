@@ -5,13 +5,19 @@
 use crate::index::collections;
 use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
-use crate::{evidence, models, normalize_tags, write, Worker};
+use crate::{answer, evidence, models, normalize_tags, write, Worker};
 use protocol::{ApiError, JsonBody, Request};
 use std::sync::Arc;
 
 impl Worker {
     /// Answers one request. Blocking: call it from a blocking thread.
     pub fn handle(self: &Arc<Self>, req: Request) -> Result<JsonBody, ApiError> {
+        self.handle_with(req, &mut |_| {})
+    }
+
+    /// [`Worker::handle`], handing the text of a streamed reply (an ask with `stream`) to
+    /// `partial` as it is generated.
+    pub fn handle_with(self: &Arc<Self>, req: Request, partial: &mut dyn FnMut(&str)) -> Result<JsonBody, ApiError> {
         match req {
             Request::Capabilities => JsonBody::of(&self.capabilities()),
             Request::Status => JsonBody::of(&self.status_snapshot()?),
@@ -87,6 +93,12 @@ impl Worker {
                 docs::autocomplete(self, &query, collection.as_deref(), limit)
             }
             Request::RemoveCapsule { id } => evidence::saved::remove(self, &id),
+            Request::Ask(mut req) => {
+                normalize_filters(&mut req.query.search)?;
+                let mut quiet = |_: &str| {};
+                let sink: &mut dyn FnMut(&str) = if req.stream { partial } else { &mut quiet };
+                answer::answer(self, &req, sink)
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 
 // The layers, each a folder: where data lives, how it gets in, how it is searched, read and
 // written. `dispatch` maps each request to its handler.
+mod answer;
 mod config;
 mod dispatch;
 mod events;

@@ -78,7 +78,16 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                 let w = Arc::clone(worker);
                 tokio::spawn(async move {
                     let name = request.name();
-                    let result = tokio::task::spawn_blocking(move || w.handle(request)).await.unwrap_or_else(|e| {
+                    let partial_tx = tx.clone();
+                    let result = tokio::task::spawn_blocking(move || {
+                        // Parts of a streamed reply go out as they come; the reply follows them
+                        // on the same ordered channel.
+                        w.handle_with(request, &mut |text: &str| {
+                            let _ = partial_tx.blocking_send(ServerFrame::Partial { id, text: text.to_string() });
+                        })
+                    })
+                    .await
+                    .unwrap_or_else(|e| {
                         tracing::error!("request {name} panicked: {e}");
                         Err(ApiError::runtime("internal error while handling the request"))
                     });

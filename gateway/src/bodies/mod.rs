@@ -4,11 +4,13 @@
 //! Each body turns itself into the worker's typed request, applying the contract's bounds
 //! (values below a minimum are refused, values above a maximum are clamped).
 
+mod ask;
 mod collections;
 mod context;
 mod search;
 mod writes;
 
+pub use ask::AskBody;
 pub use collections::{AddCollectionBody, SetPresetBody, SyncBody};
 pub use context::{context_error, CapsuleFormat, ContextBody, VerifyBody};
 pub use search::{DiagnoseBody, QueryBody, SearchBody};

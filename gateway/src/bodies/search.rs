@@ -131,7 +131,7 @@ pub struct QueryOptions {
 
 /// Deserializes one part of a body that several types share, keeping the field path in
 /// the message (the parts are read from the same JSON object, unknown keys ignored).
-fn part<'de, T: Deserialize<'de>, E: serde::de::Error>(value: &'de serde_json::Value) -> Result<T, E> {
+pub(super) fn part<'de, T: Deserialize<'de>, E: serde::de::Error>(value: &'de serde_json::Value) -> Result<T, E> {
     serde_path_to_error::deserialize(value).map_err(|e| E::custom(crate::extract::describe(&e)))
 }
 
@@ -205,7 +205,7 @@ impl DiagnoseBody {
     }
 }
 
-fn all_of(parts: &[&str]) -> RefOr<Schema> {
+pub(super) fn all_of(parts: &[&str]) -> RefOr<Schema> {
     let mut b = AllOfBuilder::new();
     for p in parts {
         b = b.item(Ref::from_schema_name(*p));

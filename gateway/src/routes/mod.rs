@@ -2,6 +2,7 @@
 //! `#[utoipa::path]` and registered through [`OpenApiRouter`], so the served OpenAPI
 //! document lists exactly the routes that exist.
 
+mod ask;
 mod assets;
 mod changes;
 mod collections;
@@ -36,6 +37,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(search::vsearch))
         .routes(routes!(search::query))
         .routes(routes!(search::diagnose))
+        .routes(routes!(ask::ask))
         .routes(routes!(models::presets, models::set_preset))
         .routes(routes!(models::pull))
         .routes(routes!(models::status))

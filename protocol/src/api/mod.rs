@@ -8,6 +8,7 @@
 //! - Numbers that came from an `f32` are carried as the `f64` the old JSON literals printed
 //!   (`f64::from(x)`), so the digits on the wire do not change.
 
+mod ask;
 mod changes;
 mod collections;
 mod context;
@@ -23,6 +24,7 @@ mod status;
 mod string_map;
 mod writes;
 
+pub use ask::*;
 pub use changes::*;
 pub use collections::*;
 pub use context::*;
@@ -85,10 +87,12 @@ mod tests {
             .schema_from::<ImpactResponse>()
             .schema_from::<Capsule>()
             .schema_from::<CapsuleReceipt>()
+            .schema_from::<AskReply>()
+            .schema_from::<AnswerToken>()
             .schema_from::<ErrorEnvelope>()
             .build();
         let json = serde_json::to_value(&components).unwrap();
-        assert_eq!(json["schemas"].as_object().map(|m| m.len()), Some(37));
+        assert_eq!(json["schemas"].as_object().map(|m| m.len()), Some(39));
         let job = &json["schemas"]["Job"]["properties"];
         assert!(job["type"].is_object() && job["createdAt"].is_object(), "{job}");
     }

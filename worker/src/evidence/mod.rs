@@ -4,7 +4,7 @@
 
 mod budget;
 pub mod compile;
-mod facets;
+pub(crate) mod facets;
 mod fingerprint;
 mod identity;
 pub mod saved;

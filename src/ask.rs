@@ -1,0 +1,87 @@
+//! `svc ask`: an answer with citations, its text printed as it is generated.
+
+use crate::backend::Backend;
+use anyhow::anyhow;
+use protocol::api::{AskResponse, VerifiedAskResponse};
+use protocol::{AskRequest, CollectionName, Dirs, QueryRequest, Request, SearchFilters, SearchRequest, VerifiedAsk};
+use std::io::Write;
+use std::process::ExitCode;
+
+pub struct AskArgs {
+    pub question: String,
+    pub limit: u32,
+    pub collection: Option<String>,
+    pub max_answer_tokens: u32,
+    /// Verified mode: the answer is shown only when every claim is supported by the notes.
+    pub verify: bool,
+    pub json: bool,
+}
+
+pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
+    let mut b = Backend::open(dirs)?;
+    let search = SearchRequest {
+        query: a.question,
+        limit: a.limit.clamp(1, 20),
+        filters: SearchFilters {
+            collection: a.collection.map(|c| CollectionName::parse(&c).map(String::from).unwrap_or(c)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let request = AskRequest {
+        query: QueryRequest { search, ..Default::default() },
+        max_answer_tokens: a.max_answer_tokens.clamp(1, 2048),
+        stream: !a.json && !a.verify,
+        verified: a.verify.then_some(VerifiedAsk { budget_tokens: 12_000 }),
+    };
+    if a.verify {
+        return verified(&mut b, request, a.json);
+    }
+    let stdout = std::io::stdout();
+    let mut printed = false;
+    let reply: AskResponse = b
+        .call_with(Request::Ask(Box::new(request)), &mut |text| {
+            let mut out = stdout.lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            printed = true;
+        })?
+        .map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&reply)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if printed {
+        println!();
+    } else {
+        println!("No note answers this question (no source shares its words).");
+    }
+    if !reply.citations.is_empty() {
+        println!();
+        for c in &reply.citations {
+            println!("[{}] {}  (lines {}-{})", c.index, c.uri, c.start_line, c.end_line);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a verified answer (or the abstention, with its reason and the claims' verdicts).
+fn verified(b: &mut Backend, request: AskRequest, json: bool) -> anyhow::Result<ExitCode> {
+    let reply: VerifiedAskResponse = b.call_ok(Request::Ask(Box::new(request)))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&reply)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", reply.answer);
+    let claims = &reply.verification.claims;
+    if let Some(reason) = claims.abstention_reason {
+        println!("\n(abstained: {})", serde_json::to_value(reason)?.as_str().unwrap_or_default());
+    }
+    for c in &claims.claims {
+        println!("  {:<12} {}", serde_json::to_value(c.status)?.as_str().unwrap_or_default(), c.text);
+    }
+    for c in &reply.citations {
+        println!("[{}] {}  (lines {}-{})", c.index, c.uri, c.start_line, c.end_line);
+    }
+    Ok(ExitCode::SUCCESS)
+}

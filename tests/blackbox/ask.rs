@@ -1,0 +1,313 @@
+//! `POST /api/ask` with the real default generator (SmolLM2-135M-Instruct, prepared by
+//! `scripts/models default`): answers with citations of real documents, streaming, the
+//! generator's absence, bad input, and the CLI.
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+const GEN: &str = "HuggingFaceTB/SmolLM2-135M-Instruct";
+
+/// The real generator's files (`model.onnx` and its external data, `tokenizer.json`).
+fn real_generator() -> PathBuf {
+    let root = std::env::var_os("SVC_TEST_MODELS")
+        .map(PathBuf::from)
+        .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test");
+    let dir = root.join("cache/models").join(GEN);
+    assert!(dir.join("onnx/model.onnx").is_file(), "the real generator is missing under {}", dir.display());
+    dir
+}
+
+/// Links the real generator's whole model dir into the server's cache (the ONNX file has
+/// its weights in a file beside it).
+fn install_generator(s: &Server) {
+    let dest = s.path("cache/models").join(GEN);
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(real_generator(), &dest).unwrap();
+}
+
+/// The notes every ask test uses (the generator is greedy: the same notes and question give
+/// the same draft).
+const NOTES: &[(&str, &str)] = &[
+    ("paris.md", "# Paris\nParis is the capital of France. The Eiffel Tower stands in Paris.\n"),
+    ("bread.md", "# Sourdough\nMix flour, water and salt, let the dough rise overnight, then bake it in a hot oven.\n"),
+    ("garden.md", "# Tomatoes\nPlant tomatoes in spring, water them often and give them plenty of sun.\n"),
+    ("cats.md", "# Cats\nCats are mammals, not reptiles. A cat has fur and four legs.\n"),
+    ("bridge.md", "# Old Bridge\nThe Old Bridge is 120 metres long. It was built in 1890.\n"),
+];
+
+fn notes(s: &Server) {
+    write_notes(&s.path("notes"), NOTES);
+    s.add_collection(&s.path("notes"), "notes");
+}
+
+fn ask(s: &Server, body: Value) -> Value {
+    let r = s.post("/api/ask", body);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+#[test]
+fn ask_without_a_generator_is_unavailable() {
+    let s = Server::start();
+    notes(&s);
+    s.post("/api/ask", json!({"query": "What is the capital of France?"})).assert_error(503, "UNAVAILABLE");
+    assert_eq!(s.get("/api/capabilities").json()["answer"], false);
+}
+
+#[test]
+fn ask_rejects_bad_input() {
+    let s = Server::start();
+    s.post("/api/ask", json!({})).assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "  "})).assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "x", "maxAnswerTokens": 0})).assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "x", "maxAnswerTokens": "many"})).assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "x", "limit": 0})).assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "x", "collection": "nope"})).assert_error(404, "NOT_FOUND");
+    let r = raw_request(s.port, "POST", "/api/ask", &[("Content-Type", "application/json")], b"{\"query\":");
+    r.assert_error(400, "VALIDATION");
+}
+
+#[test]
+fn raw_answer_cites_real_documents_and_is_deterministic() {
+    let s = Server::start();
+    install_generator(&s);
+    notes(&s);
+    let body = json!({"query": "What is the capital of France?", "maxAnswerTokens": 48});
+    let a = ask(&s, body.clone());
+    assert_eq!(a["mode"], "hybrid");
+    assert_eq!(a["meta"]["answerGenerated"], true);
+    let answer = a["answer"].as_str().unwrap();
+    assert!(answer.contains("Paris"), "{answer}");
+    let ctx = &a["meta"]["answerContext"];
+    assert_eq!(ctx["strategy"], "adaptive_coverage_v1");
+    let selected = ctx["selected"].as_array().unwrap();
+    assert_eq!(selected[0]["uri"], "svc://notes/paris.md", "{ctx}");
+    assert!(selected.iter().all(|s| s["queryTokenHits"].as_u64().unwrap() > 0), "{ctx}");
+    // Unrelated notes are never sources.
+    assert!(ctx["dropped"].as_array().unwrap().iter().all(|d| d["reason"] == "no_query_terms"), "{ctx}");
+    // The answer's sentence holds the Paris note's words: it is credited to it.
+    assert_eq!(a["citations"][0]["uri"], "svc://notes/paris.md", "{a}");
+    // Every citation names a selected source by its number and a real document.
+    for c in a["citations"].as_array().unwrap() {
+        let i = c["index"].as_u64().unwrap() as usize;
+        assert_eq!(selected[i - 1]["docid"], c["docid"]);
+        let doc = s.get(&format!("/api/doc?uri={}", c["uri"].as_str().unwrap()));
+        assert_eq!(doc.status, 200);
+        assert!(c["startLine"].as_u64().unwrap() >= 1 && c["endLine"].as_u64() >= c["startLine"].as_u64());
+    }
+    assert!(a["meta"]["answerTokens"].as_u64().unwrap() <= 48);
+    // Same question, same index: the same reply.
+    assert_eq!(ask(&s, body), a);
+}
+
+#[test]
+fn a_question_no_note_shares_words_with_generates_nothing() {
+    let s = Server::start();
+    install_generator(&s);
+    notes(&s);
+    let a = ask(&s, json!({"query": "quantum entanglement"}));
+    assert_eq!(a["meta"]["answerGenerated"], false);
+    assert!(a.get("answer").is_none(), "{a}");
+    assert_eq!(a["citations"], json!([]));
+}
+
+/// The events of a `text/event-stream` body: `(event, data)`.
+fn sse_events(body: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(body);
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut event = String::new();
+        let mut data = Vec::new();
+        for line in block.lines() {
+            if let Some(v) = line.strip_prefix("event:") {
+                event = v.trim().to_string();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
+            }
+        }
+        if !event.is_empty() {
+            out.push((event, data.join("\n")));
+        }
+    }
+    out
+}
+
+#[test]
+fn streamed_answer_sends_tokens_then_the_whole_reply() {
+    let s = Server::start();
+    install_generator(&s);
+    notes(&s);
+    let body = json!({"query": "What is the capital of France?", "maxAnswerTokens": 32});
+    let r = raw_request(
+        s.port,
+        "POST",
+        "/api/ask",
+        &[("Content-Type", "application/json"), ("Accept", "text/event-stream")],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/event-stream"));
+    let events = sse_events(&r.body);
+    let (last, rest) = events.split_last().expect("events");
+    assert_eq!(last.0, "answer", "{events:?}");
+    assert!(!rest.is_empty() && rest.iter().all(|(e, _)| e == "token"), "{events:?}");
+    let streamed: String = rest
+        .iter()
+        .map(|(_, d)| serde_json::from_str::<Value>(d).unwrap()["text"].as_str().unwrap().to_string())
+        .collect();
+    let reply: Value = serde_json::from_str(&last.1).unwrap();
+    assert_eq!(reply["answer"].as_str().unwrap(), streamed);
+    // The streamed reply is the JSON reply.
+    assert_eq!(ask(&s, body), reply);
+    // Before any token, an error keeps its status.
+    let r = raw_request(
+        s.port,
+        "POST",
+        "/api/ask",
+        &[("Content-Type", "application/json"), ("Accept", "text/event-stream")],
+        br#"{"query":"x","collection":"nope"}"#,
+    );
+    r.assert_error(404, "NOT_FOUND");
+}
+
+#[test]
+fn cli_ask_prints_the_answer_and_its_sources() {
+    let s = Server::start();
+    install_generator(&s);
+    notes(&s);
+    let out = s.cmd().args(["ask", "What is the capital of France?", "--max-answer-tokens", "32"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Paris"), "{text}");
+    let out = s
+        .cmd()
+        .args(["ask", "What is the capital of France?", "--max-answer-tokens", "32", "--json"])
+        .output()
+        .unwrap();
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["meta"]["answerGenerated"], true);
+}
+
+/// A server with the real generator and the real embedder, the notes embedded.
+fn verified_server(files: &[(&str, &str)]) -> Server {
+    let s = Server::start();
+    install_generator(&s);
+    crate::models::install(&s.path("cache"), &crate::models::real_embedder(), crate::models::EMBED);
+    write_notes(&s.path("notes"), files);
+    s.add_collection(&s.path("notes"), "notes");
+    crate::models::wait_embedded(&s);
+    s
+}
+
+fn verified(s: &Server, question: &str) -> Value {
+    ask(s, json!({"query": question, "verify": true, "maxAnswerTokens": 64}))
+}
+
+#[test]
+fn verified_ask_body_is_closed() {
+    let s = Server::start();
+    let r = s.post("/api/ask", json!({"query": "x", "verify": true, "verifyy": true}));
+    r.assert_error(400, "VALIDATION");
+    assert!(String::from_utf8_lossy(&r.body).contains("verifyy"));
+    s.post("/api/ask", json!({"query": "x", "verify": true, "contextBudgetTokens": 10}))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "x", "verify": "yes"})).assert_error(400, "VALIDATION");
+}
+
+/// Verified mode against one server (the embedder takes a while to load): a question the
+/// notes answer, one they contradict the draft of, one they cannot answer.
+#[test]
+fn verified_answers_supported_contradicted_and_abstained() {
+    let s = verified_server(NOTES);
+
+    let a = verified(&s, "How long is the Old Bridge?");
+    let v = &a["verification"];
+    assert_eq!(v["schemaVersion"], "1.0");
+    assert_eq!(v["mode"], "closed_capsule");
+    assert_eq!(v["claims"]["schemaVersion"], "1.0");
+    assert_eq!(v["claims"]["coordinateSpace"], "utf16_code_units");
+    assert_eq!(v["claims"]["capsuleId"], v["capsule"]["capsuleId"]);
+    assert_eq!(v["freshness"]["contentStatus"], "unchanged");
+    assert_eq!(v["semantic"]["status"], "completed", "{}", v["semantic"]);
+    assert_eq!(v["semantic"]["modelCalls"], 1);
+    assert_eq!(v["claims"]["answerStatus"], "verified", "{}", v["claims"]);
+    assert_eq!(a["meta"]["abstained"], false);
+    assert_eq!(a["meta"]["verificationRequested"], true);
+    assert_eq!(a["results"], json!([]));
+    let answer = a["answer"].as_str().unwrap();
+    assert!(answer.contains("120"), "{answer}");
+    let evidence = v["capsule"]["evidence"].as_array().unwrap();
+    let utf16: Vec<u16> = answer.encode_utf16().collect();
+    for c in v["claims"]["claims"].as_array().unwrap() {
+        assert_eq!(c["status"], "supported");
+        let (start, end) = (c["start"].as_u64().unwrap() as usize, c["end"].as_u64().unwrap() as usize);
+        assert_eq!(String::from_utf16(&utf16[start..end]).unwrap(), c["text"].as_str().unwrap());
+        assert!(!c["evidence"].as_array().unwrap().is_empty());
+        for e in c["evidence"].as_array().unwrap() {
+            assert!(evidence.iter().any(|x| x["evidenceId"] == e["evidenceId"] && x["text"] == e["text"]));
+        }
+    }
+    assert_eq!(a["citations"][0]["uri"], "svc://notes/bridge.md", "{a}");
+    // The capsule in the reply verifies on its own.
+    let receipt = s.post("/api/context/verify", json!({"capsule": v["capsule"]}));
+    assert_eq!(receipt.status, 200);
+    assert_eq!(receipt.json()["contentStatus"], "unchanged");
+
+    // The draft says Paris is not the capital; the cited note says it is.
+    let a = verified(&s, "Is Paris not the capital of France?");
+    let claims = &a["verification"]["claims"];
+    assert_eq!(claims["abstentionReason"], "contradiction_detected", "{claims}");
+    assert!(claims["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["status"] == "contradicted" && c["evidence"][0]["uri"] == "svc://notes/paris.md"));
+    assert_eq!(a["answer"], ABSTENTION);
+    assert_eq!(a["citations"], json!([]));
+
+    // Nothing in the notes answers it: whatever the draft says is not supported.
+    let a = verified(&s, "What is the boiling point of mercury?");
+    assert_eq!(a["meta"]["abstained"], true);
+    assert_eq!(a["answer"], ABSTENTION);
+    assert_eq!(a["citations"], json!([]));
+    assert_eq!(a["verification"]["claims"]["answerStatus"], "abstained");
+    assert!(a["verification"]["claims"]["claims"].as_array().unwrap().iter().all(|c| c["status"] != "supported"));
+}
+
+const ABSTENTION: &str = "I cannot provide this answer as verified from the supplied Context Capsule.";
+
+#[test]
+fn verified_ask_without_an_embedder_says_the_semantic_layer_is_unavailable() {
+    let s = Server::start();
+    install_generator(&s);
+    notes(&s);
+    let a = verified(&s, "How long is the Old Bridge?");
+    let semantic = &a["verification"]["semantic"];
+    // The claim passes the word checks; the semantic layer that must confirm it is missing.
+    assert_eq!(semantic["candidateClaims"], 1, "{a}");
+    assert_eq!(semantic["status"], "unavailable");
+    assert_eq!(semantic["reason"], "verifier_unavailable");
+    assert_eq!(semantic["modelCalls"], 0);
+    assert_eq!(a["verification"]["claims"]["claims"][0]["status"], "uncertain");
+    assert_eq!(a["meta"]["abstained"], true, "never a silent fall-back to an unverified answer");
+    assert_eq!(a["answer"], ABSTENTION);
+}
+
+/// The model-call watchdog: a generation past its time limit ends in the error envelope, the
+/// worker keeps serving, and a request within the limit is answered.
+#[test]
+fn a_generation_past_its_time_limit_is_stopped_and_the_next_request_works() {
+    let s = Server::start_with(&[("SVC_ANSWER_TIMEOUT_MS", "1500")]);
+    install_generator(&s);
+    notes(&s);
+    let worker = s.child_pid("worker").unwrap();
+    // This question makes the generator repeat itself until the token cap.
+    let r = s.post("/api/ask", json!({"query": "Write a very long story about cats.", "maxAnswerTokens": 2048}));
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(String::from_utf8_lossy(&r.body).contains("time limit"));
+    assert_eq!(s.child_pid("worker"), Some(worker), "the worker was not restarted");
+    let a = ask(&s, json!({"query": "How long is the Old Bridge?", "maxAnswerTokens": 4}));
+    assert_eq!(a["meta"]["answerGenerated"], true);
+    assert!(a["meta"]["answerTokens"].as_u64().unwrap() <= 4);
+}

@@ -1,0 +1,90 @@
+//! The sources an answer cites: its `[n]` markers (`[2]`, `[1, 3]` or `[1][2]`, each number a
+//! source's position in the prompt, from 1), and for sentences without a marker the source
+//! whose words they hold (the small default generator rarely writes markers).
+
+use super::claims;
+
+/// The markers of `answer`: the distinct source numbers in order of first mention that name
+/// one of `sources` sources, and how many numbers named none.
+pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
+    let mut cited: Vec<usize> = Vec::new();
+    let mut unmatched = 0u32;
+    let mut rest = answer;
+    while let Some(open) = rest.find('[') {
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(']') else { break };
+        let inside = &rest[..close];
+        let numbers: Option<Vec<usize>> = inside
+            .split(',')
+            .map(|part| {
+                let p = part.trim();
+                (!p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| p.parse().ok())
+                    .flatten()
+            })
+            .collect();
+        if let Some(numbers) = numbers {
+            for n in numbers {
+                if (1..=sources).contains(&n) {
+                    if !cited.contains(&n) {
+                        cited.push(n);
+                    }
+                } else {
+                    unmatched += 1;
+                }
+            }
+            rest = &rest[close + 1..];
+        }
+    }
+    (cited, unmatched)
+}
+
+/// A sentence of `answer` without a marker is credited to the first of `sources` (texts, in
+/// prompt order) that holds at least 80 % of its content words and all its numbers, with
+/// nothing contradicting it; returns the source numbers in order of first credit.
+pub fn attributed(answer: &str, sources: &[&str]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for claim in claims::split(answer).iter().filter(|c| c.markers.is_empty() && c.is_substantive()) {
+        let best = sources
+            .iter()
+            .enumerate()
+            .map(|(i, text)| (i + 1, claims::lexical(&claim.plain, text)))
+            .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
+            .max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage).then(b.0.cmp(&a.0)));
+        if let Some((n, _)) = best {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_single_grouped_and_adjacent_markers() {
+        assert_eq!(markers("Paris [2]. Also [1, 3] and [1][2].", 3), (vec![2, 1, 3], 0));
+    }
+
+    #[test]
+    fn numbers_that_name_no_source_are_counted_not_cited() {
+        assert_eq!(markers("See [4] and [0] and [2].", 3), (vec![2], 2));
+    }
+
+    #[test]
+    fn unmarked_sentences_are_credited_to_the_source_holding_their_words() {
+        let sources = ["Tomatoes need sun.", "Paris is the capital of France.", "Paris is big."];
+        assert_eq!(attributed("The capital of France is Paris. Hello there.", &sources), vec![2]);
+        assert_eq!(attributed("Paris is the capital [3].", &sources), Vec::<usize>::new(), "marked: not attributed");
+        assert_eq!(attributed("Berlin is the capital of Germany.", &sources), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn brackets_that_are_not_markers_are_text() {
+        assert_eq!(markers("an array [a, b] or [ ] or [12345] or [1", 3), (vec![], 0));
+        assert_eq!(markers("nested [[1]]", 1), (vec![1], 0));
+    }
+}

@@ -1,0 +1,199 @@
+//! `POST /api/ask`: hybrid retrieval, the sources chosen to cover the question
+//! ([`sources`]), an answer generated from them alone by the local generator (greedy, so the
+//! same question on the same index gives the same answer), and its `[n]` markers mapped to
+//! citations ([`citations`]).
+
+mod citations;
+mod claims;
+pub mod sources;
+mod verified;
+
+use crate::models::generator::{chatml_with_example, Generated};
+use crate::models::ModelError;
+use crate::retrieval::hybrid;
+use crate::stores::catalog;
+use crate::{runtime, Worker};
+use protocol::api::{
+    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, SearchResult, SourceChoice,
+};
+use protocol::{ApiError, AskRequest, JsonBody};
+use sources::{Choice, Decision, Evidence, POOL};
+use std::time::{Duration, Instant};
+
+/// How long one answer may generate by default. Below the gateway's 60 s call limit, so a
+/// slow generation ends in this worker's error, not the gateway's.
+const ANSWER_TIME_LIMIT: Duration = Duration::from_secs(45);
+
+/// The generation time limit: `SVC_ANSWER_TIMEOUT_MS` when it is a number (at most the
+/// default), else [`ANSWER_TIME_LIMIT`].
+pub(super) fn answer_time_limit() -> Duration {
+    std::env::var("SVC_ANSWER_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(ANSWER_TIME_LIMIT, |ms| Duration::from_millis(ms).min(ANSWER_TIME_LIMIT))
+}
+
+const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
+End every sentence with the number of the source it comes from, in square brackets, like [1]. \
+If the sources do not answer the question, say that the notes do not say.";
+
+/// Where an answer ends besides the end-of-turn token: the small generator sometimes goes on
+/// to echo the prompt (a new question, the sources).
+pub(super) const STOPS: &[&str] = &["\nQuestion:", "\nSources:", "\n[", "<|im_start|>", "<|im_end|>"];
+
+/// One worked example, as an earlier turn of the conversation: the small default generator
+/// copies the citation form from it far more reliably than from the instruction alone.
+pub(super) const EXAMPLE_USER: &str = "Sources:\n\n[1] Water\nWater boils at 100 degrees Celsius at sea level.\n\n[2] Ice\nIce melts at 0 degrees Celsius.\n\nQuestion: At what temperature does water boil?";
+pub(super) const EXAMPLE_ANSWER: &str = "Water boils at 100 degrees Celsius at sea level [1].";
+
+/// Answers `req`: in verified mode with the verification, else the raw answer, whose text
+/// goes to `on_text` as it is generated.
+pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<JsonBody, ApiError> {
+    match &req.verified {
+        Some(settings) => JsonBody::of(&verified::ask(w, req, settings)?),
+        None => JsonBody::of(&ask(w, req, on_text)?),
+    }
+}
+
+pub(super) fn generator_unavailable(e: ModelError) -> ApiError {
+    ApiError::unavailable(format!(
+        "Answer generation is not available: no generation model is loaded ({e}). Prepare the models (scripts/models default, or POST /api/models/pull)."
+    ))
+}
+
+/// The raw answer to `req`, its text handed to `on_text` as it is generated.
+fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<AskResponse, ApiError> {
+    let shown = req.query.search.limit as usize;
+    let mut query = req.query.clone();
+    query.search.limit = query.search.limit.max(POOL as u32);
+    let outcome = hybrid::run(w, &query)?;
+    let response = outcome.response;
+    let pool = evidence(w, &response.results[..response.results.len().min(POOL)])?;
+    let choice = sources::choose(&req.query.search.query, &pool);
+    let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
+
+    // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.
+    let generator = w.models.generator().map_err(generator_unavailable)?;
+    let generated = if sources.is_empty() {
+        None
+    } else {
+        let prompt =
+            chatml_with_example(SYSTEM, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(&req.query.search.query, &sources));
+        let deadline = Instant::now() + answer_time_limit();
+        Some(
+            generator
+                .generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, on_text)
+                .map_err(failed)?,
+        )
+    };
+    let (cited, unmatched) = generated.as_ref().map_or((Vec::new(), 0), |g| citations::markers(&g.text, sources.len()));
+    let texts: Vec<&str> = sources.iter().map(|e| e.text.as_str()).collect();
+    let credited = generated.as_ref().map_or(Vec::new(), |g| citations::attributed(&g.text, &texts));
+    let marked = cited.into_iter().map(|n| (n, CitationVia::Marker));
+    let attributed = credited.into_iter().map(|n| (n, CitationVia::Attribution));
+    let mut citations: Vec<Citation> = Vec::new();
+    for (n, via) in marked.chain(attributed) {
+        if citations.iter().any(|c| c.index as usize == n) {
+            continue;
+        }
+        let e = sources[n - 1];
+        citations.push(Citation {
+            docid: e.docid.clone(),
+            uri: e.uri.clone(),
+            index: n as u32,
+            start_line: e.start_line,
+            end_line: e.end_line,
+            via,
+        });
+    }
+    let meta = response.meta;
+    let mut results = response.results;
+    results.truncate(shown);
+    Ok(AskResponse {
+        query: response.query,
+        mode: response.mode,
+        query_language: response.query_language,
+        answer: generated.as_ref().map(|g| g.text.clone()),
+        citations,
+        results,
+        meta: AskMeta {
+            expanded: meta.expanded.unwrap_or(false),
+            reranked: meta.reranked.unwrap_or(false),
+            vectors_used: meta.vectors_used.unwrap_or(false),
+            answer_generated: generated.is_some(),
+            total_results: meta.total_results,
+            unmatched_citations: unmatched,
+            answer_tokens: generated.as_ref().map_or(0, |g: &Generated| g.tokens as u32),
+            answer_context: answer_context(&choice, &pool),
+        },
+    })
+}
+
+/// A failed generation: its time limit is a 503 (the next request may fare better), any
+/// other failure of the model a 500.
+pub(super) fn failed(e: ModelError) -> ApiError {
+    match e {
+        ModelError::Timeout => ApiError::unavailable(format!(
+            "Answer generation exceeded its time limit of {} ms; try a smaller maxAnswerTokens",
+            answer_time_limit().as_millis()
+        )),
+        ModelError::Missing(_) | ModelError::Load { .. } | ModelError::Runtime(_) => {
+            ApiError::unavailable(format!("Answer generation is not available: {e}"))
+        }
+        other => ApiError::runtime(format!("answer generation failed: {other}")),
+    }
+}
+
+/// The numbered sources and the question.
+fn user_turn(question: &str, sources: &[&Evidence]) -> String {
+    let mut out = String::from("Sources:\n\n");
+    for (i, e) in sources.iter().enumerate() {
+        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, e.title, e.text.trim()));
+    }
+    out.push_str("Question: ");
+    out.push_str(question.trim());
+    out
+}
+
+/// The evidence of each result: the chunk it matched, cut to the per-source maximum.
+fn evidence(w: &Worker, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
+    let conn = w.catalog.reader();
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        let Some(doc) = catalog::doc_by_docid(&conn, &r.docid).map_err(runtime)? else { continue };
+        let chunks = catalog::chunks_of(&conn, &doc.mirror_hash).map_err(runtime)?;
+        let Some(chunk) = chunks.iter().find(|c| c.seq == r.chunk.index).or(chunks.first()) else { continue };
+        let (text, end_line) = sources::cut(&chunk.text, chunk.start_line, chunk.end_line);
+        out.push(Evidence {
+            docid: r.docid.clone(),
+            uri: r.uri.clone(),
+            title: r.title.clone(),
+            score: r.score,
+            text,
+            start_line: chunk.start_line,
+            end_line,
+        });
+    }
+    Ok(out)
+}
+
+fn answer_context(choice: &Choice, pool: &[Evidence]) -> AnswerContext {
+    let entry = |d: &Decision| {
+        let e = &pool[d.pool_index];
+        SourceChoice {
+            docid: e.docid.clone(),
+            uri: e.uri.clone(),
+            score: e.score,
+            query_token_hits: d.query_token_hits,
+            facet_hits: d.facet_hits,
+            reason: d.reason,
+        }
+    };
+    AnswerContext {
+        strategy: AnswerStrategy::AdaptiveCoverageV1,
+        target_sources: choice.target_sources as u32,
+        facets: choice.facets.clone(),
+        selected: choice.selected.iter().map(entry).collect(),
+        dropped: choice.dropped.iter().map(entry).collect(),
+    }
+}

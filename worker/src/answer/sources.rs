@@ -1,0 +1,200 @@
+//! `adaptive_coverage_v1`: which pooled results an answer is generated from. A base of the
+//! best-ranked results, then more (up to a maximum) while a facet of the question is still
+//! uncovered and a pooled result covers it.
+
+use crate::evidence::facets;
+use crate::retrieval::common::query_terms;
+use protocol::api::SourceReason;
+
+/// Sources every answer starts from (when the pool has them).
+pub const BASE_SOURCES: usize = 3;
+/// Sources an answer draws on at most.
+pub const MAX_SOURCES: usize = 5;
+/// Results considered.
+pub const POOL: usize = 12;
+/// Characters of evidence per source at most.
+pub const MAX_EVIDENCE_CHARS: usize = 1500;
+
+/// A pooled result's evidence: its best chunk, cut to [`MAX_EVIDENCE_CHARS`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    pub docid: String,
+    pub uri: String,
+    pub title: String,
+    pub score: f32,
+    pub text: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// What [`choose`] decided about one pooled result (by its position in the pool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub pool_index: usize,
+    pub query_token_hits: u32,
+    pub facet_hits: u32,
+    pub reason: SourceReason,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub facets: Vec<String>,
+    pub target_sources: usize,
+    /// In prompt order: `[1]` is the first.
+    pub selected: Vec<Decision>,
+    pub dropped: Vec<Decision>,
+}
+
+/// Chooses the sources for `question` from `pool` (best first). Results that share no word
+/// with the question are never chosen: a retrieval that found nothing relevant yields no
+/// sources rather than unrelated ones.
+pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
+    let facets = facets::split(question);
+    let question_words = facets::content_words(question);
+    let covered_by: Vec<Vec<bool>> = pool
+        .iter()
+        .map(|e| {
+            let words = query_terms(&format!("{} {}", e.title, e.text));
+            facets.iter().map(|f| facets::covers(&words, f)).collect()
+        })
+        .collect();
+    let hits: Vec<u32> = pool
+        .iter()
+        .map(|e| {
+            let words = query_terms(&format!("{} {}", e.title, e.text));
+            question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32
+        })
+        .collect();
+    let decision = |i: usize, reason| Decision {
+        pool_index: i,
+        query_token_hits: hits[i],
+        facet_hits: covered_by[i].iter().filter(|c| **c).count() as u32,
+        reason,
+    };
+    let target_sources = facets.len().clamp(BASE_SOURCES, MAX_SOURCES);
+    let mut chosen: Vec<Option<SourceReason>> = vec![None; pool.len()];
+    let mut taken = 0;
+    for (i, slot) in chosen.iter_mut().enumerate() {
+        if taken == BASE_SOURCES {
+            break;
+        }
+        if hits[i] > 0 {
+            *slot = Some(SourceReason::TopRank);
+            taken += 1;
+        }
+    }
+    let mut covered: Vec<bool> = (0..facets.len()).map(|f| chosen_cover(&chosen, &covered_by, f)).collect();
+    while taken < MAX_SOURCES {
+        let next = (0..pool.len()).find(|&i| {
+            chosen[i].is_none() && hits[i] > 0 && covered_by[i].iter().zip(&covered).any(|(c, done)| *c && !*done)
+        });
+        let Some(i) = next else { break };
+        chosen[i] = Some(SourceReason::FacetCoverage);
+        taken += 1;
+        for (done, c) in covered.iter_mut().zip(&covered_by[i]) {
+            *done |= *c;
+        }
+    }
+    let mut selected = Vec::new();
+    let mut dropped = Vec::new();
+    for (i, reason) in chosen.iter().enumerate() {
+        match reason {
+            Some(r) => selected.push(decision(i, *r)),
+            None if hits[i] == 0 => dropped.push(decision(i, SourceReason::NoQueryTerms)),
+            None if taken == MAX_SOURCES => dropped.push(decision(i, SourceReason::SourceLimit)),
+            None => dropped.push(decision(i, SourceReason::NoNewFacet)),
+        }
+    }
+    Choice { facets, target_sources, selected, dropped }
+}
+
+fn chosen_cover(chosen: &[Option<SourceReason>], covered_by: &[Vec<bool>], facet: usize) -> bool {
+    chosen.iter().zip(covered_by).any(|(c, cov)| c.is_some() && cov[facet])
+}
+
+/// `text` cut to at most [`MAX_EVIDENCE_CHARS`] characters at a line end when one is near,
+/// and the last line the kept text reaches (from `start_line`).
+pub fn cut(text: &str, start_line: u32, end_line: u32) -> (String, u32) {
+    if text.chars().count() <= MAX_EVIDENCE_CHARS {
+        return (text.to_string(), end_line);
+    }
+    let byte_end = text.char_indices().nth(MAX_EVIDENCE_CHARS).map_or(text.len(), |(b, _)| b);
+    let head = &text[..byte_end];
+    let kept = match head.rfind('\n') {
+        Some(nl) if nl >= byte_end / 2 => &head[..nl],
+        _ => head,
+    };
+    let last = start_line + kept.matches('\n').count() as u32;
+    (kept.to_string(), last.min(end_line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(id: &str, text: &str) -> Evidence {
+        Evidence {
+            docid: id.into(),
+            uri: format!("svc://n/{id}.md"),
+            title: String::new(),
+            score: 0.5,
+            text: text.into(),
+            start_line: 1,
+            end_line: 1,
+        }
+    }
+
+    #[test]
+    fn takes_the_base_then_covers_the_missing_facet() {
+        let pool = vec![
+            ev("a", "rust ownership explained"),
+            ev("b", "rust ownership again"),
+            ev("c", "more rust ownership"),
+            ev("d", "rust ownership once more"),
+            ev("e", "borrowing rules"),
+        ];
+        let c = choose("rust ownership and borrowing", &pool);
+        assert_eq!(c.facets, vec!["rust ownership", "borrowing"]);
+        let picked: Vec<(usize, SourceReason)> = c.selected.iter().map(|d| (d.pool_index, d.reason)).collect();
+        assert_eq!(
+            picked,
+            vec![
+                (0, SourceReason::TopRank),
+                (1, SourceReason::TopRank),
+                (2, SourceReason::TopRank),
+                (4, SourceReason::FacetCoverage)
+            ]
+        );
+        assert_eq!(c.dropped.len(), 1);
+        assert_eq!((c.dropped[0].pool_index, c.dropped[0].reason), (3, SourceReason::NoNewFacet));
+        assert_eq!(c.selected[3].facet_hits, 1);
+    }
+
+    #[test]
+    fn unrelated_results_are_never_sources() {
+        let pool = vec![ev("a", "gardening tips"), ev("b", "tomatoes")];
+        let c = choose("quantum entanglement", &pool);
+        assert!(c.selected.is_empty());
+        assert!(c.dropped.iter().all(|d| d.reason == SourceReason::NoQueryTerms && d.query_token_hits == 0));
+    }
+
+    #[test]
+    fn never_more_than_the_maximum() {
+        let pool: Vec<Evidence> =
+            (0..12).map(|i| ev(&i.to_string(), &format!("alpha beta gamma delta epsilon zeta {i}"))).collect();
+        let c = choose("alpha, beta, gamma, delta, epsilon, zeta", &pool);
+        assert!(c.selected.len() <= MAX_SOURCES);
+        assert_eq!(c.target_sources, MAX_SOURCES);
+        assert_eq!(c.selected.len() + c.dropped.len(), 12);
+    }
+
+    #[test]
+    fn cut_keeps_whole_lines_and_counts_them() {
+        let text = "line one\n".repeat(400);
+        let (kept, last) = cut(&text, 10, 409);
+        assert!(kept.chars().count() <= MAX_EVIDENCE_CHARS);
+        assert!(!kept.ends_with('\n') && kept.ends_with("line one"));
+        assert_eq!(last, 10 + kept.matches('\n').count() as u32);
+        assert_eq!(cut("short", 3, 3), ("short".to_string(), 3));
+    }
+}

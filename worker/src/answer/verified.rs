@@ -1,0 +1,404 @@
+//! Verified answers: one closed Context Capsule is compiled for the question and checked for
+//! freshness, a draft is generated from its evidence alone, and every claim of the draft is
+//! held against the passages it cites, first by its words ([`claims::lexical`]), then by
+//! meaning (embedding similarity of the claim and the passages' sentences). The draft is
+//! returned only when every substantive claim is supported; otherwise the answer abstains.
+
+use super::claims::{self, Claim};
+use super::{answer_time_limit, failed, generator_unavailable, EXAMPLE_ANSWER, EXAMPLE_USER, STOPS};
+use crate::evidence::{compile, verify};
+use crate::models::generator::chatml_with_example;
+use crate::models::ModelError;
+use crate::Worker;
+use protocol::api::{
+    AbstentionReason, AnswerStatus, Capsule, CapsuleReceipt, Citation, CitationVia, ClaimCoverage, ClaimEvidence,
+    ClaimRationale, ClaimStatus, ClaimVerdict, ClaimVerification, Evidence, RejectedCitation, RejectedCitationReason,
+    SearchMode, SemanticCheck, SemanticReason, SemanticStatus, Verification, VerifiedAskMeta, VerifiedAskResponse,
+    ABSTENTION_TEXT,
+};
+use protocol::{ApiError, AskRequest, ContextRequest, DepthPolicy, SearchFilters, VerifiedAsk};
+use sha2::{Digest, Sha256};
+use std::time::Instant;
+
+/// Passages the draft is generated from at most (the generator's prompt is short).
+const PROMPT_PASSAGES: usize = 5;
+/// Characters of one passage in the prompt at most (claims are checked against all of it).
+const PROMPT_PASSAGE_CHARS: usize = 1500;
+/// Cosine similarity (unit vectors) between a claim and a sentence of its passage at or above
+/// which the semantic layer confirms the claim.
+const SUPPORT_SIMILARITY: f64 = 0.6;
+
+const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
+After each sentence, cite the source it comes from with its number in square brackets, like [1]. \
+Write only statements the sources make. Answer briefly.";
+
+/// The fresh passages the draft may rest on: capsule evidence by its number in the prompt.
+struct Source<'c> {
+    evidence: &'c Evidence,
+    /// `unchanged`, `stale` or `missing`, from the freshness receipt.
+    fresh: Result<(), RejectedCitationReason>,
+}
+
+pub fn ask(w: &Worker, req: &AskRequest, settings: &VerifiedAsk) -> Result<VerifiedAskResponse, ApiError> {
+    let compiled = compile::compile(w, &capsule_request(req, settings))?;
+    let freshness = verify::verify(w, &compiled.json)?;
+    let capsule: Capsule = serde_json::from_str(&compiled.json)
+        .map_err(|e| ApiError::runtime(format!("the compiled capsule could not be read back: {e}")))?;
+    let sources: Vec<Source<'_>> = capsule
+        .evidence
+        .iter()
+        .take(PROMPT_PASSAGES)
+        .map(|e| Source { evidence: e, fresh: fresh(&freshness, e) })
+        .collect();
+
+    let generator = w.models.generator().map_err(generator_unavailable)?;
+    let draft = if sources.is_empty() {
+        None
+    } else {
+        let prompt =
+            chatml_with_example(SYSTEM, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(&req.query.search.query, &sources));
+        let deadline = Instant::now() + answer_time_limit();
+        let generated =
+            generator.generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, &mut |_| {});
+        Some(generated.map_err(failed)?.text)
+    };
+    let text = draft.clone().unwrap_or_default();
+    let claims = claims::split(&text);
+    let judged = judge(w, &claims, &sources);
+    let verification = claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources);
+    let verified = verification.answer_status == AnswerStatus::Verified;
+    let citations = if verified { citations_of(&judged.verdicts, &sources) } else { Vec::new() };
+    Ok(VerifiedAskResponse {
+        query: req.query.search.query.clone(),
+        mode: SearchMode::Hybrid,
+        query_language: None,
+        answer: if verified { text } else { ABSTENTION_TEXT.to_string() },
+        citations,
+        results: Vec::new(),
+        meta: VerifiedAskMeta {
+            expanded: false,
+            reranked: capsule.retrieval.capability_states.reranking.outcome == "used",
+            vectors_used: capsule.retrieval.capability_states.semantic_search.outcome == "used",
+            answer_generated: draft.is_some(),
+            total_results: capsule.evidence.len() as u64,
+            verification_requested: true,
+            abstained: !verified,
+        },
+        verification: Verification {
+            schema_version: "1.0".into(),
+            mode: "closed_capsule".into(),
+            capsule,
+            freshness,
+            claims: verification,
+            semantic: judged.semantic,
+        },
+    })
+}
+
+/// The capsule of a verified ask: the question as goal, `balanced`, the request's filters.
+fn capsule_request(req: &AskRequest, settings: &VerifiedAsk) -> ContextRequest {
+    let q = &req.query;
+    let s = &q.search;
+    ContextRequest {
+        goal: s.query.clone(),
+        query: s.query.clone(),
+        collections: s.filters.collection.iter().cloned().collect(),
+        uri_prefix: None,
+        query_modes: q.query_modes.clone(),
+        filters: SearchFilters { collection: None, ..s.filters.clone() },
+        intent: s.intent.clone(),
+        exclude: s.exclude.clone(),
+        min_score: s.min_score,
+        lang: q.lang.clone(),
+        graph: None,
+        no_rerank: q.no_rerank,
+        limit: 20,
+        candidate_limit: s.candidate_limit,
+        budget_tokens: settings.budget_tokens,
+        budget_bytes: settings.budget_tokens.saturating_mul(4),
+        safety_margin_tokens: 0,
+        safety_margin_bytes: 0,
+        depth: DepthPolicy::Balanced,
+    }
+}
+
+fn fresh(receipt: &CapsuleReceipt, e: &Evidence) -> Result<(), RejectedCitationReason> {
+    match receipt.evidence.iter().find(|c| c.evidence_id == e.evidence_id).map(|c| c.content_status.as_str()) {
+        Some("unchanged") => Ok(()),
+        Some("stale") => Err(RejectedCitationReason::EvidenceStale),
+        _ => Err(RejectedCitationReason::EvidenceMissing),
+    }
+}
+
+fn user_turn(question: &str, sources: &[Source<'_>]) -> String {
+    let mut out = String::from("Sources:\n\n");
+    for (i, s) in sources.iter().enumerate() {
+        let text: String = s.evidence.text.chars().take(PROMPT_PASSAGE_CHARS).collect();
+        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, s.evidence.title, text.trim()));
+    }
+    out.push_str("Question: ");
+    out.push_str(question.trim());
+    out
+}
+
+/// What the checks found for one claim.
+struct Verdict {
+    status: ClaimStatus,
+    rationale: ClaimRationale,
+    confidence: Option<f64>,
+    /// Numbers (from 1) of the sources it rests on.
+    sources: Vec<usize>,
+    rejected: Vec<RejectedCitation>,
+    substantive: bool,
+}
+
+struct Judged {
+    verdicts: Vec<Verdict>,
+    semantic: SemanticCheck,
+}
+
+/// Both layers over every claim.
+fn judge(w: &Worker, claims: &[Claim], sources: &[Source<'_>]) -> Judged {
+    let started = Instant::now();
+    let mut verdicts: Vec<Verdict> = Vec::with_capacity(claims.len());
+    // Claims the deterministic layer leaves to the semantic one: (claim index, its sources).
+    let mut candidates: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, claim) in claims.iter().enumerate() {
+        let mut rejected = Vec::new();
+        let mut cited: Vec<usize> = Vec::new();
+        for m in &claim.markers {
+            let reason = match sources.get(m.number.wrapping_sub(1)) {
+                None => Some(RejectedCitationReason::OutOfCapsule),
+                Some(s) => s.fresh.err(),
+            };
+            match reason {
+                Some(reason) => rejected.push(RejectedCitation {
+                    marker: m.text.clone(),
+                    start: m.start,
+                    end: m.end,
+                    evidence_id: sources.get(m.number.wrapping_sub(1)).map(|s| s.evidence.evidence_id.clone()),
+                    reason,
+                }),
+                None if !cited.contains(&m.number) => cited.push(m.number),
+                None => {}
+            }
+        }
+        // A claim without a usable citation is held against every fresh passage.
+        let pool: Vec<usize> = if cited.is_empty() && claim.markers.is_empty() {
+            (1..=sources.len()).filter(|n| sources[n - 1].fresh.is_ok()).collect()
+        } else {
+            cited
+        };
+        let checks: Vec<(usize, claims::Lexical)> =
+            pool.iter().map(|&n| (n, claims::lexical(&claim.plain, &sources[n - 1].evidence.text))).collect();
+        let supporting: Vec<usize> = checks
+            .iter()
+            .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
+            .map(|(n, _)| *n)
+            .collect();
+        let conflicting: Vec<usize> = checks.iter().filter(|(_, l)| l.conflicts).map(|(n, _)| *n).collect();
+        let substantive = claim.is_substantive();
+        let (status, rationale, used) = if !substantive {
+            (ClaimStatus::Insufficient, ClaimRationale::NoValidEvidence, Vec::new())
+        } else if !conflicting.is_empty() {
+            // Positive conflicting evidence outweighs support elsewhere: sources that
+            // disagree do not verify a claim.
+            (ClaimStatus::Contradicted, ClaimRationale::SemanticContradiction, conflicting)
+        } else if supporting.is_empty() {
+            (ClaimStatus::Insufficient, ClaimRationale::NoValidEvidence, Vec::new())
+        } else {
+            candidates.push((i, supporting.clone()));
+            (ClaimStatus::Uncertain, ClaimRationale::SemanticJudgmentUnavailable, supporting)
+        };
+        verdicts.push(Verdict { status, rationale, confidence: None, sources: used, rejected, substantive });
+    }
+    let semantic = semantic_layer(w, claims, sources, &candidates, &mut verdicts, started);
+    Judged { verdicts, semantic }
+}
+
+/// The semantic layer over the candidates: each is supported when one sentence of one of its
+/// passages is close enough in meaning; stays uncertain otherwise, or when the layer cannot run.
+fn semantic_layer(
+    w: &Worker,
+    claims: &[Claim],
+    sources: &[Source<'_>],
+    candidates: &[(usize, Vec<usize>)],
+    verdicts: &mut [Verdict],
+    started: Instant,
+) -> SemanticCheck {
+    let config = hex::encode(Sha256::digest(format!(
+        "embedding-similarity-v1\0{}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}",
+        claims::MIN_COVERAGE
+    )));
+    let model = w.models.embed_model_ref().to_string();
+    let fingerprint = format!("embedding-similarity-v1:{model}");
+    let check = |status, reason, model_calls, verified: u32| SemanticCheck {
+        status,
+        reason,
+        schema_requested: false,
+        schema_enforced: false,
+        model_fingerprint: (model_calls > 0).then(|| model.clone()),
+        config_fingerprint: config.clone(),
+        verifier_fingerprint: (model_calls > 0).then(|| fingerprint.clone()),
+        candidate_claims: candidates.len() as u32,
+        verified_claims: verified,
+        unresolved_claims: candidates.len() as u32 - verified,
+        model_calls,
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    if candidates.is_empty() {
+        return check(SemanticStatus::Completed, SemanticReason::NoCandidates, 0, 0);
+    }
+    let embedder = match w.models.embedder() {
+        Ok(e) => e,
+        Err(_) => return check(SemanticStatus::Unavailable, SemanticReason::VerifierUnavailable, 0, 0),
+    };
+    // One call: every candidate claim, then every sentence of every passage they rest on.
+    let mut texts: Vec<String> = candidates.iter().map(|(i, _)| claims[*i].plain.clone()).collect();
+    let mut sentence_ranges: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    for (_, ns) in candidates {
+        for &n in ns {
+            if !seen.contains(&n) {
+                seen.push(n);
+                let sentences = claims::sentences(&sources[n - 1].evidence.text);
+                let from = texts.len();
+                texts.extend(sentences);
+                sentence_ranges.push((n, from..texts.len()));
+            }
+        }
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = match embedder.embed(&refs) {
+        Ok(v) if v.len() == refs.len() => v,
+        Ok(_) | Err(ModelError::Timeout) | Err(_) => {
+            return check(SemanticStatus::Failed, SemanticReason::GenerationFailed, 1, 0);
+        }
+    };
+    let mut verified = 0u32;
+    for (k, (i, ns)) in candidates.iter().enumerate() {
+        let claim = &vectors[k];
+        let mut best: Option<(f64, usize)> = None;
+        for (n, range) in sentence_ranges.iter().filter(|(n, _)| ns.contains(n)) {
+            for v in &vectors[range.clone()] {
+                let sim: f64 = claim.iter().zip(v).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+                if best.is_none_or(|(b, _)| sim > b) {
+                    best = Some((sim, *n));
+                }
+            }
+        }
+        let verdict = &mut verdicts[*i];
+        if let Some((sim, n)) = best {
+            verdict.confidence = Some((sim.clamp(0.0, 1.0) * 1000.0).round() / 1000.0);
+            if sim >= SUPPORT_SIMILARITY {
+                verdict.status = ClaimStatus::Supported;
+                verdict.rationale = ClaimRationale::SemanticEntailment;
+                verdict.sources.sort_by_key(|s| *s != n);
+                verified += 1;
+            }
+        }
+    }
+    check(SemanticStatus::Completed, SemanticReason::Verified, 1, verified)
+}
+
+fn claim_verification(
+    capsule_id: &str,
+    draft: &str,
+    claims: &[Claim],
+    verdicts: &[Verdict],
+    sources: &[Source<'_>],
+) -> ClaimVerification {
+    let evidence = |v: &Verdict| -> Vec<ClaimEvidence> {
+        v.sources
+            .iter()
+            .map(|&n| {
+                let e = sources[n - 1].evidence;
+                ClaimEvidence {
+                    evidence_id: e.evidence_id.clone(),
+                    uri: e.uri.clone(),
+                    start_line: e.start_line,
+                    end_line: e.end_line,
+                    text: e.text.clone(),
+                    source_hash: e.source_hash.clone(),
+                    mirror_hash: e.mirror_hash.clone(),
+                    passage_hash: e.passage_hash.clone(),
+                }
+            })
+            .collect()
+    };
+    let count = |s: ClaimStatus| verdicts.iter().filter(|v| v.substantive && v.status == s).count() as u32;
+    let total = verdicts.iter().filter(|v| v.substantive).count() as u32;
+    let supported = count(ClaimStatus::Supported);
+    let contradicted = count(ClaimStatus::Contradicted);
+    let rejected: Vec<RejectedCitation> = verdicts.iter().flat_map(|v| v.rejected.clone()).collect();
+    let reason = if total == 0 {
+        Some(AbstentionReason::NoSubstantiveClaims)
+    } else if contradicted > 0 {
+        Some(AbstentionReason::ContradictionDetected)
+    } else if supported < total {
+        Some(AbstentionReason::CoverageBelowThreshold)
+    } else if !rejected.is_empty() {
+        Some(AbstentionReason::CitationHygieneFailed)
+    } else {
+        None
+    };
+    ClaimVerification {
+        schema_version: "1.0".into(),
+        coordinate_space: "utf16_code_units".into(),
+        capsule_id: capsule_id.to_string(),
+        answer_hash: hex::encode(Sha256::digest(draft.as_bytes())),
+        coverage_threshold: 1.0,
+        claims: claims
+            .iter()
+            .zip(verdicts)
+            .filter(|(_, v)| v.substantive)
+            .enumerate()
+            .map(|(k, (c, v))| ClaimVerdict {
+                claim_id: format!("c{}", k + 1),
+                text: c.text.clone(),
+                start: c.start,
+                end: c.end,
+                status: v.status,
+                confidence: v.confidence,
+                rationale_code: v.rationale,
+                verifier_fingerprint: v.confidence.map(|_| "embedding-similarity-v1".to_string()),
+                evidence: evidence(v),
+                rejected_citations: v.rejected.clone(),
+            })
+            .collect(),
+        rejected_citations: rejected,
+        coverage: ClaimCoverage {
+            total_claims: total,
+            supported_claims: supported,
+            contradicted_claims: contradicted,
+            insufficient_claims: count(ClaimStatus::Insufficient),
+            uncertain_claims: count(ClaimStatus::Uncertain),
+            supported_ratio: if total == 0 { 0.0 } else { f64::from(supported) / f64::from(total) },
+        },
+        answer_status: if reason.is_none() { AnswerStatus::Verified } else { AnswerStatus::Abstained },
+        abstained: reason.is_some(),
+        abstention_reason: reason,
+        abstention_text: ABSTENTION_TEXT.to_string(),
+    }
+}
+
+fn citations_of(verdicts: &[Verdict], sources: &[Source<'_>]) -> Vec<Citation> {
+    let mut out: Vec<Citation> = Vec::new();
+    for v in verdicts.iter().filter(|v| v.status == ClaimStatus::Supported) {
+        for &n in &v.sources {
+            if out.iter().any(|c| c.index as usize == n) {
+                continue;
+            }
+            let e = sources[n - 1].evidence;
+            out.push(Citation {
+                docid: e.docid.clone(),
+                uri: e.uri.clone(),
+                index: n as u32,
+                start_line: e.start_line,
+                end_line: e.end_line,
+                via: CitationVia::Verification,
+            });
+        }
+    }
+    out
+}
