@@ -95,6 +95,11 @@ ROWS = [
     ("capsule_balanced_p50_ms", "capsule compile balanced p50 (ms, --models)", "{:.2f}", "<= 120 ms (notes)", ("notes", 120.0)),
     ("capsule_balanced_p99_ms", "capsule compile balanced p99 (ms)", "{:.2f}", "", None),
     ("capsule_exact_tokens", "capsules counted by a tokenizer", "{}", "", None),
+    ("ask_p50_ms", "ask p50 (ms, raw, maxAnswerTokens 128, --models)", "{:.0f}", "", None),
+    ("ask_first_token_p50_ms", "ask time to first streamed token p50 (ms)", "{:.0f}", "", None),
+    ("ask_decode_tok_s", "ask decode (tokens/s, streamed)", "{:.1f}", "", None),
+    ("ort_decode_tok_s", "plain ONNX Runtime decode, same prompt length (tokens/s)", "{:.1f}", "", None),
+    ("ask_decode_share", "ask decode / plain ONNX Runtime", "{:.2f}", ">= 0.8 (notes)", None),
     ("capsule_verify_p50_ms", "capsule verify p50 (ms)", "{:.2f}", "<= 15 ms", ("all", 15.0)),
     ("changes_page_p50_ms", "changes page of 100 p50 (ms)", "{:.2f}", "<= 10 ms", ("all", 10.0)),
     ("impact_p50_ms", "impact, default bounds, p50 (ms)", "{:.2f}", "<= 20 ms", ("all", 20.0)),
@@ -626,6 +631,79 @@ def measure_evidence(client, queries, doc_uris):
     return res
 
 
+ASK_QUESTIONS = 10
+ASK_TOKENS = 128
+
+
+def ask_streamed(port, body):
+    """One streamed ask: (ms to the first token event, ms to the last one, the final reply)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    t0 = time.perf_counter()
+    conn.request("POST", "/api/ask", body=json.dumps(body).encode(),
+                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    resp = conn.getresponse()
+    first = last = None
+    event, reply = None, None
+    while True:
+        line = resp.fp.readline()
+        if not line:
+            break
+        line = line.decode("utf-8").rstrip("\n")
+        if line.startswith("event:"):
+            event = line[6:].strip()
+            if event == "token":
+                last = (time.perf_counter() - t0) * 1000.0
+                first = first if first is not None else last
+        elif line.startswith("data:") and event == "answer":
+            reply = json.loads(line[5:].strip())
+            break
+    conn.close()
+    return first, last, reply
+
+
+def measure_ask(client, port, queries, models_dir):
+    """Raw ask latency, then the same questions streamed: time to the first token and the
+    decode rate between the first and the last token event; against plain ONNX Runtime
+    decoding a prompt of the same length (scripts/gen_baseline.py, with the venv's Python)."""
+    res = {}
+    bodies = [{"query": q, "maxAnswerTokens": ASK_TOKENS} for q in queries[:ASK_QUESTIONS]]
+    lat = []
+    for b in bodies:
+        ms, status, reply = client.timed("POST", "/api/ask", b)
+        if status != 200:
+            log(f"WARNING /api/ask -> {status}: {reply}")
+            return res
+        lat.append(ms)
+    res["ask_p50_ms"] = percentile(lat, 50)
+    firsts, rates, prompts = [], [], []
+    for b in bodies:
+        first, last, reply = ask_streamed(port, b)
+        if first is None or reply is None:
+            continue
+        firsts.append(first)
+        tokens = reply["meta"]["answerTokens"]
+        prompts.append(reply["meta"]["promptTokens"])
+        if tokens > 8 and last > first:
+            rates.append((tokens - 1) / ((last - first) / 1000.0))
+    if firsts:
+        res["ask_first_token_p50_ms"] = percentile(firsts, 50)
+    if rates:
+        res["ask_decode_tok_s"] = percentile(rates, 50)
+    venv_python = os.path.join(REPO, ".venv", "bin", "python")
+    gen_dir = os.path.join(models_dir, "models", "HuggingFaceTB", "SmolLM2-135M-Instruct")
+    if prompts and os.access(venv_python, os.X_OK) and os.path.isdir(gen_dir):
+        out = subprocess.run([venv_python, os.path.join(REPO, "scripts", "gen_baseline.py"), "--model-dir", gen_dir,
+                              "--prompt-tokens", str(int(percentile(prompts, 50))), "--tokens", str(ASK_TOKENS)],
+                             capture_output=True, text=True)
+        if out.returncode == 0:
+            res["ort_decode_tok_s"] = json.loads(out.stdout.strip().splitlines()[-1])["decode_tok_s"]
+            if res.get("ask_decode_tok_s"):
+                res["ask_decode_share"] = res["ask_decode_tok_s"] / res["ort_decode_tok_s"]
+        else:
+            log(f"WARNING gen_baseline.py failed: {out.stderr[-500:]}")
+    return res
+
+
 def wait_embedded(client, timeout_s):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -686,6 +764,10 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
         if embedded:
             lat, _ = capsule_latency(client, queries, "balanced")
             res["capsule_balanced_p50_ms"], res["capsule_balanced_p99_ms"] = percentile(lat, 50), percentile(lat, 99)
+            status, caps = client.request("GET", "/api/capabilities")
+            if status == 200 and caps.get("answer"):
+                log(f"{name}: ask ({ASK_QUESTIONS} questions, raw and streamed)")
+                res.update(measure_ask(client, server.port, queries, args.models))
 
         log(f"{name}: reads during sync (every file edited)")
         res.update(measure_reads_during_sync(client, server.port, files, doc_uri, queries[0], args.job_timeout))

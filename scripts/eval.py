@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Retrieval quality of svc on BEIR SciFact (train split): nDCG@10, Recall@100, MRR@10.
+"""Retrieval quality of svc on BEIR SciFact (train split): nDCG@10, Recall@100, MRR@10
+(`--mode ask`: answer quality of /api/ask, see scripts/eval_ask.py).
 
 Converts the corpus to Markdown in a temp dir, indexes it in-process with the CLI
 (`svc collection add DIR --name scifact`, no server), then runs every query in one process with
@@ -161,7 +162,12 @@ def run_queries(binary, env, mode, queries, limit):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", default="bm25",
-                    help="comma-separated modes from: " + ", ".join(sorted(MODES)) + " (one index, embedded once)")
+                    help="comma-separated modes from: " + ", ".join(sorted(MODES)) + " (one index, embedded once); "
+                         "or `ask`: answer quality of /api/ask (scripts/eval_ask.py)")
+    ap.add_argument("--sample", type=int, default=100, help="ask: claims asked")
+    ap.add_argument("--seed", type=int, default=7, help="ask: the sample's seed")
+    ap.add_argument("--distractors", type=int, default=1000, help="ask: abstracts indexed besides the relevant ones")
+    ap.add_argument("--max-answer-tokens", type=int, default=128, help="ask: maxAnswerTokens")
     ap.add_argument("--expand", action="store_true", help="hybrid: let the generator add query variants")
     ap.add_argument("--cache", default=default_cache_dir(), help="svc cache dir holding models/ (default: the user's)")
     ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
@@ -177,6 +183,16 @@ def main():
                          "its ANN decision is reset, so vector search is exact")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()
+    if args.mode == "ask":
+        import eval_ask
+        binary = os.path.abspath(args.bin)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        report = eval_ask.run(args, binary)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=2)
+                f.write("\n")
+        return
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     for m in modes:
         if m not in MODES:

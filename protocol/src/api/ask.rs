@@ -98,6 +98,8 @@ pub struct AskMeta {
     pub total_results: u64,
     /// `[n]` markers in the answer that name no source; they are not in `citations`.
     pub unmatched_citations: u32,
+    /// Tokens of the prompt the generator read (0 when nothing was generated).
+    pub prompt_tokens: u32,
     /// Tokens the generator produced.
     pub answer_tokens: u32,
     pub answer_context: AnswerContext,

@@ -123,6 +123,7 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<As
             answer_generated: generated.is_some(),
             total_results: meta.total_results,
             unmatched_citations: unmatched,
+            prompt_tokens: generated.as_ref().map_or(0, |g: &Generated| g.prompt_tokens as u32),
             answer_tokens: generated.as_ref().map_or(0, |g: &Generated| g.tokens as u32),
             answer_context: answer_context(&choice, &pool),
         },
