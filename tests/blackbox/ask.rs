@@ -213,6 +213,7 @@ fn verified_ask_body_is_closed() {
     s.post("/api/ask", json!({"query": "x", "verify": true, "contextBudgetTokens": 10}))
         .assert_error(400, "VALIDATION");
     s.post("/api/ask", json!({"query": "x", "verify": "yes"})).assert_error(400, "VALIDATION");
+    s.post("/api/ask", json!({"query": "x", "verify": true, "collection": "nope"})).assert_error(404, "NOT_FOUND");
 }
 
 /// Verified mode against one server (the embedder takes a while to load): a question the

@@ -77,8 +77,14 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<As
     let generated = if sources.is_empty() {
         None
     } else {
-        let prompt =
-            chatml_with_example(SYSTEM, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(&req.query.search.query, &sources));
+        let prompt = chatml_with_example(
+            SYSTEM,
+            (EXAMPLE_USER, EXAMPLE_ANSWER),
+            &user_turn(
+                &req.query.search.query,
+                &sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect::<Vec<_>>(),
+            ),
+        );
         let deadline = Instant::now() + answer_time_limit();
         Some(
             generator
@@ -145,11 +151,19 @@ pub(super) fn failed(e: ModelError) -> ApiError {
     }
 }
 
-/// The numbered sources and the question.
-fn user_turn(question: &str, sources: &[&Evidence]) -> String {
+/// Characters of source text the prompt holds at most, shared equally by the sources: with
+/// the instruction and the worked example the prompt stays within the generator's 1,536
+/// prompt tokens, whose start (the instruction) would otherwise be cut.
+const PROMPT_SOURCE_CHARS: usize = 4000;
+
+/// The numbered sources (`(title, text)`, each cut to its share of [`PROMPT_SOURCE_CHARS`])
+/// and the question.
+pub(super) fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
+    let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
     let mut out = String::from("Sources:\n\n");
-    for (i, e) in sources.iter().enumerate() {
-        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, e.title, e.text.trim()));
+    for (i, (title, text)) in sources.iter().enumerate() {
+        let text: String = text.trim().chars().take(share).collect();
+        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, title, text.trim_end()));
     }
     out.push_str("Question: ");
     out.push_str(question.trim());

@@ -5,10 +5,11 @@
 //! returned only when every substantive claim is supported; otherwise the answer abstains.
 
 use super::claims::{self, Claim};
-use super::{answer_time_limit, failed, generator_unavailable, EXAMPLE_ANSWER, EXAMPLE_USER, STOPS};
+use super::{answer_time_limit, failed, generator_unavailable, user_turn, EXAMPLE_ANSWER, EXAMPLE_USER, STOPS};
 use crate::evidence::{compile, verify};
 use crate::models::generator::chatml_with_example;
 use crate::models::ModelError;
+use crate::retrieval::common::Scope;
 use crate::Worker;
 use protocol::api::{
     AbstentionReason, AnswerStatus, Capsule, CapsuleReceipt, Citation, CitationVia, ClaimCoverage, ClaimEvidence,
@@ -22,8 +23,6 @@ use std::time::Instant;
 
 /// Passages the draft is generated from at most (the generator's prompt is short).
 const PROMPT_PASSAGES: usize = 5;
-/// Characters of one passage in the prompt at most (claims are checked against all of it).
-const PROMPT_PASSAGE_CHARS: usize = 1500;
 /// Cosine similarity (unit vectors) between a claim and a sentence of its passage at or above
 /// which the semantic layer confirms the claim.
 const SUPPORT_SIMILARITY: f64 = 0.6;
@@ -40,6 +39,8 @@ struct Source<'c> {
 }
 
 pub fn ask(w: &Worker, req: &AskRequest, settings: &VerifiedAsk) -> Result<VerifiedAskResponse, ApiError> {
+    // The same 404 as the raw mode's retrieval for a collection that does not exist.
+    Scope::of(w, &req.query.search)?;
     let compiled = compile::compile(w, &capsule_request(req, settings))?;
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
@@ -55,8 +56,14 @@ pub fn ask(w: &Worker, req: &AskRequest, settings: &VerifiedAsk) -> Result<Verif
     let draft = if sources.is_empty() {
         None
     } else {
-        let prompt =
-            chatml_with_example(SYSTEM, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(&req.query.search.query, &sources));
+        let prompt = chatml_with_example(
+            SYSTEM,
+            (EXAMPLE_USER, EXAMPLE_ANSWER),
+            &user_turn(
+                &req.query.search.query,
+                &sources.iter().map(|s| (s.evidence.title.as_str(), s.evidence.text.as_str())).collect::<Vec<_>>(),
+            ),
+        );
         let deadline = Instant::now() + answer_time_limit();
         let generated =
             generator.generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, &mut |_| {});
@@ -128,17 +135,6 @@ fn fresh(receipt: &CapsuleReceipt, e: &Evidence) -> Result<(), RejectedCitationR
         Some("stale") => Err(RejectedCitationReason::EvidenceStale),
         _ => Err(RejectedCitationReason::EvidenceMissing),
     }
-}
-
-fn user_turn(question: &str, sources: &[Source<'_>]) -> String {
-    let mut out = String::from("Sources:\n\n");
-    for (i, s) in sources.iter().enumerate() {
-        let text: String = s.evidence.text.chars().take(PROMPT_PASSAGE_CHARS).collect();
-        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, s.evidence.title, text.trim()));
-    }
-    out.push_str("Question: ");
-    out.push_str(question.trim());
-    out
 }
 
 /// What the checks found for one claim.
