@@ -51,10 +51,10 @@ pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&reply)?);
         return Ok(ExitCode::SUCCESS);
     }
-    if printed {
-        println!();
-    } else {
-        println!("No note answers this question (no source shares its words).");
+    match &reply.answer {
+        Some(_) if printed => println!(),
+        Some(answer) => println!("{answer}"),
+        None => println!("No note answers this question (no source shares its words)."),
     }
     if !reply.citations.is_empty() {
         println!();

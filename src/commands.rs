@@ -21,7 +21,7 @@ const CLI_MAX_LIMIT: u32 = 1000;
 pub fn serve(dirs: Dirs, port: u16, detach: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot locate the svc binary")?;
     let server = exe.with_file_name(supervisor::SERVER_BIN);
-    if server.is_file() {
+    if server.is_file() && speaks_our_protocol(&server) {
         use std::os::unix::process::CommandExt;
         let mut cmd = std::process::Command::new(&server);
         cmd.arg("serve").arg("--port").arg(port.to_string()).arg("--worker-exe").arg(&exe);
@@ -33,6 +33,27 @@ pub fn serve(dirs: Dirs, port: u16, detach: bool) -> anyhow::Result<ExitCode> {
     }
     supervisor::serve(supervisor::ServeOptions { port, detach, dirs, gateway_exe: exe.clone(), worker_exe: exe })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `svc-server` was built with this binary's protocol (a stale one beside a fresh
+/// `svc` would serve a gateway that cannot talk to the worker).
+fn speaks_our_protocol(server: &std::path::Path) -> bool {
+    let theirs = std::process::Command::new(server)
+        .arg("protocol-version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    if theirs != Some(protocol::PROTOCOL_VERSION) {
+        tracing::warn!(
+            "{} speaks protocol {theirs:?}, svc speaks {}: running every role from svc (rebuild both binaries)",
+            server.display(),
+            protocol::PROTOCOL_VERSION
+        );
+        return false;
+    }
+    true
 }
 
 pub fn run_worker(dirs: Dirs) -> anyhow::Result<ExitCode> {

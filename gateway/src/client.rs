@@ -28,12 +28,19 @@ pub struct PendingReply {
     reply: oneshot::Receiver<Result<JsonBody, ApiError>>,
     conn: Arc<Connection>,
     id: u64,
+    deadline: tokio::time::Instant,
 }
 
 impl PendingReply {
-    /// The reply, or 503 when the worker went away or took longer than the call limit.
+    /// When the whole call (its parts and its reply) must be over: [`CALL_TIMEOUT`] after it
+    /// was sent.
+    pub fn deadline(&self) -> tokio::time::Instant {
+        self.deadline
+    }
+
+    /// The reply, or 503 when the worker went away or the call outlived its deadline.
     pub async fn get(self) -> Result<JsonBody, ApiError> {
-        wait(self.reply, &self.conn, self.id).await
+        wait(self.reply, &self.conn, self.id, self.deadline).await
     }
 }
 
@@ -146,8 +153,9 @@ impl WorkerClient {
 
     /// Sends one request and waits for its reply.
     pub async fn call(&self, request: Request) -> Result<JsonBody, ApiError> {
+        let deadline = tokio::time::Instant::now() + CALL_TIMEOUT;
         let (conn, id, reply) = self.send(request, None).await?;
-        wait(reply, &conn, id).await
+        wait(reply, &conn, id, deadline).await
     }
 
     /// Sends a request whose reply is streamed: its parts as they come, and the reply.
@@ -155,9 +163,10 @@ impl WorkerClient {
         &self,
         request: Request,
     ) -> Result<(mpsc::UnboundedReceiver<String>, PendingReply), ApiError> {
+        let deadline = tokio::time::Instant::now() + CALL_TIMEOUT;
         let (tx, parts) = mpsc::unbounded_channel();
         let (conn, id, reply) = self.send(request, Some(tx)).await?;
-        Ok((parts, PendingReply { reply, conn, id }))
+        Ok((parts, PendingReply { reply, conn, id, deadline }))
     }
 
     async fn send(
@@ -185,13 +194,15 @@ fn forget(conn: &Connection, id: u64) {
     }
 }
 
-/// The reply of call `id`, within [`CALL_TIMEOUT`].
+/// The reply of call `id`, by `deadline`. Past it the call is forgotten (which also ends the
+/// parts of a streamed call).
 async fn wait(
     reply: oneshot::Receiver<Result<JsonBody, ApiError>>,
     conn: &Connection,
     id: u64,
+    deadline: tokio::time::Instant,
 ) -> Result<JsonBody, ApiError> {
-    match tokio::time::timeout(CALL_TIMEOUT, reply).await {
+    match tokio::time::timeout_at(deadline, reply).await {
         Ok(Ok(result)) => result,
         Ok(Err(_)) => Err(unavailable()),
         Err(_) => {

@@ -30,6 +30,8 @@ enum Cmd {
     /// Process roles started by the supervisor.
     #[command(subcommand)]
     Internal(InternalCmd),
+    /// Print the gateway-worker protocol version (svc checks it before handing over).
+    ProtocolVersion,
 }
 
 #[derive(Subcommand)]
@@ -45,13 +47,19 @@ enum InternalCmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let dirs = protocol::Dirs::from_env();
-    supervisor::init_logging("info");
+    if !matches!(cli.command, Cmd::ProtocolVersion) {
+        supervisor::init_logging("info");
+    }
     let result = match cli.command {
         Cmd::Serve { port, detach, worker_exe } => {
             std::env::current_exe().map_err(|e| e.to_string()).and_then(|gateway_exe| {
                 supervisor::serve(supervisor::ServeOptions { port, detach, dirs, gateway_exe, worker_exe })
                     .map_err(|e| e.to_string())
             })
+        }
+        Cmd::ProtocolVersion => {
+            println!("{}", protocol::PROTOCOL_VERSION);
+            Ok(())
         }
         Cmd::Internal(InternalCmd::Gateway { port, listen_fd }) => {
             gateway::role::run_inherited(dirs, port, listen_fd).map_err(|e| e.to_string())

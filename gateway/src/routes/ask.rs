@@ -36,14 +36,19 @@ pub async fn ask(State(s): State<AppState>, headers: HeaderMap, Body(b): Body<As
         Ok(call) => call,
         Err(e) => return error_response(&e),
     };
-    // Until the first token, a failure is still an ordinary error reply with its status.
-    let Some(first) = parts.recv().await else {
+    // Until the first token, a failure is still an ordinary error reply with its status. The
+    // parts end with the reply, or at the call's deadline (then the reply is a 503).
+    let deadline = reply.deadline();
+    let Ok(Some(first)) = tokio::time::timeout_at(deadline, parts.recv()).await else {
         return match reply.get().await {
             Ok(body) => events(stream::once(async move { answer_event(body) }).boxed()),
             Err(e) => error_response(&e),
         };
     };
-    let tokens = stream::once(async move { first }).chain(UnboundedReceiverStream::new(parts)).map(token_event);
+    let tokens = stream::once(async move { first })
+        .chain(UnboundedReceiverStream::new(parts))
+        .take_until(tokio::time::sleep_until(deadline))
+        .map(token_event);
     let last = stream::once(async move {
         match reply.get().await {
             Ok(body) => answer_event(body),

@@ -33,6 +33,15 @@ pub(super) fn answer_time_limit() -> Duration {
         .map_or(ANSWER_TIME_LIMIT, |ms| Duration::from_millis(ms).min(ANSWER_TIME_LIMIT))
 }
 
+/// The whole request (retrieval, generation, verification) ends this long after it started at
+/// most, inside the gateway's 60 s call limit.
+const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(55);
+
+/// When generation must stop: its own limit from now, but never past the request's.
+pub(super) fn generation_deadline(started: Instant) -> Instant {
+    (Instant::now() + answer_time_limit()).min(started + REQUEST_TIME_LIMIT)
+}
+
 const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
 End every sentence with the number of the source it comes from, in square brackets, like [1]. \
 If the sources do not answer the question, say that the notes do not say.";
@@ -49,9 +58,10 @@ pub(super) const EXAMPLE_ANSWER: &str = "Water boils at 100 degrees Celsius at s
 /// Answers `req`: in verified mode with the verification, else the raw answer, whose text
 /// goes to `on_text` as it is generated.
 pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<JsonBody, ApiError> {
+    let started = Instant::now();
     match &req.verified {
-        Some(settings) => JsonBody::of(&verified::ask(w, req, settings)?),
-        None => JsonBody::of(&ask(w, req, on_text)?),
+        Some(settings) => JsonBody::of(&verified::ask(w, req, settings, started)?),
+        None => JsonBody::of(&ask(w, req, on_text, started)?),
     }
 }
 
@@ -62,7 +72,7 @@ pub(super) fn generator_unavailable(e: ModelError) -> ApiError {
 }
 
 /// The raw answer to `req`, its text handed to `on_text` as it is generated.
-fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<AskResponse, ApiError> {
+fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Instant) -> Result<AskResponse, ApiError> {
     let shown = req.query.search.limit as usize;
     let mut query = req.query.clone();
     query.search.limit = query.search.limit.max(POOL as u32);
@@ -85,7 +95,7 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<As
                 &sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect::<Vec<_>>(),
             ),
         );
-        let deadline = Instant::now() + answer_time_limit();
+        let deadline = generation_deadline(started);
         Some(
             generator
                 .generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, on_text)

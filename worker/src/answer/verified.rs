@@ -5,7 +5,7 @@
 //! returned only when every substantive claim is supported; otherwise the answer abstains.
 
 use super::claims::{self, Claim};
-use super::{answer_time_limit, failed, generator_unavailable, user_turn, EXAMPLE_ANSWER, EXAMPLE_USER, STOPS};
+use super::{failed, generation_deadline, generator_unavailable, user_turn, EXAMPLE_ANSWER, EXAMPLE_USER, STOPS};
 use crate::evidence::{compile, verify};
 use crate::models::generator::chatml_with_example;
 use crate::models::ModelError;
@@ -38,7 +38,12 @@ struct Source<'c> {
     fresh: Result<(), RejectedCitationReason>,
 }
 
-pub fn ask(w: &Worker, req: &AskRequest, settings: &VerifiedAsk) -> Result<VerifiedAskResponse, ApiError> {
+pub fn ask(
+    w: &Worker,
+    req: &AskRequest,
+    settings: &VerifiedAsk,
+    started: Instant,
+) -> Result<VerifiedAskResponse, ApiError> {
     // The same 404 as the raw mode's retrieval for a collection that does not exist.
     Scope::of(w, &req.query.search)?;
     let compiled = compile::compile(w, &capsule_request(req, settings))?;
@@ -64,7 +69,7 @@ pub fn ask(w: &Worker, req: &AskRequest, settings: &VerifiedAsk) -> Result<Verif
                 &sources.iter().map(|s| (s.evidence.title.as_str(), s.evidence.text.as_str())).collect::<Vec<_>>(),
             ),
         );
-        let deadline = Instant::now() + answer_time_limit();
+        let deadline = generation_deadline(started);
         let generated =
             generator.generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, &mut |_| {});
         Some(generated.map_err(failed)?.text)

@@ -68,7 +68,8 @@ impl Generator {
         if layers == 0 || kv_heads == 0 || head_dim == 0 {
             return Err(ModelError::Shape("the generator has no usable past_key_values inputs".into()));
         }
-        let stop_ids = ["<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>"]
+        // `<|im_start|>`: a model that goes on to write the next chat turn has finished its own.
+        let stop_ids = ["<|im_end|>", "<|im_start|>", "<|endoftext|>", "</s>", "<|eot_id|>"]
             .iter()
             .filter_map(|t| tokenizer.token_to_id(t))
             .collect();
@@ -121,6 +122,10 @@ impl Generator {
                     Ok(!text.stopped)
                 })
             })?;
+            // What was held back in case it grew into a stop sequence is final now.
+            if let Some(rest) = text.flush() {
+                on_text(rest);
+            }
             Ok(Generated { text: text.into_text(), prompt_tokens: ids.len(), tokens: out_ids.len() })
         })
     }
@@ -260,8 +265,19 @@ impl<'s> TextStream<'s> {
         Some(&self.sent[from..])
     }
 
+    /// At the end: the held-back rest of the text, if any. Afterwards the text is exactly
+    /// what was handed out (after a rewrite of earlier text, what was handed out stands).
+    fn flush(&mut self) -> Option<&str> {
+        if !self.visible.starts_with(self.sent.as_str()) || self.visible.len() == self.sent.len() {
+            return None;
+        }
+        let from = self.sent.len();
+        self.sent.clone_from(&self.visible);
+        Some(&self.sent[from..])
+    }
+
     fn into_text(self) -> String {
-        self.visible
+        self.sent
     }
 }
 
@@ -292,7 +308,12 @@ mod tests {
         assert_eq!(t.advance("Paris.\nQue".into()), None, "might be a stop sequence");
         assert_eq!(t.advance("Paris.\nQuestion: why".into()), None);
         assert!(t.stopped);
+        assert_eq!(t.flush(), None);
         assert_eq!(t.into_text(), "Paris.");
+        let mut t = TextStream::new(&["\nQuestion:"]);
+        assert_eq!(t.advance("Done.\n".into()), Some("Done."));
+        assert_eq!(t.flush(), Some("\n"), "the end held back is sent when generation ends");
+        assert_eq!(t.into_text(), "Done.\n");
         let mut t = TextStream::new(&["\nQuestion:"]);
         assert_eq!(t.advance("a\nQ".into()), Some("a"));
         assert_eq!(t.advance("a\nQuick".into()), Some("\nQuick"), "released once it is not one");
@@ -306,6 +327,7 @@ mod tests {
         assert_eq!(t.advance("Paris \u{FFFD}".into()), None, "an unfinished character waits");
         assert_eq!(t.advance("Paris é".into()), Some(" é"));
         assert_eq!(t.advance("Paris é".into()), None);
+        assert_eq!(t.flush(), None);
         assert_eq!(t.into_text(), "Paris é");
     }
 
