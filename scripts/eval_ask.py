@@ -106,6 +106,10 @@ def ask_all(server, questions, body):
     return out
 
 
+def median_s(run_):
+    return round(statistics.median(t for *_, t in run_), 3) if run_ else None
+
+
 def cited(reply):
     return {uri_to_id(c["uri"]) for c in reply.get("citations", [])}
 
@@ -136,17 +140,22 @@ def run(args, binary):
 
         raw_body = {"maxAnswerTokens": args.max_answer_tokens}
         verified_body = {"maxAnswerTokens": args.max_answer_tokens, "verify": True}
+        phases = {p.strip() for p in args.phases.split(",")}
+        raw, verified_full, verified_held_out = [], [], []
         full = Server(binary, os.path.join(tmp, "full"), args.cache, full_md)
         try:
-            raw = ask_all(full, questions, raw_body)
-            verified_full = ask_all(full, questions, verified_body)
+            if "raw" in phases:
+                raw = ask_all(full, questions, raw_body)
+            if "verified" in phases:
+                verified_full = ask_all(full, questions, verified_body)
         finally:
             full.stop()
-        held_out = Server(binary, os.path.join(tmp, "held-out"), args.cache, held_out_md)
-        try:
-            verified_held_out = ask_all(held_out, questions, verified_body)
-        finally:
-            held_out.stop()
+        if "held-out" in phases:
+            held_out = Server(binary, os.path.join(tmp, "held-out"), args.cache, held_out_md)
+            try:
+                verified_held_out = ask_all(held_out, questions, verified_body)
+            finally:
+                held_out.stop()
     finally:
         if args.keep:
             print(f"kept {tmp}", file=sys.stderr)
@@ -175,20 +184,20 @@ def run(args, binary):
         "mode": "ask", "split": args.split, "claims": n, "seed": args.seed,
         "documents_full": len(keep), "documents_held_out": len(keep) - len(relevant),
         "max_answer_tokens": args.max_answer_tokens,
-        "raw_citation_hit_rate": round(hits / n, 4),
+        "raw_citation_hit_rate": round(hits / n, 4) if raw_ok else None,
         "raw_answers_generated": generated, "raw_answers_with_citations": with_citations,
-        "raw_p50_s": round(statistics.median(t for *_, t in raw), 3),
+        "raw_p50_s": median_s(raw),
         "verified_full_verified": len(verified), "verified_full_citing_relevant": verified_relevant,
-        "verified_p50_s": round(statistics.median(t for *_, t in verified_full), 3),
-        "held_out_abstention_rate": round(abstained / n, 4), "held_out_reasons": reasons,
+        "verified_p50_s": median_s(verified_full),
+        "held_out_abstention_rate": round(abstained / n, 4) if vh else None, "held_out_reasons": reasons,
         "errors": len(errors), "wall_s": round(time.perf_counter() - t_start, 1),
     }
     print(f"mode=ask split={args.split} claims={n} documents={len(keep)} (held out: {len(relevant)} relevant)")
-    print(f"raw: citation hit rate {report['raw_citation_hit_rate']:.2f} (goal >= 0.6); "
+    print(f"raw: citation hit rate {report['raw_citation_hit_rate']} (goal >= 0.6); "
           f"answers {generated}, with citations {with_citations}; p50 {report['raw_p50_s']} s")
     print(f"verified, full index: {len(verified)} verified, {verified_relevant} of them citing a relevant abstract; "
           f"p50 {report['verified_p50_s']} s")
-    print(f"verified, relevant abstracts removed: abstention rate {report['held_out_abstention_rate']:.2f} "
+    print(f"verified, relevant abstracts removed: abstention rate {report['held_out_abstention_rate']} "
           f"(goal >= 0.9); reasons {reasons}")
     print(f"errors {len(errors)}; wall {report['wall_s']} s")
     return report

@@ -39,9 +39,15 @@ pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
     (cited, unmatched)
 }
 
-/// A sentence of `answer` without a marker is credited to the first of `sources` (texts, in
-/// prompt order) that holds at least 80 % of its content words and all its numbers, with
-/// nothing contradicting it; returns the source numbers in order of first credit.
+/// Content words of a sentence a source must hold for the sentence to be credited to it: half,
+/// as a capsule facet counts as covered. A grounding hint, not a verification (verified mode
+/// asks for 80 % and a semantic check).
+const ATTRIBUTION_COVERAGE: f64 = 0.5;
+
+/// A sentence of `answer` without a marker is credited to the source (texts, in prompt order)
+/// that holds the largest share of its content words, at least [`ATTRIBUTION_COVERAGE`], and
+/// all its numbers, with nothing contradicting it (ties to the earlier source); returns the
+/// source numbers in order of first credit.
 pub fn attributed(answer: &str, sources: &[&str]) -> Vec<usize> {
     let mut out = Vec::new();
     for claim in claims::split(answer).iter().filter(|c| c.markers.is_empty() && c.is_substantive()) {
@@ -49,7 +55,7 @@ pub fn attributed(answer: &str, sources: &[&str]) -> Vec<usize> {
             .iter()
             .enumerate()
             .map(|(i, text)| (i + 1, claims::lexical(&claim.plain, text)))
-            .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
+            .filter(|(_, l)| l.coverage >= ATTRIBUTION_COVERAGE && l.numbers_present && !l.conflicts)
             .max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage).then(b.0.cmp(&a.0)));
         if let Some((n, _)) = best {
             if !out.contains(&n) {
