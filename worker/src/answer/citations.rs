@@ -9,31 +9,11 @@ use super::claims;
 pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
     let mut cited: Vec<usize> = Vec::new();
     let mut unmatched = 0u32;
-    let mut rest = answer;
-    while let Some(open) = rest.find('[') {
-        rest = &rest[open + 1..];
-        let Some(close) = rest.find(']') else { break };
-        let inside = &rest[..close];
-        let numbers: Option<Vec<usize>> = inside
-            .split(',')
-            .map(|part| {
-                let p = part.trim();
-                (!p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| p.parse().ok())
-                    .flatten()
-            })
-            .collect();
-        if let Some(numbers) = numbers {
-            for n in numbers {
-                if (1..=sources).contains(&n) {
-                    if !cited.contains(&n) {
-                        cited.push(n);
-                    }
-                } else {
-                    unmatched += 1;
-                }
-            }
-            rest = &rest[close + 1..];
+    for m in claims::markers_of(answer).0 {
+        if !(1..=sources).contains(&m.number) {
+            unmatched += 1;
+        } else if !cited.contains(&m.number) {
+            cited.push(m.number);
         }
     }
     (cited, unmatched)

@@ -45,7 +45,7 @@ fn utf16_len(s: &str) -> u32 {
 }
 
 /// The markers of `text` (offsets relative to `text`), and `text` without them.
-fn markers_of(text: &str) -> (Vec<Marker>, String) {
+pub fn markers_of(text: &str) -> (Vec<Marker>, String) {
     let mut markers = Vec::new();
     let mut plain = String::with_capacity(text.len());
     let mut i = 0;

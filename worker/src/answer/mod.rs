@@ -8,7 +8,7 @@ mod claims;
 pub mod sources;
 mod verified;
 
-use crate::models::generator::{chatml_with_example, Generated};
+use crate::models::generator::{chatml_with_example, Generated, Generator};
 use crate::models::ModelError;
 use crate::retrieval::hybrid;
 use crate::stores::catalog;
@@ -38,7 +38,7 @@ pub(super) fn answer_time_limit() -> Duration {
 const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(55);
 
 /// When generation must stop: its own limit from now, but never past the request's.
-pub(super) fn generation_deadline(started: Instant) -> Instant {
+fn generation_deadline(started: Instant) -> Instant {
     (Instant::now() + answer_time_limit()).min(started + REQUEST_TIME_LIMIT)
 }
 
@@ -48,12 +48,12 @@ If the sources do not answer the question, say that the notes do not say.";
 
 /// Where an answer ends besides the end-of-turn token: the small generator sometimes goes on
 /// to echo the prompt (a new question, the sources).
-pub(super) const STOPS: &[&str] = &["\nQuestion:", "\nSources:", "\n[", "<|im_start|>", "<|im_end|>"];
+const STOPS: &[&str] = &["\nQuestion:", "\nSources:", "\n[", "<|im_start|>", "<|im_end|>"];
 
 /// One worked example, as an earlier turn of the conversation: the small default generator
 /// copies the citation form from it far more reliably than from the instruction alone.
-pub(super) const EXAMPLE_USER: &str = "Sources:\n\n[1] Water\nWater boils at 100 degrees Celsius at sea level.\n\n[2] Ice\nIce melts at 0 degrees Celsius.\n\nQuestion: At what temperature does water boil?";
-pub(super) const EXAMPLE_ANSWER: &str = "Water boils at 100 degrees Celsius at sea level [1].";
+const EXAMPLE_USER: &str = "Sources:\n\n[1] Water\nWater boils at 100 degrees Celsius at sea level.\n\n[2] Ice\nIce melts at 0 degrees Celsius.\n\nQuestion: At what temperature does water boil?";
+const EXAMPLE_ANSWER: &str = "Water boils at 100 degrees Celsius at sea level [1].";
 
 /// Answers `req`: in verified mode with the verification, else the raw answer, whose text
 /// goes to `on_text` as it is generated.
@@ -84,23 +84,11 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Ins
 
     // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.
     let generator = w.models.generator().map_err(generator_unavailable)?;
+    let titled: Vec<(&str, &str)> = sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect();
     let generated = if sources.is_empty() {
         None
     } else {
-        let prompt = chatml_with_example(
-            SYSTEM,
-            (EXAMPLE_USER, EXAMPLE_ANSWER),
-            &user_turn(
-                &req.query.search.query,
-                &sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect::<Vec<_>>(),
-            ),
-        );
-        let deadline = generation_deadline(started);
-        Some(
-            generator
-                .generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, on_text)
-                .map_err(failed)?,
-        )
+        Some(draft(&generator, SYSTEM, &req.query.search.query, &titled, req.max_answer_tokens, started, on_text)?)
     };
     let (cited, unmatched) = generated.as_ref().map_or((Vec::new(), 0), |g| citations::markers(&g.text, sources.len()));
     let texts: Vec<&str> = sources.iter().map(|e| e.text.as_str()).collect();
@@ -146,9 +134,27 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Ins
     })
 }
 
+/// The generator's answer to `question` from the numbered `sources` (`(title, text)`) under
+/// the instruction `system`, its text handed to `on_text` as it is generated, within the
+/// request's time.
+pub(super) fn draft(
+    generator: &Generator,
+    system: &str,
+    question: &str,
+    sources: &[(&str, &str)],
+    max_tokens: u32,
+    started: Instant,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<Generated, ApiError> {
+    let prompt = chatml_with_example(system, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(question, sources));
+    generator
+        .generate_streaming(&prompt, max_tokens as usize, generation_deadline(started), STOPS, on_text)
+        .map_err(failed)
+}
+
 /// A failed generation: its time limit is a 503 (the next request may fare better), any
 /// other failure of the model a 500.
-pub(super) fn failed(e: ModelError) -> ApiError {
+fn failed(e: ModelError) -> ApiError {
     match e {
         ModelError::Timeout => ApiError::unavailable(format!(
             "Answer generation exceeded its time limit of {} ms; try a smaller maxAnswerTokens",
@@ -168,7 +174,7 @@ const PROMPT_SOURCE_CHARS: usize = 4000;
 
 /// The numbered sources (`(title, text)`, each cut to its share of [`PROMPT_SOURCE_CHARS`])
 /// and the question.
-pub(super) fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
+fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
     let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
     let mut out = String::from("Sources:\n\n");
     for (i, (title, text)) in sources.iter().enumerate() {

@@ -5,9 +5,8 @@
 //! returned only when every substantive claim is supported; otherwise the answer abstains.
 
 use super::claims::{self, Claim};
-use super::{failed, generation_deadline, generator_unavailable, user_turn, EXAMPLE_ANSWER, EXAMPLE_USER, STOPS};
+use super::generator_unavailable;
 use crate::evidence::{compile, verify};
-use crate::models::generator::chatml_with_example;
 use crate::models::ModelError;
 use crate::retrieval::common::Scope;
 use crate::Worker;
@@ -58,21 +57,23 @@ pub fn ask(
         .collect();
 
     let generator = w.models.generator().map_err(generator_unavailable)?;
+    let titled: Vec<(&str, &str)> =
+        sources.iter().map(|s| (s.evidence.title.as_str(), s.evidence.text.as_str())).collect();
     let draft = if sources.is_empty() {
         None
     } else {
-        let prompt = chatml_with_example(
-            SYSTEM,
-            (EXAMPLE_USER, EXAMPLE_ANSWER),
-            &user_turn(
+        Some(
+            super::draft(
+                &generator,
+                SYSTEM,
                 &req.query.search.query,
-                &sources.iter().map(|s| (s.evidence.title.as_str(), s.evidence.text.as_str())).collect::<Vec<_>>(),
-            ),
-        );
-        let deadline = generation_deadline(started);
-        let generated =
-            generator.generate_streaming(&prompt, req.max_answer_tokens as usize, deadline, STOPS, &mut |_| {});
-        Some(generated.map_err(failed)?.text)
+                &titled,
+                req.max_answer_tokens,
+                started,
+                &mut |_| {},
+            )?
+            .text,
+        )
     };
     let text = draft.clone().unwrap_or_default();
     let claims = claims::split(&text);
