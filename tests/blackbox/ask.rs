@@ -112,6 +112,12 @@ fn a_question_no_note_shares_words_with_generates_nothing() {
     assert_eq!(a["citations"], json!([]));
 }
 
+/// `POST /api/ask` asking for Server-Sent Events.
+fn ask_streamed(s: &Server, body: &Value) -> Resp {
+    let headers = [("Content-Type", "application/json"), ("Accept", "text/event-stream")];
+    raw_request(s.port, "POST", "/api/ask", &headers, body.to_string().as_bytes())
+}
+
 /// The events of a `text/event-stream` body: `(event, data)`.
 fn sse_events(body: &[u8]) -> Vec<(String, String)> {
     let text = String::from_utf8_lossy(body);
@@ -139,13 +145,7 @@ fn streamed_answer_sends_tokens_then_the_whole_reply() {
     install_generator(&s);
     notes(&s);
     let body = json!({"query": "What is the capital of France?", "maxAnswerTokens": 32});
-    let r = raw_request(
-        s.port,
-        "POST",
-        "/api/ask",
-        &[("Content-Type", "application/json"), ("Accept", "text/event-stream")],
-        body.to_string().as_bytes(),
-    );
+    let r = ask_streamed(&s, &body);
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("text/event-stream"));
     let events = sse_events(&r.body);
@@ -161,13 +161,7 @@ fn streamed_answer_sends_tokens_then_the_whole_reply() {
     // The streamed reply is the JSON reply.
     assert_eq!(ask(&s, body), reply);
     // Before any token, an error keeps its status.
-    let r = raw_request(
-        s.port,
-        "POST",
-        "/api/ask",
-        &[("Content-Type", "application/json"), ("Accept", "text/event-stream")],
-        br#"{"query":"x","collection":"nope"}"#,
-    );
+    let r = ask_streamed(&s, &json!({"query": "x", "collection": "nope"}));
     r.assert_error(404, "NOT_FOUND");
 }
 

@@ -51,19 +51,13 @@ pub struct Choice {
 pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
     let facets = facets::split(question);
     let question_words = facets::content_words(question);
-    let covered_by: Vec<Vec<bool>> = pool
+    // Each source's words, once: for its facets and for its question words.
+    let source_words: Vec<Vec<String>> = pool.iter().map(|e| query_terms(&format!("{} {}", e.title, e.text))).collect();
+    let covered_by: Vec<Vec<bool>> =
+        source_words.iter().map(|words| facets.iter().map(|f| facets::covers(words, f)).collect()).collect();
+    let hits: Vec<u32> = source_words
         .iter()
-        .map(|e| {
-            let words = query_terms(&format!("{} {}", e.title, e.text));
-            facets.iter().map(|f| facets::covers(&words, f)).collect()
-        })
-        .collect();
-    let hits: Vec<u32> = pool
-        .iter()
-        .map(|e| {
-            let words = query_terms(&format!("{} {}", e.title, e.text));
-            question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32
-        })
+        .map(|words| question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32)
         .collect();
     let decision = |i: usize, reason| Decision {
         pool_index: i,

@@ -7,7 +7,6 @@
 use super::claims::{self, Claim};
 use super::generator_unavailable;
 use crate::evidence::{compile, verify};
-use crate::models::ModelError;
 use crate::retrieval::common::Scope;
 use crate::Worker;
 use protocol::api::{
@@ -75,7 +74,8 @@ pub fn ask(
             .text,
         )
     };
-    let text = draft.clone().unwrap_or_default();
+    let answer_generated = draft.is_some();
+    let text = draft.unwrap_or_default();
     let claims = claims::split(&text);
     let judged = judge(w, &claims, &sources);
     let verification = claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources);
@@ -92,7 +92,7 @@ pub fn ask(
             expanded: false,
             reranked: capsule.retrieval.capability_states.reranking.outcome == "used",
             vectors_used: capsule.retrieval.capability_states.semantic_search.outcome == "used",
-            answer_generated: draft.is_some(),
+            answer_generated,
             total_results: capsule.evidence.len() as u64,
             verification_requested: true,
             abstained: !verified,
@@ -273,7 +273,7 @@ fn semantic_layer(
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = match embedder.embed(&refs) {
         Ok(v) if v.len() == refs.len() => v,
-        Ok(_) | Err(ModelError::Timeout) | Err(_) => {
+        _ => {
             return check(SemanticStatus::Failed, SemanticReason::GenerationFailed, 1, 0);
         }
     };
