@@ -5,6 +5,7 @@ mod backend;
 mod changes;
 mod commands;
 mod context;
+mod mcp;
 
 use clap::{Parser, Subcommand};
 use commands::{ModelsAction, SearchMode};
@@ -124,6 +125,15 @@ enum Cmd {
     /// Context Capsules: build, verify, and saved capsules re-verified after changes.
     #[command(subcommand)]
     Context(ContextCmd),
+    /// The MCP server on stdio for agents (Claude Desktop, Cursor, Codex, Claude Code), and
+    /// wiring it into them: `svc mcp install --client cursor`.
+    Mcp {
+        #[command(subcommand)]
+        action: Option<McpCmd>,
+        /// Offer the write tools (svc_capture, svc_create, svc_update).
+        #[arg(long)]
+        enable_write: bool,
+    },
     /// Process roles started by the supervisor (not for direct use).
     #[command(subcommand, hide = true)]
     Internal(InternalCmd),
@@ -216,6 +226,32 @@ enum ContextCmd {
 }
 
 #[derive(Subcommand)]
+enum McpCmd {
+    /// Add svc to a client's MCP configuration (the rest of the file is kept).
+    Install {
+        /// claude-desktop, cursor, codex or claude-code.
+        #[arg(long)]
+        client: String,
+        /// Print the entry instead of writing it.
+        #[arg(long)]
+        print: bool,
+        /// The entry starts svc with the write tools.
+        #[arg(long)]
+        enable_write: bool,
+    },
+    /// Remove svc from a client's MCP configuration.
+    Uninstall {
+        #[arg(long)]
+        client: String,
+    },
+    /// Which clients have svc configured, and where.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum ModelsCmd {
     /// List presets and their models.
     List,
@@ -253,6 +289,11 @@ fn main() -> ExitCode {
         Cmd::Internal(InternalCmd::Gateway { port, listen_fd }) => {
             supervisor::init_logging("info");
             commands::run_gateway(dirs, port, listen_fd)
+        }
+        Cmd::Mcp { action: None, enable_write } => {
+            // stdout carries the protocol: logs go to stderr (init_logging writes there).
+            supervisor::init_logging("warn");
+            mcp::serve(dirs, enable_write)
         }
         other => {
             supervisor::init_logging("warn");
@@ -307,7 +348,12 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Changes { since, collection, limit, json } => changes::changes(&dirs, since, collection, limit, json),
         Cmd::Diff { reference, change, json } => changes::diff(&dirs, reference, change, json),
         Cmd::Impact { reference, max_depth, json } => changes::impact(&dirs, reference, max_depth, json),
-        Cmd::Serve { .. } | Cmd::Internal(_) => unreachable!("handled in main"),
+        Cmd::Mcp { action: Some(McpCmd::Install { client, print, enable_write }), .. } => {
+            mcp::install(&dirs, &client, print, enable_write)
+        }
+        Cmd::Mcp { action: Some(McpCmd::Uninstall { client }), .. } => mcp::uninstall(&client),
+        Cmd::Mcp { action: Some(McpCmd::Status { json }), .. } => mcp::status(json),
+        Cmd::Serve { .. } | Cmd::Internal(_) | Cmd::Mcp { action: None, .. } => unreachable!("handled in main"),
     }
 }
 

@@ -32,11 +32,15 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let object = read_object(req).await.map_err(ApiReply::Error)?;
-        refuse_nul("body", &object).map_err(ApiReply::Error)?;
-        serde_path_to_error::deserialize(object)
-            .map(Body)
-            .map_err(|e| ApiReply::Error(ApiError::validation(describe(&e))))
+        parse_object(object).map(Body).map_err(ApiReply::Error)
     }
+}
+
+/// A JSON object (a body, or the arguments of an MCP tool) as `T`, with the body rules: NUL
+/// bytes are refused anywhere; a wrong type or an unknown enum value is a 400 naming the field.
+pub fn parse_object<T: DeserializeOwned>(object: Value) -> Result<T, ApiError> {
+    refuse_nul("body", &object)?;
+    serde_path_to_error::deserialize(object).map_err(|e| ApiError::validation(describe(&e)))
 }
 
 /// `field: what was wrong`, or just what was wrong when it concerns the whole body.

@@ -4,9 +4,11 @@
 
 mod bodies;
 mod client;
+pub mod connectors;
 pub mod dates;
 mod error;
 mod extract;
+pub mod mcp;
 mod openapi;
 pub mod role;
 mod routes;
@@ -30,6 +32,8 @@ pub struct GatewayOptions {
     pub token: Option<String>,
     /// The installed `pdfjs-dist` package, when found.
     pub pdfjs_dir: Option<std::path::PathBuf>,
+    /// `/mcp` offers the write tools (`SVC_MCP_ENABLE_WRITE=1`).
+    pub mcp_writes: bool,
 }
 
 /// Shared state of the routes.
@@ -39,6 +43,7 @@ pub struct AppState {
     pub dirs: Arc<Dirs>,
     pub security: Arc<security::SecurityPolicy>,
     pub pdfjs_dir: Option<Arc<std::path::PathBuf>>,
+    pub mcp_writes: bool,
 }
 
 /// The router with every route and middleware; used by `run` and by tests.
@@ -62,6 +67,7 @@ pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
         dirs: Arc::new(opts.dirs),
         security: Arc::new(security::SecurityPolicy::new(opts.port, opts.token)),
         pdfjs_dir: opts.pdfjs_dir.map(Arc::new),
+        mcp_writes: opts.mcp_writes,
     };
     tracing::info!("gateway serving http://127.0.0.1:{}", opts.port);
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await

@@ -18,7 +18,8 @@ pub fn run_inherited(dirs: Dirs, port: u16, listen_fd: i32) -> std::io::Result<(
     if pdfjs_dir.is_none() {
         tracing::warn!("pdfjs-dist not found (set SVC_PDFJS_DIR or run `npm ci`); /vendor/pdfjs/* answers 404");
     }
-    rt.block_on(crate::run(crate::GatewayOptions { listener, port, dirs, token, pdfjs_dir }))
+    let mcp_writes = std::env::var("SVC_MCP_ENABLE_WRITE").is_ok_and(|v| v == "1" || v == "true");
+    rt.block_on(crate::run(crate::GatewayOptions { listener, port, dirs, token, pdfjs_dir, mcp_writes }))
 }
 
 /// The `pdfjs-dist` package: `SVC_PDFJS_DIR`, else `node_modules/pdfjs-dist` next to the

@@ -25,6 +25,7 @@ fn state(dir: &std::path::Path) -> AppState {
         dirs: Arc::new(dirs),
         security: Arc::new(SecurityPolicy::new(PORT, None)),
         pdfjs_dir: None,
+        mcp_writes: false,
     }
 }
 

@@ -34,19 +34,21 @@ fn cursor(key: &str, raw: &str) -> Result<ChangeCursor, ApiError> {
     responses((status = 200, description = "A page of changes (`changes@1.0`)", body = ChangesResponse),
               (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
 pub async fn changes(State(s): State<AppState>, p: Params) -> ApiReply {
-    let q = (|| -> Result<ChangesQuery, ApiError> {
-        let since = match p.str_opt("since") {
-            None => ChangesSince::Start,
-            Some(v) if ChangeCursor::looks_like_cursor(&v) => ChangesSince::Cursor(cursor("since", &v)?),
-            Some(v) => ChangesSince::Time(parse_bound(&v, Bound::Since, time::OffsetDateTime::now_utc())?),
-        };
-        Ok(ChangesQuery {
-            since,
-            collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
-            limit: p.int("limit", 100, 1, 1000)?,
-        })
-    })();
-    call(&s, q.map(Request::ListChanges)).await
+    call(&s, changes_request(&p)).await
+}
+
+/// `ListChanges` from `since`, `collection` and `limit` (also the `svc_changes` MCP tool).
+pub(crate) fn changes_request(p: &Params) -> Result<Request, ApiError> {
+    let since = match p.str_opt("since") {
+        None => ChangesSince::Start,
+        Some(v) if ChangeCursor::looks_like_cursor(&v) => ChangesSince::Cursor(cursor("since", &v)?),
+        Some(v) => ChangesSince::Time(parse_bound(&v, Bound::Since, time::OffsetDateTime::now_utc())?),
+    };
+    Ok(Request::ListChanges(ChangesQuery {
+        since,
+        collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
+        limit: p.int("limit", 100, 1, 1000)?,
+    }))
 }
 
 /// One change of a document: identity, hashes and structure (bodies are never retained).
@@ -75,15 +77,17 @@ pub async fn diff(State(s): State<AppState>, p: Params) -> ApiReply {
     responses((status = 200, description = "Dependents (`impact@1.0`)", body = ImpactResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn impact(State(s): State<AppState>, p: Params) -> ApiReply {
-    let r = (|| -> Result<Request, ApiError> {
-        let bounds = ImpactBounds {
-            max_depth: p.int("maxDepth", 3, 1, 6)?,
-            max_nodes: p.int("maxNodes", 100, 1, 1000)?,
-            max_edges: p.int("maxEdges", 250, 1, 5000)?,
-            frontier_limit: p.int("frontierLimit", 100, 1, 1000)?,
-            visited_limit: p.int("visitedLimit", 500, 1, 5000)?,
-        };
-        Ok(Request::Impact { doc: doc_param(&p)?, bounds })
-    })();
-    call(&s, r).await
+    call(&s, impact_request(&p)).await
+}
+
+/// `Impact` of `ref` within the bounds of `p` (also the `svc_impact` MCP tool).
+pub(crate) fn impact_request(p: &Params) -> Result<Request, ApiError> {
+    let bounds = ImpactBounds {
+        max_depth: p.int("maxDepth", 3, 1, 6)?,
+        max_nodes: p.int("maxNodes", 100, 1, 1000)?,
+        max_edges: p.int("maxEdges", 250, 1, 5000)?,
+        frontier_limit: p.int("frontierLimit", 100, 1, 1000)?,
+        visited_limit: p.int("visitedLimit", 500, 1, 5000)?,
+    };
+    Ok(Request::Impact { doc: doc_param(p)?, bounds })
 }

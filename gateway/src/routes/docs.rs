@@ -99,11 +99,13 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
     responses((status = 200, description = "Links", body = LinksResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn links(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    let r = (|| {
-        let kind = p.choice("type", &[("wiki", LinkKind::Wiki), ("markdown", LinkKind::Markdown)])?;
-        Ok(Request::Links { doc: doc_ref(&id, &p)?, kind })
-    })();
-    call(&s, r).await
+    call(&s, doc_ref(&id, &p).and_then(|doc| links_request(doc, &p))).await
+}
+
+/// `Links` of `doc` with the `type` filter of `p` (also the `svc_links` MCP tool).
+pub(crate) fn links_request(doc: DocRef, p: &Params) -> Result<Request, ApiError> {
+    let kind = p.choice("type", &[("wiki", LinkKind::Wiki), ("markdown", LinkKind::Markdown)])?;
+    Ok(Request::Links { doc, kind })
 }
 
 /// The documents linking to this one.
@@ -136,15 +138,17 @@ pub async fn sections(State(s): State<AppState>, Path(id): Path<String>, p: Para
     responses((status = 200, description = "Similar documents", body = SimilarResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn similar(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    let req = (|| -> Result<Request, ApiError> {
-        let query = SimilarQuery {
-            limit: p.int("limit", 5, 1, 20)?,
-            threshold: p.float("threshold", 0.5, 0.0, 1.0)?,
-            cross_collection: p.bool("crossCollection", false)?,
-        };
-        Ok(Request::Similar { doc: doc_ref(&id, &p)?, query })
-    })();
-    call(&s, req).await
+    call(&s, doc_ref(&id, &p).and_then(|doc| similar_request(doc, &p))).await
+}
+
+/// `Similar` for `doc` with the bounds of `p` (also the `svc_similar` MCP tool).
+pub(crate) fn similar_request(doc: DocRef, p: &Params) -> Result<Request, ApiError> {
+    let query = SimilarQuery {
+        limit: p.int("limit", 5, 1, 20)?,
+        threshold: p.float("threshold", 0.5, 0.0, 1.0)?,
+        cross_collection: p.bool("crossCollection", false)?,
+    };
+    Ok(Request::Similar { doc, query })
 }
 
 /// The link graph (and similar edges when asked and available).

@@ -15,6 +15,9 @@ mod system;
 mod vendor;
 mod writes;
 
+pub(crate) use changes::{changes_request, impact_request};
+pub(crate) use docs::{docid, links_request, similar_request};
+
 use crate::error::ApiReply;
 use crate::{openapi, security, AppState};
 use axum::Router;
@@ -71,7 +74,9 @@ pub fn api() -> OpenApiRouter<AppState> {
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api().split_for_parts();
     let document = openapi::Document::new(doc);
+    let mcp = crate::mcp::http::service(state.worker.clone(), state.mcp_writes);
     api.route("/api/openapi.json", axum::routing::get(move || std::future::ready(document.reply())))
+        .route_service("/mcp", mcp)
         .route("/vendor/pdfjs/{*rest}", axum::routing::any(vendor::pdfjs))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
