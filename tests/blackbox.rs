@@ -21,6 +21,8 @@ mod convert;
 mod hub;
 #[path = "blackbox/indexing.rs"]
 mod indexing;
+#[path = "blackbox/mcp.rs"]
+mod mcp;
 #[path = "blackbox/models.rs"]
 mod models;
 #[path = "blackbox/openapi.rs"]

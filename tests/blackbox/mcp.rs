@@ -1,0 +1,355 @@
+//! The MCP server as agents reach it: `svc mcp` spawned over stdio (newline-delimited
+//! JSON-RPC, as every MCP client speaks it), `/mcp` over HTTP, and `svc mcp install`.
+
+use crate::common::{raw_request, write_notes, Server};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A spawned `svc mcp` and the JSON-RPC session with it.
+struct McpSession {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    next: u64,
+}
+
+impl McpSession {
+    fn start(s: &Server, args: &[&str]) -> McpSession {
+        let mut child = s
+            .cmd()
+            .arg("mcp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut m = McpSession { child, stdin, lines, next: 1 };
+        let init = m.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "blackbox", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "svc", "{init}");
+        assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+        m.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, msg: &Value) {
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// One request; its response (every line on stdout must be a JSON-RPC message).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(60)).expect("a response from svc mcp");
+            let msg: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not JSON-RPC ({e}): {line}"));
+            assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+            if msg["id"] == json!(id) {
+                return msg;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        r["result"].clone()
+    }
+
+    /// A successful call's structured content.
+    fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args);
+        assert_eq!(r["isError"], false, "{tool}: {r}");
+        let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, r["structuredContent"], "the text is the structured content");
+        r["structuredContent"].clone()
+    }
+
+    /// A failed call: the API's error code in a tool error result.
+    fn fails(&mut self, tool: &str, args: Value, code: &str) {
+        let r = self.call(tool, args);
+        assert_eq!(r["isError"], true, "{tool}: {r}");
+        assert_eq!(r["structuredContent"]["error"]["code"], code, "{r}");
+        assert!(r["content"][0]["text"].as_str().unwrap().starts_with(&format!("{code}: ")), "{r}");
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let r = self.request("tools/list", json!({}));
+        let tools = r["result"]["tools"].as_array().unwrap().clone();
+        for t in &tools {
+            assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+            assert!(!t["inputSchema"].to_string().contains("$ref"), "{t}");
+        }
+        tools.iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    }
+
+    /// Closing stdin ends the server cleanly.
+    fn close(mut self) {
+        drop(self.stdin);
+        for _ in 0..200 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "svc mcp exited with {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("svc mcp did not exit when stdin closed");
+    }
+}
+
+const READ_TOOLS: [&str; 13] = [
+    "svc_search",
+    "svc_vsearch",
+    "svc_query",
+    "svc_ask",
+    "svc_get",
+    "svc_multi_get",
+    "svc_status",
+    "svc_context",
+    "svc_links",
+    "svc_backlinks",
+    "svc_similar",
+    "svc_changes",
+    "svc_impact",
+];
+
+fn notes(s: &Server) {
+    let root = s.path("notes");
+    write_notes(
+        &root,
+        &[
+            ("bridge.md", "# Old Bridge\n\nThe old bridge is 300 meters long.\nIt crosses the river.\n"),
+            ("town.md", "# Town\n\nThe town grew around the [[bridge]].\n"),
+        ],
+    );
+    s.add_collection(&root, "notes");
+}
+
+#[test]
+fn mcp_over_stdio_reaches_the_running_server() {
+    let s = Server::start();
+    notes(&s);
+    let mut m = McpSession::start(&s, &[]);
+    let names = m.tool_names();
+    assert_eq!(names, READ_TOOLS, "read-only tools only, without --enable-write");
+    let list = m.request("tools/list", json!({}));
+    for t in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
+    }
+
+    let hits = m.ok("svc_search", json!({"query": "bridge meters", "collection": "notes"}));
+    let top = &hits["results"][0];
+    assert_eq!(top["uri"], "svc://notes/bridge.md", "{hits}");
+    let docid = top["docid"].as_str().unwrap().to_string();
+
+    let got = m.ok("svc_get", json!({"ref": docid, "fromLine": 3, "lineCount": 1}));
+    assert_eq!(got["content"], "The old bridge is 300 meters long.\n", "{got}");
+    assert_eq!((got["totalLines"].as_u64(), got["truncated"].as_bool()), (Some(4), Some(true)));
+    let by_path = m.ok("svc_get", json!({"ref": "notes/bridge.md:4"}));
+    assert_eq!(by_path["content"], "It crosses the river.\n", "{by_path}");
+
+    let back = m.ok("svc_backlinks", json!({"ref": "svc://notes/bridge.md"}));
+    assert_eq!(back["backlinks"][0]["sourceUri"], "svc://notes/town.md", "{back}");
+    let many = m.ok("svc_multi_get", json!({"glob": "notes/*.md"}));
+    assert_eq!(many["documents"].as_array().unwrap().len(), 2, "{many}");
+    let status = m.ok("svc_status", json!({}));
+    assert_eq!(status["collections"][0]["name"], "notes", "{status}");
+    let capsule =
+        m.ok("svc_context", json!({"goal": "how long is the old bridge", "budgetTokens": 8000, "depthPolicy": "fast"}));
+    assert!(capsule["capsuleId"].as_str().is_some_and(|id| !id.is_empty()), "{capsule}");
+    let md = m.call(
+        "svc_context",
+        json!({"goal": "how long is the old bridge", "budgetTokens": 8000, "depthPolicy": "fast", "format": "md"}),
+    );
+    assert!(md["content"][0]["text"].as_str().unwrap().contains("300 meters"), "{md}");
+
+    // Bad input is a tool error with the API's code, and the server goes on.
+    m.fails("svc_search", json!({"query": "x", "limit": "ten"}), "VALIDATION");
+    m.fails("svc_search", json!({"query": "x", "limit": 0}), "VALIDATION");
+    m.fails("svc_get", json!({"ref": "../../etc/passwd"}), "VALIDATION");
+    m.fails("svc_get", json!({"ref": "#abcdef123456"}), "NOT_FOUND");
+    m.fails("svc_get", json!({"ref": "notes/bridge.md", "extra": 1}), "VALIDATION");
+    m.fails("svc_search", json!({"query": "x", "collection": "nope"}), "NOT_FOUND");
+    m.fails("svc_status", json!({"x": 1}), "VALIDATION");
+    m.fails("svc_get", json!({"ref": "notes/a\u{0}.md"}), "VALIDATION");
+    let unknown = m.request("tools/call", json!({"name": "svc_capture", "arguments": {"collection": "notes"}}));
+    assert_eq!(unknown["error"]["code"], -32602, "write tools are not offered: {unknown}");
+    let again = m.ok("svc_search", json!({"query": "river"}));
+    assert_eq!(again["results"][0]["uri"], "svc://notes/bridge.md");
+    m.close();
+}
+
+#[test]
+fn mcp_over_stdio_opens_the_index_in_process_and_writes_with_enable_write() {
+    let s = Server::start();
+    notes(&s);
+    let mut s = s;
+    s.stop();
+    let mut m = McpSession::start(&s, &["--enable-write"]);
+    let names = m.tool_names();
+    for w in ["svc_capture", "svc_create", "svc_update"] {
+        assert!(names.contains(&w.to_string()), "{names:?}");
+    }
+    let created = m.ok(
+        "svc_create",
+        json!({"collection": "notes", "relPath": "ideas/kite.md", "content": "# Kite\n\nA red kite over the quay.\n"}),
+    );
+    assert_eq!(created["docUri"], "svc://notes/ideas/kite.md", "{created}");
+    let mut found = Value::Null;
+    for _ in 0..200 {
+        found = m.ok("svc_search", json!({"query": "kite quay"}));
+        if found["results"][0]["uri"] == "svc://notes/ideas/kite.md" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(found["results"][0]["uri"], "svc://notes/ideas/kite.md", "{found}");
+    let updated = m.ok("svc_update", json!({"ref": "notes/ideas/kite.md", "content": "# Kite\n\nA blue kite.\n"}));
+    assert!(updated.is_object(), "{updated}");
+    assert_eq!(std::fs::read_to_string(s.path("notes/ideas/kite.md")).unwrap(), "# Kite\n\nA blue kite.\n");
+    m.fails("svc_update", json!({"content": "x"}), "VALIDATION");
+    m.fails("svc_create", json!({"collection": "notes", "relPath": "/etc/x.md", "content": "x"}), "VALIDATION");
+    m.close();
+}
+
+/// An MCP request over HTTP: streamable HTTP wants both JSON and SSE accepted.
+fn mcp_post(port: u16, body: &Value, extra: &[(&str, &str)]) -> crate::common::Resp {
+    let mut headers = vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    headers.extend_from_slice(extra);
+    raw_request(port, "POST", "/mcp", &headers, body.to_string().as_bytes())
+}
+
+/// The JSON-RPC message in a streamable-HTTP reply (SSE `data:` lines, or a JSON body).
+fn rpc_message(body: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(body);
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("jsonrpc").is_some())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| panic!("no JSON-RPC message in: {text}"))
+}
+
+#[test]
+fn mcp_over_http_follows_the_gateway_security_rules() {
+    let s = Server::start();
+    notes(&s);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "blackbox", "version": "1"}}});
+
+    let foreign = mcp_post(s.port, &init, &[("Origin", "http://evil.example")]);
+    foreign.assert_error(403, "CSRF_VIOLATION");
+    let rebinding = mcp_post(s.port, &init, &[("Host", "evil.example:80")]);
+    rebinding.assert_error(403, "CSRF_VIOLATION");
+
+    let same_origin = format!("http://127.0.0.1:{}", s.port);
+    let r = mcp_post(s.port, &init, &[("Origin", &same_origin)]);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(rpc_message(&r.body)["result"]["serverInfo"]["name"], "svc");
+    let session = r.header("mcp-session-id").expect("a session id").to_string();
+    let sid = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    let note = mcp_post(s.port, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), &sid);
+    assert!(note.status < 300, "{}", note.status);
+
+    let list = mcp_post(s.port, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), &sid);
+    let names: Vec<String> = rpc_message(&list.body)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, READ_TOOLS);
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "svc_query", "arguments": {"query": "how long is the bridge", "collection": "notes"}}});
+    let hit = rpc_message(&mcp_post(s.port, &call, &sid).body);
+    assert_eq!(hit["result"]["structuredContent"]["results"][0]["uri"], "svc://notes/bridge.md", "{hit}");
+
+    // A foreign page cannot reuse the session either.
+    let mut with_origin = sid.to_vec();
+    with_origin.push(("Origin", "http://evil.example"));
+    mcp_post(s.port, &call, &with_origin).assert_error(403, "CSRF_VIOLATION");
+}
+
+#[test]
+fn mcp_install_writes_each_clients_entry_and_keeps_the_rest() {
+    let s = Server::start();
+    let home = s.path("home");
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    std::fs::write(home.join(".cursor/mcp.json"), r#"{"mcpServers":{"other":{"command":"other-mcp"}},"x":1}"#).unwrap();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::write(home.join(".codex/config.toml"), "# my settings\nmodel = \"o3\"\n").unwrap();
+    let run = |args: &[&str]| {
+        let out = s
+            .cmd()
+            .env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    for client in ["claude-desktop", "cursor", "claude-code"] {
+        let printed: Value = serde_json::from_str(&run(&["mcp", "install", "--client", client, "--print"])).unwrap();
+        let entry = &printed["mcpServers"]["svc"];
+        assert_eq!(entry["command"], crate::common::BIN, "{printed}");
+        assert_eq!(entry["args"], json!(["mcp"]));
+        assert_eq!(entry["env"]["SVC_DATA_DIR"], s.path("data").display().to_string());
+    }
+    let toml = run(&["mcp", "install", "--client", "codex", "--print", "--enable-write"]);
+    assert!(toml.contains("[mcp_servers.svc]") && toml.contains("\"--enable-write\""), "{toml}");
+    assert!(!home.join(".claude.json").exists(), "--print writes nothing");
+
+    run(&["mcp", "install", "--client", "cursor"]);
+    run(&["mcp", "install", "--client", "codex"]);
+    run(&["mcp", "install", "--client", "claude-desktop"]);
+    let cursor: Value = serde_json::from_str(&std::fs::read_to_string(home.join(".cursor/mcp.json")).unwrap()).unwrap();
+    assert_eq!(cursor["x"], 1);
+    assert_eq!(cursor["mcpServers"]["other"]["command"], "other-mcp");
+    assert_eq!(cursor["mcpServers"]["svc"]["command"], crate::common::BIN);
+    let codex = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    assert!(codex.starts_with("# my settings\nmodel = \"o3\"\n"), "{codex}");
+    assert!(home.join(".config/Claude/claude_desktop_config.json").is_file());
+
+    let status: Value = serde_json::from_str(&run(&["mcp", "status", "--json"])).unwrap();
+    let installed: Vec<&str> = status
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["installed"] == true)
+        .map(|c| c["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(installed, ["claude-desktop", "cursor", "codex"]);
+
+    run(&["mcp", "uninstall", "--client", "cursor"]);
+    let cursor: Value = serde_json::from_str(&std::fs::read_to_string(home.join(".cursor/mcp.json")).unwrap()).unwrap();
+    assert!(cursor["mcpServers"].get("svc").is_none() && cursor["mcpServers"]["other"].is_object(), "{cursor}");
+
+    // A file svc cannot parse is left alone, and the command says so.
+    std::fs::write(home.join(".claude.json"), "{broken").unwrap();
+    let out = s.cmd().env("HOME", &home).args(["mcp", "install", "--client", "claude-code"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    assert_eq!(std::fs::read_to_string(home.join(".claude.json")).unwrap(), "{broken");
+}
