@@ -25,9 +25,10 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::NoEvidence => StatusCode::NOT_FOUND,
         ErrorCode::IndexChangedDuringCompile | ErrorCode::IndexSnapshotMismatch => StatusCode::CONFLICT,
         ErrorCode::TokenizerUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCode::RetrievalFailed | ErrorCode::ContentLoadFailed | ErrorCode::RuntimeError => {
-            StatusCode::INTERNAL_SERVER_ERROR
-        }
+        ErrorCode::RetrievalFailed
+        | ErrorCode::ContentLoadFailed
+        | ErrorCode::RuntimeError
+        | ErrorCode::ConnectorVerificationFailed => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -28,6 +28,7 @@ Served on 127.0.0.1 only. Every error is `{\"error\": {\"code\", \"message\", \"
         (name = "models", description = "Model presets and downloads"),
         (name = "changes", description = "What changed in the index, and what depends on a note"),
         (name = "evidence", description = "Context Capsules: bounded, checkable evidence for a goal"),
+        (name = "connectors", description = "Agents that reach svc (MCP clients, skill files) and their verification"),
     )
 )]
 struct ApiDoc;

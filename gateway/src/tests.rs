@@ -151,6 +151,7 @@ fn every_error_code_has_its_status() {
         (ErrorCode::RetrievalFailed, 500),
         (ErrorCode::ContentLoadFailed, 500),
         (ErrorCode::RuntimeError, 500),
+        (ErrorCode::ConnectorVerificationFailed, 500),
     ];
     for (code, status) in table {
         assert_eq!(status_of(code).as_u16(), status, "{code:?}");
@@ -207,6 +208,8 @@ async fn the_openapi_document_covers_every_route() {
         "/api/context/verify",
         "/api/jobs/active",
         "/api/docs/autocomplete",
+        "/api/connectors",
+        "/api/connectors/verify",
     ];
     for path in expected {
         assert!(paths.contains_key(path), "{path} is not documented");

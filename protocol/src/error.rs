@@ -51,11 +51,13 @@ pub enum ErrorCode {
     ContentLoadFailed,
     #[serde(rename = "runtime_error")]
     RuntimeError,
+    /// `POST /api/connectors/verify` could not run its probe at all (500).
+    ConnectorVerificationFailed,
 }
 
 impl ErrorCode {
     /// Every code, for tables and tests that must cover them all.
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::Validation,
         ErrorCode::PathNotFound,
         ErrorCode::HasReferences,
@@ -83,6 +85,7 @@ impl ErrorCode {
         ErrorCode::RetrievalFailed,
         ErrorCode::ContentLoadFailed,
         ErrorCode::RuntimeError,
+        ErrorCode::ConnectorVerificationFailed,
     ];
 
     /// The code string of the contract's error envelope.
@@ -115,6 +118,7 @@ impl ErrorCode {
             ErrorCode::RetrievalFailed => "retrieval_failed",
             ErrorCode::ContentLoadFailed => "content_load_failed",
             ErrorCode::RuntimeError => "runtime_error",
+            ErrorCode::ConnectorVerificationFailed => "CONNECTOR_VERIFICATION_FAILED",
         }
     }
 

@@ -353,3 +353,127 @@ fn mcp_install_writes_each_clients_entry_and_keeps_the_rest() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
     assert_eq!(std::fs::read_to_string(home.join(".claude.json")).unwrap(), "{broken");
 }
+
+/// An MCP server that is not svc: it answers the handshake and offers one `echo` tool.
+const FOREIGN_SERVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "other", "version": "1"}}
+    elif msg["method"] == "tools/list":
+        result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
+    let home = tempfile::tempdir().unwrap();
+    let home_str = home.path().display().to_string();
+    let s = Server::start_with(&[("HOME", &home_str), ("SVC_CONNECTOR_TIMEOUT_MS", "4000")]);
+    notes(&s);
+    let verify = |id: &str, collection: &str| {
+        s.post("/api/connectors/verify", json!({"connectorId": id, "collection": collection}))
+    };
+    let stage = |r: &crate::common::Resp| {
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let j = r.json();
+        (
+            j["verification"]["stages"]["connector"]["status"].as_str().unwrap().to_string(),
+            j["verification"]["stages"]["connector"]["code"].clone(),
+            j,
+        )
+    };
+
+    let list = s.get("/api/connectors");
+    assert_eq!(list.status, 200);
+    let list = list.json();
+    assert_eq!(list["collections"], json!(["notes"]));
+    let cursor = list["connectors"].as_array().unwrap().iter().find(|c| c["id"] == "cursor-mcp").unwrap().clone();
+    assert_eq!((cursor["installed"].as_bool(), cursor["installKind"].as_str()), (Some(false), Some("mcp")), "{cursor}");
+    assert_eq!(cursor["path"], format!("{home_str}/.cursor/mcp.json"));
+
+    // Not configured, then configured by `svc mcp install`: the probe starts svc and passes.
+    let (status, code, _) = stage(&verify("cursor-mcp", "notes"));
+    assert_eq!((status.as_str(), code), ("failed", json!("connector_not_configured")));
+    let out = s.cmd().env("HOME", home.path()).args(["mcp", "install", "--client", "cursor"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, code, j) = stage(&verify("cursor-mcp", "notes"));
+    assert_eq!(status, "passed", "{j}");
+    assert!(code.is_null() && j["remediation"].is_null(), "{j}");
+    assert_eq!(
+        (j["verification"]["connectorReady"].as_bool(), j["verification"]["lexicalReady"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let listed = s.get("/api/connectors").json();
+    let cursor = listed["connectors"].as_array().unwrap().iter().find(|c| c["id"] == "cursor-mcp").unwrap().clone();
+    assert_eq!(
+        (cursor["installed"].as_bool(), cursor["mode"]["label"].as_str()),
+        (Some(true), Some("read-only")),
+        "{cursor}"
+    );
+
+    // A command that never answers is killed at the bound.
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        "[mcp_servers.svc]\ncommand = \"sleep\"\nargs = [\"600\"]\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (status, code, j) = stage(&verify("codex-mcp", "notes"));
+    assert_eq!((status.as_str(), code), ("failed", json!("connector_timeout")), "{j}");
+    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+    assert!(j["remediation"].as_str().is_some_and(|r| !r.is_empty()));
+
+    // A server without svc's tools, and a command that does not exist.
+    let script = s.path("other_mcp.py");
+    std::fs::write(&script, FOREIGN_SERVER).unwrap();
+    let desktop = home.path().join(".config/Claude");
+    std::fs::create_dir_all(&desktop).unwrap();
+    let entry = json!({"mcpServers": {"svc": {"command": "python3", "args": [script.display().to_string()]}}});
+    std::fs::write(desktop.join("claude_desktop_config.json"), entry.to_string()).unwrap();
+    let (status, code, j) = stage(&verify("claude-desktop-mcp", "notes"));
+    assert_eq!((status.as_str(), code), ("failed", json!("connector_missing_tools")), "{j}");
+    let gone = json!({"mcpServers": {"svc": {"command": s.path("no-such-binary").display().to_string()}}});
+    std::fs::write(home.path().join(".claude.json"), gone.to_string()).unwrap();
+    let (status, code, j) = stage(&verify("claude-code-mcp", "notes"));
+    assert_eq!((status.as_str(), code), ("failed", json!("connector_start_failed")), "{j}");
+
+    // Skill targets cannot be verified at runtime.
+    let (status, code, _) = stage(&verify("claude-code-skill", "notes"));
+    assert_eq!((status.as_str(), code), ("skipped", json!("target_runtime_unverifiable")));
+
+    // The closed body and what it may name.
+    verify("nope-mcp", "notes").assert_error(400, "VALIDATION");
+    verify("cursor-mcp", "nope").assert_error(400, "VALIDATION");
+    verify(&"x".repeat(200), "notes").assert_error(400, "VALIDATION");
+    s.post("/api/connectors/verify", json!({"connectorId": "cursor-mcp", "collection": "notes", "extra": 1}))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/connectors/verify", json!({"connectorId": "cursor-mcp"})).assert_error(400, "VALIDATION");
+
+    // The saved results, newest first, in /api/status.
+    let projection = s.get("/api/status").json()["connectorProjection"].clone();
+    let pairs: Vec<(String, String)> = projection["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["connectorId"].as_str().unwrap().to_string(), t["status"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("claude-code-skill".to_string(), "skipped".to_string()),
+            ("claude-code-mcp".into(), "failed".into()),
+            ("claude-desktop-mcp".into(), "failed".into()),
+            ("codex-mcp".into(), "failed".into()),
+            ("cursor-mcp".into(), "passed".into()),
+        ]
+    );
+    assert_eq!(projection["truncated"], false);
+}

@@ -72,6 +72,8 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("GET", ["api", "impact"]) => round_trip::<ImpactResponse>(&what, json),
         ("POST", ["api", "context"]) => round_trip::<Capsule>(&what, json),
         ("POST", ["api", "context", "verify"]) => round_trip::<CapsuleReceipt>(&what, json),
+        ("GET", ["api", "connectors"]) => round_trip::<ConnectorsResponse>(&what, json),
+        ("POST", ["api", "connectors", "verify"]) => round_trip::<ConnectorVerifyResponse>(&what, json),
         _ => {}
     }
 }

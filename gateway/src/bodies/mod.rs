@@ -6,12 +6,14 @@
 
 mod ask;
 mod collections;
+mod connectors;
 mod context;
 mod search;
 mod writes;
 
 pub use ask::AskBody;
 pub use collections::{AddCollectionBody, SetPresetBody, SyncBody};
+pub use connectors::VerifyConnectorBody;
 pub use context::{context_error, CapsuleFormat, ContextBody, VerifyBody};
 pub use search::{DiagnoseBody, QueryBody, SearchBody};
 pub use writes::{

@@ -1,5 +1,10 @@
-//! Agents' connectors: the MCP clients svc wires itself into (their configuration files).
+//! Agents' connectors: the MCP clients svc wires itself into (their configuration files),
+//! the skill-file targets, verifying a connector end to end, and the saved verifications.
 
+pub mod catalog;
 pub mod clients;
+pub mod receipts;
+pub mod verify;
 
+pub use catalog::Connector;
 pub use clients::{ConfigError, HomeEnv, McpClient, ServerEntry};

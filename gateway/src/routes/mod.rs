@@ -6,6 +6,7 @@ mod ask;
 mod assets;
 mod changes;
 mod collections;
+mod connectors;
 mod context;
 mod docs;
 mod events;
@@ -69,6 +70,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(changes::impact))
         .routes(routes!(context::compile))
         .routes(routes!(context::verify))
+        .routes(routes!(connectors::list))
+        .routes(routes!(connectors::verify))
 }
 
 pub fn router(state: AppState) -> Router {

@@ -24,6 +24,7 @@ fn snapshot(state: &AppState) -> StatusSnapshot {
         content_type_boost: ContentTypeBoost::default(),
         ..Default::default()
     });
+    s.connector_projection = crate::connectors::receipts::projection(&state.dirs.connectors_file());
     s.capabilities.bm25 = true;
     s.healthy = s.healthy && state.worker.connected();
     s

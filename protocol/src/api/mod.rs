@@ -11,6 +11,7 @@
 mod ask;
 mod changes;
 mod collections;
+mod connectors;
 mod context;
 mod context_md;
 mod diagnose;
@@ -27,6 +28,7 @@ mod writes;
 pub use ask::*;
 pub use changes::*;
 pub use collections::*;
+pub use connectors::*;
 pub use context::*;
 pub use context_md::{capsule_markdown, fence_for, receipt_markdown};
 pub use diagnose::*;

@@ -28,12 +28,12 @@ pub struct CollectionStatus {
     pub embedded_count: u64,
 }
 
-/// `GET /api/status` `connectorProjection`: no connector receipts are kept, so it is
-/// always empty.
+/// `GET /api/status` `connectorProjection`: the newest saved connector verifications, one
+/// per connector and collection, newest first. `truncated`: older pairs were left out (they
+/// have no implied result).
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
 pub struct ConnectorProjection {
-    #[schema(value_type = Vec<Object>)]
-    pub targets: Vec<serde_json::Value>,
+    pub targets: Vec<super::ConnectorReceipt>,
     pub truncated: bool,
 }
 
