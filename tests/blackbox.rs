@@ -13,6 +13,8 @@ mod changes;
 mod collections;
 #[path = "blackbox/common.rs"]
 mod common;
+#[path = "blackbox/content_types.rs"]
+mod content_types;
 #[path = "blackbox/context.rs"]
 mod context;
 #[path = "blackbox/convert.rs"]

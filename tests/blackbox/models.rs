@@ -238,11 +238,12 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     assert_eq!(t["uri"], "svc://notes/sockets.md");
     assert!(t["docid"].as_str().is_some_and(|id| id.starts_with('#')), "{d}");
     assert_eq!(t["title"], "Unix domain sockets");
-    assert_eq!(t["contentType"], "markdown");
-    assert_eq!(t["contentTypeSource"], "extension");
+    assert_eq!(t["contentType"], "prose");
+    assert_eq!(t["contentTypeSource"], "fallback");
     assert_eq!(t["categories"], json!([]));
     assert_eq!(t["graphHints"], json!([]));
-    assert!(t["contentTypeRulesFingerprint"].is_null() && t["contentTypeFingerprintMatches"].is_null(), "{d}");
+    assert_eq!(t["contentTypeRulesFingerprint"], "none", "{d}");
+    assert_eq!(t["contentTypeFingerprintMatches"], true, "{d}");
     assert!(t["mirrorHash"].is_string());
     assert!(t["chunkCount"].as_u64().is_some_and(|n| n >= 1), "{d}");
     assert_eq!(t["filterReasons"], json!([]));

@@ -40,6 +40,22 @@ pub struct IndexConfig {
     /// The change journal's retention bound (`journal: {maxRows, maxAgeDays}`).
     #[serde(default, skip_serializing_if = "JournalConfig::is_default")]
     pub journal: JournalConfig,
+    /// Content types: `[{id, prefixes, searchBoost}]` (read at worker start).
+    #[serde(default, rename = "contentTypes", skip_serializing_if = "Vec::is_empty")]
+    pub content_types: Vec<ContentTypeConfig>,
+}
+
+/// One `contentTypes` entry of index.yml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentTypeConfig {
+    pub id: String,
+    /// Path prefixes (`meetings/`, or `collection/meetings/`) whose notes have this type.
+    #[serde(default)]
+    pub prefixes: Vec<String>,
+    /// 0.5..2; 1 (or absent) leaves the ranking alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_boost: Option<f64>,
 }
 
 impl Default for IndexConfig {
@@ -49,6 +65,7 @@ impl Default for IndexConfig {
             preset: None,
             collections: Vec::new(),
             journal: JournalConfig::default(),
+            content_types: Vec::new(),
         }
     }
 }

@@ -67,6 +67,8 @@ pub struct Worker {
     vectors: Option<vectors::VectorStore>,
     /// The vector table of the loaded embedder (known once it loaded).
     embed_table: Mutex<Option<vectors::TableKey>>,
+    /// The content-type rules of index.yml, as the worker started with them.
+    content_types: retrieval::content_types::ContentTypes,
 }
 
 impl Worker {
@@ -81,6 +83,10 @@ impl Worker {
         }
         catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
         let config = IndexConfig::load(&dirs.config_file())?;
+        let content_types = retrieval::content_types::ContentTypes::from_config(&config.content_types);
+        if catalog::adopt_content_type_rules(&catalog.writer(), content_types.fingerprint())? {
+            tracing::info!("content-type rules changed ({}): re-feeding BM25", content_types.fingerprint());
+        }
         let models = models::Models::new(&dirs.cache_dir, config.preset.as_deref());
         let vectors = match vectors::VectorStore::open(&dirs.vectors_dir()) {
             Ok(v) => Some(v),
@@ -102,6 +108,7 @@ impl Worker {
             pulls: Default::default(),
             vectors,
             embed_table: Mutex::new(None),
+            content_types,
         });
         worker.reconcile_collections()?;
         worker.after_job();
@@ -118,7 +125,13 @@ impl Worker {
     }
 
     fn indexer(&self) -> indexer::Indexer<'_> {
-        indexer::Indexer { catalog: &self.catalog, bm25: &self.bm25, cancel: &self.cancel, events: &self.events }
+        indexer::Indexer {
+            catalog: &self.catalog,
+            bm25: &self.bm25,
+            content_types: &self.content_types,
+            cancel: &self.cancel,
+            events: &self.events,
+        }
     }
 
     fn set_embed_table(&self, key: Option<vectors::TableKey>) {

@@ -14,22 +14,18 @@ pub enum TargetStatus {
     Diagnosed,
 }
 
-/// `target.contentType`.
+/// What a document's content type was read from (`target.contentTypeSource`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ContentKind {
-    Markdown,
-    Text,
-    Pdf,
-    Docx,
-}
-
-/// `target.contentTypeSource`: what the content type was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ContentTypeSource {
-    Extension,
-    Mime,
+    /// Front-matter `type` names a configured content type.
+    FrontmatterType,
+    /// The longest configured prefix of the document's path.
+    Prefix,
+    /// The path or the file extension (`code`, `meeting`, `spec`, `notes`).
+    PathExt,
+    /// None of the above: `prose`.
+    Fallback,
 }
 
 /// `target` of `POST /api/query/diagnose`. Every key is always there: `null` (or empty)
@@ -44,15 +40,19 @@ pub struct DiagnoseTarget {
     pub docid: Option<String>,
     pub uri: Option<String>,
     pub title: Option<String>,
-    pub content_type: Option<ContentKind>,
+    /// The content type id (`prose`, `meeting`, a configured id…).
+    pub content_type: Option<String>,
     pub content_type_source: Option<ContentTypeSource>,
     pub categories: Vec<String>,
     /// Always empty: there is no graph stage.
     pub graph_hints: Vec<String>,
-    /// Always `null`: no content-type rules are configured.
+    /// The fingerprint of the content-type rules the ranking used (`none` without rules).
     pub content_type_rules_fingerprint: Option<String>,
-    /// Always `null`.
+    /// Whether the document's indexed content type was resolved under those rules.
     pub content_type_fingerprint_matches: Option<bool>,
+    /// The additive score the target's content type adds (absent when no rule boosts it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type_boost: Option<f64>,
     pub mirror_hash: Option<String>,
     pub chunk_count: Option<u64>,
     /// The request filters that shut the target out, in request-field order.

@@ -55,6 +55,8 @@ pub struct SearchResult {
     pub uri: String,
     pub title: String,
     pub collection: String,
+    /// The document's content type (`prose`, `meeting`, `spec`, a configured id…).
+    pub content_type: String,
     pub tags: Vec<String>,
     pub score: f32,
     pub chunk: ChunkRef,

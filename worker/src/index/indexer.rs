@@ -7,6 +7,7 @@ use crate::config::CollectionConfig;
 use crate::events::EventBus;
 use crate::index::ingest::{self, ParsedDoc};
 use crate::index::walk::{self, FileMatcher, FoundFile, WalkItem};
+use crate::retrieval::content_types::ContentTypes;
 use crate::stores::bm25::{Bm25Doc, Bm25Index};
 use crate::stores::catalog::{
     self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
@@ -206,6 +207,8 @@ fn snapshot(collection: &str, row: &catalog::DocRow) -> Snapshot {
 pub struct Indexer<'a> {
     pub catalog: &'a Catalog,
     pub bm25: &'a Bm25Index,
+    /// Each document's content type joins its categories in the BM25 index (the filter field).
+    pub content_types: &'a ContentTypes,
     pub cancel: &'a AtomicBool,
     pub events: &'a EventBus,
 }
@@ -342,6 +345,14 @@ impl Indexer<'_> {
             tx.commit()?;
         }
         for (p, id) in parsed.iter().zip(ids) {
+            let ext = std::path::Path::new(&p.file.rel).extension().and_then(|e| e.to_str()).unwrap_or("");
+            let categories = self.content_types.categories_with_type(
+                &p.doc.categories,
+                p.doc.doc_type.as_deref(),
+                coll,
+                &p.file.rel,
+                ext,
+            );
             self.bm25.upsert(&Bm25Doc {
                 key: id,
                 collection: coll,
@@ -349,7 +360,7 @@ impl Indexer<'_> {
                 body: &p.doc.body,
                 rel_path: &p.file.rel,
                 tags: &p.doc.tags,
-                categories: &p.doc.categories,
+                categories: &categories,
                 modified_ms: p.file.mtime_ns / 1_000_000,
             })?;
             out.absorbed.push((id, gen));
@@ -632,6 +643,13 @@ impl Indexer<'_> {
                     let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
                     let body = body_of(&text, row.body_start_line);
                     let no_tags = Vec::new();
+                    let categories = self.content_types.categories_with_type(
+                        &row.categories,
+                        row.fm_type.as_deref(),
+                        &row.collection,
+                        &row.rel_path,
+                        &row.source_ext,
+                    );
                     self.bm25.upsert(&Bm25Doc {
                         key: row.id,
                         collection: &row.collection,
@@ -639,7 +657,7 @@ impl Indexer<'_> {
                         body,
                         rel_path: &row.rel_path,
                         tags: tags.get(&row.id).unwrap_or(&no_tags),
-                        categories: &row.categories,
+                        categories: &categories,
                         modified_ms: row.source_mtime_ns / 1_000_000,
                     })?;
                 } else {

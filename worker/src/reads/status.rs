@@ -1,7 +1,7 @@
 //! The status snapshot: computed after every job and published to `status.json`.
 
 use crate::{runtime, stores::catalog, time_fmt, Worker};
-use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, ContentTypeBoost, StatusSnapshot};
+use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, StatusSnapshot};
 use protocol::ApiError;
 
 impl Worker {
@@ -51,7 +51,7 @@ impl Worker {
             last_updated: last.unwrap_or_else(time_fmt::now_iso),
             healthy: true,
             connector_projection: ConnectorProjection::default(),
-            content_type_boost: ContentTypeBoost::default(),
+            content_type_boost: self.content_types.status(),
             capabilities: self.capabilities(),
             active_job_id,
         })

@@ -2,6 +2,7 @@
 //! collections exist, author and exclude filters), admission of a candidate document,
 //! recency ordering, and turning ranked documents into the contract's results.
 
+use crate::retrieval::content_types;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
 use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
@@ -70,6 +71,34 @@ pub fn order_by_recency(ranked: &mut Vec<Ranked>) {
     weak.sort_by(|a, b| b.score.total_cmp(&a.score));
     strong.append(&mut weak);
     *ranked = strong;
+}
+
+/// The content type of a catalog row under the worker's rules.
+pub fn content_type_of(w: &Worker, row: &DocRow) -> String {
+    w.content_types.resolve(row.fm_type.as_deref(), &row.collection, &row.rel_path, &row.source_ext).0
+}
+
+/// What a row's content type adds to its normalized score (0 without a boosting rule).
+pub fn content_type_additive(w: &Worker, row: &DocRow) -> f64 {
+    if w.content_types.is_empty() {
+        return 0.0;
+    }
+    w.content_types.additive(&content_type_of(w, row))
+}
+
+/// Adds each result's content-type boost to its normalized score (clamped to [0, 1]) and
+/// orders by the boosted score (ties keep their order). It never adds or drops a result.
+pub fn apply_content_type_boost(w: &Worker, ranked: &mut [Ranked]) {
+    if w.content_types.is_empty() {
+        return;
+    }
+    for r in ranked.iter_mut() {
+        let add = content_type_additive(w, &r.row);
+        if add != 0.0 {
+            r.score = content_types::boosted(f64::from(r.score), add) as f32;
+        }
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
 }
 
 /// The common tail of every retrieval: drop results under `min_score`, order newest first
@@ -211,6 +240,7 @@ pub fn results(
             uri: uri::doc_uri(&row.collection, &row.rel_path),
             title: row.title.clone(),
             collection: row.collection.clone(),
+            content_type: content_type_of(w, &row),
             tags: tags.get(&row.id).cloned().unwrap_or_default(),
             score: r.score,
             chunk,

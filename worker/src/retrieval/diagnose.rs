@@ -5,13 +5,14 @@
 //! not; the chunk of the target the pipeline uses; and the run's meta.
 
 use crate::retrieval::common::{self, Scope};
+use crate::retrieval::content_types::ContentTypes;
 use crate::retrieval::hybrid::{self, Trace};
 use crate::retrieval::query::KeywordQuery;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
 use crate::{runtime, uri, Worker};
 use protocol::api::{
-    ContentKind, ContentTypeSource, DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage,
-    DiagnoseTarget, DropReason, StageId, StageStatus, TargetStatus,
+    DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
+    StageStatus, TargetStatus,
 };
 use protocol::{ApiError, JsonBody, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
 
@@ -121,32 +122,6 @@ fn stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<DiagnoseStage> {
     out
 }
 
-/// The content type the catalog knows, and where it came from: the file extension, else
-/// the stored MIME type; `(None, None)` when neither says.
-fn content_type(ext: &str, mime: &str) -> (Option<ContentKind>, Option<ContentTypeSource>) {
-    let by_ext = match ext.trim_start_matches('.').to_ascii_lowercase().as_str() {
-        "md" | "markdown" | "mdx" => Some(ContentKind::Markdown),
-        "txt" | "text" => Some(ContentKind::Text),
-        "pdf" => Some(ContentKind::Pdf),
-        "docx" => Some(ContentKind::Docx),
-        _ => None,
-    };
-    if by_ext.is_some() {
-        return (by_ext, Some(ContentTypeSource::Extension));
-    }
-    let by_mime = match mime.trim().to_ascii_lowercase().as_str() {
-        "text/markdown" | "text/x-markdown" => Some(ContentKind::Markdown),
-        "text/plain" => Some(ContentKind::Text),
-        "application/pdf" => Some(ContentKind::Pdf),
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Some(ContentKind::Docx),
-        _ => None,
-    };
-    match by_mime {
-        Some(t) => (Some(t), Some(ContentTypeSource::Mime)),
-        None => (None, None),
-    }
-}
-
 /// The `target` object. Every key is always there: null (or empty) where there is no
 /// document to say it.
 fn target_of(
@@ -154,6 +129,7 @@ fn target_of(
     status: TargetStatus,
     found: Option<(&DocRow, usize)>,
     filter_reasons: &[&str],
+    rules: &ContentTypes,
 ) -> DiagnoseTarget {
     let mut t = DiagnoseTarget {
         target_ref: target_ref.to_string(),
@@ -167,17 +143,24 @@ fn target_of(
         graph_hints: Vec::new(),
         content_type_rules_fingerprint: None,
         content_type_fingerprint_matches: None,
+        content_type_boost: None,
         mirror_hash: None,
         chunk_count: None,
         filter_reasons: filter_reasons.iter().map(|r| r.to_string()).collect(),
     };
     if let Some((r, chunk_count)) = found {
-        let (kind, kind_source) = content_type(&r.source_ext, &r.source_mime);
+        let (kind, kind_source) = rules.resolve(r.fm_type.as_deref(), &r.collection, &r.rel_path, &r.source_ext);
+        let boost = rules.additive(&kind);
         t.docid = Some(r.docid.clone());
         t.uri = Some(uri::doc_uri(&r.collection, &r.rel_path));
         t.title = Some(r.title.clone());
-        t.content_type = kind;
-        t.content_type_source = kind_source;
+        t.content_type = Some(kind);
+        t.content_type_source = Some(kind_source);
+        // The BM25 index is re-fed whenever the rules change (at worker start), so the
+        // indexed type is always the one these rules give.
+        t.content_type_rules_fingerprint = Some(rules.fingerprint().to_string());
+        t.content_type_fingerprint_matches = Some(true);
+        t.content_type_boost = (boost != 0.0).then_some(boost);
         t.categories = r.categories.clone();
         t.mirror_hash = Some(r.mirror_hash.clone());
         t.chunk_count = Some(chunk_count as u64);
@@ -295,7 +278,7 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target_ref: &str) -> Result<Json
     let meta = &outcome.response.meta;
     let mode = if meta.vectors_used == Some(true) { DiagnoseMode::Hybrid } else { DiagnoseMode::Bm25Only };
     let (target, stage_list, chunk) = match &row {
-        None => (target_of(target_ref, TargetStatus::NotFound, None, &[]), Vec::new(), None),
+        None => (target_of(target_ref, TargetStatus::NotFound, None, &[], &w.content_types), Vec::new(), None),
         Some(r) => {
             let chunks = catalog::chunks_of(&w.catalog.reader(), &r.mirror_hash).map_err(runtime)?;
             let configured = w.config().collections.iter().any(|c| c.name == r.collection);
@@ -312,7 +295,7 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target_ref: &str) -> Result<Json
                     TargetStatus::FilteredOut
                 }
             };
-            let target = target_of(target_ref, status, Some((r, chunks.len())), &reasons);
+            let target = target_of(target_ref, status, Some((r, chunks.len())), &reasons, &w.content_types);
             let chunk = chunk_of(chosen_chunk(&chunks, &req.search));
             (target, stages(&outcome.trace, r.id, req.no_rerank), chunk)
         }
@@ -392,6 +375,7 @@ mod tests {
             active: true,
             gen: 1,
             bm25_gen: 1,
+            fm_type: None,
         }
     }
 
@@ -433,7 +417,7 @@ mod tests {
 
     #[test]
     fn not_found_carries_every_target_key() {
-        let nf = wire(&target_of("#00000000", TargetStatus::NotFound, None, &[]));
+        let nf = wire(&target_of("#00000000", TargetStatus::NotFound, None, &[], &ContentTypes::default()));
         assert_eq!(keys(&nf), TARGET_KEYS);
         assert_eq!(nf["status"], "not_found");
         assert!(
@@ -443,35 +427,28 @@ mod tests {
         assert_eq!(nf["graphHints"], json!([]));
         assert_eq!(nf["filterReasons"], json!([]));
         let r = row();
-        let found =
-            wire(&target_of("svc://notes/a/b.md", TargetStatus::FilteredOut, Some((&r, 3)), &["categories", "until"]));
+        let found = wire(&target_of(
+            "svc://notes/a/b.md",
+            TargetStatus::FilteredOut,
+            Some((&r, 3)),
+            &["categories", "until"],
+            &ContentTypes::default(),
+        ));
         assert_eq!(found["status"], "filtered_out");
         assert_eq!(keys(&found), TARGET_KEYS);
-        assert_eq!(found["contentType"], "markdown");
-        assert_eq!(found["contentTypeSource"], "extension");
+        assert_eq!(found["contentType"], "prose");
+        assert_eq!(found["contentTypeSource"], "fallback");
         assert_eq!(found["categories"], json!(["guide"]));
         assert_eq!(found["chunkCount"], 3);
         assert_eq!(found["filterReasons"], json!(["categories", "until"]));
-        assert!(found["contentTypeRulesFingerprint"].is_null() && found["contentTypeFingerprintMatches"].is_null());
+        assert_eq!(
+            (found["contentTypeRulesFingerprint"].as_str(), found["contentTypeFingerprintMatches"].as_bool()),
+            (Some("none"), Some(true))
+        );
+        assert!(found.get("contentTypeBoost").is_none(), "no rule boosts it");
         assert_eq!(wire(&chunk_of(None)), Value::Null);
         let c = ChunkRow { seq: 2, text: "x".into(), start_line: 4, end_line: 9 };
         assert_eq!(wire(&chunk_of(Some(&c))), json!({ "seq": 2, "startLine": 4, "endLine": 9, "language": null }));
-    }
-
-    #[test]
-    fn content_type_from_extension_then_mime() {
-        use ContentKind::*;
-        use ContentTypeSource::*;
-        assert_eq!(content_type(".md", "text/markdown"), (Some(Markdown), Some(Extension)));
-        assert_eq!(content_type(".TXT", ""), (Some(Text), Some(Extension)));
-        assert_eq!(content_type(".pdf", "application/pdf"), (Some(Pdf), Some(Extension)));
-        assert_eq!(
-            content_type("", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-            (Some(Docx), Some(Mime))
-        );
-        assert_eq!(content_type(".bin", "application/octet-stream"), (None, None));
-        assert_eq!(wire(&Some(Markdown)), "markdown");
-        assert_eq!(wire(&Some(Extension)), "extension");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! split with `scripts/eval`; `docs/retrieval.md` has the measurements.
 
 use crate::retrieval::common::{self, Ranked, Scope};
+use crate::retrieval::content_types;
 use crate::retrieval::expansion::{self, Variants};
 use crate::retrieval::keyword::bm25_candidates;
 use crate::retrieval::query::KeywordQuery;
@@ -272,6 +273,29 @@ fn in_order(fused: &[(i64, f32)], blended: Vec<f32>, mut docs: HashMap<i64, Rank
     ranked
 }
 
+/// The content-type boost on the normalized fusion scores, before the rerank blend: the
+/// candidates re-ordered by their boosted scores (the same candidates, none added).
+fn boost_fused(
+    w: &Worker,
+    fused: Vec<(i64, f32)>,
+    scores: Vec<f32>,
+    docs: &HashMap<i64, Ranked>,
+) -> (Vec<(i64, f32)>, Vec<f32>) {
+    if w.content_types.is_empty() {
+        return (fused, scores);
+    }
+    let mut pairs: Vec<((i64, f32), f32)> = fused
+        .into_iter()
+        .zip(scores)
+        .map(|((id, raw), s)| {
+            let add = docs.get(&id).map_or(0.0, |r| common::content_type_additive(w, &r.row));
+            ((id, raw), content_types::boosted(f64::from(s), add) as f32)
+        })
+        .collect();
+    pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    pairs.into_iter().unzip()
+}
+
 /// Runs the pipeline (candidates, variants, fusion, rerank, order, finish) and keeps each
 /// stage's ranking.
 pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
@@ -326,6 +350,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let fused = fuse(&cands.lists);
     let mut fusion_scores: Vec<f32> = fused.iter().map(|(_, s)| *s).collect();
     common::normalize(&mut fusion_scores);
+    let (fused, fusion_scores) = boost_fused(w, fused, fusion_scores, &cands.docs);
     let fusion_trace: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
     let (blended, rerank_trace) = rerank(w, req, &fused, &fusion_scores, &cands.docs, candidate_limit)?;
     let mut ranked = in_order(&fused, blended, cands.docs);

@@ -49,6 +49,7 @@ pub fn search(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErro
     for (r, s) in ranked.iter_mut().zip(scores) {
         r.score = s;
     }
+    common::apply_content_type_boost(w, &mut ranked);
     let total = common::finish(&mut ranked, req.min_score, recency, limit);
     let terms = q.highlight_terms();
     let intent = common::intent_terms(req.intent.as_deref());

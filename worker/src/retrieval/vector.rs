@@ -142,6 +142,7 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let filtered = has_filters(req) || scope.filters_rows() || recency;
     let hits = ctx.search_text(&req.query, chunk_pool(wanted, filtered)).map_err(runtime)?;
     let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
+    common::apply_content_type_boost(w, &mut ranked);
     let total = common::finish(&mut ranked, req.min_score, recency, limit);
     let terms = common::query_terms(&req.query);
     let intent = common::intent_terms(req.intent.as_deref());

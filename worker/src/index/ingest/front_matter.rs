@@ -16,6 +16,8 @@ pub(super) struct Meta {
     pub(super) author: Option<String>,
     /// Lowercased, sorted, deduplicated.
     pub(super) categories: Vec<String>,
+    /// Front-matter `type` (its first string, lowercased): names a content type.
+    pub(super) doc_type: Option<String>,
     pub(super) date: Option<String>,
     pub(super) date_fields: BTreeMap<String, String>,
 }
@@ -160,6 +162,7 @@ fn extract(map: &serde_norway::Mapping) -> Meta {
 
     meta.author = ["author", "by", "owner", "creator"].iter().find_map(|&k| get(k).find_map(first_string));
 
+    meta.doc_type = get("type").find_map(first_string).map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty());
     for key in ["category", "categories", "type"] {
         for v in get(key) {
             meta.categories.extend(string_items(v, false).iter().map(|c| c.to_lowercase()));

@@ -57,6 +57,8 @@ pub struct ParsedDoc {
     pub author: Option<String>,
     /// Lowercased, deduplicated, sorted.
     pub categories: Vec<String>,
+    /// Front-matter `type`, lowercased: it names the content type when a rule has that id.
+    pub doc_type: Option<String>,
     /// RFC 3339 UTC.
     pub date: Option<String>,
     /// snake_case front matter key -> RFC 3339 UTC.
@@ -200,6 +202,7 @@ pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
         tags,
         author: meta.author,
         categories: meta.categories,
+        doc_type: meta.doc_type,
         date: meta.date,
         date_fields: meta.date_fields,
         links: scanned.links,
@@ -220,6 +223,7 @@ pub fn parse_plain_text(canonical: &str, rel_path: &str) -> ParsedDoc {
         tags: Vec::new(),
         author: None,
         categories: Vec::new(),
+        doc_type: None,
         date: None,
         date_fields: BTreeMap::new(),
         links: Vec::new(),

@@ -249,11 +249,11 @@ pub struct JournalCut {
     pub observed_at: Option<String>,
 }
 
-fn meta_value(conn: &Connection, key: &str) -> Result<Option<String>> {
+pub(super) fn meta_value(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
 }
 
-fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
     conn.execute(
         "INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [key, value],

@@ -27,10 +27,12 @@ pub struct DocRow {
     pub active: bool,
     pub gen: i64,
     pub bm25_gen: i64,
+    /// Front-matter `type`, lowercased (it names a content type when a rule has that id).
+    pub fm_type: Option<String>,
 }
 
 pub(crate) const DOC_COLUMNS: &str = "id, collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, \
-     source_size, source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen";
+     source_size, source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, fm_type";
 
 pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
     let categories: String = r.get(12)?;
@@ -55,6 +57,7 @@ pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
         active: r.get::<_, i64>(16)? != 0,
         gen: r.get(17)?,
         bm25_gen: r.get(18)?,
+        fm_type: r.get(19)?,
     })
 }
 
@@ -191,14 +194,15 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
     let date_fields = serde_json::to_string(&p.date_fields).map_err(|e| CatalogError::Malformed(e.to_string()))?;
     let id: i64 = tx.query_row(
         "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, source_size, \
-           source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, indexed_at)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1, ?16, 0, ?17)
+           source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, indexed_at,
+           fm_type)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1, ?16, 0, ?17, ?18)
          ON CONFLICT(collection, rel_path) DO UPDATE SET docid = excluded.docid, source_hash = excluded.source_hash,
            mirror_hash = excluded.mirror_hash, source_mime = excluded.source_mime, source_ext = excluded.source_ext,
            source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns, title = excluded.title,
            author = excluded.author, categories = excluded.categories, fm_date = excluded.fm_date,
            date_fields = excluded.date_fields, body_start_line = excluded.body_start_line, active = 1,
-           gen = excluded.gen, indexed_at = excluded.indexed_at
+           gen = excluded.gen, indexed_at = excluded.indexed_at, fm_type = excluded.fm_type
          RETURNING id",
         params![
             d.collection,
@@ -218,6 +222,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
             p.body_start_line as i64,
             gen,
             d.indexed_at,
+            p.doc_type,
         ],
         |r| r.get(0),
     )?;
@@ -333,6 +338,20 @@ pub fn mark_bm25_absorbed(conn: &mut Connection, ids: &[(i64, i64)]) -> Result<(
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Adopts the content-type rules `fingerprint`: when it differs from the rules the BM25
+/// index was fed under, forgets what BM25 absorbed, so that the next convergence re-feeds
+/// every row with its content type under the new rules. True when they differed.
+pub fn adopt_content_type_rules(conn: &Connection, fingerprint: &str) -> Result<bool> {
+    const KEY: &str = "content_type_rules";
+    let before = super::changes::meta_value(conn, KEY)?;
+    if before.as_deref() == Some(fingerprint) {
+        return Ok(false);
+    }
+    reset_bm25(conn)?;
+    super::changes::set_meta(conn, KEY, fingerprint)?;
+    Ok(before.is_some() || fingerprint != "none")
 }
 
 /// Forgets what BM25 absorbed, so that the next convergence rebuilds it from the catalog.

@@ -31,6 +31,7 @@ impl Catalog {
         }
         let writer = open_conn(path)?;
         writer.execute_batch(SCHEMA)?;
+        super::schema::add_missing_columns(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             readers.push(Mutex::new(open_conn(path)?));

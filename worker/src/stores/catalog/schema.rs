@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS documents(
   gen INTEGER NOT NULL,
   bm25_gen INTEGER NOT NULL DEFAULT 0,
   indexed_at TEXT NOT NULL,
+  fm_type TEXT,
   UNIQUE(collection, rel_path)
 );
 CREATE INDEX IF NOT EXISTS documents_docid ON documents(docid);
@@ -122,3 +123,20 @@ CREATE TABLE IF NOT EXISTS jobs(
   error TEXT
 );
 "#;
+
+/// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
+/// existing table as it is): `(table, column, declaration)`.
+const ADDED_COLUMNS: [(&str, &str, &str); 1] = [("documents", "fm_type", "TEXT")];
+
+/// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed
+/// holds NULL there until its file changes.
+pub(crate) fn add_missing_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    for (table, column, decl) in ADDED_COLUMNS {
+        let mut stmt = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
+        let names: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        if !names.iter().any(|n| n == column) {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+        }
+    }
+    Ok(())
+}
