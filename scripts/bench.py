@@ -106,6 +106,9 @@ ROWS = [
     ("changes_page_p50_ms", "changes page of 100 p50 (ms)", "{:.2f}", "<= 10 ms", ("all", 10.0)),
     ("impact_p50_ms", "impact, default bounds, p50 (ms)", "{:.2f}", "<= 20 ms", ("all", 20.0)),
     ("autocomplete_p50_ms", "docs/autocomplete p50 (ms)", "{:.2f}", "<= 2 ms (notes)", ("notes", 2.0)),
+    ("mcp_start_ms", "svc mcp: spawn to initialized (ms)", "{:.0f}", "", None),
+    ("mcp_search_p50_ms", "svc mcp: svc_search tool call p50 (ms, stdio)", "{:.2f}", "", None),
+    ("mcp_search_p99_ms", "svc mcp: svc_search tool call p99 (ms)", "{:.2f}", "", None),
     ("gateway_rss_mb", "gateway RSS (MB)", "{:.1f}", "<= 30 MB", ("all", 30.0)),
     ("worker_rss_mb", "worker RSS (MB)", "{:.1f}", "", None),
     ("supervisor_rss_mb", "supervisor RSS (MB)", "{:.1f}", "", None),
@@ -633,6 +636,52 @@ def measure_evidence(client, queries, doc_uris):
     return res
 
 
+MCP_CALLS = 100  # svc_search tool calls over `svc mcp` (stdio, through the server's worker)
+
+
+def measure_mcp(server, queries):
+    """An agent's view: `svc mcp` spawned as an MCP client would, the handshake, then
+    svc_search calls (newline-delimited JSON-RPC on stdin/stdout)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([server.binary, "mcp"], env=server.env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    next_id = [0]
+
+    def rpc(method, params):
+        next_id[0] += 1
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id[0], "method": method, "params": params}) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError("svc mcp closed stdout")
+            msg = json.loads(line)
+            if msg.get("id") == next_id[0]:
+                return msg
+
+    try:
+        rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "bench", "version": "1"}})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        proc.stdin.flush()
+        start_ms = (time.perf_counter() - t0) * 1000.0
+        lat = []
+        for i in range(MCP_CALLS):
+            q = queries[i % len(queries)]
+            t = time.perf_counter()
+            msg = rpc("tools/call", {"name": "svc_search", "arguments": {"query": q, "limit": 10}})
+            lat.append((time.perf_counter() - t) * 1000.0)
+            if msg.get("result", {}).get("isError") is not False:
+                raise RuntimeError(f"svc_search failed: {msg}")
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return {"mcp_start_ms": start_ms, "mcp_search_p50_ms": percentile(lat, 50), "mcp_search_p99_ms": percentile(lat, 99)}
+
+
 ASK_QUESTIONS = 10
 ASK_TOKENS = 128
 
@@ -763,6 +812,8 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
                 log(f"{name}: WARNING embeddings not done within {args.job_timeout} s; no balanced figure")
         log(f"{name}: capsules, changes, impact")
         res.update(measure_evidence(client, queries, [d["uri"] for d in docs["documents"]]))
+        log(f"{name}: MCP tool calls over stdio ({MCP_CALLS})")
+        res.update(measure_mcp(server, queries))
         if embedded:
             lat, _ = capsule_latency(client, queries, "balanced")
             res["capsule_balanced_p50_ms"], res["capsule_balanced_p99_ms"] = percentile(lat, 50), percentile(lat, 99)

@@ -42,13 +42,16 @@ pub fn serve(dirs: Dirs, writes: bool) -> anyhow::Result<ExitCode> {
             if !client.connected() {
                 tracing::warn!("the server's worker is not reachable yet; tools answer UNAVAILABLE until it is");
             }
-            gateway::mcp::serve_stdio(client, writes).await
+            gateway::mcp::serve_stdio(client, writes, &dirs).await
         } else {
             let dirs2 = dirs.clone();
             let w = tokio::task::spawn_blocking(move || worker::Worker::open(dirs2))
                 .await?
                 .context("cannot open the index")?;
-            gateway::mcp::serve_stdio(LocalWorker(w), writes).await
+            let served = gateway::mcp::serve_stdio(LocalWorker(Arc::clone(&w)), writes, &dirs).await;
+            // An indexing job a write tool queued finishes before the process ends.
+            tokio::task::spawn_blocking(move || w.wait_idle()).await?;
+            served
         }
     })?;
     Ok(ExitCode::SUCCESS)

@@ -44,6 +44,8 @@ pub struct AppState {
     pub security: Arc<security::SecurityPolicy>,
     pub pdfjs_dir: Option<Arc<std::path::PathBuf>>,
     pub mcp_writes: bool,
+    /// Cancelled at shutdown: ends the open `/mcp` sessions so the server can stop.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 /// The router with every route and middleware; used by `run` and by tests.
@@ -68,9 +70,16 @@ pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
         security: Arc::new(security::SecurityPolicy::new(opts.port, opts.token)),
         pdfjs_dir: opts.pdfjs_dir.map(Arc::new),
         mcp_writes: opts.mcp_writes,
+        shutdown: tokio_util::sync::CancellationToken::new(),
     };
+    let shutdown = state.shutdown.clone();
     tracing::info!("gateway serving http://127.0.0.1:{}", opts.port);
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            shutdown.cancel();
+        })
+        .await
 }
 
 async fn shutdown_signal() {

@@ -12,6 +12,10 @@ pub fn run_inherited(dirs: Dirs, port: u16, listen_fd: i32) -> std::io::Result<(
     // SAFETY: the supervisor placed a listening TCP socket at this fd before exec; this
     // process owns it from here on.
     let listener = unsafe { std::net::TcpListener::from_raw_fd(listen_fd) };
+    // The supervisor cleared close-on-exec so the socket survives the exec into this role;
+    // set it again, or every command this process starts (a connector probe) would inherit
+    // the port.
+    nix::fcntl::fcntl(&listener, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC))?;
     let token = std::env::var("SVC_API_TOKEN").ok();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let pdfjs_dir = pdfjs_dir();

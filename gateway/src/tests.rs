@@ -26,6 +26,7 @@ fn state(dir: &std::path::Path) -> AppState {
         security: Arc::new(SecurityPolicy::new(PORT, None)),
         pdfjs_dir: None,
         mcp_writes: false,
+        shutdown: Default::default(),
     }
 }
 

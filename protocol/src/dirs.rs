@@ -55,11 +55,11 @@ impl Dirs {
     pub fn vectors_dir(&self) -> PathBuf {
         self.index_dir().join("vectors")
     }
-    /// The worker's last published status, served passively by the gateway.
     /// `<data>/<index>/connectors.json`: the gateway's saved connector verifications.
     pub fn connectors_file(&self) -> PathBuf {
         self.index_dir().join("connectors.json")
     }
+    /// The worker's last published status, served passively by the gateway.
     pub fn status_file(&self) -> PathBuf {
         self.index_dir().join("status.json")
     }

@@ -14,6 +14,7 @@ mod frame;
 mod ids;
 mod messages;
 pub mod socket;
+pub mod uri;
 
 pub use cursor::ChangeCursor;
 pub use dirs::{write_atomic, write_file, Dirs};

@@ -139,6 +139,7 @@ fn notes(s: &Server) {
         &[
             ("bridge.md", "# Old Bridge\n\nThe old bridge is 300 meters long.\nIt crosses the river.\n"),
             ("town.md", "# Town\n\nThe town grew around the [[bridge]].\n"),
+            ("C# tips 100%.md", "# C sharp\n\nUse records.\n"),
         ],
     );
     s.add_collection(&root, "notes");
@@ -167,10 +168,18 @@ fn mcp_over_stdio_reaches_the_running_server() {
     let by_path = m.ok("svc_get", json!({"ref": "notes/bridge.md:4"}));
     assert_eq!(by_path["content"], "It crosses the river.\n", "{by_path}");
 
+    let odd = m.ok("svc_get", json!({"ref": "notes/C# tips 100%.md"}));
+    assert_eq!(odd["title"], "C sharp", "a path is encoded into its URI: {odd}");
     let back = m.ok("svc_backlinks", json!({"ref": "svc://notes/bridge.md"}));
     assert_eq!(back["backlinks"][0]["sourceUri"], "svc://notes/town.md", "{back}");
     let many = m.ok("svc_multi_get", json!({"glob": "notes/*.md"}));
-    assert_eq!(many["documents"].as_array().unwrap().len(), 2, "{many}");
+    assert_eq!(many["documents"].as_array().unwrap().len(), 3, "{many}");
+    let some =
+        m.ok("svc_multi_get", json!({"refs": ["notes/town.md", "notes/../x.md", "#abcdef123456"], "maxBytes": 10}));
+    assert_eq!(some["documents"][0]["content"], "# Town\n\nTh", "cut at the byte cap: {some}");
+    let reasons: Vec<&str> =
+        some["skipped"].as_array().unwrap().iter().map(|k| k["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons, ["invalid_ref", "byte_cap"], "{some}");
     let status = m.ok("svc_status", json!({}));
     assert_eq!(status["collections"][0]["name"], "notes", "{status}");
     let capsule =
@@ -186,6 +195,8 @@ fn mcp_over_stdio_reaches_the_running_server() {
     m.fails("svc_search", json!({"query": "x", "limit": "ten"}), "VALIDATION");
     m.fails("svc_search", json!({"query": "x", "limit": 0}), "VALIDATION");
     m.fails("svc_get", json!({"ref": "../../etc/passwd"}), "VALIDATION");
+    m.fails("svc_get", json!({"ref": "notes/../bridge.md"}), "VALIDATION");
+    m.fails("svc_get", json!({"ref": "svc://notes/%2e%2e/bridge.md"}), "VALIDATION");
     m.fails("svc_get", json!({"ref": "#abcdef123456"}), "NOT_FOUND");
     m.fails("svc_get", json!({"ref": "notes/bridge.md", "extra": 1}), "VALIDATION");
     m.fails("svc_search", json!({"query": "x", "collection": "nope"}), "NOT_FOUND");
@@ -375,7 +386,7 @@ for line in sys.stdin:
 fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
     let home = tempfile::tempdir().unwrap();
     let home_str = home.path().display().to_string();
-    let s = Server::start_with(&[("HOME", &home_str), ("SVC_CONNECTOR_TIMEOUT_MS", "4000")]);
+    let s = Server::start_with(&[("HOME", &home_str), ("SVC_CONNECTOR_TIMEOUT_MS", "8000")]);
     notes(&s);
     let verify = |id: &str, collection: &str| {
         s.post("/api/connectors/verify", json!({"connectorId": id, "collection": collection}))

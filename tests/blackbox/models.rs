@@ -240,7 +240,7 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     assert_eq!(t["title"], "Unix domain sockets");
     assert_eq!(t["contentType"], "prose");
     assert_eq!(t["contentTypeSource"], "fallback");
-    assert_eq!(t["categories"], json!([]));
+    assert_eq!(t["categories"], json!(["prose"]), "the content type is a category");
     assert_eq!(t["graphHints"], json!([]));
     assert_eq!(t["contentTypeRulesFingerprint"], "none", "{d}");
     assert_eq!(t["contentTypeFingerprintMatches"], true, "{d}");

@@ -62,6 +62,15 @@ fn lowered(list: Option<StringList>) -> Vec<String> {
 }
 
 impl SearchBody {
+    /// `/api/search` and `/api/vsearch` (and their MCP tools): default and largest `limit`.
+    pub const DEFAULT_LIMIT: u32 = 10;
+    pub const MAX_LIMIT: u32 = 50;
+
+    /// The worker's request of a plain search (`/api/search`, `/api/vsearch`).
+    pub fn into_search(self) -> Result<SearchRequest, ApiError> {
+        self.into_request(Self::DEFAULT_LIMIT, Self::MAX_LIMIT)
+    }
+
     fn filters(&mut self) -> Result<SearchFilters, ApiError> {
         let now = time::OffsetDateTime::now_utc();
         Ok(SearchFilters {

@@ -26,6 +26,8 @@ pub enum ConfigError {
     Malformed { path: PathBuf, format: &'static str, detail: String },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
+    #[error("the svc entry in {path} has no command svc can start ({detail})")]
+    Unsupported { path: PathBuf, detail: &'static str },
     #[error("no home directory (HOME is not set)")]
     NoHome,
 }
@@ -112,10 +114,19 @@ impl McpClient {
         let Some(text) = read_text(path)? else { return Ok(None) };
         if self.is_toml() {
             let doc = parse_toml(path, &text)?;
-            Ok(doc.get("mcp_servers").and_then(|t| t.get(ENTRY_NAME)).and_then(entry_of_toml))
+            let item = doc.get("mcp_servers").and_then(|t| t.get(ENTRY_NAME));
+            item.map(|i| {
+                entry_of_toml(i).ok_or(ConfigError::Unsupported { path: path.to_path_buf(), detail: "no command" })
+            })
+            .transpose()
         } else {
             let root = parse_json(path, &text)?;
-            Ok(root.get("mcpServers").and_then(|s| s.get(ENTRY_NAME)).and_then(entry_of_json))
+            let value = root.get("mcpServers").and_then(|s| s.get(ENTRY_NAME));
+            value
+                .map(|v| {
+                    entry_of_json(v).ok_or(ConfigError::Unsupported { path: path.to_path_buf(), detail: "no command" })
+                })
+                .transpose()
         }
     }
 
@@ -271,6 +282,9 @@ fn toml_entry(entry: &ServerEntry) -> toml_edit::Table {
 /// renamed over it, keeping the old file's permissions. The directory is created if missing.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
     use std::io::Write;
+    // A symlinked file (dotfile managers) is written where the link points, and stays a link.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
     let err = |source| ConfigError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
@@ -281,6 +295,10 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
     }
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
+    // The rename itself is durable once the directory is synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
 
@@ -341,6 +359,20 @@ mod tests {
         assert_eq!(McpClient::Codex.read_entry(&path).unwrap(), Some(entry()));
         assert!(uninstall(McpClient::Codex, &path).unwrap());
         assert!(!std::fs::read_to_string(&path).unwrap().contains("svc"));
+    }
+
+    #[test]
+    fn a_symlinked_file_stays_a_link_and_an_entry_without_command_is_unsupported() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        std::fs::write(&real, "{}").unwrap();
+        let link = dir.path().join("mcp.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        install(McpClient::Cursor, &link, &entry()).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(McpClient::Cursor.read_entry(&real).unwrap(), Some(entry()));
+        std::fs::write(&real, r#"{"mcpServers":{"svc":{"url":"http://127.0.0.1:3000/mcp"}}}"#).unwrap();
+        assert!(matches!(McpClient::Cursor.read_entry(&link), Err(ConfigError::Unsupported { .. })));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Imple
 use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Map, Value};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -16,6 +17,23 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a passed probe waits for the server to exit once its stdin is closed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// The variables of the server's environment a probed command gets (besides its entry's).
+const PASSED_ENV: [&str; 14] = [
+    "HOME",
+    "PATH",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+    "CODEX_HOME",
+];
 /// The tools a connector's server must offer.
 pub const REQUIRED_TOOLS: [&str; 2] = ["svc_status", "svc_search"];
 
@@ -45,16 +63,28 @@ pub fn timeout_from_env() -> Duration {
 }
 
 /// Runs the probe of `entry` against `collection` within `bound`.
-pub async fn probe(entry: &ServerEntry, collection: &str, bound: Duration) -> Outcome {
+/// `expected_db` is this server's catalog: the probed server must report the same one (it
+/// is then serving this index, not another with a same-named collection).
+pub async fn probe(entry: &ServerEntry, collection: &str, expected_db: &Path, bound: Duration) -> Outcome {
     if entry.command.trim().is_empty() {
         return Outcome::failed(ConnectorCode::ConnectorUnsupportedConfig);
     }
     let mut cmd = tokio::process::Command::new(&entry.command);
-    cmd.args(&entry.args).envs(&entry.env).kill_on_drop(true);
+    // What a client would give it: a plain user environment and the entry's own variables,
+    // never the server's (its API token included). Its own process group, so that whatever
+    // it starts (`sh -c`, `npx`) ends with it.
+    cmd.env_clear();
+    for key in PASSED_ENV {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd.args(&entry.args).envs(&entry.env).process_group(0).kill_on_drop(true);
     let transport = match TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn() {
         Ok((t, _)) => t,
         Err(_) => return Outcome::failed(ConnectorCode::ConnectorStartFailed),
     };
+    let group = transport.id().and_then(|pid| i32::try_from(pid).ok()).map(nix::unistd::Pid::from_raw);
     let session = async {
         let config = ClientConfig::new(
             ClientCapabilities::default(),
@@ -65,15 +95,21 @@ pub async fn probe(entry: &ServerEntry, collection: &str, bound: Duration) -> Ou
             Ok(c) => c,
             Err(_) => return Outcome::failed(ConnectorCode::ConnectorStartFailed),
         };
-        let outcome = exercise(&client, collection).await;
+        let outcome = exercise(&client, collection, expected_db).await;
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, client.cancel()).await;
         outcome
     };
-    // Past the bound the session is dropped, and with it the child (kill on drop).
-    tokio::time::timeout(bound, session).await.unwrap_or(Outcome::failed(ConnectorCode::ConnectorTimeout))
+    // Past the bound the session is dropped, and with it the child (kill on drop); the rest
+    // of its process group goes either way.
+    let outcome =
+        tokio::time::timeout(bound, session).await.unwrap_or(Outcome::failed(ConnectorCode::ConnectorTimeout));
+    if let Some(group) = group {
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    }
+    outcome
 }
 
-async fn exercise<S>(client: &S, collection: &str) -> Outcome
+async fn exercise<S>(client: &S, collection: &str, expected_db: &Path) -> Outcome
 where
     S: std::ops::Deref<Target = rmcp::Peer<rmcp::RoleClient>>,
 {
@@ -84,9 +120,13 @@ where
     if !REQUIRED_TOOLS.iter().all(|name| tools.iter().any(|t| t.name == *name)) {
         return Outcome::failed(ConnectorCode::ConnectorMissingTools);
     }
-    match client.call_tool(CallToolRequestParams::new("svc_status")).await {
-        Ok(r) if r.is_error != Some(true) => {}
+    let status = match client.call_tool(CallToolRequestParams::new("svc_status")).await {
+        Ok(r) if r.is_error != Some(true) => r,
         _ => return Outcome::failed(ConnectorCode::ConnectorStatusFailed),
+    };
+    let db = status.structured_content.as_ref().and_then(|v| v.get("dbPath")).and_then(Value::as_str);
+    if !db.is_some_and(|db| same_file(Path::new(db), expected_db)) {
+        return Outcome::failed(ConnectorCode::ConnectorResultMismatch);
     }
     let args = json!({"query": "note", "collection": collection, "limit": 5});
     let args: Map<String, Value> = args.as_object().cloned().unwrap_or_default();
@@ -101,6 +141,13 @@ where
             Outcome::failed(ConnectorCode::ConnectorResultMismatch)
         }
         Some(_) => Outcome::passed(),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     }
 }
 

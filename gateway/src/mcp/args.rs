@@ -146,15 +146,18 @@ pub fn parse_ref(raw: &str) -> Result<NoteRef, ApiError> {
     };
     let doc = if name.starts_with('#') {
         DocRef::Docid(docid(name)?)
-    } else if let Some(rest) = name.strip_prefix("svc://") {
-        if rest.is_empty() {
+    } else if name.starts_with(protocol::uri::SCHEME) {
+        // The worker's own parser: `..`, empty segments and bad collection names fail here.
+        protocol::uri::parse_uri(name).ok_or_else(invalid_ref)?;
+        DocRef::Uri(name.to_string())
+    } else {
+        let (collection, rel) = name.split_once('/').ok_or_else(invalid_ref)?;
+        if name.contains("://") {
             return Err(invalid_ref());
         }
-        DocRef::Uri(name.to_string())
-    } else if name.contains('/') && !name.starts_with('/') && !name.contains("://") {
-        DocRef::Uri(format!("svc://{name}"))
-    } else {
-        return Err(invalid_ref());
+        let uri = protocol::uri::doc_uri(collection, rel);
+        protocol::uri::parse_uri(&uri).ok_or_else(invalid_ref)?;
+        DocRef::Uri(uri)
     };
     Ok(NoteRef { doc, line })
 }
@@ -194,12 +197,25 @@ mod tests {
     #[test]
     fn refs_name_notes_three_ways_with_an_optional_line() {
         assert_eq!(parse_ref("#ABCDEF12").unwrap().doc, DocRef::Docid("#abcdef12".into()));
-        assert_eq!(parse_ref("svc://notes/a b.md").unwrap().doc, DocRef::Uri("svc://notes/a b.md".into()));
+        assert_eq!(parse_ref("svc://notes/a%20b.md").unwrap().doc, DocRef::Uri("svc://notes/a%20b.md".into()));
+        assert_eq!(parse_ref("notes/C# tips.md").unwrap().doc, DocRef::Uri("svc://notes/C%23%20tips.md".into()));
+        assert_eq!(parse_ref("notes/50%20off.md").unwrap().doc, DocRef::Uri("svc://notes/50%2520off.md".into()));
         let r = parse_ref("notes/dir/x.md:12").unwrap();
         assert_eq!(r.doc, DocRef::Uri("svc://notes/dir/x.md".into()));
         assert_eq!(r.line, Some(12));
         assert_eq!(parse_ref("svc://notes/x.md:3").unwrap().line, Some(3));
-        for bad in ["", "x.md", "/etc/passwd", "#zz", "svc://", "notes/x.md:0", "http://x/y"] {
+        for bad in [
+            "",
+            "x.md",
+            "/etc/passwd",
+            "#zz",
+            "svc://",
+            "notes/x.md:0",
+            "http://x/y",
+            "notes/../x.md",
+            "svc://n/../x",
+            "Bad Name/x.md",
+        ] {
             assert!(parse_ref(bad).is_err(), "{bad}");
         }
     }

@@ -12,7 +12,7 @@ mod tools;
 pub use tools::ToolId;
 
 use crate::WorkerClient;
-use protocol::{ApiError, JsonBody, Request};
+use protocol::{ApiError, Dirs, JsonBody, Request};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -20,6 +20,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Where tool calls go: the worker of the running server, or one opened in process.
@@ -44,12 +45,19 @@ pub struct SvcMcp<C> {
     calls: C,
     writes: bool,
     tools: Arc<Vec<Tool>>,
+    /// The index's saved connector verifications (`svc_status` shows them as `/api/status` does).
+    connectors_file: Arc<PathBuf>,
 }
 
 impl<C: Calls> SvcMcp<C> {
-    /// The read-only tools, and the write tools when `writes`.
-    pub fn new(calls: C, writes: bool) -> Self {
-        SvcMcp { calls, writes, tools: Arc::new(tools::catalog(writes)) }
+    /// The read-only tools, and the write tools when `writes`, over the index of `dirs`.
+    pub fn new(calls: C, writes: bool, dirs: &Dirs) -> Self {
+        SvcMcp {
+            calls,
+            writes,
+            tools: Arc::new(tools::catalog(writes)),
+            connectors_file: Arc::new(dirs.connectors_file()),
+        }
     }
 
     fn offered(&self, name: &str) -> Option<ToolId> {
@@ -103,7 +111,7 @@ impl<C: Calls> ServerHandler for SvcMcp<C> {
             return Err(McpError::invalid_params(format!("Unknown tool: {}", request.name), None));
         };
         let args = request.arguments.unwrap_or_default();
-        let result = match run::run(&self.calls, id, args).await {
+        let result = match run::run(&self.calls, id, args, &self.connectors_file).await {
             Ok(out) => success(out),
             Err(e) => failure(&e),
         };
@@ -113,8 +121,8 @@ impl<C: Calls> ServerHandler for SvcMcp<C> {
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Nothing else may write to
 /// stdout meanwhile (logs go to stderr).
-pub async fn serve_stdio<C: Calls>(calls: C, writes: bool) -> anyhow::Result<()> {
-    let running = SvcMcp::new(calls, writes).serve(rmcp::transport::stdio()).await?;
+pub async fn serve_stdio<C: Calls>(calls: C, writes: bool, dirs: &Dirs) -> anyhow::Result<()> {
+    let running = SvcMcp::new(calls, writes, dirs).serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -13,11 +13,12 @@ use crate::bodies::{
 };
 use crate::extract::parse_object;
 use crate::routes::{changes_request, impact_request, links_request, similar_request};
-use protocol::api::{capsule_markdown, Capsule, DocResponse, DocsResponse};
+use protocol::api::{capsule_markdown, Capsule, DocResponse, DocsResponse, StatusSnapshot};
 use protocol::{ApiError, DocRef, DocsQuery, ErrorCode, Request, SortOrder};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::path::Path;
 
 /// What a tool answers: the reply as JSON, and a readable text when the JSON is not the
 /// best thing to show (a capsule asked for as Markdown).
@@ -56,17 +57,25 @@ fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, ApiError> 
 }
 
 /// Runs tool `id` with `args`.
-pub async fn run<C: Calls>(calls: &C, id: ToolId, args: Map<String, Value>) -> Result<ToolOutput, ApiError> {
+pub async fn run<C: Calls>(
+    calls: &C,
+    id: ToolId,
+    args: Map<String, Value>,
+    connectors_file: &Path,
+) -> Result<ToolOutput, ApiError> {
     match id {
-        ToolId::Search => call(calls, Request::Search(parse::<SearchBody>(&args)?.into_request(10, 50)?)).await,
-        ToolId::VSearch => call(calls, Request::VectorSearch(parse::<SearchBody>(&args)?.into_request(10, 50)?)).await,
+        ToolId::Search => call(calls, Request::Search(parse::<SearchBody>(&args)?.into_search()?)).await,
+        ToolId::VSearch => call(calls, Request::VectorSearch(parse::<SearchBody>(&args)?.into_search()?)).await,
         ToolId::Query => call(calls, Request::Query(parse::<QueryBody>(&args)?.into_request()?)).await,
         ToolId::Ask => call(calls, Request::Ask(Box::new(parse::<AskBody>(&args)?.into_request(false)?))).await,
         ToolId::Status => {
             if let Some(k) = args.keys().next() {
                 return Err(ApiError::validation(format!("unknown field `{k}`: svc_status takes no arguments")));
             }
-            call(calls, Request::Status).await
+            // As `/api/status` serves it: the worker's snapshot with the saved connector results.
+            let mut status: StatusSnapshot = call_as(calls, Request::Status).await?;
+            status.connector_projection = crate::connectors::receipts::projection(connectors_file);
+            typed(&status)
         }
         ToolId::Get => get(calls, parse(&args)?).await,
         ToolId::MultiGet => multi_get(calls, parse(&args)?).await,
@@ -197,6 +206,10 @@ async fn multi_get<C: Calls>(calls: &C, a: MultiGetArgs) -> Result<ToolOutput, A
             Ok(d) => d,
             Err(e) if e.code == ErrorCode::NotFound => {
                 skipped.push(Skipped { reference, reason: SkipReason::NotFound });
+                continue;
+            }
+            Err(e) if e.code == ErrorCode::Validation => {
+                skipped.push(Skipped { reference, reason: SkipReason::InvalidRef });
                 continue;
             }
             Err(e) => return Err(e),

@@ -56,7 +56,6 @@ async fn run(s: &AppState, b: VerifyConnectorBody) -> Result<ConnectorVerifyResp
     if !collection_names(s).await?.contains(&collection) {
         return Err(ApiError::validation(format!("Unknown collection: {collection}")));
     }
-    let env = home()?;
     let started_at = now_iso();
     let clock = std::time::Instant::now();
     let (outcome, client_id) = match connector {
@@ -65,10 +64,14 @@ async fn run(s: &AppState, b: VerifyConnectorBody) -> Result<ConnectorVerifyResp
             "",
         ),
         Connector::Mcp(client) => {
-            let outcome = match client.read_entry(&connector.path(&env)) {
-                Ok(None) => Outcome::failed(ConnectorCode::ConnectorNotConfigured),
-                Err(_) => Outcome::failed(ConnectorCode::ConnectorUnsupportedConfig),
-                Ok(Some(entry)) => verify::probe(&entry, &collection, verify::timeout_from_env()).await,
+            let outcome = match HomeEnv::from_env().map(|env| client.read_entry(&connector.path(&env))) {
+                Err(_) => Outcome::failed(ConnectorCode::ConnectorProbeUnavailable),
+                Ok(Ok(None)) => Outcome::failed(ConnectorCode::ConnectorNotConfigured),
+                Ok(Err(_)) => Outcome::failed(ConnectorCode::ConnectorUnsupportedConfig),
+                Ok(Ok(Some(entry))) => {
+                    let db = s.dirs.catalog_file();
+                    verify::probe(&entry, &collection, &db, verify::timeout_from_env()).await
+                }
             };
             (outcome, client.id())
         }

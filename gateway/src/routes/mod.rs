@@ -77,7 +77,8 @@ pub fn api() -> OpenApiRouter<AppState> {
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api().split_for_parts();
     let document = openapi::Document::new(doc);
-    let mcp = crate::mcp::http::service(state.worker.clone(), state.mcp_writes);
+    let mcp =
+        crate::mcp::http::service(state.worker.clone(), state.mcp_writes, &state.dirs, state.shutdown.child_token());
     api.route("/api/openapi.json", axum::routing::get(move || std::future::ready(document.reply())))
         .route_service("/mcp", mcp)
         .route("/vendor/pdfjs/{*rest}", axum::routing::any(vendor::pdfjs))

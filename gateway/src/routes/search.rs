@@ -15,7 +15,7 @@ use protocol::Request;
     responses((status = 200, description = "Ranked documents", body = SearchResponse),
               (status = 404, description = "Unknown collection", body = protocol::ErrorEnvelope)))]
 pub async fn search(State(s): State<AppState>, Body(b): Body<SearchBody>) -> ApiReply {
-    call(&s, b.into_request(10, 50).map(Request::Search)).await
+    call(&s, b.into_search().map(Request::Search)).await
 }
 
 /// Vector search (503 `UNAVAILABLE` without an embedder or vectors).
@@ -23,7 +23,7 @@ pub async fn search(State(s): State<AppState>, Body(b): Body<SearchBody>) -> Api
     responses((status = 200, description = "Documents nearest to the query", body = SearchResponse),
               (status = 404, description = "Unknown collection", body = protocol::ErrorEnvelope)))]
 pub async fn vsearch(State(s): State<AppState>, Body(b): Body<SearchBody>) -> ApiReply {
-    call(&s, b.into_request(10, 50).map(Request::VectorSearch)).await
+    call(&s, b.into_search().map(Request::VectorSearch)).await
 }
 
 /// Hybrid search: BM25 and vectors fused, optionally expanded and reranked.

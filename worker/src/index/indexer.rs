@@ -346,13 +346,8 @@ impl Indexer<'_> {
         }
         for (p, id) in parsed.iter().zip(ids) {
             let ext = std::path::Path::new(&p.file.rel).extension().and_then(|e| e.to_str()).unwrap_or("");
-            let categories = self.content_types.categories_with_type(
-                &p.doc.categories,
-                p.doc.doc_type.as_deref(),
-                coll,
-                &p.file.rel,
-                ext,
-            );
+            let categories =
+                self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel, ext);
             self.bm25.upsert(&Bm25Doc {
                 key: id,
                 collection: coll,
@@ -646,7 +641,6 @@ impl Indexer<'_> {
                     let categories = self.content_types.categories_with_type(
                         &row.categories,
                         row.fm_type.as_deref(),
-                        &row.collection,
                         &row.rel_path,
                         &row.source_ext,
                     );

@@ -3,7 +3,7 @@
 //! maps a rule's `searchBoost` to the score.
 //!
 //! Resolution, first match wins: (1) front-matter `type` equal to a configured id; (2) the
-//! longest configured prefix of the document's path (`rel/path` or `collection/rel/path`);
+//! longest configured prefix of the document's path in its collection (`meetings/`);
 //! (3) the path: code extensions are `code`, `meeting|standup|retro|minutes` in the path is
 //! `meeting`, `spec|rfc|adr|design` is `spec`, `notes|journal|log` is `notes`; (4) `prose`.
 
@@ -104,24 +104,17 @@ impl ContentTypes {
     }
 
     /// The content type of a document and what it was read from.
-    pub fn resolve(
-        &self,
-        fm_type: Option<&str>,
-        collection: &str,
-        rel_path: &str,
-        ext: &str,
-    ) -> (String, ContentTypeSource) {
+    pub fn resolve(&self, fm_type: Option<&str>, rel_path: &str, ext: &str) -> (String, ContentTypeSource) {
         if let Some(t) = fm_type.map(|t| t.trim().to_lowercase()) {
             if self.rules.iter().any(|r| r.id == t) {
                 return (t, ContentTypeSource::FrontmatterType);
             }
         }
-        let qualified = format!("{collection}/{rel_path}");
         let best = self
             .rules
             .iter()
             .flat_map(|r| r.prefixes.iter().map(move |p| (r, p)))
-            .filter(|(_, p)| rel_path.starts_with(p.as_str()) || qualified.starts_with(p.as_str()))
+            .filter(|(_, p)| rel_path.starts_with(p.as_str()))
             .max_by_key(|(_, p)| p.len());
         if let Some((r, _)) = best {
             return (r.id.clone(), ContentTypeSource::Prefix);
@@ -144,11 +137,10 @@ impl ContentTypes {
         &self,
         categories: &[String],
         fm_type: Option<&str>,
-        collection: &str,
         rel_path: &str,
         ext: &str,
     ) -> Vec<String> {
-        let (id, _) = self.resolve(fm_type, collection, rel_path, ext);
+        let (id, _) = self.resolve(fm_type, rel_path, ext);
         let mut out = categories.to_vec();
         if !out.contains(&id) {
             out.push(id);
@@ -206,14 +198,14 @@ mod tests {
     fn resolution_order_front_matter_then_longest_prefix_then_path() {
         let ct = rules(&[("recipe", &["food/"], Some(2.0)), ("dessert", &["food/sweet/"], None)]);
         use ContentTypeSource::*;
-        assert_eq!(ct.resolve(Some("Recipe"), "n", "x.md", ".md"), ("recipe".into(), FrontmatterType));
-        assert_eq!(ct.resolve(Some("unknown"), "n", "food/sweet/pie.md", ".md"), ("dessert".into(), Prefix));
-        assert_eq!(ct.resolve(None, "n", "food/bread.md", ".md"), ("recipe".into(), Prefix));
-        assert_eq!(ct.resolve(None, "n", "src/main.rs", ".rs"), ("code".into(), PathExt));
-        assert_eq!(ct.resolve(None, "n", "team/standup-2026-01.md", ".md"), ("meeting".into(), PathExt));
-        assert_eq!(ct.resolve(None, "n", "adr/0001-db.md", ".md"), ("spec".into(), PathExt));
-        assert_eq!(ct.resolve(None, "n", "journal/today.md", ".md"), ("notes".into(), PathExt));
-        assert_eq!(ct.resolve(None, "n", "essays/designer-tools.md", ".md"), ("prose".into(), Fallback));
+        assert_eq!(ct.resolve(Some("Recipe"), "x.md", ".md"), ("recipe".into(), FrontmatterType));
+        assert_eq!(ct.resolve(Some("unknown"), "food/sweet/pie.md", ".md"), ("dessert".into(), Prefix));
+        assert_eq!(ct.resolve(None, "food/bread.md", ".md"), ("recipe".into(), Prefix));
+        assert_eq!(ct.resolve(None, "src/main.rs", ".rs"), ("code".into(), PathExt));
+        assert_eq!(ct.resolve(None, "team/standup-2026-01.md", ".md"), ("meeting".into(), PathExt));
+        assert_eq!(ct.resolve(None, "adr/0001-db.md", ".md"), ("spec".into(), PathExt));
+        assert_eq!(ct.resolve(None, "journal/today.md", ".md"), ("notes".into(), PathExt));
+        assert_eq!(ct.resolve(None, "essays/designer-tools.md", ".md"), ("prose".into(), Fallback));
     }
 
     #[test]

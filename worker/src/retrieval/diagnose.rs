@@ -149,7 +149,7 @@ fn target_of(
         filter_reasons: filter_reasons.iter().map(|r| r.to_string()).collect(),
     };
     if let Some((r, chunk_count)) = found {
-        let (kind, kind_source) = rules.resolve(r.fm_type.as_deref(), &r.collection, &r.rel_path, &r.source_ext);
+        let (kind, kind_source) = rules.resolve(r.fm_type.as_deref(), &r.rel_path, &r.source_ext);
         let boost = rules.additive(&kind);
         t.docid = Some(r.docid.clone());
         t.uri = Some(uri::doc_uri(&r.collection, &r.rel_path));
@@ -161,7 +161,7 @@ fn target_of(
         t.content_type_rules_fingerprint = Some(rules.fingerprint().to_string());
         t.content_type_fingerprint_matches = Some(true);
         t.content_type_boost = (boost != 0.0).then_some(boost);
-        t.categories = r.categories.clone();
+        t.categories = rules.categories_with_type(&r.categories, r.fm_type.as_deref(), &r.rel_path, &r.source_ext);
         t.mirror_hash = Some(r.mirror_hash.clone());
         t.chunk_count = Some(chunk_count as u64);
     }
@@ -438,7 +438,7 @@ mod tests {
         assert_eq!(keys(&found), TARGET_KEYS);
         assert_eq!(found["contentType"], "prose");
         assert_eq!(found["contentTypeSource"], "fallback");
-        assert_eq!(found["categories"], json!(["guide"]));
+        assert_eq!(found["categories"], json!(["guide", "prose"]));
         assert_eq!(found["chunkCount"], 3);
         assert_eq!(found["filterReasons"], json!(["categories", "until"]));
         assert_eq!(
