@@ -56,6 +56,9 @@ pub struct ContentTypeConfig {
     /// 0.5..2; 1 (or absent) leaves the ranking alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_boost: Option<f64>,
+    /// Keys svc does not use (the reference's `preset`, `graphHints`, `temporal`), kept as written.
+    #[serde(flatten)]
+    pub extra: std::collections::BTreeMap<String, serde_norway::Value>,
 }
 
 impl Default for IndexConfig {
@@ -122,8 +125,15 @@ impl IndexConfig {
         serde_norway::from_str(&text).map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })
     }
 
+    /// Writes the config. svc never edits `contentTypes`: the file's own are written back, so an
+    /// edit made while the server runs (read at the next start) survives a collection or
+    /// preset change.
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
-        let text = serde_norway::to_string(self)
+        let mut out = self.clone();
+        if let Ok(on_disk) = Self::load(path) {
+            out.content_types = on_disk.content_types;
+        }
+        let text = serde_norway::to_string(&out)
             .map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })?;
         protocol::write_atomic(path, text.as_bytes())
             .map_err(|source| ConfigError::Write { path: path.display().to_string(), source })
@@ -137,6 +147,26 @@ impl IndexConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saves_keep_the_files_content_types_and_their_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.yml");
+        let started = IndexConfig::default();
+        std::fs::write(
+            &path,
+            "contentTypes:\n- id: minutes\n  prefixes: [meetings/]\n  searchBoost: 1.5\n  graphHints: [attendees]\n",
+        )
+        .unwrap();
+        let mut cfg = started.clone();
+        cfg.preset = Some("quality".into());
+        cfg.save(&path).unwrap();
+        let saved = IndexConfig::load(&path).unwrap();
+        assert_eq!(saved.preset.as_deref(), Some("quality"));
+        assert_eq!(saved.content_types.len(), 1);
+        assert_eq!(saved.content_types[0].search_boost, Some(1.5));
+        assert!(saved.content_types[0].extra.contains_key("graphHints"));
+    }
 
     #[test]
     fn round_trips_and_defaults() {

@@ -189,6 +189,7 @@ mod tests {
                 id: id.to_string(),
                 prefixes: prefixes.iter().map(|p| p.to_string()).collect(),
                 search_boost: *b,
+                extra: Default::default(),
             })
             .collect();
         ContentTypes::from_config(&cfg)
