@@ -85,12 +85,8 @@ impl Connector {
         match self {
             Connector::Mcp(c) => c.config_path(env),
             Connector::Skill(SkillTarget::ClaudeCode) => skill(env.home.join(".claude")),
-            Connector::Skill(SkillTarget::Codex) => {
-                skill(env.codex_home.clone().unwrap_or_else(|| env.home.join(".codex")))
-            }
-            Connector::Skill(SkillTarget::Opencode) => {
-                skill(env.xdg_config_home.clone().unwrap_or_else(|| env.home.join(".config")).join("opencode"))
-            }
+            Connector::Skill(SkillTarget::Codex) => skill(env.codex_home()),
+            Connector::Skill(SkillTarget::Opencode) => skill(env.config_home().join("opencode")),
             Connector::Skill(SkillTarget::Openclaw) => skill(env.home.join(".openclaw")),
             Connector::Skill(SkillTarget::Hermes) => skill(env.home.join(".hermes")),
         }

@@ -61,6 +61,18 @@ impl HomeEnv {
     }
 }
 
+impl HomeEnv {
+    /// `$XDG_CONFIG_HOME`, else `~/.config`.
+    pub fn config_home(&self) -> PathBuf {
+        self.xdg_config_home.clone().unwrap_or_else(|| self.home.join(".config"))
+    }
+
+    /// `$CODEX_HOME`, else `~/.codex`.
+    pub fn codex_home(&self) -> PathBuf {
+        self.codex_home.clone().unwrap_or_else(|| self.home.join(".codex"))
+    }
+}
+
 impl McpClient {
     pub const ALL: [McpClient; 4] =
         [McpClient::ClaudeDesktop, McpClient::Cursor, McpClient::Codex, McpClient::ClaudeCode];
@@ -94,13 +106,9 @@ impl McpClient {
             McpClient::ClaudeDesktop if env.macos => {
                 env.home.join("Library/Application Support/Claude/claude_desktop_config.json")
             }
-            McpClient::ClaudeDesktop => env
-                .xdg_config_home
-                .clone()
-                .unwrap_or_else(|| env.home.join(".config"))
-                .join("Claude/claude_desktop_config.json"),
+            McpClient::ClaudeDesktop => env.config_home().join("Claude/claude_desktop_config.json"),
             McpClient::Cursor => env.home.join(".cursor/mcp.json"),
-            McpClient::Codex => env.codex_home.clone().unwrap_or_else(|| env.home.join(".codex")).join("config.toml"),
+            McpClient::Codex => env.codex_home().join("config.toml"),
             McpClient::ClaudeCode => env.home.join(".claude.json"),
         }
     }
