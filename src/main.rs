@@ -6,6 +6,7 @@ mod changes;
 mod commands;
 mod context;
 mod mcp;
+mod mcp_backend;
 
 use clap::{Parser, Subcommand};
 use commands::{ModelsAction, SearchMode};

@@ -1,58 +1,22 @@
 //! `svc mcp`: the MCP server on stdio, and wiring it into agents' MCP clients.
 
+use crate::mcp_backend::McpBackend;
 use anyhow::Context;
 use gateway::connectors::{clients, HomeEnv, McpClient, ServerEntry};
-use gateway::mcp::Calls;
-use protocol::{ApiError, Dirs, JsonBody, Request};
+use protocol::Dirs;
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
-
-/// How long `svc mcp` waits for the running server's worker before it gives up on it.
-const CONNECT_WAIT: Duration = Duration::from_secs(5);
-
-/// A worker opened in this process (no server runs for the data dir).
-#[derive(Clone)]
-struct LocalWorker(Arc<worker::Worker>);
-
-impl Calls for LocalWorker {
-    fn call(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send {
-        let w = Arc::clone(&self.0);
-        async move {
-            tokio::task::spawn_blocking(move || w.handle(request))
-                .await
-                .unwrap_or_else(|e| Err(ApiError::runtime(format!("the tool call failed: {e}"))))
-        }
-    }
-}
 
 /// `svc mcp`: serves MCP on stdio through the running server's worker, or through a worker
-/// opened here when none runs.
+/// opened here when none runs (handed over to a server that starts meanwhile).
 pub fn serve(dirs: Dirs, writes: bool) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async {
-        if supervisor::read_running(&dirs).is_some() {
-            let client = gateway::WorkerClient::start(dirs.worker_socket());
-            let deadline = tokio::time::Instant::now() + CONNECT_WAIT;
-            while !client.connected() && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            if !client.connected() {
-                tracing::warn!("the server's worker is not reachable yet; tools answer UNAVAILABLE until it is");
-            }
-            gateway::mcp::serve_stdio(client, writes, &dirs).await
-        } else {
-            let dirs2 = dirs.clone();
-            let w = tokio::task::spawn_blocking(move || worker::Worker::open(dirs2))
-                .await?
-                .context("cannot open the index")?;
-            let served = gateway::mcp::serve_stdio(LocalWorker(Arc::clone(&w)), writes, &dirs).await;
-            // An indexing job a write tool queued finishes before the process ends.
-            tokio::task::spawn_blocking(move || w.wait_idle()).await?;
-            served
-        }
+        let backend = McpBackend::open(&dirs).await.context("cannot open the index")?;
+        let served = gateway::mcp::serve_stdio(backend.clone(), writes, &dirs).await;
+        // An indexing job a write tool queued finishes before the process ends.
+        backend.finish().await;
+        served
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -488,3 +488,22 @@ fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
     );
     assert_eq!(projection["truncated"], false);
 }
+
+#[test]
+fn mcp_in_process_hands_the_index_over_to_a_server_that_starts() {
+    let mut s = Server::start();
+    notes(&s);
+    s.stop();
+    let mut m = McpSession::start(&s, &[]);
+    let before = m.ok("svc_search", json!({"query": "river"}));
+    assert_eq!(before["results"][0]["uri"], "svc://notes/bridge.md", "{before}");
+    // The server's worker needs the index this process holds: `svc mcp` lets go of it and
+    // goes through the server from then on (spawn waits until the worker answers).
+    s.spawn();
+    s.wait_until(Duration::from_secs(20), |s| s.get("/api/status").json()["healthy"] == true);
+    let after = m.ok("svc_search", json!({"query": "river"}));
+    assert_eq!(after["results"][0]["uri"], "svc://notes/bridge.md", "{after}");
+    let status = m.ok("svc_status", json!({}));
+    assert_eq!(status["collections"][0]["name"], "notes");
+    m.close();
+}
