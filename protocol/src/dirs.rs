@@ -90,6 +90,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// `replace == false` an existing file is never touched (`AlreadyExists`), even one that
 /// appeared a moment ago. A failed write leaves neither a partial target nor a temp file.
 pub fn write_file(target: &Path, bytes: &[u8], replace: bool) -> std::io::Result<()> {
+    write_with(target, bytes, replace, None)
+}
+
+/// [`write_atomic`] that gives the new file the replaced file's permissions (set on the temp
+/// file before the rename, so a user's 0600 file is never readable by others, even briefly).
+pub fn write_atomic_keeping_permissions(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    write_with(path, bytes, true, permissions)
+}
+
+fn write_with(
+    target: &Path,
+    bytes: &[u8],
+    replace: bool,
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
     use std::io::Write;
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -99,6 +115,9 @@ pub fn write_file(target: &Path, bytes: &[u8], replace: bool) -> std::io::Result
     let tmp = temp_path(target);
     let written = (|| {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        if let Some(p) = permissions {
+            f.set_permissions(p)?;
+        }
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
@@ -131,6 +150,20 @@ fn temp_path(target: &Path) -> std::path::PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replacement_can_keep_the_old_files_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.json");
+        write_atomic(&p, b"{}").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic_keeping_permissions(&p, b"{\"a\":1}").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{\"a\":1}");
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temp file left");
+    }
 
     #[test]
     fn writes_replaces_and_refuses() {

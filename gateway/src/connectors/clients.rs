@@ -286,28 +286,14 @@ fn toml_entry(entry: &ServerEntry) -> toml_edit::Table {
     t
 }
 
-/// Replaces `path` with `text` atomically: a temp file in the same directory, synced, then
-/// renamed over it, keeping the old file's permissions. The directory is created if missing.
+/// Replaces `path` with `text` through the one atomic write (`protocol::write_file`),
+/// keeping the old file's permissions. A symlinked file (dotfile managers) is written where
+/// the link points, and stays a link.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
-    use std::io::Write;
-    // A symlinked file (dotfile managers) is written where the link points, and stays a link.
     let resolved = std::fs::canonicalize(path).ok();
     let path = resolved.as_deref().unwrap_or(path);
-    let err = |source| ConfigError::Write { path: path.to_path_buf(), source };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions()).map_err(err)?;
-    }
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    // The rename itself is durable once the directory is synced.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    protocol::write_atomic_keeping_permissions(path, text.as_bytes())
+        .map_err(|source| ConfigError::Write { path: path.to_path_buf(), source })
 }
 
 /// Installs `entry` into `client`'s file at `path` (creating it when missing).
