@@ -52,7 +52,7 @@ pub fn install(dirs: &Dirs, client_id: &str, print: bool, writes: bool) -> anyho
     let c = client(client_id)?;
     let e = entry(dirs, writes)?;
     if print {
-        print!("{}", c.snippet(&e));
+        print!("{}", c.snippet(&e)?);
         return Ok(ExitCode::SUCCESS);
     }
     let path = c.config_path(&HomeEnv::from_env()?);

@@ -176,22 +176,10 @@ impl McpClient {
         }
     }
 
-    /// What `svc mcp install --print` shows: the entry as the client's file holds it.
-    pub fn snippet(self, entry: &ServerEntry) -> String {
-        if self.is_toml() {
-            let mut doc = toml_edit::DocumentMut::new();
-            let mut servers = toml_edit::Table::new();
-            servers.set_implicit(true);
-            servers.insert(ENTRY_NAME, toml_edit::Item::Table(toml_entry(entry)));
-            doc.insert("mcp_servers", toml_edit::Item::Table(servers));
-            doc.to_string()
-        } else {
-            let mut servers = Map::new();
-            servers.insert(ENTRY_NAME.into(), self.json_entry(entry));
-            let mut root = Map::new();
-            root.insert("mcpServers".into(), Value::Object(servers));
-            pretty(&root)
-        }
+    /// What `svc mcp install --print` shows: the entry as the client's file holds it (the
+    /// text [`McpClient::with_entry`] writes into an empty file).
+    pub fn snippet(self, entry: &ServerEntry) -> Result<String, ConfigError> {
+        self.with_entry(Path::new(""), None, entry)
     }
 
     fn json_entry(self, entry: &ServerEntry) -> Value {
