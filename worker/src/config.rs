@@ -50,7 +50,7 @@ pub struct IndexConfig {
 #[serde(rename_all = "camelCase")]
 pub struct ContentTypeConfig {
     pub id: String,
-    /// Path prefixes (`meetings/`, or `collection/meetings/`) whose notes have this type.
+    /// Path prefixes inside a collection (`meetings/`) whose notes have this type.
     #[serde(default)]
     pub prefixes: Vec<String>,
     /// 0.5..2; 1 (or absent) leaves the ranking alone.

@@ -140,12 +140,7 @@ impl ContentTypes {
         rel_path: &str,
         ext: &str,
     ) -> Vec<String> {
-        let (id, _) = self.resolve(fm_type, rel_path, ext);
-        let mut out = categories.to_vec();
-        if !out.contains(&id) {
-            out.push(id);
-        }
-        out
+        with_type(categories, self.resolve(fm_type, rel_path, ext).0)
     }
 
     /// The additive score of content type `id`: `searchBoost` 0.5 → −0.05, 1 → 0, 2 → +0.05,
@@ -171,6 +166,15 @@ impl ContentTypes {
             rules_fingerprint: self.fingerprint.clone(),
         }
     }
+}
+
+/// `categories` and the content type `id` (once).
+pub fn with_type(categories: &[String], id: String) -> Vec<String> {
+    let mut out = categories.to_vec();
+    if !out.contains(&id) {
+        out.push(id);
+    }
+    out
 }
 
 /// `score + additive`, clamped to [0, 1].

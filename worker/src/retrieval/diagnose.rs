@@ -5,7 +5,7 @@
 //! not; the chunk of the target the pipeline uses; and the run's meta.
 
 use crate::retrieval::common::{self, Scope};
-use crate::retrieval::content_types::ContentTypes;
+use crate::retrieval::content_types::{self, ContentTypes};
 use crate::retrieval::hybrid::{self, Trace};
 use crate::retrieval::query::KeywordQuery;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
@@ -154,6 +154,7 @@ fn target_of(
         t.docid = Some(r.docid.clone());
         t.uri = Some(uri::doc_uri(&r.collection, &r.rel_path));
         t.title = Some(r.title.clone());
+        t.categories = content_types::with_type(&r.categories, kind.clone());
         t.content_type = Some(kind);
         t.content_type_source = Some(kind_source);
         // The BM25 index is re-fed whenever the rules change (at worker start), so the
@@ -161,7 +162,6 @@ fn target_of(
         t.content_type_rules_fingerprint = Some(rules.fingerprint().to_string());
         t.content_type_fingerprint_matches = Some(true);
         t.content_type_boost = (boost != 0.0).then_some(boost);
-        t.categories = rules.categories_with_type(&r.categories, r.fm_type.as_deref(), &r.rel_path, &r.source_ext);
         t.mirror_hash = Some(r.mirror_hash.clone());
         t.chunk_count = Some(chunk_count as u64);
     }
