@@ -55,7 +55,7 @@ impl Backend {
                 })?
             }
         };
-        Ok(body.and_then(|b| serde_json::from_slice(&b.bytes).map_err(|e| ApiError::runtime(e.to_string()))))
+        Ok(body.and_then(|b| b.decode()))
     }
 
     /// Like [`call`], turning an API error into an error.

@@ -71,15 +71,6 @@ pub fn parse_bound(raw: &str, bound: Bound, now: OffsetDateTime) -> Result<i64, 
     )))
 }
 
-/// Now, as RFC 3339 in UTC with millisecond precision (`2026-11-24T10:00:00.000Z`), the form
-/// the worker stamps.
-pub fn now_iso() -> String {
-    let now = OffsetDateTime::now_utc();
-    let ms = now.millisecond();
-    let t = now.replace_nanosecond(u32::from(ms) * 1_000_000).unwrap_or(now);
-    t.format(&Rfc3339).unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ mod frame;
 mod ids;
 mod messages;
 pub mod socket;
+pub mod time_fmt;
 pub mod uri;
 
 pub use cursor::ChangeCursor;

@@ -71,6 +71,11 @@ impl JsonBody {
             .map_err(|e| ApiError::runtime(format!("response could not be serialized: {e}")))
     }
 
+    /// The body read back as the reply type it was written from (`of`'s inverse).
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, ApiError> {
+        serde_json::from_slice(&self.bytes).map_err(|e| ApiError::runtime(format!("unreadable reply: {e}")))
+    }
+
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
         self

@@ -8,7 +8,7 @@ use super::replies::{GetReply, MultiGetDoc, MultiGetReply, SkipReason, Skipped};
 use super::tools::ToolId;
 use super::Calls;
 use crate::bodies::{
-    context_error, AskBody, CapsuleFormat, CaptureBody, ContextBody, CreateDocBody, QueryBody, SearchBody,
+    context_error, int_in, AskBody, CapsuleFormat, CaptureBody, ContextBody, CreateDocBody, QueryBody, SearchBody,
     UpdateDocBody,
 };
 use crate::extract::parse_object;
@@ -27,16 +27,11 @@ pub struct ToolOutput {
     pub text: Option<String>,
 }
 
-const DEFAULT_MULTI_GET_BYTES: usize = 64 * 1024;
-const MAX_MULTI_GET_BYTES: usize = 1024 * 1024;
+const DEFAULT_MULTI_GET_BYTES: u32 = 64 * 1024;
+const MAX_MULTI_GET_BYTES: u32 = 1024 * 1024;
 /// At most this many notes in one `svc_multi_get`.
 const MAX_MULTI_GET_DOCS: usize = 200;
 const LIST_PAGE: u32 = 100;
-
-fn output(bytes: &[u8]) -> Result<ToolOutput, ApiError> {
-    let json = serde_json::from_slice(bytes).map_err(|e| ApiError::runtime(format!("unreadable reply: {e}")))?;
-    Ok(ToolOutput { json, text: None })
-}
 
 fn typed<T: Serialize>(reply: &T) -> Result<ToolOutput, ApiError> {
     let json = serde_json::to_value(reply).map_err(|e| ApiError::runtime(e.to_string()))?;
@@ -44,12 +39,11 @@ fn typed<T: Serialize>(reply: &T) -> Result<ToolOutput, ApiError> {
 }
 
 async fn call<C: Calls>(calls: &C, r: Request) -> Result<ToolOutput, ApiError> {
-    output(&calls.call(r).await?.bytes)
+    Ok(ToolOutput { json: calls.call(r).await?.decode()?, text: None })
 }
 
 async fn call_as<C: Calls, T: DeserializeOwned>(calls: &C, r: Request) -> Result<T, ApiError> {
-    let body = calls.call(r).await?;
-    serde_json::from_slice(&body.bytes).map_err(|e| ApiError::runtime(format!("unreadable reply: {e}")))
+    calls.call(r).await?.decode()
 }
 
 fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, ApiError> {
@@ -121,29 +115,22 @@ pub async fn run<C: Calls>(
 async fn context<C: Calls>(calls: &C, args: &Map<String, Value>) -> Result<ToolOutput, ApiError> {
     let body: ContextBody = parse(args).map_err(context_error)?;
     let (req, format) = body.into_request()?;
-    let bytes = calls.call(Request::Context(Box::new(req))).await?.bytes;
-    let mut out = output(&bytes)?;
-    if format == CapsuleFormat::Markdown {
-        let capsule: Capsule =
-            serde_json::from_slice(&bytes).map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
-        out.text = Some(capsule_markdown(&capsule));
-    }
-    Ok(out)
+    let body = calls.call(Request::Context(Box::new(req))).await?;
+    let text = match format {
+        CapsuleFormat::Markdown => {
+            let capsule: Capsule = body.decode().map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
+            Some(capsule_markdown(&capsule))
+        }
+        CapsuleFormat::Json => None,
+    };
+    Ok(ToolOutput { json: body.decode()?, text })
 }
 
 /// `svc_get`: the note, then the line range of its canonical text.
 async fn get<C: Calls>(calls: &C, a: GetArgs) -> Result<ToolOutput, ApiError> {
     let r = parse_ref(&a.reference)?;
-    let from = match a.from_line {
-        Some(n) if n < 1 => return Err(ApiError::validation("fromLine must be at least 1")),
-        Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
-        None => r.line.unwrap_or(1),
-    };
-    let count = match a.line_count {
-        Some(n) if n < 1 => return Err(ApiError::validation("lineCount must be at least 1")),
-        Some(n) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
-        None => None,
-    };
+    let from = int_in("fromLine", a.from_line, 1, u32::MAX)?.or(r.line).unwrap_or(1);
+    let count = int_in("lineCount", a.line_count, 1, u32::MAX)?;
     let doc: DocResponse = call_as(calls, Request::GetDoc(r.doc)).await?;
     typed(&line_range(doc, from, count))
 }
@@ -171,11 +158,8 @@ fn line_range(doc: DocResponse, from: u32, count: Option<u32>) -> GetReply {
 /// `svc_multi_get`: the named or matched notes in order, whole while the byte cap lasts; the
 /// note that crosses it is cut at a character boundary, the ones after it are skipped.
 async fn multi_get<C: Calls>(calls: &C, a: MultiGetArgs) -> Result<ToolOutput, ApiError> {
-    let max_bytes = match a.max_bytes {
-        None => DEFAULT_MULTI_GET_BYTES,
-        Some(n) if n < 1 => return Err(ApiError::validation("maxBytes must be at least 1")),
-        Some(n) => usize::try_from(n).unwrap_or(usize::MAX).min(MAX_MULTI_GET_BYTES),
-    };
+    let max_bytes =
+        int_in("maxBytes", a.max_bytes, 1, MAX_MULTI_GET_BYTES)?.unwrap_or(DEFAULT_MULTI_GET_BYTES) as usize;
     let refs = a.refs.map(|r| r.into_vec()).unwrap_or_default();
     let glob = a.glob.filter(|g| !g.trim().is_empty());
     let mut skipped = Vec::new();
@@ -257,13 +241,14 @@ async fn glob_matches<C: Calls>(calls: &C, glob: &str) -> Result<Vec<(String, Do
         let page: DocsResponse = call_as(calls, Request::ListDocs(query)).await?;
         let n = page.documents.len() as u32;
         for d in page.documents {
-            if matcher.is_match(format!("{}/{}", d.collection, d.rel_path)) {
+            let path = format!("{}/{}", d.collection, d.rel_path);
+            if matcher.is_match(&path) {
                 if out.len() == MAX_MULTI_GET_DOCS {
                     return Err(ApiError::validation(format!(
                         "the glob matches more than {MAX_MULTI_GET_DOCS} notes; narrow it"
                     )));
                 }
-                out.push((format!("{}/{}", d.collection, d.rel_path), DocRef::Uri(d.uri)));
+                out.push((path, DocRef::Uri(d.uri)));
             }
         }
         offset += n;

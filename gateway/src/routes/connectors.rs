@@ -4,15 +4,15 @@
 use crate::bodies::VerifyConnectorBody;
 use crate::connectors::verify::{self, Outcome};
 use crate::connectors::{receipts, Connector, HomeEnv};
-use crate::dates::now_iso;
 use crate::error::ApiReply;
 use crate::extract::Body;
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{
     CollectionInfo, ConnectorCode, ConnectorReceipt, ConnectorStage, ConnectorStageStatus, ConnectorVerification,
-    ConnectorVerifyResponse, ConnectorsResponse, StatusSnapshot, VerificationStages,
+    ConnectorVerifyResponse, ConnectorsResponse, VerificationStages,
 };
+use protocol::time_fmt::now_iso;
 use protocol::{ApiError, ErrorCode, ErrorEnvelope, JsonBody, Request};
 
 fn home() -> Result<HomeEnv, ApiError> {
@@ -21,9 +21,7 @@ fn home() -> Result<HomeEnv, ApiError> {
 }
 
 async fn collection_names(s: &AppState) -> Result<Vec<String>, ApiError> {
-    let body = s.worker.call(Request::ListCollections).await?;
-    let list: Vec<CollectionInfo> =
-        serde_json::from_slice(&body.bytes).map_err(|e| ApiError::runtime(format!("unreadable collections: {e}")))?;
+    let list: Vec<CollectionInfo> = s.worker.call(Request::ListCollections).await?.decode()?;
     Ok(list.into_iter().map(|c| c.name).collect())
 }
 
@@ -106,8 +104,6 @@ async fn run(s: &AppState, b: VerifyConnectorBody) -> Result<ConnectorVerifyResp
 
 /// Whether the collection has indexed documents, by the worker's last published status.
 fn lexical_ready(s: &AppState, collection: &str) -> bool {
-    std::fs::read(s.dirs.status_file())
-        .ok()
-        .and_then(|b| serde_json::from_slice::<StatusSnapshot>(&b).ok())
+    super::system::published_status(&s.dirs)
         .is_some_and(|st| st.collections.iter().any(|c| c.name == collection && c.document_count > 0))
 }

@@ -4,7 +4,7 @@ use crate::error::ApiReply;
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{Capabilities, ConnectorProjection, ContentTypeBoost, Health, StatusSnapshot};
-use protocol::JsonBody;
+use protocol::{Dirs, JsonBody};
 
 /// Liveness of the gateway.
 #[utoipa::path(get, path = "/api/health", tag = "system", responses((status = 200, description = "Up", body = Health)))]
@@ -12,11 +12,14 @@ pub async fn health() -> ApiReply {
     ApiReply::ok(JsonBody::of(&Health { ok: true }))
 }
 
+/// The snapshot the worker last published to `status.json`, if there is a readable one.
+pub(crate) fn published_status(dirs: &Dirs) -> Option<StatusSnapshot> {
+    std::fs::read(dirs.status_file()).ok().and_then(|b| serde_json::from_slice(&b).ok())
+}
+
 /// The worker's last published snapshot, marked unhealthy while the worker is down.
 fn snapshot(state: &AppState) -> StatusSnapshot {
-    let read =
-        std::fs::read(state.dirs.status_file()).ok().and_then(|b| serde_json::from_slice::<StatusSnapshot>(&b).ok());
-    let mut s = read.unwrap_or_else(|| StatusSnapshot {
+    let mut s = published_status(&state.dirs).unwrap_or_else(|| StatusSnapshot {
         index_name: state.dirs.index_name.clone(),
         config_path: state.dirs.config_file().display().to_string(),
         db_path: state.dirs.catalog_file().display().to_string(),
