@@ -15,6 +15,7 @@ mod routes;
 mod security;
 #[cfg(test)]
 mod tests;
+mod web;
 
 pub use client::WorkerClient;
 pub use error::ApiReply;
@@ -30,8 +31,6 @@ pub struct GatewayOptions {
     pub dirs: Dirs,
     /// `SVC_API_TOKEN`, when set.
     pub token: Option<String>,
-    /// The installed `pdfjs-dist` package, when found.
-    pub pdfjs_dir: Option<std::path::PathBuf>,
     /// `/mcp` offers the write tools (`SVC_MCP_ENABLE_WRITE=1`).
     pub mcp_writes: bool,
 }
@@ -42,7 +41,6 @@ pub struct AppState {
     pub worker: WorkerClient,
     pub dirs: Arc<Dirs>,
     pub security: Arc<security::SecurityPolicy>,
-    pub pdfjs_dir: Option<Arc<std::path::PathBuf>>,
     pub mcp_writes: bool,
     /// Cancelled at shutdown: ends the open `/mcp` sessions so the server can stop.
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -68,7 +66,6 @@ pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
         worker,
         dirs: Arc::new(opts.dirs),
         security: Arc::new(security::SecurityPolicy::new(opts.port, opts.token)),
-        pdfjs_dir: opts.pdfjs_dir.map(Arc::new),
         mcp_writes: opts.mcp_writes,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };

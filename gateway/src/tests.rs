@@ -24,7 +24,6 @@ fn state(dir: &std::path::Path) -> AppState {
         worker: WorkerClient::start(dirs.worker_socket()),
         dirs: Arc::new(dirs),
         security: Arc::new(SecurityPolicy::new(PORT, None)),
-        pdfjs_dir: None,
         mcp_writes: false,
         shutdown: Default::default(),
     }

@@ -43,7 +43,7 @@ fn headers_envelopes_and_body_limits() {
     assert!(r.header("content-security-policy").is_some_and(|c| c.contains("default-src 'self'")));
     assert!(r.header("content-type").is_some_and(|c| c.starts_with("application/json")));
     s.get("/api/does-not-exist").assert_error(404, "NOT_FOUND");
-    s.get("/").assert_error(404, "NOT_FOUND");
+    s.get("/no-such-page").assert_error(404, "NOT_FOUND");
     let e = s.get("/api/nope");
     assert_eq!(e.header("x-frame-options"), Some("DENY"));
     s.request("DELETE", "/api/search", None).assert_error(405, "METHOD_NOT_ALLOWED");
@@ -66,7 +66,7 @@ fn headers_envelopes_and_body_limits() {
 fn vendor_pdfjs_allowlist_and_traversal() {
     let s = Server::start();
     let w = s.get("/vendor/pdfjs/pdf.worker.min.mjs");
-    assert_eq!(w.status, 200, "pdfjs-dist must be installed (npm ci): {}", String::from_utf8_lossy(&w.body));
+    assert_eq!(w.status, 200, "pdf.js is embedded in the binary: {}", String::from_utf8_lossy(&w.body));
     assert_eq!(w.header("content-type"), Some("text/javascript"));
     assert_eq!(w.header("cache-control"), Some("public, max-age=31536000, immutable"));
     assert!(w.body.len() > 1000);
@@ -83,10 +83,45 @@ fn vendor_pdfjs_allowlist_and_traversal() {
         "/vendor/pdfjs/standard_fonts/..%5C..%5Cpackage.json",
         "/vendor/pdfjs/cmaps/none.bcmap",
         "/vendor/pdfjs/",
+        "/vendor/pdfjs/SHA256SUMS",
+        "/vendor/pdfjs/LICENSE",
     ] {
         let r = s.get(bad);
         assert_eq!(r.status, 404, "{bad}");
         assert_eq!(r.json()["error"]["code"], "NOT_FOUND", "{bad}");
     }
     s.request("POST", "/vendor/pdfjs/pdf.worker.min.mjs", None).assert_error(405, "METHOD_NOT_ALLOWED");
+}
+
+/// The workspace's pages and assets come from the binary, with the strict CSP; unknown or
+/// traversing asset names are 404 envelopes; a page for a document that does not exist is a
+/// 404 page; the server's working directory plays no part.
+#[test]
+fn workspace_pages_and_assets_are_embedded_and_contained() {
+    let s = Server::start();
+    for page in ["/", "/ask", "/graph", "/collections", "/models", "/new"] {
+        let r = s.get(page);
+        assert_eq!(r.status, 200, "{page}");
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"), "{page}");
+        let csp = r.header("content-security-policy").unwrap_or_default();
+        assert!(csp.contains("script-src 'self';"), "{page}: {csp}");
+        let html = String::from_utf8_lossy(&r.body);
+        assert!(html.contains("<script type=\"module\" src=\"/assets/"), "{page}");
+        assert!(!html.contains("<script>"), "{page}: no inline script");
+    }
+    let js = s.get("/assets/app.js");
+    assert_eq!((js.status, js.header("content-type")), (200, Some("text/javascript; charset=utf-8")));
+    let etag = js.header("etag").unwrap().to_string();
+    let again = raw_request(s.port, "GET", "/assets/app.js", &[("If-None-Match", &etag)], b"");
+    assert_eq!(again.status, 304);
+    assert_eq!(s.get("/vendor/pdfjs/pdf.min.mjs").status, 200);
+    for bad in ["/assets/nope.js", "/assets/..%2Fassets%2Fapp.js", "/assets/%2e%2e", "/assets/app.js%00", "/assets/"] {
+        let r = s.get(bad);
+        assert_eq!(r.status, 404, "{bad}");
+        assert_eq!(r.json()["error"]["code"], "NOT_FOUND", "{bad}");
+    }
+    assert_eq!(s.get("/doc?uri=svc%3A%2F%2Fnotes%2Fnope.md").status, 404);
+    assert_eq!(s.get("/doc").status, 400);
+    assert_eq!(s.get("/doc?uri=notes%2Fa.md").status, 400);
+    s.request("POST", "/", None).assert_error(405, "METHOD_NOT_ALLOWED");
 }

@@ -13,7 +13,6 @@ mod events;
 mod models;
 mod search;
 mod system;
-mod vendor;
 mod writes;
 
 pub(crate) use changes::{changes_request, impact_request};
@@ -81,7 +80,7 @@ pub fn router(state: AppState) -> Router {
         crate::mcp::http::service(state.worker.clone(), state.mcp_writes, &state.dirs, state.shutdown.child_token());
     api.route("/api/openapi.json", axum::routing::get(move || std::future::ready(document.reply())))
         .route_service("/mcp", mcp)
-        .route("/vendor/pdfjs/{*rest}", axum::routing::any(vendor::pdfjs))
+        .merge(crate::web::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))

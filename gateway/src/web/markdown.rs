@@ -1,0 +1,301 @@
+//! A note's Markdown as safe HTML for the reader.
+//!
+//! Safe by construction rather than by filtering: raw HTML in a note is shown as text (no
+//! tag of the note's ever reaches the page), link targets are rewritten to workspace links
+//! or kept only for `http`, `https` and `mailto`, and images load only through
+//! `/api/doc-asset` (a remote image becomes a link, so reading a note makes no request
+//! off the machine).
+
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use pulldown_cmark::{html, CowStr, Event, LinkType, MetadataBlockKind, Options, Parser, Tag, TagEnd};
+use std::collections::HashMap;
+
+/// Where the links of one note go: its outgoing links as the worker resolved them.
+#[derive(Default)]
+pub struct LinkTargets {
+    by_ref: HashMap<String, Option<String>>,
+}
+
+impl LinkTargets {
+    /// `target` as written (and lower-cased) → the resolved `svc://` URI, `None` when broken.
+    pub fn insert(&mut self, target: &str, resolved_uri: Option<String>) {
+        self.by_ref.entry(target.to_string()).or_insert_with(|| resolved_uri.clone());
+        self.by_ref.entry(target.to_lowercase()).or_insert(resolved_uri);
+    }
+
+    /// `Some(Some(uri))` resolved, `Some(None)` a known broken link, `None` unknown.
+    fn lookup(&self, dest: &str) -> Option<Option<&str>> {
+        let base = dest.split('#').next().unwrap_or(dest);
+        let decoded = percent_encoding::percent_decode_str(base).decode_utf8_lossy();
+        let after_colon = base.split_once(':').map(|(_, t)| t).unwrap_or(base);
+        let keys = [dest, base, decoded.as_ref(), after_colon];
+        let found = keys.iter().flat_map(|k| [k.to_string(), k.to_lowercase()]).find_map(|k| self.by_ref.get(&k));
+        found.map(|v| v.as_deref())
+    }
+}
+
+/// The rendered note.
+pub struct Rendered {
+    pub html: String,
+    /// The front matter's top-level `key: value` lines, in order.
+    pub front_matter: Vec<(String, String)>,
+}
+
+/// The workspace page of a document.
+pub fn doc_href(uri: &str) -> String {
+    format!("/doc?uri={}", utf8_percent_encode(uri, NON_ALPHANUMERIC))
+}
+
+fn asset_href(doc_uri: &str, path: &str) -> String {
+    format!(
+        "/api/doc-asset?uri={}&path={}",
+        utf8_percent_encode(doc_uri, NON_ALPHANUMERIC),
+        utf8_percent_encode(path, NON_ALPHANUMERIC)
+    )
+}
+
+/// Text for an HTML attribute or element.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn has_scheme(dest: &str) -> Option<&str> {
+    let (scheme, _) = dest.split_once(':')?;
+    let ok = !scheme.is_empty()
+        && scheme.len() < 32
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    ok.then_some(scheme)
+}
+
+/// An `<a>` start tag for a link of the note.
+fn link_start(dest: &str, wiki: bool, links: &LinkTargets) -> String {
+    let anchor = dest.split_once('#').map(|(_, a)| a).filter(|a| !a.is_empty());
+    let with_anchor = |href: String| match anchor {
+        Some(a) => format!("{href}#{}", utf8_percent_encode(a, NON_ALPHANUMERIC)),
+        None => href,
+    };
+    if !wiki {
+        if dest.starts_with('#') {
+            return format!("<a href=\"{}\">", escape(dest));
+        }
+        match has_scheme(dest).map(|s| s.to_ascii_lowercase()) {
+            Some(s) if s == "http" || s == "https" || s == "mailto" => {
+                return format!("<a href=\"{}\" rel=\"noopener noreferrer\" class=\"external\">", escape(dest));
+            }
+            Some(s) if s == "svc" => return format!("<a href=\"{}\">", escape(&doc_href(dest))),
+            Some(_) => return "<a class=\"blocked\" title=\"link scheme not allowed\">".into(),
+            None => {}
+        }
+    }
+    match links.lookup(dest) {
+        Some(Some(uri)) => format!("<a href=\"{}\" class=\"internal\">", escape(&with_anchor(doc_href(uri)))),
+        _ => format!("<a class=\"broken\" title=\"{}\">", escape(&format!("unresolved link: {dest}"))),
+    }
+}
+
+/// Renders `source` (a Markdown note at `doc_uri`); `anchors` are the worker's section
+/// anchors, given to the headings in order so the outline's links land.
+pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[String]) -> Rendered {
+    let opts = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_WIKILINKS
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+    let mut front_matter = Vec::new();
+    let mut in_meta = false;
+    let mut heading = 0usize;
+    // Inside an image: its alt text is collected, then one `<img>` is written.
+    let mut image: Option<(String, String)> = None;
+    let mut events: Vec<Event<'_>> = Vec::new();
+    let lines = LineIndex::new(source);
+    let mut last_anchor = 0u32;
+    for (ev, range) in Parser::new_ext(source, opts).into_offset_iter() {
+        if let Some((src, alt)) = image.as_mut() {
+            match ev {
+                Event::End(TagEnd::Image) => {
+                    let (src, alt) = (std::mem::take(src), std::mem::take(alt));
+                    image = None;
+                    events.push(Event::Html(CowStr::from(image_html(&src, &alt, doc_uri))));
+                }
+                Event::Text(t) | Event::Code(t) => alt.push_str(&t),
+                _ => {}
+            }
+            continue;
+        }
+        match ev {
+            Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)) => in_meta = true,
+            Event::End(TagEnd::MetadataBlock(_)) => in_meta = false,
+            Event::Text(t) if in_meta => front_matter.extend(front_matter_pairs(&t)),
+            Event::Html(h) | Event::InlineHtml(h) => events.push(Event::Text(h)),
+            Event::Start(Tag::Heading { level, id: _, classes, attrs }) => {
+                let id = anchors.get(heading).map(|a| CowStr::from(a.clone()));
+                heading += 1;
+                events.push(Event::Start(Tag::Heading { level, id, classes, attrs }));
+            }
+            Event::Start(Tag::Link { link_type, dest_url, .. }) => {
+                let wiki = matches!(link_type, LinkType::WikiLink { .. });
+                events.push(Event::Html(CowStr::from(link_start(&dest_url, wiki, links))));
+            }
+            Event::End(TagEnd::Link) => events.push(Event::Html(CowStr::from("</a>"))),
+            Event::Start(Tag::Image { dest_url, .. }) => image = Some((dest_url.to_string(), String::new())),
+            other => {
+                let block = matches!(
+                    other,
+                    Event::Start(Tag::Paragraph | Tag::Item | Tag::CodeBlock(_) | Tag::TableRow | Tag::TableHead)
+                );
+                events.push(other);
+                // A line anchor at each block, so `#L<line>` (a citation's line) can land.
+                let line = lines.line_of(range.start);
+                if block && line != last_anchor {
+                    last_anchor = line;
+                    events.push(Event::InlineHtml(CowStr::from(format!(
+                        "<span class=\"line-anchor\" id=\"L{line}\"></span>"
+                    ))));
+                }
+            }
+        }
+    }
+    let mut html_out = String::with_capacity(source.len() + source.len() / 4);
+    html::push_html(&mut html_out, events.into_iter());
+    Rendered { html: html_out, front_matter }
+}
+
+/// Byte offset → 1-based line.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(source: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        let idx = self.starts.partition_point(|&s| s <= offset);
+        u32::try_from(idx).unwrap_or(u32::MAX)
+    }
+}
+
+fn image_html(src: &str, alt: &str, doc_uri: &str) -> String {
+    match has_scheme(src) {
+        Some(s) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => format!(
+            "<a href=\"{}\" rel=\"noopener noreferrer\" class=\"external remote-image\">[image: {}]</a>",
+            escape(src),
+            escape(if alt.is_empty() { src } else { alt })
+        ),
+        Some(_) => format!("<span class=\"blocked\">[image: {}]</span>", escape(alt)),
+        None => {
+            let path = percent_encoding::percent_decode_str(src).decode_utf8_lossy();
+            format!("<img src=\"{}\" alt=\"{}\" loading=\"lazy\">", escape(&asset_href(doc_uri, &path)), escape(alt))
+        }
+    }
+}
+
+/// Top-level `key: value` lines of a YAML front matter (nested values are shown as written).
+fn front_matter_pairs(yaml: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in yaml.lines() {
+        if line.starts_with([' ', '\t', '-']) {
+            if let Some(last) = out.last_mut() {
+                let item = line.trim().trim_start_matches('-').trim();
+                if !item.is_empty() {
+                    if !last.1.is_empty() {
+                        last.1.push_str(", ");
+                    }
+                    last.1.push_str(item);
+                }
+            }
+            continue;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if !k.trim().is_empty() && !k.trim_start().starts_with('#') {
+                out.push((k.trim().to_string(), v.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links() -> LinkTargets {
+        let mut l = LinkTargets::default();
+        l.insert("Other Note", Some("svc://notes/other note.md".into()));
+        l.insert("missing", None);
+        l.insert("sub/b.md", Some("svc://notes/sub/b.md".into()));
+        l
+    }
+
+    #[test]
+    fn raw_html_is_text_and_scripts_never_run() {
+        let r = render("<script>alert(1)</script>\n\nx <img src=x onerror=alert(1)>", "svc://n/a.md", &links(), &[]);
+        assert!(!r.html.contains("<script"), "{}", r.html);
+        assert!(!r.html.contains("<img src=x"), "{}", r.html);
+        assert!(r.html.contains("&lt;script&gt;"), "{}", r.html);
+    }
+
+    #[test]
+    fn links_become_workspace_links() {
+        let r = render(
+            "[[Other Note]] [[missing]] [b](sub/b.md) [w](https://example.org) [j](javascript:alert(1)) [[Other Note#Part|alias]]",
+            "svc://notes/a.md",
+            &links(),
+            &[],
+        );
+        assert!(r.html.contains("href=\"/doc?uri=svc%3A%2F%2Fnotes%2Fother%20note%2Emd\""), "{}", r.html);
+        assert!(r.html.contains("class=\"broken\""), "{}", r.html);
+        assert!(r.html.contains("/doc?uri=svc%3A%2F%2Fnotes%2Fsub%2Fb%2Emd"), "{}", r.html);
+        assert!(r.html.contains("href=\"https://example.org\" rel=\"noopener noreferrer\""), "{}", r.html);
+        assert!(!r.html.contains("javascript:"), "{}", r.html);
+        assert!(r.html.contains("other%20note%2Emd#Part\""), "{}", r.html);
+        assert!(r.html.contains(">alias</a>"), "{}", r.html);
+    }
+
+    #[test]
+    fn images_load_only_through_doc_asset() {
+        let r = render("![a cat](img/cat.png) ![remote](https://example.org/x.png)", "svc://n/a.md", &links(), &[]);
+        assert!(r
+            .html
+            .contains("<img src=\"/api/doc-asset?uri=svc%3A%2F%2Fn%2Fa%2Emd&amp;path=img%2Fcat%2Epng\" alt=\"a cat\""));
+        assert!(!r.html.contains("<img src=\"https"), "{}", r.html);
+    }
+
+    #[test]
+    fn front_matter_is_a_table_and_headings_get_the_worker_anchors() {
+        let r = render(
+            "---\ntitle: T\ntags:\n  - a\n  - b\n---\n# One\n## Two\n",
+            "svc://n/a.md",
+            &links(),
+            &["one".into(), "two".into()],
+        );
+        assert_eq!(r.front_matter, vec![("title".into(), "T".into()), ("tags".into(), "a, b".into())]);
+        assert!(r.html.contains("<h1 id=\"one\">One</h1>"), "{}", r.html);
+        assert!(r.html.contains("<h2 id=\"two\">Two</h2>"), "{}", r.html);
+        assert!(!r.html.contains("title: T"), "{}", r.html);
+    }
+
+    #[test]
+    fn blocks_carry_line_anchors() {
+        let r = render("para one\n\n- item\n\nline five", "svc://n/a.md", &links(), &[]);
+        assert!(r.html.contains("<p><span class=\"line-anchor\" id=\"L1\"></span>para one"), "{}", r.html);
+        assert!(r.html.contains("id=\"L3\""), "{}", r.html);
+        assert!(r.html.contains("id=\"L5\""), "{}", r.html);
+    }
+}

@@ -1,0 +1,208 @@
+//! `/doc?uri=svc://…`: a note rendered for reading, with its front matter, tags, outline,
+//! backlinks, outgoing links and similar notes; a PDF opens in the pdf.js viewer and other
+//! files show their extracted text. Editing, refactors and live refresh are `reader.js`.
+
+use super::layout::{error_page, page, HtmlPage, Nav, Script};
+use super::markdown::{doc_href, render, LinkTargets};
+use crate::error::status_of;
+use crate::extract::Params;
+use crate::AppState;
+use axum::extract::State;
+use maud::{html, Markup, PreEscaped};
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use protocol::api::{BacklinksResponse, DocResponse, LinksResponse, SectionsResponse, SimilarResponse};
+use protocol::{ApiError, DocRef, Request, SimilarQuery};
+use serde::de::DeserializeOwned;
+
+/// How a document is shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum View {
+    Markdown,
+    Pdf,
+    Text,
+}
+
+impl View {
+    fn of(doc: &DocResponse) -> View {
+        match ext(doc).as_str() {
+            "md" | "markdown" | "mdx" => View::Markdown,
+            "pdf" => View::Pdf,
+            _ => View::Text,
+        }
+    }
+}
+
+fn ext(doc: &DocResponse) -> String {
+    doc.source.ext.trim_start_matches('.').to_ascii_lowercase()
+}
+
+/// Text files svc can write back (a PDF's or DOCX's text is derived, not editable).
+fn editable(doc: &DocResponse) -> bool {
+    matches!(ext(doc).as_str(), "md" | "markdown" | "mdx" | "txt" | "text")
+}
+
+async fn fetch<T: DeserializeOwned>(s: &AppState, req: Request) -> Result<T, ApiError> {
+    s.worker.call(req).await?.decode()
+}
+
+pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
+    let uri = match p.svc_uri("uri") {
+        Ok(Some(u)) => u,
+        Ok(None) => return error_page(axum::http::StatusCode::BAD_REQUEST, "uri is required: /doc?uri=svc://…"),
+        Err(e) => return error_page(status_of(e.code), &e.message),
+    };
+    let doc: DocResponse = match fetch(&s, Request::GetDoc(DocRef::Uri(uri.clone()))).await {
+        Ok(d) => d,
+        Err(e) => return error_page(status_of(e.code), &e.message),
+    };
+    let by = || DocRef::Uri(doc.uri.clone());
+    let similar_query = SimilarQuery { limit: 5, threshold: 0.5, cross_collection: false };
+    let (sections, links, backlinks, similar) = tokio::join!(
+        fetch::<SectionsResponse>(&s, Request::Sections { doc: by() }),
+        fetch::<LinksResponse>(&s, Request::Links { doc: by(), kind: None }),
+        fetch::<BacklinksResponse>(&s, Request::Backlinks { doc: by() }),
+        fetch::<SimilarResponse>(&s, Request::Similar { doc: by(), query: similar_query }),
+    );
+    let sections = sections.map(|r| r.sections).unwrap_or_default();
+    let links = links.map(|r| r.links).unwrap_or_default();
+    let backlinks = backlinks.map(|r| r.backlinks).unwrap_or_default();
+    // Similar notes need vectors: without them the panel is left out, not an error.
+    let similar = similar.map(|r| r.similar).ok();
+    let view = View::of(&doc);
+    let mut targets = LinkTargets::default();
+    for l in &links {
+        targets.insert(&l.target_ref, l.resolved_uri.clone());
+    }
+    let anchors: Vec<String> = sections.iter().map(|s| s.anchor.clone()).collect();
+    let rendered = (view == View::Markdown).then(|| render(&doc.content, &doc.uri, &targets, &anchors));
+    let asset = format!("/api/doc-asset?uri={}", utf8_percent_encode(&doc.uri, NON_ALPHANUMERIC));
+
+    let body = html! {
+        div.reader-layout {
+            article #reader.reader data-docid=(doc.docid) data-uri=(doc.uri) data-rel-path=(doc.rel_path) data-source-hash=(doc.source.source_hash)
+                data-modified-at=(doc.source.modified_at) data-editable=[editable(&doc).then_some("true")] {
+                header.doc-head {
+                    h1 #doc-title { (doc.title) }
+                    p.doc-path { span.collection { (doc.collection) } " / " (doc.rel_path) " · modified " time { (doc.source.modified_at) } }
+                    @if !doc.tags.is_empty() {
+                        ul.tags aria-label="Tags" { @for t in &doc.tags { li { a href=(format!("/?tag={}", utf8_percent_encode(t, NON_ALPHANUMERIC))) { "#" (t) } } } }
+                    }
+                    div.toolbar role="toolbar" aria-label="Note actions" {
+                        @if editable(&doc) { button #edit-button type="button" { "Edit" } }
+                        button #rename-button type="button" { "Rename" }
+                        button #move-button type="button" { "Move" }
+                        button #deactivate-button type="button" { "Deactivate" }
+                        a href=(asset) download { "Original file" }
+                    }
+                    p #doc-status role="status" aria-live="polite" {}
+                }
+                @if let Some(r) = &rendered {
+                    @if !r.front_matter.is_empty() {
+                        table.front-matter aria-label="Front matter" {
+                            tbody { @for (k, v) in &r.front_matter { tr { th scope="row" { (k) } td { (v) } } } }
+                        }
+                    }
+                }
+                @match (view, &rendered) {
+                    (View::Markdown, Some(r)) => { div #doc-body.markdown { (PreEscaped(&r.html)) } },
+                    (View::Pdf, _) => {
+                        div #pdf-viewer.pdf-viewer data-src=(asset) {
+                            p #pdf-status role="status" { "Loading the PDF…" }
+                            div #pdf-pages {}
+                        }
+                        @if doc.content_available {
+                            details.extracted { summary { "Extracted text" } pre { (doc.content) } }
+                        }
+                    },
+                    _ => {
+                        @if doc.content_available { pre #doc-body.extracted-text { (doc.content) } }
+                        @else { p.note { "No text could be extracted from this file." } }
+                    },
+                }
+                (editor())
+                (refactor_dialog())
+            }
+            aside.doc-side aria-label="About this note" {
+                @if !sections.is_empty() {
+                    nav.outline aria-label="Outline" {
+                        h2 { "Outline" }
+                        ul { @for sec in &sections { li.(format!("level-{}", sec.level)) { a href=(format!("#{}", sec.anchor)) { (sec.title) } } } }
+                    }
+                }
+                section #backlinks aria-label="Backlinks" {
+                    h2 { "Backlinks " span.count { (backlinks.len()) } }
+                    @if backlinks.is_empty() { p.note { "No note links here." } }
+                    ul { @for b in &backlinks { li { a href=(doc_href(&b.source_uri)) { (b.source_title) } " " span.muted { "line " (b.start_line) } } } }
+                }
+                section #outgoing aria-label="Outgoing links" {
+                    h2 { "Links " span.count { (links.len()) } }
+                    ul {
+                        @for l in &links {
+                            li {
+                                @match &l.resolved_uri {
+                                    Some(u) => a href=(doc_href(u)) { (l.resolved_title.as_deref().unwrap_or(&l.target_ref)) },
+                                    None => span.broken title="No note matches this link" { (l.target_ref) " (broken)" },
+                                }
+                            }
+                        }
+                    }
+                }
+                @if let Some(similar) = &similar {
+                    section #similar aria-label="Similar notes" {
+                        h2 { "Similar" }
+                        @if similar.is_empty() { p.note { "Nothing close enough." } }
+                        ul { @for d in similar { li { a href=(doc_href(&d.uri)) { (d.title) } " " span.muted { (format!("{:.2}", d.score)) } } } }
+                    }
+                }
+            }
+        }
+    };
+    page(&doc.title, Nav::Reader, Script::Reader, body)
+}
+
+/// The raw-text editor and the conflict view (filled by `reader.js`).
+fn editor() -> Markup {
+    html! {
+        section #editor hidden aria-label="Editor" {
+            label for="editor-text" { "Markdown" }
+            textarea #editor-text spellcheck="true" rows="24" {}
+            div.row {
+                button #save-button type="button" { "Save" }
+                button #cancel-button type="button" { "Cancel" }
+                span.muted { "Ctrl S saves" }
+            }
+            section #conflict hidden aria-label="Conflict" {
+                h2 { "The file changed on disk" }
+                p { "Your text was not saved. Compare, then keep yours (overwrites the disk version) or take the disk version." }
+                div.conflict-grid {
+                    div { h3 { "Yours" } pre #conflict-mine {} }
+                    div { h3 { "On disk" } pre #conflict-theirs {} }
+                }
+                div.row {
+                    button #keep-mine type="button" { "Keep mine" }
+                    button #take-theirs type="button" { "Take the disk version" }
+                }
+            }
+        }
+    }
+}
+
+/// Rename and move: the plan first, then apply.
+fn refactor_dialog() -> Markup {
+    html! {
+        dialog #refactor-dialog aria-labelledby="refactor-title" {
+            form #refactor-form method="dialog" {
+                h2 #refactor-title { "Rename" }
+                input #refactor-op type="hidden" value="rename";
+                label #refactor-name-label { "New file name " input #refactor-name type="text"; }
+                label #refactor-folder-label hidden { "Folder " input #refactor-folder type="text"; }
+                div.row {
+                    button #plan-button type="button" { "Show the plan" }
+                    button #apply-button type="button" disabled { "Apply" }
+                    button #close-refactor type="button" { "Close" }
+                }
+                div #plan-output aria-live="polite" {}
+            }
+        }
+    }
+}

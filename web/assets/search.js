@@ -1,0 +1,168 @@
+// `/`: search as you type (keyword, hybrid or vector), filters and tag facets in the URL,
+// arrows move through the results, Enter opens one.
+import { api, el, docHref, debounce, errorText, onEvents } from "./app.js";
+
+const form = document.getElementById("search-form");
+const q = document.getElementById("q");
+const mode = document.getElementById("mode");
+const collection = document.getElementById("collection");
+const since = document.getElementById("since");
+const until = document.getElementById("until");
+const category = document.getElementById("category");
+const results = document.getElementById("results");
+const status = document.getElementById("search-status");
+const tagList = document.getElementById("tag-list");
+const params = new URLSearchParams(location.search);
+const selectedTags = new Set(params.getAll("tag"));
+let controller = null;
+let active = -1;
+let seq = 0;
+
+const ENDPOINT = { bm25: "/api/search", hybrid: "/api/query", vector: "/api/vsearch" };
+
+/** The snippet with every query term marked, as nodes. */
+function highlighted(text, query) {
+  const terms = query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 1);
+  if (!terms.length) return [text];
+  const re = new RegExp(`(${terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`, "giu");
+  return text.split(re).map((part, i) => (i % 2 ? el("mark", {}, part) : part));
+}
+
+function select(i) {
+  const items = results.querySelectorAll("li > a");
+  if (!items.length) return;
+  active = Math.max(0, Math.min(items.length - 1, i));
+  items.forEach((a, j) => a.parentElement.classList.toggle("active", j === active));
+  items[active].focus();
+}
+
+function syncUrl() {
+  const p = new URLSearchParams();
+  if (q.value.trim()) p.set("q", q.value.trim());
+  if (mode.value !== "bm25") p.set("mode", mode.value);
+  if (collection.value) p.set("collection", collection.value);
+  if (since.value) p.set("since", since.value);
+  if (until.value) p.set("until", until.value);
+  if (category.value.trim()) p.set("category", category.value.trim());
+  for (const t of selectedTags) p.append("tag", t);
+  const qs = p.toString();
+  history.replaceState(null, "", qs ? `/?${qs}` : "/");
+}
+
+async function run() {
+  syncUrl();
+  const query = q.value.trim();
+  if (controller) controller.abort();
+  if (!query) {
+    results.replaceChildren();
+    status.textContent = "Type to search your notes.";
+    return;
+  }
+  controller = new AbortController();
+  const mine = ++seq;
+  const body = { query, limit: 20 };
+  if (collection.value) body.collection = collection.value;
+  if (since.value) body.since = since.value;
+  if (until.value) body.until = until.value;
+  if (category.value.trim()) body.category = [category.value.trim()];
+  if (selectedTags.size) body.tagsAll = [...selectedTags];
+  const started = performance.now();
+  let r;
+  try {
+    r = await api(ENDPOINT[mode.value] || ENDPOINT.bm25, { method: "POST", body, signal: controller.signal });
+  } catch {
+    return; // superseded
+  }
+  if (mine !== seq) return;
+  if (!r.ok) {
+    results.replaceChildren();
+    status.textContent = errorText(r);
+    return;
+  }
+  active = -1;
+  const hits = r.data.results;
+  results.replaceChildren(
+    ...hits.map((hit) =>
+      el("li", {},
+        el("a", { href: docHref(hit.uri), class: "result" },
+          el("span", { class: "title" }, hit.title || hit.source.relPath),
+          el("span", { class: "path" }, `${hit.collection}/${hit.source.relPath}`),
+          el("span", { class: "snippet" }, highlighted(hit.snippet, query)),
+          hit.tags.length ? el("span", { class: "tags" }, hit.tags.map((t) => `#${t}`).join(" ")) : null))),
+  );
+  const ms = Math.round(performance.now() - started);
+  status.textContent = hits.length ? `${hits.length} result${hits.length === 1 ? "" : "s"} · ${ms} ms` : "No results.";
+  document.body.dataset.searchDone = String(mine);
+}
+
+async function loadFilters() {
+  const [cols, tags] = await Promise.all([api("/api/collections"), api("/api/tags")]);
+  if (cols.ok) {
+    for (const c of cols.data) collection.append(el("option", { value: c.name }, c.name));
+    collection.value = params.get("collection") || "";
+  }
+  if (tags.ok) paintTags(tags.data.tags);
+}
+
+function paintTags(tags) {
+  tagList.replaceChildren(
+    ...tags.slice(0, 40).map((t) =>
+      el("li", {},
+        el("button", {
+          type: "button",
+          class: selectedTags.has(t.tag) ? "facet on" : "facet",
+          "aria-pressed": selectedTags.has(t.tag) ? "true" : "false",
+          onclick: () => {
+            if (selectedTags.has(t.tag)) selectedTags.delete(t.tag);
+            else selectedTags.add(t.tag);
+            paintTags(tags);
+            run();
+          },
+        }, `#${t.tag}`, el("span", { class: "count" }, t.count)))),
+  );
+}
+
+async function loadModes() {
+  const r = await api("/api/capabilities");
+  const vector = mode.querySelector("option[value=vector]");
+  if (r.ok && !r.data.vector) {
+    vector.disabled = true;
+    vector.textContent = "Vector (no embeddings yet)";
+    if (mode.value === "vector") mode.value = "bm25";
+  }
+}
+
+q.value = params.get("q") || "";
+mode.value = params.get("mode") || "bm25";
+since.value = params.get("since") || "";
+until.value = params.get("until") || "";
+category.value = params.get("category") || "";
+const later = debounce(run, 80);
+q.addEventListener("input", later);
+for (const c of [mode, collection, since, until]) c.addEventListener("change", run);
+category.addEventListener("input", later);
+form.addEventListener("submit", (e) => {
+  e.preventDefault();
+  run();
+});
+form.addEventListener("keydown", (e) => {
+  if (e.key === "ArrowDown" && e.target === q) {
+    e.preventDefault();
+    select(0);
+  }
+});
+results.addEventListener("keydown", (e) => {
+  if (e.key === "ArrowDown") {
+    e.preventDefault();
+    select(active + 1);
+  } else if (e.key === "ArrowUp") {
+    e.preventDefault();
+    if (active <= 0) q.focus();
+    else select(active - 1);
+  }
+});
+onEvents({ "document-changed": debounce(() => q.value.trim() && run(), 300) });
+await Promise.all([loadFilters(), loadModes()]);
+if (q.value.trim()) run();
+else q.focus();
+document.body.dataset.ready = "true";
