@@ -1,0 +1,235 @@
+"""The browser workspace, driven in a real Chromium against the real `svc` binary. Each test
+also checks (in the fixtures) that the page made no request off the machine; screenshots go
+to docs/workspace/."""
+
+import re
+import time
+
+from playwright.sync_api import expect
+
+
+def test_search_open_follow_wiki_link_and_backlinks(page, svc):
+    p = page.page
+    p.goto(svc.base + "/")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    p.evaluate("document.activeElement.blur()")
+    p.keyboard.press("/")
+    expect(p.locator("#q")).to_be_focused()
+    expect(p.locator("#q")).to_have_value("")
+    p.keyboard.type("garden")
+    expect(p.locator("#results li").first).to_contain_text("Alpha")
+    expect(p.locator("#results mark").first).to_have_text(re.compile("garden", re.I))
+    # Tag facets carry counts.
+    expect(p.locator("#tag-list .facet", has_text="#garden")).to_contain_text("1")
+    page.shot("search")
+    p.keyboard.press("ArrowDown")
+    p.keyboard.press("Enter")
+    expect(p.locator("#doc-title")).to_have_text("Alpha")
+    # Front matter as a table, tags, outline, a broken link marked.
+    expect(p.locator(".front-matter")).to_contain_text("garden")
+    expect(p.locator(".outline")).to_contain_text("Watering")
+    expect(p.locator("#doc-body a.broken")).to_have_text("Missing Note")
+    expect(p.locator("#outgoing .broken")).to_contain_text("Missing Note")
+    page.shot("reader")
+    p.locator("#doc-body a.internal", has_text="Beta").click()
+    expect(p.locator("#doc-title")).to_have_text("Beta")
+    expect(p.locator("#backlinks")).to_contain_text("Alpha")
+    p.locator("#backlinks a", has_text="Alpha").click()
+    expect(p.locator("#doc-title")).to_have_text("Alpha")
+
+
+def test_quick_switcher_opens_a_note(page, svc):
+    p = page.page
+    p.goto(svc.base + "/collections")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    p.keyboard.press("Control+k")
+    expect(p.locator("#switcher")).to_be_visible()
+    p.keyboard.type("old br")
+    expect(p.locator("#switcher-list li").first).to_contain_text("Old Bridge")
+    p.keyboard.press("Enter")
+    expect(p.locator("#doc-title")).to_have_text("Old Bridge")
+
+
+def test_edit_and_save(page, svc):
+    p = page.page
+    p.goto(svc.doc_url("beta.md"))
+    p.locator("#edit-button").click()
+    text = p.locator("#editor-text")
+    expect(text).to_have_value(re.compile("compost and soil"))
+    text.fill("# Beta\n\nBeta is about compost, soil and worms. See [the alpha note](alpha.md).\n")
+    page.shot("editor")
+    p.locator("#save-button").click()
+    expect(p.locator("#doc-body")).to_contain_text("worms")
+    assert "worms" in (svc.tmp / "notes/beta.md").read_text()
+
+
+def test_conflict_shows_both_versions_and_never_overwrites(page, svc):
+    p = page.page
+    note = svc.tmp / "notes/bridge.md"
+    p.goto(svc.doc_url("bridge.md"))
+    p.locator("#edit-button").click()
+    expect(p.locator("#editor-text")).to_have_value(re.compile("120 metres"))
+    # Another program changes the file while the editor is open.
+    note.write_text("# Old Bridge\n\nThe Old Bridge is 125 metres long (measured again).\n")
+    p.locator("#editor-text").fill("# Old Bridge\n\nMy edit: the bridge is 130 metres long.\n")
+    p.locator("#save-button").click()
+    expect(p.locator("#conflict")).to_be_visible()
+    expect(p.locator("#conflict-theirs")).to_contain_text("125 metres")
+    expect(p.locator("#conflict-mine")).to_contain_text("130 metres")
+    page.shot("conflict")
+    assert "125 metres" in note.read_text(), "the disk version must survive a conflict"
+    p.locator("#take-theirs").click()
+    expect(p.locator("#editor-text")).to_have_value(re.compile("125 metres"))
+
+
+def test_create_then_rename_through_the_plan(page, svc):
+    p = page.page
+    p.goto(svc.base + "/new")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    p.locator("#new-path").fill("drafts/idea.md")
+    p.locator("#new-title").fill("Idea")
+    p.locator("#new-content").fill("An idea that links to [[Alpha]].\n")
+    page.shot("new-note")
+    p.locator("#create-form button[type=submit]").click()
+    expect(p.locator("#doc-title")).to_have_text("Idea", timeout=30000)
+    assert (svc.tmp / "notes/drafts/idea.md").is_file()
+    p.locator("#rename-button").click()
+    p.locator("#refactor-name").fill("better-idea.md")
+    p.locator("#plan-button").click()
+    expect(p.locator("#plan-output")).to_contain_text("drafts/better-idea.md")
+    expect(p.locator("#apply-button")).to_be_enabled()
+    page.shot("rename-plan")
+    p.locator("#apply-button").click()
+    expect(p.locator("#reader[data-rel-path='drafts/better-idea.md']")).to_be_attached(timeout=30000)
+    assert (svc.tmp / "notes/drafts/better-idea.md").is_file()
+    assert not (svc.tmp / "notes/drafts/idea.md").exists()
+
+
+def test_inline_script_in_a_note_is_neither_rendered_nor_run(page, svc):
+    p = page.page
+    p.goto(svc.doc_url("inject.md"))
+    expect(p.locator("#doc-title")).to_have_text("Injected")
+    expect(p.locator("#doc-body")).to_contain_text("<script>")
+    assert p.evaluate("document.body.dataset.pwned") is None
+    # Even a script the page itself injects inline is blocked by the CSP.
+    p.evaluate("""() => { const s = document.createElement('script');
+        s.textContent = 'document.body.dataset.pwned = "3"'; document.body.append(s); }""")
+    time.sleep(0.2)
+    assert p.evaluate("document.body.dataset.pwned") is None
+    assert any("Content Security Policy" in v for v in page.csp_violations), page.csp_violations
+    # The remote image is a link, not a load (the fixture asserts no foreign request).
+    expect(p.locator("a.remote-image")).to_have_count(1)
+    csp = svc.get("/")  # the CSP header is on every page
+    assert csp[0] == 200
+
+
+def test_pdf_renders_its_first_page(page, svc):
+    p = page.page
+    p.goto(svc.doc_url("manual.pdf"))
+    expect(p.locator("#pdf-viewer[data-rendered='1']")).to_be_attached(timeout=30000)
+    expect(p.locator("#pdf-status")).to_have_text("1 page")
+    # The first page has ink on it (the canvas is not blank).
+    ink = p.evaluate("""() => { const c = document.querySelector('canvas.pdf-page');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let dark = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 128) dark++; return dark; }""")
+    assert ink > 100, ink
+    page.shot("pdf")
+
+
+def test_graph_renders_and_a_node_click_opens_the_note(page, svc):
+    p = page.page
+    p.goto(svc.base + "/graph")
+    expect(p.locator("body[data-graph-ready=true]")).to_be_attached()
+    expect(p.locator("#graph-status")).to_contain_text("notes")
+    page.shot("graph")
+    # Find the Beta node on screen and click it.
+    pos = p.evaluate("""() => { const c = document.getElementById('graph-canvas');
+        const r = c.getBoundingClientRect(); return window.__svcGraph.screenOf('Beta', r); }""")
+    p.mouse.click(pos["x"], pos["y"])
+    expect(p.locator("#doc-title")).to_have_text("Beta")
+
+
+def test_collections_add_with_sync_progress(page, svc):
+    extra = svc.tmp / "more"
+    extra.mkdir(exist_ok=True)
+    for i in range(30):
+        (extra / f"n{i}.md").write_text(f"# Extra {i}\n\nExtra note number {i}.\n")
+    p = page.page
+    p.goto(svc.base + "/collections")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    expect(p.locator("body[data-live=open]")).to_be_attached()
+    p.locator("#col-path").fill(str(extra))
+    p.locator("#col-name").fill("more")
+    p.locator("#add-collection button[type=submit]").click()
+    expect(p.locator("body[data-job-done]")).to_be_attached(timeout=60000)
+    expect(p.locator("#col-status")).to_contain_text("30 files processed")
+    # Progress came live from /api/events while the job ran.
+    assert int(p.evaluate("document.body.dataset.indexedLive || '0'")) >= 1
+    expect(p.locator("#col-table tr[data-name=more] td.num")).to_have_text("30")
+    page.shot("collections")
+    p.locator("#col-table tr[data-name=more] button", has_text="Sync").click()
+    expect(p.locator("#col-status")).to_contain_text("Sync of more: done", timeout=60000)
+
+
+def test_models_page_lists_presets(page, svc):
+    p = page.page
+    p.goto(svc.base + "/models")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    expect(p.locator(".preset.active")).to_have_count(1)
+    expect(p.locator("#models-status")).to_contain_text("Active:")
+    page.shot("models")
+
+
+def test_ask_streams_and_a_citation_click_opens_the_note(page, svc):
+    p = page.page
+    p.goto(svc.base + "/ask")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    p.locator("#question").fill("How long is the Old Bridge?")
+    p.locator("#ask-form button[type=submit]").click()
+    expect(p.locator("body[data-answered=true]")).to_be_attached(timeout=120000)
+    expect(p.locator("#citations li").first).to_be_visible()
+    page.shot("ask")
+    p.locator("#citations a").first.click()
+    expect(p.locator("#doc-title")).to_be_visible()
+    assert "/doc?uri=svc" in p.url
+
+
+def test_phone_width_has_no_horizontal_scroll(phone, svc):
+    p = phone.page
+    for path in ["/", "/ask", "/collections", "/models", "/new"]:
+        p.goto(svc.base + path)
+        expect(p.locator("body[data-ready=true]")).to_be_attached()
+        overflow = p.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, (path, overflow)
+    p.goto(svc.doc_url("alpha.md"))
+    overflow = p.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, overflow
+    phone.shot("phone-reader")
+
+
+def test_pages_answer_with_security_headers_and_reject_foreign_hosts(svc):
+    import urllib.request
+
+    with urllib.request.urlopen(svc.base + "/") as r:
+        csp = r.headers["Content-Security-Policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+        assert r.headers["Content-Type"].startswith("text/html")
+    req = urllib.request.Request(svc.base + "/", headers={"Host": "evil.example:80"})
+    try:
+        urllib.request.urlopen(req)
+        raise AssertionError("a foreign Host must be refused")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403
+    # A write from another origin is refused, whatever page it comes from.
+    req = urllib.request.Request(svc.base + "/api/docs", data=b'{"collection":"notes","relPath":"x.md","content":"x"}',
+                                 method="POST", headers={"Content-Type": "application/json", "Origin": "http://evil.example"})
+    try:
+        urllib.request.urlopen(req)
+        raise AssertionError("a cross-origin write must be refused")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403
+    assert not (svc.tmp / "notes/x.md").exists()
+    status, _ = svc.get("/doc?uri=svc%3A%2F%2Fnotes%2Fnope.md")
+    assert status == 404
+    status, _ = svc.get("/doc")
+    assert status == 400
