@@ -109,6 +109,17 @@ ROWS = [
     ("mcp_start_ms", "svc mcp: spawn to initialized (ms)", "{:.0f}", "", None),
     ("mcp_search_p50_ms", "svc mcp: svc_search tool call p50 (ms, stdio)", "{:.2f}", "", None),
     ("mcp_search_p99_ms", "svc mcp: svc_search tool call p99 (ms)", "{:.2f}", "", None),
+    ("workspace_ready_p50_ms", "workspace: / interactive p50 (ms, cold)", "{:.0f}", "<= 300 ms (notes)", ("notes", 300.0)),
+    ("workspace_search_painted_p50_ms", "workspace: search round trip painted p50 (ms)", "{:.1f}", "<= 100 ms (notes)", ("notes", 100.0)),
+    ("workspace_search_painted_p99_ms", "workspace: search round trip painted p99 (ms)", "{:.1f}", "", None),
+    ("workspace_keystroke_painted_p50_ms", "workspace: keystroke to painted p50 (ms, 60 ms debounce)", "{:.1f}", "", None),
+    ("workspace_big_note_p50_ms", "workspace: 1 MB note ready p50 (ms)", "{:.0f}", "<= 500 ms (notes)", ("notes", 500.0)),
+    ("workspace_js_gzip_kb", "workspace: JS on first load (KB, gzip)", "{:.1f}", "<= 150 KB (notes)", ("notes", 150.0)),
+    ("workspace_js_raw_kb", "workspace: JS on first load (KB, raw)", "{:.1f}", "", None),
+    ("workspace_layout_shift", "workspace: layout shift over searches (CLS)", "{:.3f}", "", None),
+    ("workspace_graph_nodes", "workspace: graph nodes drawn", "{:d}", "", None),
+    ("workspace_graph_ready_ms", "workspace: graph navigation to drawn (ms)", "{:.0f}", "", None),
+    ("workspace_graph_layout_ms", "workspace: graph layout (ms)", "{:.0f}", "", None),
     ("gateway_rss_mb", "gateway RSS (MB)", "{:.1f}", "<= 30 MB", ("all", 30.0)),
     ("worker_rss_mb", "worker RSS (MB)", "{:.1f}", "", None),
     ("supervisor_rss_mb", "supervisor RSS (MB)", "{:.1f}", "", None),
@@ -755,6 +766,45 @@ def measure_ask(client, port, queries, models_dir):
     return res
 
 
+BIG_NOTE_BYTES = 1_000_000
+
+
+def write_big_note(path):
+    """A ~1 MB Markdown note: sections with headings, paragraphs, lists, links and code."""
+    parts, size, i = [], 0, 0
+    while size < BIG_NOTE_BYTES:
+        i += 1
+        block = (f"## Section {i}\n\nParagraph {i} about indexing, *latency* and **search**, linking to "
+                 f"[[Section {i + 1}]] and [a relative note](note-{i % 50:04d}.md). " + "Words of filler text. " * 20 +
+                 f"\n\n- item one of {i}\n- item two with `code {i}`\n\n```\nfn section_{i}() {{}}\n```\n\n")
+        parts.append(block)
+        size += len(block.encode())
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("# A one-megabyte note\n\n" + "".join(parts))
+
+
+def measure_workspace(client, corpus_dir, name, queries, job_timeout):
+    """The browser workspace in headless Chromium (scripts/bench_workspace.py, run with the
+    .venv Python that scripts/browser-env prepares); {} with a warning when it cannot run."""
+    python = os.path.join(REPO, ".venv", "bin", "python")
+    chromium = shutil.which("chromium")
+    if not os.access(python, os.X_OK) or not chromium or subprocess.run(
+            [python, "-c", "import playwright"], capture_output=True).returncode != 0:
+        log(f"{name}: WARNING no Chromium or Playwright (run scripts/browser-env): no workspace figures")
+        return {}
+    write_big_note(os.path.join(corpus_dir, "workspace-bench", "big-note.md"))
+    run_job(client, "/api/sync", {"collection": name}, job_timeout)
+    cmd = [python, os.path.join(SCRIPTS, "bench_workspace.py"), "--base", f"http://127.0.0.1:{client.port}",
+           "--big-uri", f"svc://{name}/workspace-bench/big-note.md", "--queries", json.dumps(queries[:20]),
+           "--chromium", chromium]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        log(f"{name}: WARNING the workspace benchmark failed:\n{done.stderr[-3000:]}")
+        return {}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def wait_embedded(client, timeout_s):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -796,6 +846,10 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
         res["search_zero_hit_queries"] = zero
         if zero:
             log(f"{name}: WARNING {zero} of {len(queries)} queries returned no results")
+
+        if name == "notes":
+            log(f"{name}: the browser workspace (headless Chromium)")
+            res.update(measure_workspace(client, corpus_dir, name, queries, args.job_timeout))
 
         status, docs = client.request("GET", "/api/docs?limit=100")
         if status != 200 or not docs.get("documents"):

@@ -70,6 +70,13 @@ export function onEvents(handlers) {
   return source;
 }
 
+/** Marks the page ready (scripts ran, first data shown): `data-ready`, and when, in ms since
+ * navigation start (`data-ready-ms`, read by the browser tests and scripts/bench). */
+export function ready() {
+  document.body.dataset.readyMs = performance.now().toFixed(1);
+  document.body.dataset.ready = "true";
+}
+
 /** Calls `fn` at most once per `ms`, with the latest arguments. */
 export function debounce(fn, ms) {
   let t = null;

@@ -1,7 +1,7 @@
 // `/ask`: the answer streams in token by token; `[n]` markers become links to the cited
 // lines; a verified answer lists its claims with their verdicts and evidence, or says why it
 // abstained.
-import { el, docHref, errorText } from "./app.js";
+import { el, docHref, errorText, ready } from "./app.js";
 
 const form = document.getElementById("ask-form");
 const question = document.getElementById("question");
@@ -150,4 +150,4 @@ if (initial) {
   question.value = initial;
   ask(initial);
 }
-document.body.dataset.ready = "true";
+ready();

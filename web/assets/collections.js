@@ -1,6 +1,6 @@
 // `/collections`: add a folder (indexing shows live progress from `/api/events`), sync one,
 // remove one (its files are never touched).
-import { api, el, errorText, onEvents, waitForJob } from "./app.js";
+import { api, el, errorText, onEvents, waitForJob, ready } from "./app.js";
 
 const form = document.getElementById("add-collection");
 const pathInput = document.getElementById("col-path");
@@ -93,4 +93,4 @@ form.addEventListener("submit", async (e) => {
 });
 
 await refresh();
-document.body.dataset.ready = "true";
+ready();

@@ -1,6 +1,6 @@
 // `/models`: the presets (switch the active one) and the download of the active preset's
 // models with a progress bar from `/api/models/status`.
-import { api, el, errorText } from "./app.js";
+import { api, el, errorText, ready } from "./app.js";
 
 const list = document.getElementById("preset-list");
 const status = document.getElementById("models-status");
@@ -67,4 +67,4 @@ pull.addEventListener("click", async () => {
 await refresh();
 const s = await api("/api/models/status");
 if (s.ok && s.data.active) watchPull();
-document.body.dataset.ready = "true";
+ready();

@@ -1,6 +1,6 @@
 // `/new`: create a note (optionally from a note preset) or capture a quick one; opens the
 // note once it is indexed.
-import { api, el, docHref, errorText, waitForJob } from "./app.js";
+import { api, el, docHref, errorText, waitForJob, ready } from "./app.js";
 
 const create = document.getElementById("create-form");
 const capture = document.getElementById("capture-form");
@@ -49,4 +49,4 @@ if (cols.ok) {
   if (!cols.data.length) status.textContent = "Add a collection first (Collections page).";
 }
 if (presets.ok) for (const p of presets.data.presets) preset.append(el("option", { value: p.id, title: p.description }, p.label));
-document.body.dataset.ready = "true";
+ready();

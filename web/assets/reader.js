@@ -1,7 +1,7 @@
 // `/doc`: edit and save with the source hash (a conflict shows both versions and never
 // overwrites silently), rename and move through the refactor plan, deactivate, live refresh,
 // and the pdf.js viewer for PDFs.
-import { api, el, docHref, errorText, onEvents } from "./app.js";
+import { api, el, docHref, errorText, onEvents, ready } from "./app.js";
 
 const article = document.getElementById("reader");
 const status = document.getElementById("doc-status");
@@ -209,7 +209,7 @@ if (article) {
     },
   });
 }
-document.body.dataset.ready = "true";
+ready();
 
 // `#L<line>` (a citation's lines): scroll to the last block starting at or before that line.
 function showLine() {
