@@ -233,3 +233,28 @@ def test_pages_answer_with_security_headers_and_reject_foreign_hosts(svc):
     assert status == 404
     status, _ = svc.get("/doc")
     assert status == 400
+
+
+def test_reader_refreshes_when_the_note_changes_on_disk(page, svc):
+    p = page.page
+    note = svc.tmp / "notes/paris.md"
+    p.goto(svc.doc_url("paris.md"))
+    expect(p.locator("body[data-live=open]")).to_be_attached()
+    note.write_text("# Paris\n\nParis is the capital of France. The Louvre is in Paris too.\n")
+    status, reply = svc.post("/api/sync", {"collection": "notes"})
+    assert status == 202, reply
+    expect(p.locator("#doc-body")).to_contain_text("Louvre", timeout=30000)
+
+
+def test_verified_ask_shows_the_claims_or_the_abstention(page, svc):
+    p = page.page
+    p.goto(svc.base + "/ask?q=" + "What%20is%20the%20capital%20of%20France%3F")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    # The initial question ran unverified; ask again, verified.
+    expect(p.locator("body[data-answered=true]")).to_be_attached(timeout=120000)
+    p.locator("#verify").check()
+    p.locator("#ask-form button[type=submit]").click()
+    expect(p.locator("#verification")).to_be_visible(timeout=120000)
+    expect(p.locator("#verdict-summary")).to_contain_text(re.compile("Verified|Abstained"))
+    expect(p.locator("#verdict-summary")).to_contain_text("semantic check")
+    page.shot("ask-verified")

@@ -30,6 +30,8 @@ const NAV: [(Nav, &str, &str); 6] = [
 /// The module script of a page, under `/assets/`.
 #[derive(Clone, Copy)]
 pub enum Script {
+    /// Only the frame's own script (the switcher and the keys): error pages.
+    Frame,
     Search,
     Reader,
     Ask,
@@ -42,6 +44,7 @@ pub enum Script {
 impl Script {
     fn src(self) -> &'static str {
         match self {
+            Script::Frame => "/assets/app.js",
             Script::Search => "/assets/search.js",
             Script::Reader => "/assets/reader.js",
             Script::Ask => "/assets/ask.js",
@@ -114,7 +117,7 @@ pub fn error_page(status: StatusCode, message: &str) -> HtmlPage {
     let mut p = page(
         "Error",
         Nav::Reader,
-        Script::Search,
+        Script::Frame,
         html! {
             section.error-page {
                 h1 { (status.as_u16()) " " (status.canonical_reason().unwrap_or("Error")) }

@@ -152,10 +152,10 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
             Event::End(TagEnd::Link) => events.push(Event::Html(CowStr::from("</a>"))),
             Event::Start(Tag::Image { dest_url, .. }) => image = Some((dest_url.to_string(), String::new())),
             other => {
-                let block = matches!(
-                    other,
-                    Event::Start(Tag::Paragraph | Tag::Item | Tag::CodeBlock(_) | Tag::TableRow | Tag::TableHead)
-                );
+                // Paragraphs, code blocks and table rows: enough for a citation's line to land
+                // near its text, few enough that a 1 MB note stays quick to parse.
+                let block =
+                    matches!(other, Event::Start(Tag::Paragraph | Tag::CodeBlock(_) | Tag::TableRow | Tag::TableHead));
                 events.push(other);
                 // A line anchor at each block, so `#L<line>` (a citation's line) can land.
                 let line = lines.line_of(range.start);
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn blocks_carry_line_anchors() {
-        let r = render("para one\n\n- item\n\nline five", "svc://n/a.md", &links(), &[]);
+        let r = render("para one\n\n```\ncode\n```\n\nline five", "svc://n/a.md", &links(), &[]);
         assert!(r.html.contains("<p><span class=\"line-anchor\" id=\"L1\"></span>para one"), "{}", r.html);
         assert!(r.html.contains("id=\"L3\""), "{}", r.html);
         assert!(r.html.contains("id=\"L5\""), "{}", r.html);

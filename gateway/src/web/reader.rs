@@ -126,18 +126,24 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                 @if !sections.is_empty() {
                     nav.outline aria-label="Outline" {
                         h2 { "Outline" }
-                        ul { @for sec in &sections { li.(format!("level-{}", sec.level)) { a href=(format!("#{}", sec.anchor)) { (sec.title) } } } }
+                        ul {
+                            @for sec in sections.iter().take(SIDE_LIST_MAX) { li.(format!("level-{}", sec.level)) { a href=(format!("#{}", sec.anchor)) { (sec.title) } } }
+                            (more(sections.len(), "headings"))
+                        }
                     }
                 }
                 section #backlinks aria-label="Backlinks" {
                     h2 { "Backlinks " span.count { (backlinks.len()) } }
                     @if backlinks.is_empty() { p.note { "No note links here." } }
-                    ul { @for b in &backlinks { li { a href=(doc_href(&b.source_uri)) { (b.source_title) } " " span.muted { "line " (b.start_line) } } } }
+                    ul {
+                        @for b in backlinks.iter().take(SIDE_LIST_MAX) { li { a href=(doc_href(&b.source_uri)) { (b.source_title) } " " span.muted { "line " (b.start_line) } } }
+                        (more(backlinks.len(), "backlinks"))
+                    }
                 }
                 section #outgoing aria-label="Outgoing links" {
                     h2 { "Links " span.count { (links.len()) } }
                     ul {
-                        @for l in &links {
+                        @for l in links.iter().take(SIDE_LIST_MAX) {
                             li {
                                 @match &l.resolved_uri {
                                     Some(u) => a href=(doc_href(u)) { (l.resolved_title.as_deref().unwrap_or(&l.target_ref)) },
@@ -145,6 +151,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                                 }
                             }
                         }
+                        (more(links.len(), "links"))
                     }
                 }
                 @if let Some(similar) = &similar {
@@ -158,6 +165,17 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
         }
     };
     page(&doc.title, Nav::Reader, Script::Reader, body)
+}
+
+/// Side lists stop here: a note with thousands of headings or links stays quick to open
+/// (the API has them all).
+const SIDE_LIST_MAX: usize = 200;
+
+/// "… and N more" after a capped side list.
+fn more(total: usize, what: &str) -> Markup {
+    html! {
+        @if total > SIDE_LIST_MAX { li.muted { "… and " (total - SIDE_LIST_MAX) " more " (what) } }
+    }
 }
 
 /// The raw-text editor and the conflict view (filled by `reader.js`).
