@@ -191,7 +191,9 @@ def test_ask_streams_and_a_citation_click_opens_the_note(page, svc):
     page.shot("ask")
     p.locator("#citations a").first.click()
     expect(p.locator("#doc-title")).to_be_visible()
-    assert "/doc?uri=svc" in p.url
+    assert "/doc?uri=svc" in p.url and "#L" in p.url
+    # The cited lines are marked in the note.
+    expect(p.locator("#doc-body > .cited")).to_have_count(1)
 
 
 def test_phone_width_has_no_horizontal_scroll(phone, svc):

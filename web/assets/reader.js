@@ -211,20 +211,21 @@ if (article) {
 }
 ready();
 
-// `#L<line>` (a citation's lines): scroll to the last block starting at or before that line.
+// `#L<line>` (a citation's lines): scroll to the top-level block of the note holding that
+// line (`data-block-lines` lists each block's first line).
 function showLine() {
   const m = /^#L(\d+)$/.exec(location.hash);
-  if (!m) return;
+  const body = document.getElementById("doc-body");
+  if (!m || !body || !body.dataset.blockLines) return;
   const want = Number(m[1]);
-  let best = null;
-  for (const a of document.querySelectorAll(".line-anchor")) {
-    if (Number(a.id.slice(1)) <= want) best = a;
-    else break;
-  }
-  if (!best) return;
+  const lines = body.dataset.blockLines.split(",").map(Number);
+  let idx = -1;
+  for (let i = 0; i < lines.length && lines[i] <= want; i++) idx = i;
+  const block = body.children[Math.max(0, idx)];
+  if (!block) return;
   document.querySelectorAll(".cited").forEach((x) => x.classList.remove("cited"));
-  best.parentElement.classList.add("cited");
-  best.scrollIntoView({ block: "center" });
+  block.classList.add("cited");
+  block.scrollIntoView({ block: "center" });
 }
 window.addEventListener("hashchange", showLine);
 showLine();

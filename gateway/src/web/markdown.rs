@@ -37,6 +37,9 @@ impl LinkTargets {
 /// The rendered note.
 pub struct Rendered {
     pub html: String,
+    /// The first line of each top-level element of `html`, in order: the reader maps a
+    /// citation's `#L<line>` to the element holding it without an anchor element per block.
+    pub block_lines: Vec<u32>,
     /// The front matter's top-level `key: value` lines, in order.
     pub front_matter: Vec<(String, String)>,
 }
@@ -121,8 +124,20 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
     let mut image: Option<(String, String)> = None;
     let mut events: Vec<Event<'_>> = Vec::new();
     let lines = LineIndex::new(source);
-    let mut last_anchor = 0u32;
+    let mut block_lines = Vec::new();
+    // Open tags: a `Start` (or a rule) at depth 0 is a top-level element of the HTML.
+    let mut depth = 0usize;
     for (ev, range) in Parser::new_ext(source, opts).into_offset_iter() {
+        match &ev {
+            Event::Start(Tag::MetadataBlock(_)) => {}
+            Event::Start(_) | Event::Rule if depth == 0 => block_lines.push(lines.line_of(range.start)),
+            _ => {}
+        }
+        match &ev {
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
         if let Some((src, alt)) = image.as_mut() {
             match ev {
                 Event::End(TagEnd::Image) => {
@@ -139,6 +154,10 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
             Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)) => in_meta = true,
             Event::End(TagEnd::MetadataBlock(_)) => in_meta = false,
             Event::Text(t) if in_meta => front_matter.extend(front_matter_pairs(&t)),
+            // Raw HTML is shown as text; a block of it as preformatted text (one element, as
+            // `block_lines` counts it).
+            Event::Start(Tag::HtmlBlock) => events.push(Event::Html(CowStr::from("<pre class=\"raw-html\">"))),
+            Event::End(TagEnd::HtmlBlock) => events.push(Event::Html(CowStr::from("</pre>"))),
             Event::Html(h) | Event::InlineHtml(h) => events.push(Event::Text(h)),
             Event::Start(Tag::Heading { level, id: _, classes, attrs }) => {
                 let id = anchors.get(heading).map(|a| CowStr::from(a.clone()));
@@ -151,26 +170,12 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
             }
             Event::End(TagEnd::Link) => events.push(Event::Html(CowStr::from("</a>"))),
             Event::Start(Tag::Image { dest_url, .. }) => image = Some((dest_url.to_string(), String::new())),
-            other => {
-                // Paragraphs, code blocks and table rows: enough for a citation's line to land
-                // near its text, few enough that a 1 MB note stays quick to parse.
-                let block =
-                    matches!(other, Event::Start(Tag::Paragraph | Tag::CodeBlock(_) | Tag::TableRow | Tag::TableHead));
-                events.push(other);
-                // A line anchor at each block, so `#L<line>` (a citation's line) can land.
-                let line = lines.line_of(range.start);
-                if block && line != last_anchor {
-                    last_anchor = line;
-                    events.push(Event::InlineHtml(CowStr::from(format!(
-                        "<span class=\"line-anchor\" id=\"L{line}\"></span>"
-                    ))));
-                }
-            }
+            other => events.push(other),
         }
     }
     let mut html_out = String::with_capacity(source.len() + source.len() / 4);
     html::push_html(&mut html_out, events.into_iter());
-    Rendered { html: html_out, front_matter }
+    Rendered { html: html_out, block_lines, front_matter }
 }
 
 /// Byte offset → 1-based line.
@@ -292,10 +297,16 @@ mod tests {
     }
 
     #[test]
-    fn blocks_carry_line_anchors() {
-        let r = render("para one\n\n```\ncode\n```\n\nline five", "svc://n/a.md", &links(), &[]);
-        assert!(r.html.contains("<p><span class=\"line-anchor\" id=\"L1\"></span>para one"), "{}", r.html);
-        assert!(r.html.contains("id=\"L3\""), "{}", r.html);
-        assert!(r.html.contains("id=\"L5\""), "{}", r.html);
+    fn top_level_elements_know_their_first_line() {
+        let md = "---\ntitle: x\n---\npara one\n\n- a\n- b\n\n---\n\n<div>raw\n</div>\n\n```\ncode\n```\n\nline **18**";
+        let r = render(md, "svc://n/a.md", &links(), &[]);
+        assert_eq!(r.block_lines, vec![4, 6, 9, 11, 14, 18], "{}", r.html);
+        // One top-level element per entry: p, ul, hr, pre (raw HTML as text), pre, p.
+        let top = ["<p>", "<ul>", "<hr />", "<pre class=\"raw-html\">", "<pre><code>", "<p>"];
+        let mut at = 0;
+        for tag in top {
+            at += r.html[at..].find(tag).unwrap_or_else(|| panic!("{tag} in {}", r.html));
+        }
+        assert!(r.html.contains("&lt;div&gt;raw"), "{}", r.html);
     }
 }

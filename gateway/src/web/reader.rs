@@ -104,7 +104,9 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                     }
                 }
                 @match (view, &rendered) {
-                    (View::Markdown, Some(r)) => { div #doc-body.markdown { (PreEscaped(&r.html)) } },
+                    (View::Markdown, Some(r)) => {
+                        div #doc-body.markdown data-block-lines=(block_lines(&r.block_lines)) { (PreEscaped(&r.html)) }
+                    },
                     (View::Pdf, _) => {
                         div #pdf-viewer.pdf-viewer data-src=(asset) {
                             p #pdf-status role="status" { "Loading the PDF…" }
@@ -165,6 +167,11 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
         }
     };
     page(&doc.title, Nav::Reader, Script::Reader, body)
+}
+
+/// `1,4,9`: the first line of each top-level element of the rendered note.
+fn block_lines(lines: &[u32]) -> String {
+    lines.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// Side lists stop here: a note with thousands of headings or links stays quick to open
