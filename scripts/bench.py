@@ -862,10 +862,6 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
             embedded = wait_embedded(client, args.job_timeout)
             if not embedded:
                 log(f"{name}: WARNING embeddings not done within {args.job_timeout} s; no balanced figure")
-        if name == "notes":
-            # After the embeddings, like every other timed figure (they share the cores).
-            log(f"{name}: the browser workspace (headless Chromium)")
-            res.update(measure_workspace(client, corpus_dir, name, queries, args.job_timeout, embedded))
         log(f"{name}: capsules, changes, impact")
         res.update(measure_evidence(client, queries, [d["uri"] for d in docs["documents"]]))
         log(f"{name}: MCP tool calls over stdio ({MCP_CALLS})")
@@ -887,6 +883,11 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
         res.update(measure_write_to_searchable(client, name))
         log(f"{name}: reads during a burst of {BURST_WRITES} writes")
         res.update(measure_reads_during_write_burst(client, server.port, name, doc_uri, queries[0]))
+
+        if name == "notes":
+            # Last: its 1 MB note (with 4,000 links) would change the other figures.
+            log(f"{name}: the browser workspace (headless Chromium)")
+            res.update(measure_workspace(client, corpus_dir, name, queries, args.job_timeout, embedded))
 
         procs = server.processes()
         for role in ("supervisor", "gateway", "worker"):
