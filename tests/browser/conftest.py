@@ -21,7 +21,8 @@ BIN = Path(os.environ.get("SVC_BIN", ROOT / "target/debug/svc"))
 # Screenshots: target/screenshots by default; scripts/screenshots points this at docs/workspace.
 SHOTS = Path(os.environ.get("SVC_SCREENSHOTS", ROOT / "target/screenshots"))
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-# The real default generator (scripts/test builds it), linked into the server's model cache.
+# The real default preset (embedder and generator; scripts/test builds it), linked in as the
+# server's model cache.
 GEN = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
@@ -150,8 +151,8 @@ def svc():
     s = Svc(tmp)
     models = os.environ.get("SVC_TEST_MODELS")
     if models and (Path(models) / "cache/models" / GEN).is_dir():
-        (tmp / "cache/models" / GEN).parent.mkdir(parents=True)
-        os.symlink(Path(models) / "cache/models" / GEN, tmp / "cache/models" / GEN)
+        (tmp / "cache").mkdir(parents=True)
+        os.symlink(Path(models) / "cache/models", tmp / "cache/models")
     notes = tmp / "notes"
     notes.mkdir()
     for name, text in NOTES.items():

@@ -42,13 +42,22 @@ fn generation_deadline(started: Instant) -> Instant {
     (Instant::now() + answer_time_limit()).min(started + REQUEST_TIME_LIMIT)
 }
 
-const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
-End every sentence with the number of the source it comes from, in square brackets, like [1]. \
-If the sources do not answer the question, say that the notes do not say.";
+/// How a draft is asked for: the instruction, and where the text ends besides the end-of-turn
+/// token.
+pub(super) struct Instruction {
+    pub system: &'static str,
+    pub stops: &'static [&'static str],
+}
 
-/// Where an answer ends besides the end-of-turn token: the small generator sometimes goes on
-/// to echo the prompt (a new question, the sources).
-const STOPS: &[&str] = &["\nQuestion:", "\nSources:", "\n[", "<|im_start|>", "<|im_end|>"];
+/// The raw answer. It ends where the small generator goes on to echo the prompt (a new
+/// question, the sources) or starts a Markdown heading: the worked example's sources come
+/// back as `## Ice` sections, never part of an answer.
+const RAW: Instruction = Instruction {
+    system: "You answer questions using only the numbered sources you are given. \
+End every sentence with the number of the source it comes from, in square brackets, like [1]. \
+If the sources do not answer the question, say that the notes do not say.",
+    stops: &["\nQuestion:", "\nSources:", "\n[", "\n#", "<|im_start|>", "<|im_end|>"],
+};
 
 /// One worked example, as an earlier turn of the conversation: the small default generator
 /// copies the citation form from it far more reliably than from the instruction alone.
@@ -88,7 +97,7 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Ins
     let generated = if sources.is_empty() {
         None
     } else {
-        Some(draft(&generator, SYSTEM, &req.query.search.query, &titled, req.max_answer_tokens, started, on_text)?)
+        Some(draft(&generator, &RAW, &req.query.search.query, &titled, req.max_answer_tokens, started, on_text)?)
     };
     let (cited, unmatched) = generated.as_ref().map_or((Vec::new(), 0), |g| citations::markers(&g.text, sources.len()));
     let texts: Vec<&str> = sources.iter().map(|e| e.text.as_str()).collect();
@@ -139,16 +148,16 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Ins
 /// request's time.
 pub(super) fn draft(
     generator: &Generator,
-    system: &str,
+    instruction: &Instruction,
     question: &str,
     sources: &[(&str, &str)],
     max_tokens: u32,
     started: Instant,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Generated, ApiError> {
-    let prompt = chatml_with_example(system, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(question, sources));
+    let prompt = chatml_with_example(instruction.system, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(question, sources));
     generator
-        .generate_streaming(&prompt, max_tokens as usize, generation_deadline(started), STOPS, on_text)
+        .generate_streaming(&prompt, max_tokens as usize, generation_deadline(started), instruction.stops, on_text)
         .map_err(failed)
 }
 

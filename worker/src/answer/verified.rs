@@ -25,9 +25,15 @@ const PROMPT_PASSAGES: usize = 5;
 /// which the semantic layer confirms the claim.
 const SUPPORT_SIMILARITY: f64 = 0.6;
 
-const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
+/// The draft of a verified answer: one paragraph. What the small generator writes after a
+/// blank line is drift (the worked example's sources again, new questions), and every such
+/// sentence would be a claim no passage supports.
+const DRAFT: super::Instruction = super::Instruction {
+    system: "You answer questions using only the numbered sources you are given. \
 After each sentence, cite the source it comes from with its number in square brackets, like [1]. \
-Write only statements the sources make. Answer briefly.";
+Write only statements the sources make. Answer briefly.",
+    stops: &["\n\n", "\nQuestion:", "\nSources:", "\n[", "\n#", "<|im_start|>", "<|im_end|>"],
+};
 
 /// The fresh passages the draft may rest on: capsule evidence by its number in the prompt.
 struct Source<'c> {
@@ -64,7 +70,7 @@ pub fn ask(
         Some(
             super::draft(
                 &generator,
-                SYSTEM,
+                &DRAFT,
                 &req.query.search.query,
                 &titled,
                 req.max_answer_tokens,
