@@ -64,17 +64,25 @@ impl SecurityPolicy {
     }
 }
 
+/// The CSP of a file served from a note's folder (`/api/doc-asset`): a sandbox with nothing
+/// allowed but images and styles of its own.
+pub const ASSET_CSP: &str = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'";
+
+/// The CSP of every other reply: pages run only this origin's scripts, load nothing from
+/// elsewhere and submit forms nowhere else.
+const PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
+     font-src 'self'; worker-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+
 fn add_headers(headers: &mut HeaderMap) {
+    // A route that set a stricter policy of its own keeps it.
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CSP));
+    }
     let set = [
         ("x-content-type-options", "nosniff"),
         ("x-frame-options", "DENY"),
         ("referrer-policy", "no-referrer"),
         ("cross-origin-resource-policy", "same-origin"),
-        (
-            "content-security-policy",
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
-             font-src 'self'; worker-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
-        ),
     ];
     for (k, v) in set {
         headers.insert(k, HeaderValue::from_static(v));

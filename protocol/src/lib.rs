@@ -6,6 +6,7 @@
 //! serializes the typed response structs of [`api`] to JSON once and the gateway
 //! passes the bytes through untouched.
 
+pub mod anchor;
 pub mod api;
 mod cursor;
 pub mod dirs;

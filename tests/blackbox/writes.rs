@@ -200,6 +200,9 @@ fn doc_assets_with_ranges_and_containment() {
     assert_eq!((img.status, img.body.len()), (200, 256));
     assert_eq!(img.header("content-type"), Some("image/png"));
     assert_eq!(img.header("accept-ranges"), Some("bytes"));
+    // A folder's file is sandboxed data, never a page of this origin.
+    let csp = img.header("content-security-policy").unwrap_or_default();
+    assert!(csp.starts_with("sandbox;") && csp.contains("default-src 'none'"), "{csp}");
     let part = raw_request(s.port, "GET", &format!("{base}&path=img/pic.png"), &[("Range", "bytes=10-19")], b"");
     assert_eq!(part.status, 206);
     assert_eq!(part.body, (10u8..=19).collect::<Vec<u8>>());

@@ -60,6 +60,7 @@ NOTES = {
     "beta.md": "# Beta\n\nBeta is about compost and soil. See [the alpha note](alpha.md).\n",
     "inject.md": '# Injected\n\n<script>document.body.dataset.pwned = "1"</script>\n\n<img src="x" onerror="document.body.dataset.pwned=\'2\'">\n\n![remote](https://example.com/tracker.png)\n',
     "bridge.md": "# Old Bridge\n\nThe Old Bridge is 120 metres long. It was built in 1890.\n",
+    "editor.md": "# Editor\n\n## Conflict\n\nA note whose headings are named like the page's parts. [click](javascript:alert(1))\n",
     "paris.md": "# Paris\n\nParis is the capital of France. The Eiffel Tower stands in Paris.\n",
 }
 

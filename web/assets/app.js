@@ -164,6 +164,21 @@ function setupSlash() {
 setupSwitcher();
 setupSlash();
 
+/** Adds an option per collection to `select` (after what it holds); resolves to the names. */
+export async function fillCollections(select, wanted = "") {
+  const r = await api("/api/collections");
+  if (!r.ok) return [];
+  for (const c of r.data) select.append(el("option", { value: c.name }, c.name));
+  if (wanted) select.value = wanted;
+  return r.data.map((c) => c.name);
+}
+
+/** SHA-256 of bytes, lower-case hex (a note's `sourceHash`). */
+export async function sha256Hex(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** Polls a job until it leaves `running`; `onTick(job)` sees every state. Resolves to the last. */
 export async function waitForJob(id, onTick = () => {}, { intervalMs = 300, timeoutMs = 600000 } = {}) {
   const deadline = Date.now() + timeoutMs;

@@ -115,21 +115,31 @@ async function ask(q) {
     status.className = "error";
     return;
   }
-  await readEvents(resp, (name, data) => {
-    if (name === "token") {
-      text += JSON.parse(data).text;
-      answer.textContent = text;
-      status.textContent = "Answering…";
-    } else if (name === "answer") {
-      const reply = JSON.parse(data);
-      showAnswer(reply);
-      status.textContent = `Answered in ${((performance.now() - started) / 1000).toFixed(1)} s`;
-      document.body.dataset.answered = "true";
-    } else if (name === "error") {
-      status.textContent = errorText({ data: JSON.parse(data) });
+  answer.setAttribute("aria-busy", "true");
+  try {
+    await readEvents(resp, (name, data) => {
+      if (name === "token") {
+        text += JSON.parse(data).text;
+        answer.textContent = text;
+        status.textContent = "Answering…";
+      } else if (name === "answer") {
+        const reply = JSON.parse(data);
+        showAnswer(reply);
+        status.textContent = `Answered in ${((performance.now() - started) / 1000).toFixed(1)} s`;
+        document.body.dataset.answered = "true";
+      } else if (name === "error") {
+        status.textContent = errorText({ data: JSON.parse(data) });
+        status.className = "error";
+      }
+    });
+  } catch (e) {
+    if (e.name !== "AbortError") {
+      status.textContent = "The answer stopped: the connection to the server was lost.";
       status.className = "error";
     }
-  });
+  } finally {
+    answer.removeAttribute("aria-busy");
+  }
 }
 
 form.addEventListener("submit", (e) => {
@@ -140,14 +150,13 @@ form.addEventListener("submit", (e) => {
   ask(q);
 });
 question.addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey) {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     form.requestSubmit();
   }
 });
+// A link may carry a question; it is filled in, never run (a page elsewhere must not be able
+// to start a generation).
 const initial = new URLSearchParams(location.search).get("q");
-if (initial) {
-  question.value = initial;
-  ask(initial);
-}
+if (initial) question.value = initial;
 ready();

@@ -1,7 +1,7 @@
 // `/graph`: the link graph on a canvas. A force layout (repulsion on a grid of cells, so
 // 2,000 nodes stay interactive) runs a bounded number of steps; drag pans, the wheel zooms,
 // a click on a node opens its note. The node list beside it is for screen readers.
-import { api, el, docHref, errorText, ready } from "./app.js";
+import { api, el, docHref, errorText, fillCollections, ready } from "./app.js";
 
 const canvas = document.getElementById("graph-canvas");
 const ctx = canvas.getContext("2d");
@@ -159,12 +159,15 @@ function nodeAt(px, py) {
   return best;
 }
 
+let loads = 0;
 async function load() {
+  const mine = ++loads;
   statusEl.textContent = "Loading…";
   const p = new URLSearchParams({ limit: "2000", linkedOnly: "false" });
   if (collection.value) p.set("collection", collection.value);
   if (similar.checked) p.set("includeSimilar", "true");
   const r = await api(`/api/graph?${p}`);
+  if (mine !== loads) return; // a newer filter asked meanwhile
   if (!r.ok) {
     statusEl.textContent = errorText(r);
     return;
@@ -242,8 +245,7 @@ window.addEventListener("resize", () => {
 collection.addEventListener("change", load);
 similar.addEventListener("change", load);
 
-const cols = await api("/api/collections");
-if (cols.ok) for (const c of cols.data) collection.append(el("option", { value: c.name }, c.name));
+await fillCollections(collection);
 // Where a node is on screen (page coordinates): lets the browser tests click a node.
 window.__svcGraph = {
   count: () => nodes.length,

@@ -1,6 +1,6 @@
 // `/new`: create a note (optionally from a note preset) or capture a quick one; opens the
 // note once it is indexed.
-import { api, el, docHref, errorText, waitForJob, ready } from "./app.js";
+import { api, el, docHref, errorText, fillCollections, waitForJob, ready } from "./app.js";
 
 const create = document.getElementById("create-form");
 const capture = document.getElementById("capture-form");
@@ -9,7 +9,9 @@ const preset = document.getElementById("new-preset");
 const status = document.getElementById("new-status");
 
 async function openWhenIndexed(reply) {
-  if (reply.jobId) await waitForJob(reply.jobId, () => {}, { timeoutMs: 30000 });
+  // A created note names its job `jobId`; a capture, `sync.jobId`.
+  const job = reply.jobId || (reply.sync && reply.sync.jobId);
+  if (job) await waitForJob(job, () => {}, { timeoutMs: 30000 });
   location.href = docHref(reply.docUri || reply.uri);
 }
 
@@ -41,12 +43,10 @@ capture.addEventListener("submit", async (e) => {
   await openWhenIndexed(r.data);
 });
 
-const [cols, presets] = await Promise.all([api("/api/collections"), api("/api/note-presets")]);
-if (cols.ok) {
-  for (const c of cols.data) collection.append(el("option", { value: c.name }, c.name));
-  const wanted = new URLSearchParams(location.search).get("collection");
-  if (wanted) collection.value = wanted;
-  if (!cols.data.length) status.textContent = "Add a collection first (Collections page).";
-}
+const [names, presets] = await Promise.all([
+  fillCollections(collection, new URLSearchParams(location.search).get("collection") || ""),
+  api("/api/note-presets"),
+]);
+if (!names.length) status.textContent = "Add a collection first (Collections page).";
 if (presets.ok) for (const p of presets.data.presets) preset.append(el("option", { value: p.id, title: p.description }, p.label));
 ready();

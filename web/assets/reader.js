@@ -1,7 +1,7 @@
 // `/doc`: edit and save with the source hash (a conflict shows both versions and never
 // overwrites silently), rename and move through the refactor plan, deactivate, live refresh,
 // and the pdf.js viewer for PDFs.
-import { api, el, docHref, errorText, onEvents, ready } from "./app.js";
+import { api, el, docHref, errorText, onEvents, ready, sha256Hex, waitForJob } from "./app.js";
 
 const article = document.getElementById("reader");
 const status = document.getElementById("doc-status");
@@ -16,14 +16,13 @@ function say(text, kind = "") {
   status.className = kind;
 }
 
-/** The file as it is on disk, and its hash (from the catalog's view of it). */
+/** The file as it is on disk, and the hash of exactly those bytes (the index may not have
+ * seen a change made by another program yet, so its hash is not used). */
 async function diskVersion() {
-  const [raw, meta] = await Promise.all([
-    fetch(`/api/doc-asset?uri=${encodeURIComponent(uri)}`, { cache: "no-store" }),
-    api(`/api/doc?uri=${encodeURIComponent(uri)}`),
-  ]);
-  if (!raw.ok || !meta.ok) return null;
-  return { text: await raw.text(), hash: meta.data.source.sourceHash };
+  const raw = await fetch(`/api/doc-asset?uri=${encodeURIComponent(uri)}`, { cache: "no-store" });
+  if (!raw.ok) return null;
+  const bytes = await raw.arrayBuffer();
+  return { text: new TextDecoder().decode(bytes), hash: await sha256Hex(bytes) };
 }
 
 function setupEditor() {
@@ -41,6 +40,7 @@ function setupEditor() {
     }
     hash = disk.hash;
     text.value = disk.text;
+    text.dataset.loaded = disk.text;
     editing = true;
     editor.hidden = false;
     conflict.hidden = true;
@@ -57,16 +57,20 @@ function setupEditor() {
     const r = await api(docPath, { method: "PUT", body: { uri, content: text.value, expectedSourceHash: expected } });
     if (r.ok) {
       hash = r.data.version.sourceHash;
-      say("Saved.", "ok");
+      editing = false;
+      say("Saved; indexing…", "ok");
+      await waitForJob(r.data.jobId, () => {}, { timeoutMs: 30000 });
       location.reload();
       return;
     }
     if (r.status === 409 && r.data.error.code === "CONFLICT") {
       const disk = await diskVersion();
+      const details = r.data.error.details || {};
+      const current = details.currentVersion ? details.currentVersion.sourceHash : disk ? disk.hash : "";
       document.getElementById("conflict-mine").textContent = text.value;
       document.getElementById("conflict-theirs").textContent = disk ? disk.text : "(unavailable)";
       conflict.hidden = false;
-      conflict.dataset.theirsHash = disk ? disk.hash : "";
+      conflict.dataset.theirsHash = current;
       conflict.dataset.theirsText = disk ? disk.text : "";
       say("Not saved: the file changed on disk since you opened it.", "error");
       conflict.scrollIntoView({ block: "nearest" });
@@ -83,6 +87,10 @@ function setupEditor() {
     hash = conflict.dataset.theirsHash;
     conflict.hidden = true;
     say("Loaded the version on disk.", "ok");
+  });
+  // Leaving with unsaved text asks first.
+  window.addEventListener("beforeunload", (e) => {
+    if (editing && text.value !== text.dataset.loaded) e.preventDefault();
   });
   text.addEventListener("keydown", (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s") {
@@ -103,6 +111,7 @@ function setupRefactor() {
   const apply = document.getElementById("apply-button");
   let op = "rename";
   let plan = null;
+  let planned = null; // the fields the plan was made for: Apply sends exactly these
   const fields = () => (op === "rename" ? { name: name.value.trim() } : { folderPath: folder.value.trim() });
   const openFor = (which) => {
     op = which;
@@ -116,6 +125,12 @@ function setupRefactor() {
     dialog.showModal();
     (which === "rename" ? name : folder).focus();
   };
+  for (const input of [name, folder]) {
+    input.addEventListener("input", () => {
+      plan = null;
+      apply.disabled = true;
+    });
+  }
   document.getElementById("rename-button").addEventListener("click", () => openFor("rename"));
   document.getElementById("move-button").addEventListener("click", () => openFor("move"));
   document.getElementById("close-refactor").addEventListener("click", () => dialog.close());
@@ -126,6 +141,7 @@ function setupRefactor() {
       return;
     }
     plan = r.data;
+    planned = fields();
     const w = plan.refactorWarnings;
     output.replaceChildren(
       el("p", {}, `${plan.source.relPath} → ${plan.nextRelPath}`),
@@ -141,7 +157,7 @@ function setupRefactor() {
     savingUntil = Date.now() + 5000;
     const r = await api(`${docPath}/${op}`, {
       method: "POST",
-      body: { uri, ...fields(), planDigest: plan.planDigest, schemaVersion: "1.0", confirmation: "apply" },
+      body: { uri, ...planned, planDigest: plan.planDigest, schemaVersion: "1.0", confirmation: "apply" },
     });
     if (!r.ok) {
       output.append(el("p", { class: "error" }, errorText(r)));
@@ -154,7 +170,7 @@ function setupRefactor() {
 function setupDeactivate() {
   document.getElementById("deactivate-button").addEventListener("click", async () => {
     if (!confirm("Deactivate this note? It leaves the index; the file stays on disk.")) return;
-    const r = await api(`${docPath}/deactivate`, { method: "POST", body: { uri } });
+    const r = await api(`${docPath}/deactivate?uri=${encodeURIComponent(uri)}`, { method: "POST" });
     if (r.ok) location.href = "/";
     else say(errorText(r), "error");
   });

@@ -1,6 +1,6 @@
 // `/`: search as you type (keyword, hybrid or vector), filters and tag facets in the URL,
 // arrows move through the results, Enter opens one.
-import { api, el, docHref, debounce, errorText, onEvents, ready } from "./app.js";
+import { api, el, docHref, debounce, errorText, fillCollections, onEvents, ready } from "./app.js";
 
 const form = document.getElementById("search-form");
 const q = document.getElementById("q");
@@ -88,7 +88,7 @@ async function run() {
   results.replaceChildren(
     ...hits.map((hit) =>
       el("li", {},
-        el("a", { href: docHref(hit.uri), class: "result" },
+        el("a", { href: docHref(hit.uri, hit.line), class: "result" },
           el("span", { class: "title" }, hit.title || hit.source.relPath),
           el("span", { class: "path" }, `${hit.collection}/${hit.source.relPath}`),
           el("span", { class: "snippet" }, highlighted(hit.snippet, query)),
@@ -108,11 +108,7 @@ async function run() {
 }
 
 async function loadFilters() {
-  const [cols, tags] = await Promise.all([api("/api/collections"), api("/api/tags")]);
-  if (cols.ok) {
-    for (const c of cols.data) collection.append(el("option", { value: c.name }, c.name));
-    collection.value = params.get("collection") || "";
-  }
+  const [, tags] = await Promise.all([fillCollections(collection, params.get("collection") || ""), api("/api/tags")]);
   if (tags.ok) paintTags(tags.data.tags);
 }
 

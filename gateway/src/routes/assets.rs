@@ -98,5 +98,9 @@ pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: Heade
     if let Some(r) = range {
         set(header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.start(), r.end()));
     }
+    // A file of a note's folder is data, never a page of this origin: opened directly, an
+    // HTML or SVG file runs no script and reaches nothing (an `<img>` or pdf.js fetch of it is
+    // unaffected).
+    set(header::CONTENT_SECURITY_POLICY, crate::security::ASSET_CSP.into());
     resp
 }

@@ -49,28 +49,32 @@ pub fn doc_href(uri: &str) -> String {
     format!("/doc?uri={}", utf8_percent_encode(uri, NON_ALPHANUMERIC))
 }
 
-fn asset_href(doc_uri: &str, path: &str) -> String {
-    format!(
-        "/api/doc-asset?uri={}&path={}",
-        utf8_percent_encode(doc_uri, NON_ALPHANUMERIC),
-        utf8_percent_encode(path, NON_ALPHANUMERIC)
-    )
+/// `/api/doc-asset` for a note's own file, or for a file beside it (`path`).
+pub fn asset_href(doc_uri: &str, path: Option<&str>) -> String {
+    let uri = utf8_percent_encode(doc_uri, NON_ALPHANUMERIC);
+    match path {
+        Some(p) => format!("/api/doc-asset?uri={uri}&path={}", utf8_percent_encode(p, NON_ALPHANUMERIC)),
+        None => format!("/api/doc-asset?uri={uri}"),
+    }
 }
 
-/// Text for an HTML attribute or element.
+/// Text for an HTML attribute or element (pulldown-cmark's own escaping).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    // Writing to a `String` cannot fail.
+    let _ = pulldown_cmark_escape::escape_html(&mut out, s);
     out
+}
+
+/// The id a heading of the note gets on the page: the worker's anchor behind a prefix, so
+/// a heading called "Editor" never takes the id of the page's own editor.
+pub fn heading_id(anchor: &str) -> String {
+    format!("h-{anchor}")
+}
+
+/// `#…` of a link into a note's section: the heading id of the anchor's slug.
+fn section_fragment(anchor: &str) -> String {
+    format!("#{}", heading_id(&protocol::anchor::section_anchor(anchor)))
 }
 
 fn has_scheme(dest: &str) -> Option<&str> {
@@ -86,13 +90,14 @@ fn has_scheme(dest: &str) -> Option<&str> {
 fn link_start(dest: &str, wiki: bool, links: &LinkTargets) -> String {
     let anchor = dest.split_once('#').map(|(_, a)| a).filter(|a| !a.is_empty());
     let with_anchor = |href: String| match anchor {
-        Some(a) => format!("{href}#{}", utf8_percent_encode(a, NON_ALPHANUMERIC)),
+        Some(a) => format!("{href}{}", section_fragment(&percent_encoding::percent_decode_str(a).decode_utf8_lossy())),
         None => href,
     };
+    // A section of this note, wiki (`[[#Part]]`) or Markdown (`[x](#part)`).
+    if let Some(a) = dest.strip_prefix('#') {
+        return format!("<a href=\"{}\">", escape(&section_fragment(a)));
+    }
     if !wiki {
-        if dest.starts_with('#') {
-            return format!("<a href=\"{}\">", escape(dest));
-        }
         match has_scheme(dest).map(|s| s.to_ascii_lowercase()) {
             Some(s) if s == "http" || s == "https" || s == "mailto" => {
                 return format!("<a href=\"{}\" rel=\"noopener noreferrer\" class=\"external\">", escape(dest));
@@ -117,8 +122,9 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_WIKILINKS
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+    // The front matter's text, parsed once at its end (CRLF text comes in several events).
+    let mut meta: Option<String> = None;
     let mut front_matter = Vec::new();
-    let mut in_meta = false;
     let mut heading = 0usize;
     // Inside an image: its alt text is collected, then one `<img>` is written.
     let mut image: Option<(String, String)> = None;
@@ -151,16 +157,21 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
             continue;
         }
         match ev {
-            Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)) => in_meta = true,
-            Event::End(TagEnd::MetadataBlock(_)) => in_meta = false,
-            Event::Text(t) if in_meta => front_matter.extend(front_matter_pairs(&t)),
+            Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)) => meta = Some(String::new()),
+            Event::End(TagEnd::MetadataBlock(_)) => front_matter = front_matter_pairs(&meta.take().unwrap_or_default()),
+            Event::Text(t) if meta.is_some() => meta.get_or_insert_with(String::new).push_str(&t),
+            // Footnotes keep their pairing under a prefix of their own.
+            Event::FootnoteReference(label) => events.push(Event::FootnoteReference(format!("fn-{label}").into())),
+            Event::Start(Tag::FootnoteDefinition(label)) => {
+                events.push(Event::Start(Tag::FootnoteDefinition(format!("fn-{label}").into())))
+            }
             // Raw HTML is shown as text; a block of it as preformatted text (one element, as
             // `block_lines` counts it).
             Event::Start(Tag::HtmlBlock) => events.push(Event::Html(CowStr::from("<pre class=\"raw-html\">"))),
             Event::End(TagEnd::HtmlBlock) => events.push(Event::Html(CowStr::from("</pre>"))),
             Event::Html(h) | Event::InlineHtml(h) => events.push(Event::Text(h)),
             Event::Start(Tag::Heading { level, id: _, classes, attrs }) => {
-                let id = anchors.get(heading).map(|a| CowStr::from(a.clone()));
+                let id = anchors.get(heading).map(|a| CowStr::from(heading_id(a)));
                 heading += 1;
                 events.push(Event::Start(Tag::Heading { level, id, classes, attrs }));
             }
@@ -206,7 +217,11 @@ fn image_html(src: &str, alt: &str, doc_uri: &str) -> String {
         Some(_) => format!("<span class=\"blocked\">[image: {}]</span>", escape(alt)),
         None => {
             let path = percent_encoding::percent_decode_str(src).decode_utf8_lossy();
-            format!("<img src=\"{}\" alt=\"{}\" loading=\"lazy\">", escape(&asset_href(doc_uri, &path)), escape(alt))
+            format!(
+                "<img src=\"{}\" alt=\"{}\" loading=\"lazy\">",
+                escape(&asset_href(doc_uri, Some(&path))),
+                escape(alt)
+            )
         }
     }
 }
@@ -269,7 +284,7 @@ mod tests {
         assert!(r.html.contains("/doc?uri=svc%3A%2F%2Fnotes%2Fsub%2Fb%2Emd"), "{}", r.html);
         assert!(r.html.contains("href=\"https://example.org\" rel=\"noopener noreferrer\""), "{}", r.html);
         assert!(!r.html.contains("javascript:"), "{}", r.html);
-        assert!(r.html.contains("other%20note%2Emd#Part\""), "{}", r.html);
+        assert!(r.html.contains("other%20note%2Emd#h-part\""), "{}", r.html);
         assert!(r.html.contains(">alias</a>"), "{}", r.html);
     }
 
@@ -291,9 +306,22 @@ mod tests {
             &["one".into(), "two".into()],
         );
         assert_eq!(r.front_matter, vec![("title".into(), "T".into()), ("tags".into(), "a, b".into())]);
-        assert!(r.html.contains("<h1 id=\"one\">One</h1>"), "{}", r.html);
-        assert!(r.html.contains("<h2 id=\"two\">Two</h2>"), "{}", r.html);
+        assert!(r.html.contains("<h1 id=\"h-one\">One</h1>"), "{}", r.html);
+        assert!(r.html.contains("<h2 id=\"h-two\">Two</h2>"), "{}", r.html);
         assert!(!r.html.contains("title: T"), "{}", r.html);
+    }
+
+    #[test]
+    fn crlf_front_matter_keeps_its_lists_and_note_ids_never_collide_with_the_page() {
+        let md = "---\r\ntitle: T\r\ntags:\r\n  - a\r\n  - b\r\n---\r\n# Editor\r\n\r\nSee [[#My Part]] and [x](#Editor) and a note[^1].\r\n\r\n[^1]: The note.\r\n";
+        let r = render(md, "svc://n/a.md", &links(), &["editor".into()]);
+        assert_eq!(r.front_matter, vec![("title".into(), "T".into()), ("tags".into(), "a, b".into())]);
+        assert!(r.html.contains("<h1 id=\"h-editor\">"), "{}", r.html);
+        assert!(!r.html.contains("id=\"editor\""), "{}", r.html);
+        assert!(r.html.contains("href=\"#h-editor\""), "{}", r.html);
+        assert!(r.html.contains("href=\"#h-my-part\""), "{}", r.html);
+        assert!(r.html.contains("id=\"fn-1\""), "{}", r.html);
+        assert!(r.html.contains("href=\"#fn-1\""), "{}", r.html);
     }
 
     #[test]

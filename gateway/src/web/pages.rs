@@ -61,7 +61,7 @@ pub async fn ask() -> HtmlPage {
                     button type="submit" { "Ask" }
                 }
             }
-            section #answer-panel aria-live="polite" {
+            section #answer-panel {
                 p #ask-status role="status" {}
                 div #answer.answer {}
                 ol #citations.citations {}

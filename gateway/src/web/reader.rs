@@ -3,7 +3,7 @@
 //! files show their extracted text. Editing, refactors and live refresh are `reader.js`.
 
 use super::layout::{error_page, page, HtmlPage, Nav, Script};
-use super::markdown::{doc_href, render, LinkTargets};
+use super::markdown::{asset_href, doc_href, heading_id, render, LinkTargets};
 use crate::error::status_of;
 use crate::extract::Params;
 use crate::AppState;
@@ -75,7 +75,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
     }
     let anchors: Vec<String> = sections.iter().map(|s| s.anchor.clone()).collect();
     let rendered = (view == View::Markdown).then(|| render(&doc.content, &doc.uri, &targets, &anchors));
-    let asset = format!("/api/doc-asset?uri={}", utf8_percent_encode(&doc.uri, NON_ALPHANUMERIC));
+    let asset = asset_href(&doc.uri, None);
 
     let body = html! {
         div.reader-layout {
@@ -129,7 +129,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                     nav.outline aria-label="Outline" {
                         h2 { "Outline" }
                         ul {
-                            @for sec in sections.iter().take(SIDE_LIST_MAX) { li.(format!("level-{}", sec.level)) { a href=(format!("#{}", sec.anchor)) { (sec.title) } } }
+                            @for sec in sections.iter().take(SIDE_LIST_MAX) { li.(format!("level-{}", sec.level)) { a href=(format!("#{}", heading_id(&sec.anchor))) { (sec.title) } } }
                             (more(sections.len(), "headings"))
                         }
                     }

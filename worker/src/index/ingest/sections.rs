@@ -2,32 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::canonical::nfc;
 use super::scan::Heading;
 use super::{to_u32, Section};
-
-/// Anchor for a heading title: NFC, lowercase, keep letters, digits, '-',
-/// '_' and spaces (whitespace becomes '-'), collapse and trim '-';
-/// "section" if nothing is left.
-pub fn section_anchor(title: &str) -> String {
-    let lower = nfc(title).to_lowercase();
-    let mut out = String::with_capacity(lower.len());
-    for c in lower.chars() {
-        if c.is_alphanumeric() || c == '_' {
-            out.push(c);
-        } else if (c == '-' || c.is_whitespace()) && !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    while out.ends_with('-') {
-        out.pop();
-    }
-    if out.is_empty() {
-        "section".to_string()
-    } else {
-        out
-    }
-}
+pub use protocol::anchor::section_anchor;
 
 /// Builds sections with unique anchors ("x", "x-2", "x-3", ...).
 pub(super) fn build_sections(headings: &[Heading], line_offset: u32) -> Vec<Section> {
@@ -64,20 +41,6 @@ pub(super) fn build_sections(headings: &[Heading], line_offset: u32) -> Vec<Sect
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn anchors() {
-        assert_eq!(section_anchor("Hello World"), "hello-world");
-        assert_eq!(section_anchor("  C++ & Rust: a -- b  "), "c-rust-a-b");
-        assert_eq!(section_anchor("snake_case Name"), "snake_case-name");
-        assert_eq!(section_anchor("Ünïcode Straße 日本"), "ünïcode-straße-日本");
-        assert_eq!(section_anchor("e\u{301}te\u{301}"), "été");
-        assert_eq!(section_anchor("!!!"), "section");
-        assert_eq!(section_anchor(""), "section");
-        assert_eq!(section_anchor("-a-"), "a");
-        assert_eq!(section_anchor("1. Intro"), "1-intro");
-        assert_eq!(section_anchor("a\tb"), "a-b");
-    }
 
     fn h(text: &str, line: usize, level: u8) -> Heading {
         Heading { level, start_line: line, end_line: line, text: text.to_string(), atx: true }
