@@ -64,9 +64,12 @@ pub struct AnswerContext {
 pub enum CitationVia {
     /// The answer cites the source with an `[n]` marker.
     Marker,
-    /// A sentence of the answer without a marker holds the source's words (at least 80 % of
+    /// A sentence of the answer without a marker holds the source's words (at least half of
     /// its content words and all its numbers, nothing contradicting): the source is credited.
     Attribution,
+    /// A sentence of the answer without a marker, whose words no source holds, is closest in
+    /// meaning to a sentence of the source (embedding cosine at least 0.6).
+    Similarity,
     /// Verified mode: the source supports a verified claim.
     Verification,
 }

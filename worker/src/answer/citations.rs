@@ -1,6 +1,7 @@
 //! The sources an answer cites: its `[n]` markers (`[2]`, `[1, 3]` or `[1][2]`, each number a
 //! source's position in the prompt, from 1), and for sentences without a marker the source
-//! whose words they hold (the small default generator rarely writes markers).
+//! whose words they hold, else the source closest to them in meaning (the small default
+//! generator rarely writes markers, and paraphrases).
 
 use super::claims;
 
@@ -30,14 +31,73 @@ const ATTRIBUTION_COVERAGE: f64 = 0.5;
 /// source numbers in order of first credit.
 pub fn attributed(answer: &str, sources: &[&str]) -> Vec<usize> {
     let mut out = Vec::new();
-    for claim in claims::split(answer).iter().filter(|c| c.markers.is_empty() && c.is_substantive()) {
-        let best = sources
-            .iter()
-            .enumerate()
-            .map(|(i, text)| (i + 1, claims::lexical(&claim.plain, text)))
-            .filter(|(_, l)| l.coverage >= ATTRIBUTION_COVERAGE && l.numbers_present && !l.conflicts)
-            .max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage).then(b.0.cmp(&a.0)));
-        if let Some((n, _)) = best {
+    for claim in unmarked(answer) {
+        if let Some(n) = by_words(&claim.plain, sources) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// The substantive sentences of `answer` without a marker.
+fn unmarked(answer: &str) -> Vec<claims::Claim> {
+    claims::split(answer).into_iter().filter(|c| c.markers.is_empty() && c.is_substantive()).collect()
+}
+
+/// The source holding the largest share of `sentence`'s words, as [`attributed`] credits it.
+fn by_words(sentence: &str, sources: &[&str]) -> Option<usize> {
+    sources
+        .iter()
+        .enumerate()
+        .map(|(i, text)| (i + 1, claims::lexical(sentence, text)))
+        .filter(|(_, l)| l.coverage >= ATTRIBUTION_COVERAGE && l.numbers_present && !l.conflicts)
+        .max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage).then(b.0.cmp(&a.0)))
+        .map(|(n, _)| n)
+}
+
+/// Cosine (unit vectors) between a sentence of the answer and a sentence of a source at or
+/// above which the source is credited by meaning: the similarity verified mode asks of a
+/// supported claim.
+pub const ATTRIBUTION_SIMILARITY: f64 = 0.6;
+
+/// Sentences of `answer` without a marker that [`attributed`] credits to no source are
+/// credited to the source with the sentence closest in meaning, at least
+/// [`ATTRIBUTION_SIMILARITY`] (ties to the earlier source). `embed` gives unit vectors, one
+/// per text, or `None` when no embedder is at hand (then nothing is credited this way).
+pub fn attributed_by_meaning(
+    answer: &str,
+    sources: &[&str],
+    embed: &dyn Fn(&[&str]) -> Option<Vec<Vec<f32>>>,
+) -> Vec<usize> {
+    let open: Vec<String> =
+        unmarked(answer).into_iter().filter(|c| by_words(&c.plain, sources).is_none()).map(|c| c.plain).collect();
+    if open.is_empty() || sources.is_empty() {
+        return Vec::new();
+    }
+    // One call: the open sentences, then every sentence of every source.
+    let mut texts: Vec<String> = open.clone();
+    let mut owner: Vec<usize> = Vec::new();
+    for (i, text) in sources.iter().enumerate() {
+        for s in claims::sentences(text) {
+            texts.push(s);
+            owner.push(i + 1);
+        }
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let Some(vectors) = embed(&refs).filter(|v| v.len() == refs.len()) else { return Vec::new() };
+    let (asked, passages) = vectors.split_at(open.len());
+    let mut out = Vec::new();
+    for sentence in asked {
+        let mut best: Option<(f64, usize)> = None;
+        for (v, &n) in passages.iter().zip(&owner) {
+            let sim: f64 = sentence.iter().zip(v).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+            if best.is_none_or(|(b, _)| sim > b) {
+                best = Some((sim, n));
+            }
+        }
+        if let Some((_, n)) = best.filter(|(sim, _)| *sim >= ATTRIBUTION_SIMILARITY) {
             if !out.contains(&n) {
                 out.push(n);
             }
@@ -66,6 +126,26 @@ mod tests {
         assert_eq!(attributed("The capital of France is Paris. Hello there.", &sources), vec![2]);
         assert_eq!(attributed("Paris is the capital [3].", &sources), Vec::<usize>::new(), "marked: not attributed");
         assert_eq!(attributed("Berlin is the capital of Germany.", &sources), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn sentences_no_source_holds_the_words_of_are_credited_by_meaning() {
+        let sources = ["Tomatoes need sun.", "Paris is the capital of France.", "Cats sleep a lot."];
+        // A stand-in embedder: a sentence about Paris points one way, anything else another.
+        let embed = |texts: &[&str]| -> Option<Vec<Vec<f32>>> {
+            Some(
+                texts
+                    .iter()
+                    .map(|t| if t.contains("Paris") || t.contains("French") { vec![1.0, 0.0] } else { vec![0.0, 1.0] })
+                    .collect(),
+            )
+        };
+        let answer = "The French seat of government is in Paris, on the Seine. Marked [1].";
+        assert_eq!(attributed(answer, &sources), Vec::<usize>::new(), "too few shared words");
+        assert_eq!(attributed_by_meaning(answer, &sources, &embed), vec![2]);
+        // Sentences credited by their words, or marked ones, are not looked at again.
+        assert_eq!(attributed_by_meaning("Paris is the capital of France.", &sources, &embed), Vec::<usize>::new());
+        assert_eq!(attributed_by_meaning(answer, &sources, &|_| None), Vec::<usize>::new(), "no embedder");
     }
 
     #[test]
