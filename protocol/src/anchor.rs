@@ -3,7 +3,9 @@
 
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
-fn nfc(s: &str) -> String {
+/// NFC-normalizes `s`, avoiding work when it is already NFC (the worker's canonical text
+/// uses it too).
+pub fn nfc(s: &str) -> String {
     if is_nfc_quick(s.chars()) == IsNormalized::Yes {
         s.to_string()
     } else {

@@ -62,15 +62,14 @@ fn by_words(sentence: &str, sources: &[&str]) -> Option<usize> {
 /// supported claim.
 pub const ATTRIBUTION_SIMILARITY: f64 = 0.6;
 
+/// Unit vectors for texts, one each, or `None` without an embedder.
+pub type Embed<'a> = &'a dyn Fn(&[&str]) -> Option<Vec<Vec<f32>>>;
+
 /// Sentences of `answer` without a marker that [`attributed`] credits to no source are
 /// credited to the source with the sentence closest in meaning, at least
 /// [`ATTRIBUTION_SIMILARITY`] (ties to the earlier source). `embed` gives unit vectors, one
 /// per text, or `None` when no embedder is at hand (then nothing is credited this way).
-pub fn attributed_by_meaning(
-    answer: &str,
-    sources: &[&str],
-    embed: &dyn Fn(&[&str]) -> Option<Vec<Vec<f32>>>,
-) -> Vec<usize> {
+pub fn attributed_by_meaning(answer: &str, sources: &[&str], embed: Embed<'_>) -> Vec<usize> {
     let open: Vec<String> =
         unmarked(answer).into_iter().filter(|c| by_words(&c.plain, sources).is_none()).map(|c| c.plain).collect();
     if open.is_empty() || sources.is_empty() {

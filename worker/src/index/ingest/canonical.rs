@@ -1,7 +1,6 @@
 //! Decoding, canonical text form and content hashing.
 
 use sha2::{Digest, Sha256};
-use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use super::IngestError;
 
@@ -16,14 +15,7 @@ pub fn decode_utf8(bytes: &[u8]) -> Result<String, IngestError> {
     }
 }
 
-/// NFC-normalizes `s`, avoiding work when it is already NFC.
-pub(super) fn nfc(s: &str) -> String {
-    if is_nfc_quick(s.chars()) == IsNormalized::Yes {
-        s.to_string()
-    } else {
-        s.nfc().collect()
-    }
-}
+pub(super) use protocol::anchor::nfc;
 
 /// Canonical text form: no BOM (no U+FEFF at all), LF line ends, NFC, no control chars except
 /// TAB and LF, no trailing spaces/tabs, at most one blank line in a row, no
