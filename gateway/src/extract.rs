@@ -22,8 +22,8 @@ fn clean(key: &str, s: &str) -> Result<String, ApiError> {
     Ok(s.to_string())
 }
 
-/// A JSON object body deserialized into `T` (one of [`crate::bodies`]). An empty body is an
-/// empty object; NUL bytes are refused anywhere in it; a field of the wrong type or an
+/// A JSON object body deserialized into `T` (one of [`crate::bodies`]). An empty body (no
+/// bytes at all) is an empty object; whitespace alone is not JSON; NUL bytes are refused anywhere in it; a field of the wrong type or an
 /// unknown enum value is a 400 `VALIDATION` that names the field.
 pub struct Body<T>(pub T);
 
@@ -64,7 +64,7 @@ async fn read_object(req: Request) -> Result<Value, ApiError> {
         return Err(too_large());
     }
     let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES).await.map_err(|_| too_large())?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    if bytes.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
     match serde_json::from_slice::<Value>(&bytes) {

@@ -100,6 +100,10 @@ async fn malformed_and_huge_bodies_answer_the_envelope() {
     assert_error(&send(request(Method::POST, "/api/search", "[1]")).await, 400, "VALIDATION");
     // An empty body is an empty object: here the query is missing.
     assert_error(&send(request(Method::POST, "/api/search", "")).await, 400, "VALIDATION");
+    // Whitespace alone is not JSON (nor an empty body), whatever the route would accept.
+    let blank = send(request(Method::POST, "/api/sync", "\n")).await;
+    assert_error(&blank, 400, "VALIDATION");
+    assert_eq!(blank.body["error"]["message"], "Invalid JSON body");
     let mut big = request(Method::POST, "/api/search", "{}");
     big.headers_mut().insert(header::CONTENT_LENGTH, (64 * 1024 * 1024).to_string().parse().expect("a header"));
     assert_error(&send(big).await, 413, "PAYLOAD_TOO_LARGE");

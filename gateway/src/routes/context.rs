@@ -36,7 +36,8 @@ async fn ask(s: &AppState, r: Request) -> Result<Vec<u8>, ApiError> {
 /// Compiles a Context Capsule: exact, hashed passages for a goal within a token budget
 /// that covers the whole payload. Deterministic for the same index and request.
 #[utoipa::path(post, path = "/api/context", tag = "evidence", request_body = ContextBody,
-    responses((status = 200, description = "The capsule (`context-capsule-v1@1.1`), canonical JSON; `format: md` answers text/markdown", body = Capsule),
+    responses((status = 200, description = "The capsule (`context-capsule-v1@1.1`), canonical JSON; `format: md` answers text/markdown",
+                content((Capsule = "application/json"), (String = "text/markdown"))),
               (status = 400, description = "invalid_input, invalid_goal, invalid_budget, invalid_filter or invalid_uri", body = ErrorEnvelope),
               (status = 404, description = "no_evidence", body = ErrorEnvelope),
               (status = 409, description = "index_changed_during_compile", body = ErrorEnvelope),
@@ -61,7 +62,8 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
 /// `stale` or `missing`, ranking and fingerprint drift. A capsule whose bytes do not match
 /// its identity fails with `identity_mismatch` before any evidence is read.
 #[utoipa::path(post, path = "/api/context/verify", tag = "evidence", request_body = VerifyBody,
-    responses((status = 200, description = "The receipt (`context-capsule-verification@1.0`); `format: md` answers text/markdown", body = CapsuleReceipt),
+    responses((status = 200, description = "The receipt (`context-capsule-verification@1.0`); `format: md` answers text/markdown",
+                content((CapsuleReceipt = "application/json"), (String = "text/markdown"))),
               (status = 400, description = "invalid_input or identity_mismatch", body = ErrorEnvelope),
               (status = 409, description = "index_snapshot_mismatch: the capsule is from another index", body = ErrorEnvelope),
               (status = 500, description = "content_load_failed or runtime_error", body = ErrorEnvelope)))]
