@@ -42,8 +42,14 @@ async function refresh() {
   if (!cols.data.length) tbody.append(el("tr", {}, el("td", { colspan: 4 }, "No collections yet: add a folder above.")));
 }
 
-async function track(jobId, label, collection) {
+/** Counts the job's notes from here on (called before the request that starts it, so no
+ * event of a quick job is missed). */
+function startCounting(label, collection) {
   indexed = 0;
+  tracking = { label, collection };
+}
+
+async function track(jobId, label, collection) {
   tracking = { label, collection };
   progress.hidden = false;
   progress.removeAttribute("value");
@@ -62,8 +68,10 @@ async function track(jobId, label, collection) {
 }
 
 async function sync(name) {
+  startCounting(`Sync of ${name}`, name);
   const r = await api("/api/sync", { method: "POST", body: { collection: name } });
   if (!r.ok) {
+    tracking = null;
     status.textContent = errorText(r);
     return;
   }
@@ -81,8 +89,10 @@ form.addEventListener("submit", async (e) => {
   e.preventDefault();
   const body = { path: pathInput.value.trim() };
   if (nameInput.value.trim()) body.name = nameInput.value.trim();
+  startCounting("Indexing", body.name || null);
   const r = await api("/api/collections", { method: "POST", body });
   if (!r.ok) {
+    tracking = null;
     status.textContent = errorText(r);
     return;
   }
