@@ -15,6 +15,7 @@ mod frame;
 mod ids;
 mod messages;
 pub mod socket;
+pub mod source_kind;
 pub mod time_fmt;
 pub mod uri;
 

@@ -7,7 +7,7 @@ const article = document.getElementById("reader");
 const status = document.getElementById("doc-status");
 const uri = article ? article.dataset.uri : null;
 const docPath = article ? `/api/docs/${encodeURIComponent(article.dataset.docid)}` : null;
-let hash = article ? article.dataset.sourceHash : null;
+let hash = null; // of the bytes the editor loaded (set when it opens)
 let editing = false;
 let savingUntil = 0;
 

@@ -11,6 +11,7 @@ use axum::extract::State;
 use maud::{html, Markup, PreEscaped};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use protocol::api::{BacklinksResponse, DocResponse, LinksResponse, SectionsResponse, SimilarResponse};
+use protocol::source_kind::{is_text_note, source_kind, SourceKind};
 use protocol::{ApiError, DocRef, Request, SimilarQuery};
 use serde::de::DeserializeOwned;
 
@@ -24,21 +25,12 @@ enum View {
 
 impl View {
     fn of(doc: &DocResponse) -> View {
-        match ext(doc).as_str() {
-            "md" | "markdown" | "mdx" => View::Markdown,
-            "pdf" => View::Pdf,
+        match source_kind(&doc.rel_path) {
+            Some(SourceKind::Markdown) => View::Markdown,
+            Some(SourceKind::Pdf) => View::Pdf,
             _ => View::Text,
         }
     }
-}
-
-fn ext(doc: &DocResponse) -> String {
-    doc.source.ext.trim_start_matches('.').to_ascii_lowercase()
-}
-
-/// Text files svc can write back (a PDF's or DOCX's text is derived, not editable).
-fn editable(doc: &DocResponse) -> bool {
-    matches!(ext(doc).as_str(), "md" | "markdown" | "mdx" | "txt" | "text")
 }
 
 async fn fetch<T: DeserializeOwned>(s: &AppState, req: Request) -> Result<T, ApiError> {
@@ -79,8 +71,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
 
     let body = html! {
         div.reader-layout {
-            article #reader.reader data-docid=(doc.docid) data-uri=(doc.uri) data-rel-path=(doc.rel_path) data-source-hash=(doc.source.source_hash)
-                data-modified-at=(doc.source.modified_at) data-editable=[editable(&doc).then_some("true")] {
+            article #reader.reader data-docid=(doc.docid) data-uri=(doc.uri) data-rel-path=(doc.rel_path) {
                 header.doc-head {
                     h1 #doc-title { (doc.title) }
                     p.doc-path { span.collection { (doc.collection) } " / " (doc.rel_path) " · modified " time { (doc.source.modified_at) } }
@@ -88,7 +79,8 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                         ul.tags aria-label="Tags" { @for t in &doc.tags { li { a href=(format!("/?tag={}", utf8_percent_encode(t, NON_ALPHANUMERIC))) { "#" (t) } } } }
                     }
                     div.toolbar role="toolbar" aria-label="Note actions" {
-                        @if editable(&doc) { button #edit-button type="button" { "Edit" } }
+                        // A PDF's or DOCX's text is derived: only text notes are edited.
+                        @if is_text_note(&doc.rel_path) { button #edit-button type="button" { "Edit" } }
                         button #rename-button type="button" { "Rename" }
                         button #move-button type="button" { "Move" }
                         button #deactivate-button type="button" { "Deactivate" }
@@ -218,7 +210,6 @@ fn refactor_dialog() -> Markup {
         dialog #refactor-dialog aria-labelledby="refactor-title" {
             form #refactor-form method="dialog" {
                 h2 #refactor-title { "Rename" }
-                input #refactor-op type="hidden" value="rename";
                 label #refactor-name-label { "New file name " input #refactor-name type="text"; }
                 label #refactor-folder-label hidden { "Folder " input #refactor-folder type="text"; }
                 div.row {

@@ -43,45 +43,15 @@ impl From<rusqlite::Error> for SyncError {
     }
 }
 
-/// The kind of content a file holds, by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    Markdown,
-    PlainText,
-    /// Converted to text on indexing; never written through the API.
-    Pdf,
-    Docx,
-}
+pub use protocol::source_kind::{is_text_note, source_kind, SourceKind};
 
-impl SourceKind {
-    /// A text note that the API may create and edit (the others are converted documents).
-    pub fn is_text_note(self) -> bool {
-        matches!(self, SourceKind::Markdown | SourceKind::PlainText)
+/// The converter of a kind converted to text on indexing.
+fn converter(kind: SourceKind) -> Option<convert::Format> {
+    match kind {
+        SourceKind::Pdf => Some(convert::Format::Pdf),
+        SourceKind::Docx => Some(convert::Format::Docx),
+        SourceKind::Markdown | SourceKind::PlainText => None,
     }
-
-    fn converter(self) -> Option<convert::Format> {
-        match self {
-            SourceKind::Pdf => Some(convert::Format::Pdf),
-            SourceKind::Docx => Some(convert::Format::Docx),
-            SourceKind::Markdown | SourceKind::PlainText => None,
-        }
-    }
-}
-
-pub fn source_kind(rel: &str) -> Option<SourceKind> {
-    let ext = Path::new(rel).extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "md" | "markdown" | "mdx" => Some(SourceKind::Markdown),
-        "txt" | "text" => Some(SourceKind::PlainText),
-        "pdf" => Some(SourceKind::Pdf),
-        "docx" => Some(SourceKind::Docx),
-        _ => None,
-    }
-}
-
-/// Whether `rel` names a text note the API may create or edit.
-pub fn is_text_note(rel: &str) -> bool {
-    source_kind(rel).is_some_and(SourceKind::is_text_note)
 }
 
 pub fn mime_and_ext(rel: &str) -> (String, String) {
@@ -94,7 +64,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
         Some(SourceKind::Markdown) => "text/markdown".to_string(),
         Some(SourceKind::PlainText) => "text/plain".to_string(),
         Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => {
-            kind.converter().map(|f| f.mime()).unwrap_or_default().to_string()
+            converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
@@ -111,7 +81,7 @@ fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
 
 /// A file's text and, for converted documents, the title the converter found.
 fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Option<(String, Option<String>)> {
-    match kind.converter() {
+    match converter(kind) {
         None => ingest::decode_utf8(&bytes).ok().map(|t| (t, None)),
         Some(format) => match convert::convert(format, bytes) {
             Ok(c) => Some((c.text, c.title)),
@@ -696,19 +666,12 @@ mod tests {
     }
 
     #[test]
-    fn kinds_by_extension() {
-        assert_eq!(source_kind("a/b.MD"), Some(SourceKind::Markdown));
-        assert_eq!(source_kind("a.txt"), Some(SourceKind::PlainText));
-        assert_eq!(source_kind("a.PDF"), Some(SourceKind::Pdf));
-        assert_eq!(source_kind("a.docx"), Some(SourceKind::Docx));
-        assert_eq!(source_kind("a.doc"), None);
+    fn mime_types_by_kind() {
         assert_eq!(mime_and_ext("x.md"), ("text/markdown".into(), ".md".into()));
         assert_eq!(mime_and_ext("x.Pdf"), ("application/pdf".into(), ".pdf".into()));
         assert_eq!(
             mime_and_ext("d/x.docx"),
             ("application/vnd.openxmlformats-officedocument.wordprocessingml.document".into(), ".docx".into())
         );
-        assert!(is_text_note("a.md") && is_text_note("a.txt"));
-        assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));
     }
 }

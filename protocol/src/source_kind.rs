@@ -1,0 +1,54 @@
+//! What a file of a collection holds, by its extension: the one rule the worker indexes and
+//! writes by and the workspace shows and edits by.
+
+use std::path::Path;
+
+/// The kind of content a file holds, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Markdown,
+    PlainText,
+    /// Converted to text on indexing; never written through the API.
+    Pdf,
+    Docx,
+}
+
+impl SourceKind {
+    /// A text note that the API may create and edit (the others are converted documents).
+    pub fn is_text_note(self) -> bool {
+        matches!(self, SourceKind::Markdown | SourceKind::PlainText)
+    }
+}
+
+/// The kind of the file at `rel` (a path or a file name), `None` for any other extension.
+pub fn source_kind(rel: &str) -> Option<SourceKind> {
+    let ext = Path::new(rel).extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "md" | "markdown" | "mdx" => Some(SourceKind::Markdown),
+        "txt" | "text" => Some(SourceKind::PlainText),
+        "pdf" => Some(SourceKind::Pdf),
+        "docx" => Some(SourceKind::Docx),
+        _ => None,
+    }
+}
+
+/// Whether `rel` names a text note the API may create or edit.
+pub fn is_text_note(rel: &str) -> bool {
+    source_kind(rel).is_some_and(SourceKind::is_text_note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_extension() {
+        assert_eq!(source_kind("a/b.MD"), Some(SourceKind::Markdown));
+        assert_eq!(source_kind("a.txt"), Some(SourceKind::PlainText));
+        assert_eq!(source_kind("a.PDF"), Some(SourceKind::Pdf));
+        assert_eq!(source_kind("a.docx"), Some(SourceKind::Docx));
+        assert_eq!(source_kind("a.doc"), None);
+        assert!(is_text_note("a.md") && is_text_note("a.txt"));
+        assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));
+    }
+}
