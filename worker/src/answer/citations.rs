@@ -25,25 +25,39 @@ pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
 /// asks for 80 % and a semantic check).
 const ATTRIBUTION_COVERAGE: f64 = 0.5;
 
-/// A sentence of `answer` without a marker is credited to the source (texts, in prompt order)
+/// The sources the unmarked sentences of an answer are credited to, each in order of first
+/// credit.
+#[derive(Debug, Default, PartialEq)]
+pub struct Attributed {
+    /// Sources holding a sentence's words.
+    pub by_words: Vec<usize>,
+    /// Sources closest in meaning to a sentence whose words no source holds.
+    pub by_meaning: Vec<usize>,
+}
+
+/// Credits each sentence of `answer` without a marker: to the source (texts, in prompt order)
 /// that holds the largest share of its content words, at least [`ATTRIBUTION_COVERAGE`], and
-/// all its numbers, with nothing contradicting it (ties to the earlier source); returns the
-/// source numbers in order of first credit.
-pub fn attributed(answer: &str, sources: &[&str]) -> Vec<usize> {
-    let mut out = Vec::new();
-    for claim in unmarked(answer) {
-        if let Some(n) = by_words(&claim.plain, sources) {
-            if !out.contains(&n) {
-                out.push(n);
-            }
+/// all its numbers, with nothing contradicting it (ties to the earlier source); failing that,
+/// to the source with the sentence closest in meaning, at least [`ATTRIBUTION_SIMILARITY`].
+/// `embed` gives unit vectors, one per text, or `None` when no embedder is at hand (then
+/// nothing is credited by meaning).
+pub fn attributed(answer: &str, sources: &[&str], embed: Embed<'_>) -> Attributed {
+    let mut out = Attributed::default();
+    let mut open: Vec<String> = Vec::new();
+    for claim in claims::split(answer).into_iter().filter(|c| c.markers.is_empty() && c.is_substantive()) {
+        match by_words(&claim.plain, sources) {
+            Some(n) => push_new(&mut out.by_words, n),
+            None => open.push(claim.plain),
         }
     }
+    out.by_meaning = by_meaning(&open, sources, embed);
     out
 }
 
-/// The substantive sentences of `answer` without a marker.
-fn unmarked(answer: &str) -> Vec<claims::Claim> {
-    claims::split(answer).into_iter().filter(|c| c.markers.is_empty() && c.is_substantive()).collect()
+fn push_new(out: &mut Vec<usize>, n: usize) {
+    if !out.contains(&n) {
+        out.push(n);
+    }
 }
 
 /// The source holding the largest share of `sentence`'s words, as [`attributed`] credits it.
@@ -65,18 +79,13 @@ pub const ATTRIBUTION_SIMILARITY: f64 = 0.6;
 /// Unit vectors for texts, one each, or `None` without an embedder.
 pub type Embed<'a> = &'a dyn Fn(&[&str]) -> Option<Vec<Vec<f32>>>;
 
-/// Sentences of `answer` without a marker that [`attributed`] credits to no source are
-/// credited to the source with the sentence closest in meaning, at least
-/// [`ATTRIBUTION_SIMILARITY`] (ties to the earlier source). `embed` gives unit vectors, one
-/// per text, or `None` when no embedder is at hand (then nothing is credited this way).
-pub fn attributed_by_meaning(answer: &str, sources: &[&str], embed: Embed<'_>) -> Vec<usize> {
-    let open: Vec<String> =
-        unmarked(answer).into_iter().filter(|c| by_words(&c.plain, sources).is_none()).map(|c| c.plain).collect();
+/// The sources closest in meaning to the `open` sentences, as [`attributed`] credits them.
+fn by_meaning(open: &[String], sources: &[&str], embed: Embed<'_>) -> Vec<usize> {
     if open.is_empty() || sources.is_empty() {
         return Vec::new();
     }
     // One call: the open sentences, then every sentence of every source.
-    let mut texts: Vec<String> = open.clone();
+    let mut texts: Vec<String> = open.to_vec();
     let mut owner: Vec<usize> = Vec::new();
     for (i, text) in sources.iter().enumerate() {
         for s in claims::sentences(text) {
@@ -89,17 +98,9 @@ pub fn attributed_by_meaning(answer: &str, sources: &[&str], embed: Embed<'_>) -
     let (asked, passages) = vectors.split_at(open.len());
     let mut out = Vec::new();
     for sentence in asked {
-        let mut best: Option<(f64, usize)> = None;
-        for (v, &n) in passages.iter().zip(&owner) {
-            let sim: f64 = sentence.iter().zip(v).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
-            if best.is_none_or(|(b, _)| sim > b) {
-                best = Some((sim, n));
-            }
-        }
-        if let Some((_, n)) = best.filter(|(sim, _)| *sim >= ATTRIBUTION_SIMILARITY) {
-            if !out.contains(&n) {
-                out.push(n);
-            }
+        let candidates = passages.iter().map(Vec::as_slice).zip(owner.iter().copied());
+        if let Some((_, n)) = claims::closest(sentence, candidates).filter(|(sim, _)| *sim >= ATTRIBUTION_SIMILARITY) {
+            push_new(&mut out, n);
         }
     }
     out
@@ -119,12 +120,17 @@ mod tests {
         assert_eq!(markers("See [4] and [0] and [2].", 3), (vec![2], 2));
     }
 
+    /// Credits by words alone (no embedder at hand).
+    fn by_words_only(answer: &str, sources: &[&str]) -> Vec<usize> {
+        attributed(answer, sources, &|_| None).by_words
+    }
+
     #[test]
     fn unmarked_sentences_are_credited_to_the_source_holding_their_words() {
         let sources = ["Tomatoes need sun.", "Paris is the capital of France.", "Paris is big."];
-        assert_eq!(attributed("The capital of France is Paris. Hello there.", &sources), vec![2]);
-        assert_eq!(attributed("Paris is the capital [3].", &sources), Vec::<usize>::new(), "marked: not attributed");
-        assert_eq!(attributed("Berlin is the capital of Germany.", &sources), Vec::<usize>::new());
+        assert_eq!(by_words_only("The capital of France is Paris. Hello there.", &sources), vec![2]);
+        assert_eq!(by_words_only("Paris is the capital [3].", &sources), Vec::<usize>::new(), "marked: not attributed");
+        assert_eq!(by_words_only("Berlin is the capital of Germany.", &sources), Vec::<usize>::new());
     }
 
     #[test]
@@ -140,11 +146,12 @@ mod tests {
             )
         };
         let answer = "The French seat of government is in Paris, on the Seine. Marked [1].";
-        assert_eq!(attributed(answer, &sources), Vec::<usize>::new(), "too few shared words");
-        assert_eq!(attributed_by_meaning(answer, &sources, &embed), vec![2]);
+        let attributed_by_meaning = |a: &str, e: Embed<'_>| attributed(a, &sources, e).by_meaning;
+        assert_eq!(by_words_only(answer, &sources), Vec::<usize>::new(), "too few shared words");
+        assert_eq!(attributed_by_meaning(answer, &embed), vec![2]);
         // Sentences credited by their words, or marked ones, are not looked at again.
-        assert_eq!(attributed_by_meaning("Paris is the capital of France.", &sources, &embed), Vec::<usize>::new());
-        assert_eq!(attributed_by_meaning(answer, &sources, &|_| None), Vec::<usize>::new(), "no embedder");
+        assert_eq!(attributed_by_meaning("Paris is the capital of France.", &embed), Vec::<usize>::new());
+        assert_eq!(attributed_by_meaning(answer, &|_| None), Vec::<usize>::new(), "no embedder");
     }
 
     #[test]

@@ -193,6 +193,19 @@ fn negated(ws: &[String]) -> bool {
     ws.iter().any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
 }
 
+/// The candidate (`(unit vector, tag)`) closest in meaning to `v`: its cosine and tag (the first
+/// of equals).
+pub fn closest<'v, T: Copy>(v: &[f32], candidates: impl IntoIterator<Item = (&'v [f32], T)>) -> Option<(f64, T)> {
+    let mut best: Option<(f64, T)> = None;
+    for (c, tag) in candidates {
+        let sim: f64 = v.iter().zip(c).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+        if best.is_none_or(|(b, _)| sim > b) {
+            best = Some((sim, tag));
+        }
+    }
+    best
+}
+
 /// The sentences of a passage (for the conflict check and the semantic layer).
 pub fn sentences(passage: &str) -> Vec<String> {
     split(passage).into_iter().map(|c| c.plain).filter(|s| !s.is_empty()).collect()

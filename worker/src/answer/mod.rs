@@ -101,14 +101,14 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Ins
     };
     let (cited, unmatched) = generated.as_ref().map_or((Vec::new(), 0), |g| citations::markers(&g.text, sources.len()));
     let texts: Vec<&str> = sources.iter().map(|e| e.text.as_str()).collect();
-    let credited = generated.as_ref().map_or(Vec::new(), |g| citations::attributed(&g.text, &texts));
     let embed = |t: &[&str]| w.models.embedder().ok().and_then(|e| e.embed(t).ok());
-    let similar = generated.as_ref().map_or(Vec::new(), |g| citations::attributed_by_meaning(&g.text, &texts, &embed));
+    let credited = generated.as_ref().map_or_else(Default::default, |g| citations::attributed(&g.text, &texts, &embed));
     let marked = cited.into_iter().map(|n| (n, CitationVia::Marker));
     let attributed = credited
+        .by_words
         .into_iter()
         .map(|n| (n, CitationVia::Attribution))
-        .chain(similar.into_iter().map(|n| (n, CitationVia::Similarity)));
+        .chain(credited.by_meaning.into_iter().map(|n| (n, CitationVia::Similarity)));
     let mut citations: Vec<Citation> = Vec::new();
     for (n, via) in marked.chain(attributed) {
         if citations.iter().any(|c| c.index as usize == n) {

@@ -285,16 +285,11 @@ fn semantic_layer(
     };
     let mut verified = 0u32;
     for (k, (i, ns)) in candidates.iter().enumerate() {
-        let claim = &vectors[k];
-        let mut best: Option<(f64, usize)> = None;
-        for (n, range) in sentence_ranges.iter().filter(|(n, _)| ns.contains(n)) {
-            for v in &vectors[range.clone()] {
-                let sim: f64 = claim.iter().zip(v).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
-                if best.is_none_or(|(b, _)| sim > b) {
-                    best = Some((sim, *n));
-                }
-            }
-        }
+        let passages = sentence_ranges
+            .iter()
+            .filter(|(n, _)| ns.contains(n))
+            .flat_map(|(n, range)| vectors[range.clone()].iter().map(move |v| (v.as_slice(), *n)));
+        let best = claims::closest(&vectors[k], passages);
         let verdict = &mut verdicts[*i];
         if let Some((sim, n)) = best {
             verdict.confidence = Some((sim.clamp(0.0, 1.0) * 1000.0).round() / 1000.0);
