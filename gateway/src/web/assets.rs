@@ -2,11 +2,10 @@
 //! One path segment naming an embedded file; an `ETag` from the file's SHA-256, so a
 //! browser revalidates instead of running a stale script after an upgrade.
 
-use crate::error::ApiReply;
+use super::not_found;
 use axum::extract::Path;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use protocol::ApiError;
 
 #[derive(rust_embed::Embed)]
 #[folder = "../web/assets/"]
@@ -22,7 +21,6 @@ fn content_type(name: &str) -> Option<&'static str> {
 }
 
 pub async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
-    let not_found = || ApiReply::from(ApiError::not_found("Not found")).into_response();
     if file.contains(['/', '\\', '\0']) || file.starts_with('.') {
         return not_found();
     }

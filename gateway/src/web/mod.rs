@@ -10,9 +10,16 @@ mod pages;
 mod reader;
 mod vendor;
 
+use crate::error::ApiReply;
 use crate::AppState;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
+
+/// The 404 envelope of an embedded file that does not exist (or may not be named).
+fn not_found() -> Response {
+    ApiReply::from(protocol::ApiError::not_found("Not found")).into_response()
+}
 
 /// The workspace routes (pages, `/assets/*`, `/vendor/pdfjs/*`).
 pub fn routes() -> Router<AppState> {

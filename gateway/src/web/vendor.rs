@@ -3,6 +3,7 @@
 //! its `SHA256SUMS`) and served same-origin. A fixed allowlist of files, one path segment
 //! below each folder, no traversal (raw or percent-encoded); only embedded files exist.
 
+use super::not_found;
 use crate::error::ApiReply;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -34,10 +35,6 @@ fn allowed(rest: &str) -> Option<(String, &'static str)> {
         }
     }
     None
-}
-
-fn not_found() -> Response {
-    ApiReply::from(ApiError::not_found("Not found")).into_response()
 }
 
 #[derive(rust_embed::Embed)]
