@@ -2,7 +2,8 @@
 """Local models for svc. Run through scripts/models, which sets up the Python environment first.
 
   models default [--cache DIR] [--only embed|gen]   build the default preset into DIR/models/
-  models verify  [--cache DIR] [--only embed|gen]   sanity-check the default preset in ONNX Runtime
+  models fast|quality [--cache DIR] [--only ...]    build that preset's models
+  models verify  [--cache DIR]                      sanity-check the embedder in ONNX Runtime
   models tiny OUT_DIR                               make tiny deterministic test models
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from modelkit.files import default_cache_dir, log
 def cmd_default(args: argparse.Namespace) -> int:
     start = time.monotonic()
     try:
-        files = preset.prepare(args.cache, args.only)
+        files = preset.prepare(args.cache, args.command, args.only)
     except FetchError as e:
         log(f"error: {e}")
         return 1
@@ -51,11 +52,12 @@ def cmd_tiny(args: argparse.Namespace) -> int:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/models", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, func, text in (("default", cmd_default, "build the default preset files into the model cache"),
-                             ("verify", cmd_verify, "run the default preset models for a sanity check")):
+    commands = [(name, cmd_default, f"build the {name} preset's files into the model cache") for name in preset.PRESETS]
+    commands.append(("verify", cmd_verify, "run the embedder for a sanity check"))
+    for name, func, text in commands:
         p = sub.add_parser(name, help=text)
         p.add_argument("--cache", type=Path, default=default_cache_dir(), help="cache dir (default: %(default)s)")
-        p.add_argument("--only", choices=[c.name for c in preset.COMPONENTS], help="just this model")
+        p.add_argument("--only", choices=preset.COMPONENT_NAMES, help="just this model")
         p.set_defaults(func=func)
     sub.choices["verify"].add_argument("--threads", type=int, default=1, help="ONNX Runtime threads (default: 1)")
     p = sub.add_parser("tiny", help="make tiny deterministic test models")

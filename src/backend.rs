@@ -38,7 +38,10 @@ impl Backend {
         on_part: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Result<T, ApiError>> {
         let body = match self {
-            Backend::Local(w) => w.handle_with(req, on_part),
+            Backend::Local(w) => w.handle_with(req, &mut |text| {
+                on_part(text);
+                worker::Flow::Continue
+            }),
             Backend::Server { rt, stream, next } => {
                 let id = *next;
                 *next += 1;

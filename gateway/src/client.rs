@@ -42,6 +42,25 @@ impl PendingReply {
     pub async fn get(self) -> Result<JsonBody, ApiError> {
         wait(self.reply, &self.conn, self.id, self.deadline).await
     }
+
+    /// A guard that tells the worker this call's caller went away when it is dropped: held
+    /// by the stream of a streamed reply, it stops the generation of a client that left.
+    pub fn cancel_on_drop(&self) -> CancelOnDrop {
+        CancelOnDrop { conn: Arc::clone(&self.conn), id: self.id }
+    }
+}
+
+/// Sends [`ClientFrame::Cancel`] for its call when dropped (the worker ignores it for a call
+/// that has ended).
+pub struct CancelOnDrop {
+    conn: Arc<Connection>,
+    id: u64,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let _ = self.conn.tx.try_send(ClientFrame::Cancel { id: self.id });
+    }
 }
 
 struct Connection {

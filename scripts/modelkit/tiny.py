@@ -2,11 +2,8 @@
 
   embed/   BERT encoder: last_hidden_state + sentence_embedding       + WordPiece tokenizer.json
   rerank/  BERT cross-encoder: logits [batch, 1]                        + the same tokenizer.json
-  gen/     llama decoder with KV cache, I/O as the SmolLM2 conversion  + byte-level BPE tokenizer.json
 
-The generator's logits get a fixed next-token table added (logits += table[input_ids]) so that greedy
-decoding is predictable and stops: after any token outside TINY_REPLY it emits the reply's tokens,
-then <|im_end|>.
+(The generator is a GGUF file run by llama.cpp; its tests use the real SmolLM2-135M GGUF.)
 """
 from __future__ import annotations
 
@@ -14,19 +11,13 @@ import string
 from pathlib import Path
 
 import numpy as np
-from tokenizers import Tokenizer
 
-from . import bert, llama, run
+from . import bert, run
 from .graph import save_onnx
-from .toks import byte_alphabet, byte_level_bpe, learn_bpe_merges, save_tokenizer, wordpiece_bert
+from .toks import save_tokenizer, wordpiece_bert
 
 SEED = 20240601
 BERT_SIZE = dict(hidden=32, heads=4, layers=2, ffn=64, max_positions=512)
-GEN_SIZE = dict(hidden=64, heads=4, kv_heads=2, layers=2, ffn=128)
-GEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-GEN_MERGES = 64
-TINY_REPLY = "Hello from tiny."     # its tokens must be distinct (checked when built)
-NEXT_TOKEN_BIAS = 20.0
 
 COMMON_WORDS = """
 the of and to a in is it you that he was for on are with as i his they be at one have this from or had by
@@ -111,40 +102,6 @@ def bert_weights(rng: np.random.Generator, vocab: int, classifier: bool) -> dict
     return w
 
 
-def gen_tokenizer():
-    corpus = " ".join(COMMON_WORDS) + " " + TINY_REPLY + " Hello, how are you? I am fine. What is the capital of France?"
-    merges = learn_bpe_merges(corpus, GEN_MERGES)
-    vocab: dict[str, int] = {}
-    for token in GEN_SPECIAL + byte_alphabet() + [a + b for a, b in merges]:
-        vocab.setdefault(token, len(vocab))
-    return byte_level_bpe(vocab, merges, GEN_SPECIAL)
-
-
-def llama_weights(rng: np.random.Generator, cfg: llama.LlamaConfig) -> dict[str, np.ndarray]:
-    h, kv = cfg.hidden, cfg.kv_heads * cfg.head_dim
-    w = {"model.embed_tokens.weight": _normal(rng, cfg.vocab, h, std=0.1), "model.norm.weight": np.ones(h, np.float32)}
-    for i in range(cfg.layers):
-        p = f"model.layers.{i}."
-        w[p + "input_layernorm.weight"] = np.ones(h, np.float32)
-        w[p + "post_attention_layernorm.weight"] = np.ones(h, np.float32)
-        for name, out_dim, in_dim in (("self_attn.q_proj", h, h), ("self_attn.k_proj", kv, h), ("self_attn.v_proj", kv, h),
-                                      ("self_attn.o_proj", h, h), ("mlp.gate_proj", cfg.ffn, h), ("mlp.up_proj", cfg.ffn, h),
-                                      ("mlp.down_proj", h, cfg.ffn)):
-            w[p + name + ".weight"] = _linear(rng, out_dim, in_dim)
-    return w
-
-
-def next_token_table(vocab: int, reply: list[int], eos: int) -> np.ndarray:
-    """table[t, succ(t)] = NEXT_TOKEN_BIAS: outside the reply -> reply[0]; reply token -> the token after its
-    last occurrence in the reply (eos after the last). Following succ only moves forward, so it ends at eos."""
-    succ = np.full(vocab, reply[0], dtype=np.int64)
-    for i, t in enumerate(reply):
-        succ[t] = reply[i + 1] if i + 1 < len(reply) else eos
-    table = np.zeros((vocab, vocab), np.float32)
-    table[np.arange(vocab), succ] = NEXT_TOKEN_BIAS
-    return table
-
-
 def make_bert(out: Path, tokenizer, seed: int, classifier: bool) -> None:
     vocab = tokenizer.get_vocab_size()
     cfg = bert.BertConfig(BERT_SIZE["hidden"], BERT_SIZE["heads"], BERT_SIZE["layers"])
@@ -154,26 +111,10 @@ def make_bert(out: Path, tokenizer, seed: int, classifier: bool) -> None:
     save_tokenizer(tokenizer, out / "tokenizer.json")
 
 
-def make_gen(out: Path, seed: int) -> None:
-    tok = gen_tokenizer()
-    cfg = llama.LlamaConfig(vocab=tok.get_vocab_size(), **GEN_SIZE)
-    eos = tok.token_to_id("<|im_end|>")
-    meta = {"model_type": "llama", "bos_token_id": tok.token_to_id("<|im_start|>"), "eos_token_id": eos,
-            "max_position_embeddings": 2048, "tiny_reply": TINY_REPLY}
-    reply = tok.encode(TINY_REPLY).ids
-    if len(set(reply)) != len(reply):
-        raise ValueError(f"TINY_REPLY {TINY_REPLY!r} repeats a token: {tok.encode(TINY_REPLY).tokens}")
-    table = next_token_table(cfg.vocab, reply, eos)
-    model = llama.build_llama(cfg, llama_weights(np.random.default_rng(seed), cfg), meta, next_token_bias=table)
-    save_onnx(model, out / "model.onnx")
-    save_tokenizer(tok, out / "tokenizer.json")
-
-
 def make_all(out_dir: Path) -> None:
     wordpiece = wordpiece_bert(bert_vocab())
     make_bert(out_dir / "embed", wordpiece, SEED, classifier=False)
     make_bert(out_dir / "rerank", wordpiece, SEED + 1, classifier=True)
-    make_gen(out_dir / "gen", SEED + 2)
 
 
 # ---- checks ----
@@ -221,29 +162,6 @@ def check_rerank(d: Path) -> bool:
     ])
 
 
-def check_gen(d: Path) -> bool:
-    print(f"gen: {d}")
-    sess = run.session(d / "model.onnx")
-    lines = run.describe_io(sess)
-    for line in lines[:5] + ["..."] + lines[-2:]:
-        print(f"    {line}")
-    tok = Tokenizer.from_file(str(d / "tokenizer.json"))
-    dec = run.Decoder(sess)
-    eos = tok.token_to_id("<|im_end|>")
-    prompt = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
-    ids, stopped = dec.greedy(tok.encode(prompt).ids, eos, max_new=64)
-    text = tok.decode(ids)
-    sample = tok.encode("Hello, world! 123")
-    kv_diff = dec.kv_cache_diff(sample.ids)
-    pad_diff = dec.left_padding_diff(tok.encode("Hi there").ids, sample.ids)
-    return all([
-        run.report(kv_diff < 1e-4, f"KV-cache vs full-sequence logits max diff {kv_diff:.1e}"),
-        run.report(pad_diff < 1e-4, f"left-padded batch vs alone max diff {pad_diff:.1e}"),
-        run.report(stopped and text == TINY_REPLY, f"greedy reply {text!r} ({len(ids)} tokens, {'stops at <|im_end|>' if stopped else 'did not stop'})"),
-        run.report(tok.decode(sample.ids) == "Hello, world! 123", f"tokenizer round trip, vocab {tok.get_vocab_size()}"),
-    ])
-
-
 def check_all(out_dir: Path) -> bool:
-    results = [check_embed(out_dir / "embed"), check_rerank(out_dir / "rerank"), check_gen(out_dir / "gen")]
+    results = [check_embed(out_dir / "embed"), check_rerank(out_dir / "rerank")]
     return all(results)

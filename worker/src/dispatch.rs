@@ -5,19 +5,24 @@
 use crate::index::collections;
 use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
-use crate::{answer, evidence, models, normalize_tags, write, Worker};
+use crate::{answer, evidence, models, normalize_tags, write, Flow, Worker};
 use protocol::{ApiError, JsonBody, Request};
 use std::sync::Arc;
 
 impl Worker {
     /// Answers one request. Blocking: call it from a blocking thread.
     pub fn handle(self: &Arc<Self>, req: Request) -> Result<JsonBody, ApiError> {
-        self.handle_with(req, &mut |_| {})
+        self.handle_with(req, &mut |_| Flow::Continue)
     }
 
     /// [`Worker::handle`], handing the text of a streamed reply (an ask with `stream`) to
-    /// `partial` as it is generated.
-    pub fn handle_with(self: &Arc<Self>, req: Request, partial: &mut dyn FnMut(&str)) -> Result<JsonBody, ApiError> {
+    /// `partial` as it is generated; `partial` answering [`Flow::Stop`] ends the generation
+    /// (the caller went away).
+    pub fn handle_with(
+        self: &Arc<Self>,
+        req: Request,
+        partial: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<JsonBody, ApiError> {
         match req {
             Request::Capabilities => JsonBody::of(&self.capabilities()),
             Request::Status => JsonBody::of(&self.status_snapshot()?),
@@ -95,8 +100,8 @@ impl Worker {
             Request::RemoveCapsule { id } => evidence::saved::remove(self, &id),
             Request::Ask(mut req) => {
                 normalize_filters(&mut req.query.search)?;
-                let mut quiet = |_: &str| {};
-                let sink: &mut dyn FnMut(&str) = if req.stream { partial } else { &mut quiet };
+                let mut quiet = |_: &str| Flow::Continue;
+                let sink: &mut dyn FnMut(&str) -> Flow = if req.stream { partial } else { &mut quiet };
                 answer::answer(self, &req, sink)
             }
         }

@@ -33,6 +33,7 @@ use stores::bm25::Bm25Index;
 use stores::catalog::{self, Catalog};
 use stores::{bm25, vectors};
 
+pub use models::generator::Flow;
 pub use server::serve;
 
 #[derive(Debug, thiserror::Error)]

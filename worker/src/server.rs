@@ -1,9 +1,11 @@
 //! The worker's socket server: a handshake, then concurrent calls on each connection.
 
-use crate::{Worker, WorkerError};
+use crate::{Flow, Worker, WorkerError};
 use interprocess::local_socket::traits::tokio::Listener as _;
 use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, ServerFrame, PROTOCOL_VERSION};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::io::AsyncRead;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
@@ -70,12 +72,19 @@ async fn handshake<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFra
     }
 }
 
+/// The calls of one connection that run, each with the flag that stops its generation.
+type Running = Arc<Mutex<HashMap<u64, Arc<AtomicBool>>>>;
+
 async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFrame>, worker: &Arc<Worker>) {
+    let running: Running = Arc::default();
     loop {
         match read_frame::<_, ClientFrame>(rd).await {
             Ok(Some(ClientFrame::Call { id, request })) => {
                 let tx = tx.clone();
                 let w = Arc::clone(worker);
+                let cancelled = Arc::new(AtomicBool::new(false));
+                lock(&running).insert(id, Arc::clone(&cancelled));
+                let running = Arc::clone(&running);
                 tokio::spawn(async move {
                     let name = request.name();
                     let partial_tx = tx.clone();
@@ -84,6 +93,11 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                         // on the same ordered channel.
                         w.handle_with(request, &mut |text: &str| {
                             let _ = partial_tx.blocking_send(ServerFrame::Partial { id, text: text.to_string() });
+                            if cancelled.load(Ordering::Relaxed) {
+                                Flow::Stop
+                            } else {
+                                Flow::Continue
+                            }
                         })
                     })
                     .await
@@ -91,8 +105,14 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                         tracing::error!("request {name} panicked: {e}");
                         Err(ApiError::runtime("internal error while handling the request"))
                     });
+                    lock(&running).remove(&id);
                     let _ = tx.send(ServerFrame::Reply { id, result }).await;
                 });
+            }
+            Ok(Some(ClientFrame::Cancel { id })) => {
+                if let Some(flag) = lock(&running).get(&id) {
+                    flag.store(true, Ordering::Relaxed);
+                }
             }
             Ok(Some(ClientFrame::Subscribe)) => {
                 let mut events = worker.subscribe();
@@ -125,4 +145,8 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
             }
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

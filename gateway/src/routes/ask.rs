@@ -22,7 +22,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
     responses((status = 200, description = "The answer with its citations and sources (`AskResponse`; with `verify: true`, `VerifiedAskResponse`); with `Accept: text/event-stream`, `token` events (`AnswerToken`) and one `answer` event holding the reply",
                 content((AskReply = "application/json"), (String = "text/event-stream"))),
               (status = 404, description = "Unknown collection", body = protocol::ErrorEnvelope),
-              (status = 503, description = "No generation model loaded, or the answer exceeded its time limit", body = protocol::ErrorEnvelope)))]
+              (status = 503, description = "No generation model loaded", body = protocol::ErrorEnvelope)))]
 pub async fn ask(State(s): State<AppState>, headers: HeaderMap, Body(b): Body<AskBody>) -> Response {
     let stream = wants_event_stream(&headers);
     let request = match b.into_request(stream) {
@@ -45,11 +45,15 @@ pub async fn ask(State(s): State<AppState>, headers: HeaderMap, Body(b): Body<As
             Err(e) => error_response(&e),
         };
     };
+    // A client that goes away drops the stream, and with it this guard: the worker stops
+    // generating for nobody.
+    let cancel = reply.cancel_on_drop();
     let tokens = stream::once(async move { first })
         .chain(UnboundedReceiverStream::new(parts))
         .take_until(tokio::time::sleep_until(deadline))
         .map(token_event);
     let last = stream::once(async move {
+        let _cancel = cancel;
         match reply.get().await {
             Ok(body) => answer_event(body),
             Err(e) => error_event(&e),

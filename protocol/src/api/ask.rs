@@ -105,7 +105,51 @@ pub struct AskMeta {
     pub prompt_tokens: u32,
     /// Tokens the generator produced.
     pub answer_tokens: u32,
+    /// True when the answer was cut short: it reached `maxAnswerTokens` or the time limit
+    /// (what was generated until then is the answer).
+    pub truncated: bool,
+    /// Why generation ended; absent when nothing was generated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
     pub answer_context: AnswerContext,
+}
+
+/// Why a generation ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model ended its answer.
+    EndOfTurn,
+    /// The answer reached a point where it would go on to something else (a new question, a
+    /// heading, the sources); that part is not in the answer.
+    StopSequence,
+    /// The model began repeating itself; the repetition is not in the answer.
+    Repetition,
+    /// `maxAnswerTokens` was reached.
+    MaxTokens,
+    /// The time limit was reached.
+    TimeLimit,
+    /// The client stopped reading (a streamed answer whose connection closed).
+    Cancelled,
+}
+
+impl FinishReason {
+    /// Whether the answer was cut short (the model had more to say).
+    pub fn truncated(self) -> bool {
+        matches!(self, FinishReason::MaxTokens | FinishReason::TimeLimit | FinishReason::Cancelled)
+    }
+}
+
+#[cfg(test)]
+mod finish_tests {
+    use super::FinishReason;
+
+    #[test]
+    fn only_an_answer_cut_short_is_truncated() {
+        assert!(FinishReason::MaxTokens.truncated() && FinishReason::TimeLimit.truncated());
+        assert!(!FinishReason::EndOfTurn.truncated());
+        assert!(!FinishReason::Repetition.truncated() && !FinishReason::StopSequence.truncated());
+    }
 }
 
 /// `POST /api/ask` without `verify`.

@@ -8,7 +8,7 @@ mod claims;
 pub mod sources;
 mod verified;
 
-use crate::models::generator::{chatml_with_example, Generated, Generator};
+use crate::models::generator::{Chat, Flow, Generated, Generator};
 use crate::models::ModelError;
 use crate::retrieval::hybrid;
 use crate::stores::catalog;
@@ -66,7 +66,7 @@ const EXAMPLE_ANSWER: &str = "Water boils at 100 degrees Celsius at sea level [1
 
 /// Answers `req`: in verified mode with the verification, else the raw answer, whose text
 /// goes to `on_text` as it is generated.
-pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str)) -> Result<JsonBody, ApiError> {
+pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<JsonBody, ApiError> {
     let started = Instant::now();
     match &req.verified {
         Some(settings) => JsonBody::of(&verified::ask(w, req, settings, started)?),
@@ -81,7 +81,12 @@ pub(super) fn generator_unavailable(e: ModelError) -> ApiError {
 }
 
 /// The raw answer to `req`, its text handed to `on_text` as it is generated.
-fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Instant) -> Result<AskResponse, ApiError> {
+fn ask(
+    w: &Worker,
+    req: &AskRequest,
+    on_text: &mut dyn FnMut(&str) -> Flow,
+    started: Instant,
+) -> Result<AskResponse, ApiError> {
     let shown = req.query.search.limit as usize;
     let mut query = req.query.clone();
     query.search.limit = query.search.limit.max(POOL as u32);
@@ -143,6 +148,8 @@ fn ask(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str), started: Ins
             unmatched_citations: unmatched,
             prompt_tokens: generated.as_ref().map_or(0, |g: &Generated| g.prompt_tokens as u32),
             answer_tokens: generated.as_ref().map_or(0, |g: &Generated| g.tokens as u32),
+            truncated: generated.as_ref().is_some_and(|g| g.finish.truncated()),
+            finish_reason: generated.as_ref().map(|g| g.finish),
             answer_context: answer_context(&choice, &pool),
         },
     })
@@ -158,22 +165,27 @@ pub(super) fn draft(
     sources: &[(&str, &str)],
     max_tokens: u32,
     started: Instant,
-    on_text: &mut dyn FnMut(&str),
+    on_text: &mut dyn FnMut(&str) -> Flow,
 ) -> Result<Generated, ApiError> {
-    let prompt = chatml_with_example(instruction.system, (EXAMPLE_USER, EXAMPLE_ANSWER), &user_turn(question, sources));
-    generator
-        .generate_streaming(&prompt, max_tokens as usize, generation_deadline(started), instruction.stops, on_text)
-        .map_err(failed)
+    let user = user_turn(question, sources);
+    let chat = Chat { system: instruction.system, examples: &[(EXAMPLE_USER, EXAMPLE_ANSWER)], user: &user };
+    let generated = generator
+        .generate(&chat, max_tokens as usize, generation_deadline(started), instruction.stops, on_text)
+        .map_err(failed)?;
+    tracing::info!(
+        prompt_tokens = generated.prompt_tokens,
+        tokens = generated.tokens,
+        finish = ?generated.finish,
+        "answer generated in {} ms",
+        started.elapsed().as_millis()
+    );
+    Ok(generated)
 }
 
-/// A failed generation: its time limit is a 503 (the next request may fare better), any
-/// other failure of the model a 500.
+/// A failed generation: a model that is not there or cannot load is a 503, any other
+/// failure of the model a 500. (Its time limit is no failure: the answer so far is returned.)
 fn failed(e: ModelError) -> ApiError {
     match e {
-        ModelError::Timeout => ApiError::unavailable(format!(
-            "Answer generation exceeded its time limit of {} ms; try a smaller maxAnswerTokens",
-            answer_time_limit().as_millis()
-        )),
         ModelError::Missing(_) | ModelError::Load { .. } | ModelError::Runtime(_) => {
             ApiError::unavailable(format!("Answer generation is not available: {e}"))
         }
@@ -181,9 +193,8 @@ fn failed(e: ModelError) -> ApiError {
     }
 }
 
-/// Characters of source text the prompt holds at most, shared equally by the sources: with
-/// the instruction and the worked example the prompt stays within the generator's 1,536
-/// prompt tokens, whose start (the instruction) would otherwise be cut.
+/// Characters of source text the prompt holds at most, shared equally by the sources: about
+/// 1,000 tokens, which a small generator reads in a few seconds on two cores.
 const PROMPT_SOURCE_CHARS: usize = 4000;
 
 /// The numbered sources (`(title, text)`, each cut to its share of [`PROMPT_SOURCE_CHARS`])

@@ -75,7 +75,7 @@ pub fn ask(
                 &titled,
                 req.max_answer_tokens,
                 started,
-                &mut |_| {},
+                &mut |_| crate::Flow::Continue,
             )?
             .text,
         )

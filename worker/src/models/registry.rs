@@ -70,6 +70,9 @@ pub struct Models {
     cache_dir: PathBuf,
     preset: RwLock<&'static Preset>,
     threads: usize,
+    /// The generator's threads: one per physical core (llama.cpp gains nothing from a core's
+    /// second hardware thread).
+    gen_threads: usize,
     embed: Slot<Embedder>,
     rerank: Slot<CrossEncoder>,
     gen: Slot<Generator>,
@@ -87,6 +90,7 @@ impl Models {
             cache_dir: cache_dir.to_path_buf(),
             preset: RwLock::new(preset),
             threads,
+            gen_threads: physical_cores(),
             embed: Slot::new(),
             rerank: Slot::new(),
             gen: Slot::new(),
@@ -116,22 +120,34 @@ impl Models {
         self.cache_dir.join("models")
     }
 
-    /// The local files of a role's model in the active preset: (model, tokenizer).
-    fn files(&self, role: Role) -> Result<(PathBuf, PathBuf)> {
+    /// The local files of a role's model in the active preset: the model and, for an ONNX
+    /// model, its tokenizer.
+    fn files(&self, role: Role) -> Result<(PathBuf, Option<PathBuf>)> {
         let spec = self
             .preset()
             .model(role)
             .ok_or_else(|| ModelError::Missing(format!("the preset has no {} model", role.as_str())))?;
         let dir = self.models_dir();
-        let path =
-            |r: &str| ModelRef::parse(r).map(|m| m.local_path(&dir)).map_err(|_| ModelError::Missing(r.to_string()));
-        let (model, tokenizer) = (path(spec.model)?, path(spec.tokenizer)?);
-        for p in [&model, &tokenizer] {
-            if !p.is_file() {
-                return Err(ModelError::Missing(p.display().to_string()));
+        let path = |r: &str| {
+            let p = ModelRef::parse(r).map(|m| m.local_path(&dir)).map_err(|_| ModelError::Missing(r.to_string()))?;
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(ModelError::Missing(p.display().to_string()))
             }
+        };
+        Ok((path(spec.model)?, spec.tokenizer.map(path).transpose()?))
+    }
+
+    /// An ONNX model's files: both must be named by the preset.
+    fn onnx_files(&self, role: Role) -> Result<(PathBuf, PathBuf)> {
+        match self.files(role)? {
+            (model, Some(tokenizer)) => Ok((model, tokenizer)),
+            (model, None) => Err(ModelError::Load {
+                path: model.display().to_string(),
+                reason: format!("the preset names no tokenizer for its {} model", role.as_str()),
+            }),
         }
-        Ok((model, tokenizer))
     }
 
     /// The embedding model's reference: the key of its vector table.
@@ -141,22 +157,22 @@ impl Models {
 
     pub fn embedder(&self) -> Result<Arc<Embedder>> {
         self.embed.get_or_load(|| {
-            let (m, t) = self.files(Role::Embed)?;
+            let (m, t) = self.onnx_files(Role::Embed)?;
             Embedder::load(&self.cache_dir, &m, &t, self.threads)
         })
     }
 
     pub fn reranker(&self) -> Result<Arc<CrossEncoder>> {
         self.rerank.get_or_load(|| {
-            let (m, t) = self.files(Role::Rerank)?;
+            let (m, t) = self.onnx_files(Role::Rerank)?;
             CrossEncoder::load(&self.cache_dir, &m, &t, self.threads)
         })
     }
 
     pub fn generator(&self) -> Result<Arc<Generator>> {
         self.gen.get_or_load(|| {
-            let (m, t) = self.files(Role::Gen)?;
-            Generator::load(&self.cache_dir, &m, &t, self.threads)
+            let (model, _) = self.files(Role::Gen)?;
+            Generator::load(&model, self.gen_threads)
         })
     }
 
@@ -164,7 +180,7 @@ impl Models {
     /// in place (no ONNX session is created).
     pub fn counting_tokenizer(&self) -> Result<Arc<CountingTokenizer>> {
         self.counting.get_or_load(|| {
-            let (_, t) = self.files(Role::Embed)?;
+            let (_, t) = self.onnx_files(Role::Embed)?;
             CountingTokenizer::load(&t)
         })
     }
@@ -177,11 +193,21 @@ impl Models {
     /// Usable models without loading anything new: a loaded model, or (for the lazily
     /// loaded reranker and generator) files in place and no failed load.
     pub fn loaded(&self) -> Loaded {
-        let present = |role| self.files(role).is_ok() && super::runtime::environment(&self.cache_dir).is_ok();
+        let onnx = || super::runtime::environment(&self.cache_dir).is_ok();
+        let present = |role| self.files(role).is_ok() && (role == Role::Gen || onnx());
         Loaded {
             embed: self.embed.is_ready(),
             rerank: self.rerank.is_ready() || (!self.rerank.has_failed() && present(Role::Rerank)),
             gen: self.gen.is_ready() || (!self.gen.has_failed() && present(Role::Gen)),
         }
     }
+}
+
+/// The machine's physical cores (logical ones when that is unknown).
+fn physical_cores() -> usize {
+    sysinfo::System::physical_core_count()
+        .ok()
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(2)
+        .max(1)
 }

@@ -2,7 +2,7 @@
 //! the local generator with a short prompt and a deadline. Generated variants that share no
 //! word with the query are dropped (a small model drifts); a failure means no expansion.
 
-use crate::models::generator::chatml;
+use crate::models::generator::{Chat, Finish, Flow};
 use crate::Worker;
 use protocol::{QueryMode, QueryModeKind};
 use std::collections::HashMap;
@@ -116,10 +116,15 @@ pub fn generate(w: &Worker, query: &str, intent: Option<&str>) -> Variants {
         Some(i) => format!("Query: {query}\nQuery intent: {i}"),
         None => format!("Query: {query}"),
     };
-    let variants = match gen.generate(&chatml(SYSTEM, &user), MAX_NEW_TOKENS, Instant::now() + DEADLINE) {
+    let chat = Chat { system: SYSTEM, examples: &[], user: &user };
+    let variants = match gen.generate(&chat, MAX_NEW_TOKENS, Instant::now() + DEADLINE, &[], &mut |_| Flow::Continue) {
+        Ok(out) if out.finish == Finish::TimeLimit => {
+            tracing::info!("query expansion skipped: the generator did not finish within {DEADLINE:?}");
+            return Variants::default();
+        }
         Ok(out) => {
-            let v = Variants::parse(&out, query);
-            tracing::debug!(query, output = %out, kept = ?v, "query expansion");
+            let v = Variants::parse(&out.text, query);
+            tracing::debug!(query, output = %out.text, kept = ?v, "query expansion");
             v
         }
         Err(e) => {
