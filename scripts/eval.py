@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Retrieval quality of svc on BEIR SciFact (train split): nDCG@10, Recall@100, MRR@10
-(`--mode ask`: answer quality of /api/ask, see scripts/eval_ask.py).
+(`--mode ask`: answer quality of /api/ask, see scripts/eval_ask.py; `--mode ask-docs`: answers on
+real documents, see scripts/eval_docs.py).
 
 Converts the corpus to Markdown in a temp dir, indexes it in-process with the CLI
 (`svc collection add DIR --name scifact`, no server), then runs every query in one process with
@@ -163,7 +164,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", default="bm25",
                     help="comma-separated modes from: " + ", ".join(sorted(MODES)) + " (one index, embedded once); "
-                         "or `ask`: answer quality of /api/ask (scripts/eval_ask.py)")
+                         "or `ask`: answer quality of /api/ask on SciFact (scripts/eval_ask.py); "
+                         "or `ask-docs`: answer quality on the cargo registry's Markdown (scripts/eval_docs.py)")
+    ap.add_argument("--presets", default="fast,default,quality", help="ask-docs: the presets asked, in order")
+    ap.add_argument("--verbose", action="store_true", help="ask-docs: print every answer")
     ap.add_argument("--sample", type=int, default=100, help="ask: claims asked")
     ap.add_argument("--seed", type=int, default=7, help="ask: the sample's seed")
     ap.add_argument("--distractors", type=int, default=1000, help="ask: abstracts indexed besides the relevant ones")
@@ -185,11 +189,12 @@ def main():
                          "its ANN decision is reset, so vector search is exact")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()
-    if args.mode == "ask":
+    if args.mode in ("ask", "ask-docs"):
         import eval_ask
+        import eval_docs
         binary = os.path.abspath(args.bin)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        report = eval_ask.run(args, binary)
+        report = (eval_ask if args.mode == "ask" else eval_docs).run(args, binary)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(report, f, indent=2)

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Answer quality of `POST /api/ask` on real documents nobody here wrote, run by
+`scripts/eval --mode ask-docs`.
+
+The corpus is the Markdown of crates in the cargo registry (README, CHANGELOG, docs) at the exact
+versions of Cargo.lock, so every machine that built svc has the same files. The questions
+(scripts/ask_eval/questions.json) name answer phrases checked by grep against named files
+(scripts/ask_eval/check_questions.py), plus questions the files do not answer. One index is built
+and embedded once; then, per preset (POST /api/presets, no restart), every question is asked
+streamed (time to the first token and to the answer) and in verified mode. Reported per preset:
+- correct: an answer phrase is in the answer (answerable questions);
+- cites the right file: a citation names one of the question's files;
+- loop cut / failed: the answer ended at a repetition (finishReason) / no 200;
+- unanswerable declined (raw): no answer generated, or the answer says the notes do not say;
+- abstained (verified) on unanswerable questions; verified-and-correct and verified-but-wrong;
+- p50/p90 seconds to the answer and to the first streamed token.
+Python standard library only.
+"""
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, SCRIPTS)
+from eval_ask import Server, request  # noqa: E402
+
+QUESTIONS = os.path.join(SCRIPTS, "ask_eval", "questions.json")
+COLLECTION = "crates"
+# What a declining answer says (any of these, case-insensitive).
+DECLINES = ("do not say", "does not say", "don't say", "not mention", "no information", "not provided",
+            "not specified", "does not specify", "cannot answer", "can't answer", "not stated", "do not contain",
+            "does not contain", "not in the sources", "not in the notes", "i don't know", "i do not know",
+            "unable to", "no mention", "not enough information", "do not provide", "does not provide")
+
+
+def registry_src():
+    found = sorted(glob.glob(os.path.expanduser("~/.cargo/registry/src/index.crates.io-*")))
+    if not found:
+        sys.exit("no cargo registry sources under ~/.cargo/registry/src: build svc first (cargo fetch)")
+    return found[0]
+
+
+def copy_corpus(globs, src, dest):
+    n = 0
+    for pattern in globs:
+        for path in glob.glob(os.path.join(src, pattern), recursive=True):
+            if os.path.isfile(path) and path.endswith(".md"):
+                rel = os.path.relpath(path, src)
+                os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+                shutil.copyfile(path, os.path.join(dest, rel))
+                n += 1
+    return n
+
+
+def ask_streamed(port, body, timeout=120):
+    """(status, reply, seconds to the first token or None, seconds to the reply)."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/ask", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    t0 = time.perf_counter()
+    first = None
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            if not r.headers.get("Content-Type", "").startswith("text/event-stream"):
+                return r.status, json.loads(r.read()), None, time.perf_counter() - t0
+            event, reply = None, None
+            for raw in r:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if line.startswith("event:"):
+                    event = line[6:].strip()
+                    if event == "token" and first is None:
+                        first = time.perf_counter() - t0
+                elif line.startswith("data:") and event == "answer":
+                    reply = json.loads(line[5:].strip())
+                elif line.startswith("data:") and event == "error":
+                    return 500, json.loads(line[5:].strip()), first, time.perf_counter() - t0
+            return (200 if reply else 500), reply or {}, first, time.perf_counter() - t0
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}"), None, time.perf_counter() - t0
+
+
+def contains_any(text, phrases):
+    low = text.lower()
+    return any(p.lower() in low for p in phrases)
+
+
+def cites_file(reply, files):
+    uris = [c["uri"] for c in reply.get("citations", [])]
+    return any(u.endswith("/" + f) or u.endswith(f) for u in uris for f in files)
+
+
+def pct(values, q):
+    if not values:
+        return None
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * len(values)))], 2)
+
+
+def score(questions, raw, verified):
+    answerable = [q for q in questions if not q.get("unanswerable")]
+    unanswerable = [q for q in questions if q.get("unanswerable")]
+    r = {q["id"]: raw[q["id"]] for q in questions}
+    v = {q["id"]: verified[q["id"]] for q in questions}
+    ok = lambda res: res[0] == 200  # noqa: E731
+    answer = lambda res: (res[1].get("answer") or "") if ok(res) else ""  # noqa: E731
+    correct = [q["id"] for q in answerable if contains_any(answer(r[q["id"]]), q["answers"])]
+    cited = [q["id"] for q in answerable if ok(r[q["id"]]) and cites_file(r[q["id"]][1], q["files"])]
+    loops = [qid for qid, res in r.items() if ok(res) and res[1]["meta"].get("finishReason") == "repetition"]
+    failed = [qid for qid, res in list(r.items()) + list(v.items()) if not ok(res)]
+    declined = [q["id"] for q in unanswerable
+                if ok(r[q["id"]]) and (not r[q["id"]][1]["meta"]["answerGenerated"] or contains_any(answer(r[q["id"]]), DECLINES))]
+    is_verified = lambda qid: ok(v[qid]) and not v[qid][1]["meta"]["abstained"]  # noqa: E731
+    abstained = [q["id"] for q in unanswerable if ok(v[q["id"]]) and v[q["id"]][1]["meta"]["abstained"]]
+    verified_correct = [q["id"] for q in answerable if is_verified(q["id"]) and contains_any(answer(v[q["id"]]), q["answers"])]
+    verified_wrong = [q["id"] for q in answerable if is_verified(q["id"]) and not contains_any(answer(v[q["id"]]), q["answers"])]
+    verified_wrong += [q["id"] for q in unanswerable if is_verified(q["id"])]
+    totals = [res[3] for res in r.values() if ok(res)]
+    firsts = [res[2] for res in r.values() if ok(res) and res[2] is not None]
+    na, nu = len(answerable), len(unanswerable)
+    return {
+        "answerable": na, "unanswerable": nu,
+        "correct": round(len(correct) / na, 3), "cites_right_file": round(len(cited) / na, 3),
+        "loop_cut": len(loops), "failed": len(failed),
+        "unanswerable_declined_raw": round(len(declined) / nu, 3) if nu else None,
+        "unanswerable_abstained_verified": round(len(abstained) / nu, 3) if nu else None,
+        "verified_and_correct": len(verified_correct), "verified_but_wrong": len(verified_wrong),
+        "answer_p50_s": pct(totals, 0.5), "answer_p90_s": pct(totals, 0.9),
+        "first_token_p50_s": pct(firsts, 0.5), "first_token_p90_s": pct(firsts, 0.9),
+        "ids": {"correct": correct, "cited": cited, "loops": loops, "failed": failed,
+                "verified_but_wrong": verified_wrong},
+    }
+
+
+def run(args, binary):
+    spec = json.load(open(QUESTIONS))
+    questions = spec["questions"]
+    if args.sample and args.sample < len(questions):
+        questions = questions[: args.sample]
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    tmp = tempfile.mkdtemp(prefix="svc-eval-docs-")
+    t_start = time.perf_counter()
+    reports = {}
+    try:
+        md = os.path.join(tmp, COLLECTION)
+        files = copy_corpus(spec["corpus"]["globs"], registry_src(), md)
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(md) for f in fs)
+        print(f"corpus: {files} files, {size / 1e6:.1f} MB", file=sys.stderr)
+        t_index = time.perf_counter()
+        server = Server(binary, tmp, args.cache, md)
+        index_s = time.perf_counter() - t_index
+        status, st = request(server.port, "GET", "/api/status")
+        chunks = sum(c.get("chunkCount", 0) for c in st.get("collections", [])) if status == 200 else None
+        print(f"indexed and embedded in {index_s:.0f} s", file=sys.stderr)
+        try:
+            for preset in presets:
+                status, body = request(server.port, "POST", "/api/presets", {"presetId": preset})
+                if status != 200:
+                    print(f"WARNING: preset {preset}: {status} {body}", file=sys.stderr)
+                    continue
+                raw, verified = {}, {}
+                for q in questions:
+                    raw[q["id"]] = ask_streamed(server.port, {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens})
+                    s, rep = request(server.port, "POST", "/api/ask",
+                                     {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens, "verify": True})
+                    verified[q["id"]] = (s, rep, None, 0.0)
+                    if args.verbose:
+                        print(f"[{preset}] {q['id']} {q['question']!r} -> {(raw[q['id']][1].get('answer') or '')[:200]!r}",
+                              file=sys.stderr)
+                reports[preset] = score(questions, raw, verified)
+                m = reports[preset]
+                print(f"preset={preset}: correct {m['correct']} cites-right-file {m['cites_right_file']} "
+                      f"loop-cut {m['loop_cut']} failed {m['failed']} declined(raw) {m['unanswerable_declined_raw']} "
+                      f"abstained(verified) {m['unanswerable_abstained_verified']} verified-correct {m['verified_and_correct']} "
+                      f"verified-wrong {m['verified_but_wrong']} answer p50/p90 {m['answer_p50_s']}/{m['answer_p90_s']} s "
+                      f"first token p50/p90 {m['first_token_p50_s']}/{m['first_token_p90_s']} s")
+        finally:
+            server.stop()
+    finally:
+        if args.keep:
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {"mode": "ask-docs", "questions": len(questions), "corpus_files": files, "corpus_bytes": size,
+            "chunks": chunks, "index_and_embed_s": round(index_s, 1), "max_answer_tokens": args.max_answer_tokens,
+            "presets": reports, "wall_s": round(time.perf_counter() - t_start, 1)}
