@@ -100,8 +100,12 @@ ROWS = [
     ("ask_p50_ms", "ask p50 (ms, raw, maxAnswerTokens 128, --models)", "{:.0f}", "", None),
     ("ask_first_token_p50_ms", "ask time to first streamed token p50 (ms)", "{:.0f}", "", None),
     ("ask_decode_tok_s", "ask decode (tokens/s, streamed)", "{:.1f}", "", None),
-    ("ort_decode_tok_s", "plain ONNX Runtime decode, same prompt length (tokens/s)", "{:.1f}", "", None),
-    ("ask_decode_share", "ask decode / plain ONNX Runtime", "{:.2f}", ">= 0.8 (notes)", None),
+    ("ask_prompt_tok_s", "ask prompt processing (tokens/s: prompt tokens / (first token - retrieval))", "{:.1f}", "", None),
+    ("llama_bench_tg_tok_s", "llama-bench decode, same model and threads (tokens/s)", "{:.1f}", "", None),
+    ("llama_bench_pp_tok_s", "llama-bench prompt processing, same prompt length (tokens/s)", "{:.1f}", "", None),
+    ("ask_decode_share", "ask decode / llama-bench", "{:.2f}", ">= 0.9", None),
+    ("ask_prompt_share", "ask prompt processing / llama-bench", "{:.2f}", ">= 0.9", None),
+    ("worker_rss_gen_mb", "worker RSS with the generator loaded (MB)", "{:.0f}", "", None),
     ("capsule_verify_p50_ms", "capsule verify p50 (ms)", "{:.2f}", "<= 15 ms", ("all", 15.0)),
     ("changes_page_p50_ms", "changes page of 100 p50 (ms)", "{:.2f}", "<= 10 ms", ("all", 10.0)),
     ("impact_p50_ms", "impact, default bounds, p50 (ms)", "{:.2f}", "<= 20 ms", ("all", 20.0)),
@@ -723,10 +727,42 @@ def ask_streamed(port, body):
     return first, last, reply
 
 
-def measure_ask(client, port, queries, models_dir):
-    """Raw ask latency, then the same questions streamed: time to the first token and the
-    decode rate between the first and the last token event; against plain ONNX Runtime
-    decoding a prompt of the same length (scripts/gen_baseline.py, with the venv's Python)."""
+def llama_bench(gguf, threads, prompt_tokens, tokens):
+    """llama.cpp's own llama-bench (scripts/llama-tools builds it from the same llama.cpp source
+    and CPU options as svc): (prompt tokens/s, decode tokens/s), or None."""
+    tools = subprocess.run([os.path.join(REPO, "scripts", "llama-tools"), "llama-bench"], capture_output=True, text=True)
+    if tools.returncode != 0:
+        log(f"WARNING scripts/llama-tools failed: {tools.stderr[-500:]}")
+        return None
+    exe = os.path.join(tools.stdout.strip().splitlines()[-1], "llama-bench")
+    out = subprocess.run([exe, "-m", gguf, "-t", str(threads), "-p", str(prompt_tokens), "-n", str(tokens),
+                          "-r", "3", "-o", "json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        log(f"WARNING llama-bench failed: {out.stderr[-500:]}")
+        return None
+    rows = json.loads(out.stdout)
+    pp = next((r["avg_ts"] for r in rows if r.get("n_prompt", 0) > 0 and r.get("n_gen", 0) == 0), None)
+    tg = next((r["avg_ts"] for r in rows if r.get("n_gen", 0) > 0 and r.get("n_prompt", 0) == 0), None)
+    return pp, tg
+
+
+def active_generator(client, models_dir):
+    """The local GGUF file of the active preset's generator, or None."""
+    _, status, presets = client.timed("GET", "/api/presets")
+    if status != 200:
+        return None
+    ref = next((p.get("gen") for p in presets["presets"] if p.get("active")), None) or ""
+    if not ref.startswith("hf:"):
+        return None
+    path = os.path.join(models_dir, "models", *ref[3:].split("/"))
+    return path if os.path.isfile(path) else None
+
+
+def measure_ask(client, port, queries, models_dir, worker_pid=None):
+    """Raw ask latency, then the same questions streamed: time to the first token, the decode
+    rate between the first and the last token event, and the prompt rate (prompt tokens over
+    the time to the first token less the same query's retrieval time); against llama.cpp's own
+    llama-bench on the same GGUF file, thread count and prompt length."""
     res = {}
     bodies = [{"query": q, "maxAnswerTokens": ASK_TOKENS} for q in queries[:ASK_QUESTIONS]]
     lat = []
@@ -737,32 +773,36 @@ def measure_ask(client, port, queries, models_dir):
             return res
         lat.append(ms)
     res["ask_p50_ms"] = percentile(lat, 50)
-    firsts, rates, prompts = [], [], []
+    if worker_pid:
+        res["worker_rss_gen_mb"] = rss_mb(worker_pid)
+    firsts, rates, prompt_rates, prompts = [], [], [], []
     for b in bodies:
+        retrieval_ms, _, _ = client.timed("POST", "/api/query", {"query": b["query"], "limit": 12})
         first, last, reply = ask_streamed(port, b)
         if first is None or reply is None:
             continue
         firsts.append(first)
         tokens = reply["meta"]["answerTokens"]
         prompts.append(reply["meta"]["promptTokens"])
+        if first > retrieval_ms:
+            prompt_rates.append(reply["meta"]["promptTokens"] / ((first - retrieval_ms) / 1000.0))
         if tokens > 8 and last > first:
             rates.append((tokens - 1) / ((last - first) / 1000.0))
     if firsts:
         res["ask_first_token_p50_ms"] = percentile(firsts, 50)
     if rates:
         res["ask_decode_tok_s"] = percentile(rates, 50)
-    venv_python = os.path.join(REPO, ".venv", "bin", "python")
-    gen_dir = os.path.join(models_dir, "models", "HuggingFaceTB", "SmolLM2-135M-Instruct")
-    if prompts and os.access(venv_python, os.X_OK) and os.path.isdir(gen_dir):
-        out = subprocess.run([venv_python, os.path.join(REPO, "scripts", "gen_baseline.py"), "--model-dir", gen_dir,
-                              "--prompt-tokens", str(int(percentile(prompts, 50))), "--tokens", str(ASK_TOKENS)],
-                             capture_output=True, text=True)
-        if out.returncode == 0:
-            res["ort_decode_tok_s"] = json.loads(out.stdout.strip().splitlines()[-1])["decode_tok_s"]
-            if res.get("ask_decode_tok_s"):
-                res["ask_decode_share"] = res["ask_decode_tok_s"] / res["ort_decode_tok_s"]
-        else:
-            log(f"WARNING gen_baseline.py failed: {out.stderr[-500:]}")
+    if prompt_rates:
+        res["ask_prompt_tok_s"] = percentile(prompt_rates, 50)
+    gguf = active_generator(client, models_dir)
+    if prompts and gguf:
+        measured = llama_bench(gguf, os.cpu_count() or 2, int(percentile(prompts, 50)), ASK_TOKENS)
+        if measured:
+            res["llama_bench_pp_tok_s"], res["llama_bench_tg_tok_s"] = measured
+            if res.get("ask_decode_tok_s") and res["llama_bench_tg_tok_s"]:
+                res["ask_decode_share"] = res["ask_decode_tok_s"] / res["llama_bench_tg_tok_s"]
+            if res.get("ask_prompt_tok_s") and res["llama_bench_pp_tok_s"]:
+                res["ask_prompt_share"] = res["ask_prompt_tok_s"] / res["llama_bench_pp_tok_s"]
     return res
 
 
@@ -872,7 +912,7 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
             status, caps = client.request("GET", "/api/capabilities")
             if status == 200 and caps.get("answer"):
                 log(f"{name}: ask ({ASK_QUESTIONS} questions, raw and streamed)")
-                res.update(measure_ask(client, server.port, queries, args.models))
+                res.update(measure_ask(client, server.port, queries, args.models, server.processes().get("worker")))
 
         log(f"{name}: reads during sync (every file edited)")
         res.update(measure_reads_during_sync(client, server.port, files, doc_uri, queries[0], args.job_timeout))

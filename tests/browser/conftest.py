@@ -23,7 +23,7 @@ SHOTS = Path(os.environ.get("SVC_SCREENSHOTS", ROOT / "target/screenshots"))
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 # The real default preset (embedder and GGUF generator; scripts/test builds it), linked in as
 # the server's model cache.
-GEN = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q5_0.gguf"
+GEN = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 
 def free_port():

@@ -74,7 +74,7 @@ pub const PRESETS: &[Preset] = &[
         models: &[
             EMBED,
             RERANK,
-            generator("hf:Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q5_0.gguf"),
+            generator("hf:Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
         ],
     },
     Preset {
