@@ -92,7 +92,7 @@ fn ask(
     query.search.limit = query.search.limit.max(POOL as u32);
     let outcome = hybrid::run(w, &query)?;
     let response = outcome.response;
-    let pool = evidence(w, &response.results[..response.results.len().min(POOL)])?;
+    let pool = evidence(w, &req.query.search.query, &response.results[..response.results.len().min(POOL)])?;
     let choice = sources::choose(&req.query.search.query, &pool);
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
 
@@ -197,37 +197,41 @@ fn failed(e: ModelError) -> ApiError {
 /// 1,000 tokens, which a small generator reads in a few seconds on two cores.
 const PROMPT_SOURCE_CHARS: usize = 4000;
 
-/// The numbered sources (`(title, text)`, each cut to its share of [`PROMPT_SOURCE_CHARS`])
+/// The numbered sources (`(title, text)`, each focused on the question's words within its
+/// share of [`PROMPT_SOURCE_CHARS`])
 /// and the question.
 fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
     let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
+    let words = crate::evidence::facets::content_words(question);
     let mut out = String::from("Sources:\n\n");
     for (i, (title, text)) in sources.iter().enumerate() {
-        let text: String = text.trim().chars().take(share).collect();
-        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, title, text.trim_end()));
+        let passage = sources::focus(&words, text.trim(), 1, share);
+        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, title, passage.text.trim_end()));
     }
     out.push_str("Question: ");
     out.push_str(question.trim());
     out
 }
 
-/// The evidence of each result: the chunk it matched, cut to the per-source maximum.
-fn evidence(w: &Worker, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
+/// The evidence of each result: the lines of the chunk it matched around those that hold the
+/// most of the question's words, within the per-source maximum.
+fn evidence(w: &Worker, question: &str, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
+    let words = crate::evidence::facets::content_words(question);
     let conn = w.catalog.reader();
     let mut out = Vec::with_capacity(results.len());
     for r in results {
         let Some(doc) = catalog::doc_by_docid(&conn, &r.docid).map_err(runtime)? else { continue };
         let chunks = catalog::chunks_of(&conn, &doc.mirror_hash).map_err(runtime)?;
         let Some(chunk) = chunks.iter().find(|c| c.seq == r.chunk.index).or(chunks.first()) else { continue };
-        let (text, end_line) = sources::cut(&chunk.text, chunk.start_line, chunk.end_line);
+        let passage = sources::focus(&words, &chunk.text, chunk.start_line, sources::MAX_EVIDENCE_CHARS);
         out.push(Evidence {
             docid: r.docid.clone(),
             uri: r.uri.clone(),
             title: r.title.clone(),
             score: r.score,
-            text,
-            start_line: chunk.start_line,
-            end_line,
+            text: passage.text,
+            start_line: passage.start_line,
+            end_line: passage.end_line.min(chunk.end_line),
         });
     }
     Ok(out)

@@ -106,20 +106,61 @@ fn chosen_cover(chosen: &[Option<SourceReason>], covered_by: &[Vec<bool>], facet
     chosen.iter().zip(covered_by).any(|(c, cov)| c.is_some() && cov[facet])
 }
 
-/// `text` cut to at most [`MAX_EVIDENCE_CHARS`] characters at a line end when one is near,
-/// and the last line the kept text reaches (from `start_line`).
-pub fn cut(text: &str, start_line: u32, end_line: u32) -> (String, u32) {
-    if text.chars().count() <= MAX_EVIDENCE_CHARS {
-        return (text.to_string(), end_line);
+/// A passage of a chunk: its text and the lines it spans.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    pub text: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// The part of `text` (a chunk whose first line is `start_line`) that matters for a question
+/// of the content words `question`: whole lines around the first line that holds the most of
+/// them (the chunk's head when none does), grown a line at a time on both sides while it stays
+/// within `max_chars` characters. A text within the limit is kept whole. Small generators
+/// answer from what they are shown: the lines that hold the answer must be in the prompt, not
+/// cut off after a chunk's first paragraphs.
+pub fn focus(question: &[String], text: &str, start_line: u32, max_chars: usize) -> Passage {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let span = |lo: usize, hi: usize| (start_line + lo as u32, start_line + hi.saturating_sub(1) as u32);
+    if text.chars().count() <= max_chars {
+        let (start_line, end_line) = span(0, lines.len());
+        return Passage { text: text.to_string(), start_line, end_line };
     }
-    let byte_end = text.char_indices().nth(MAX_EVIDENCE_CHARS).map_or(text.len(), |(b, _)| b);
-    let head = &text[..byte_end];
-    let kept = match head.rfind('\n') {
-        Some(nl) if nl >= byte_end / 2 => &head[..nl],
-        _ => head,
+    let hits = |line: &str| {
+        let words = query_terms(line);
+        question.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count()
     };
-    let last = start_line + kept.matches('\n').count() as u32;
-    (kept.to_string(), last.min(end_line))
+    let mut best = (0, 0);
+    for (i, line) in lines.iter().enumerate() {
+        let h = hits(line);
+        if h > best.1 {
+            best = (i, h);
+        }
+    }
+    let width = |i: usize| lines[i].chars().count() + 1;
+    let (mut lo, mut hi) = (best.0, best.0 + 1);
+    let mut used = width(best.0);
+    loop {
+        let mut grew = false;
+        if hi < lines.len() && used + width(hi) <= max_chars {
+            used += width(hi);
+            hi += 1;
+            grew = true;
+        }
+        if lo > 0 && used + width(lo - 1) <= max_chars {
+            used += width(lo - 1);
+            lo -= 1;
+            grew = true;
+        }
+        if !grew {
+            break;
+        }
+    }
+    // One line longer than the limit is cut at the limit.
+    let text: String = lines[lo..hi].join("\n").chars().take(max_chars).collect();
+    let (start_line, end_line) = span(lo, hi);
+    Passage { text, start_line, end_line }
 }
 
 #[cfg(test)]
@@ -183,12 +224,21 @@ mod tests {
     }
 
     #[test]
-    fn cut_keeps_whole_lines_and_counts_them() {
-        let text = "line one\n".repeat(400);
-        let (kept, last) = cut(&text, 10, 409);
-        assert!(kept.chars().count() <= MAX_EVIDENCE_CHARS);
-        assert!(!kept.ends_with('\n') && kept.ends_with("line one"));
-        assert_eq!(last, 10 + kept.matches('\n').count() as u32);
-        assert_eq!(cut("short", 3, 3), ("short".to_string(), 3));
+    fn focus_keeps_whole_lines_around_the_best_line() {
+        let mut text = "filler words here\n".repeat(200);
+        text.push_str("the default port is 3000\n");
+        text.push_str(&"more filler words\n".repeat(200));
+        let question = crate::evidence::facets::content_words("Which port is the default?");
+        let p = focus(&question, &text, 10, MAX_EVIDENCE_CHARS);
+        assert!(p.text.chars().count() <= MAX_EVIDENCE_CHARS);
+        assert!(p.text.contains("the default port is 3000"), "{}", p.text);
+        assert!(p.text.starts_with("filler") && p.text.ends_with("filler words"), "whole lines");
+        let first = text.lines().position(|l| l.contains("3000")).unwrap() as u32;
+        assert!(p.start_line < 10 + first && p.end_line > 10 + first);
+        assert_eq!(p.end_line - p.start_line, p.text.matches('\n').count() as u32);
+        let head = focus(&question, &"nothing relevant\n".repeat(400), 1, 100);
+        assert_eq!(head.start_line, 1, "no line holds a question word: the head");
+        let short = focus(&question, "short", 3, 100);
+        assert_eq!(short, Passage { text: "short".into(), start_line: 3, end_line: 3 });
     }
 }
