@@ -25,6 +25,8 @@ mod hub;
 mod indexing;
 #[path = "blackbox/mcp.rs"]
 mod mcp;
+#[path = "blackbox/model_server.rs"]
+mod model_server;
 #[path = "blackbox/models.rs"]
 mod models;
 #[path = "blackbox/openapi.rs"]

@@ -43,6 +43,41 @@ pub struct IndexConfig {
     /// Content types: `[{id, prefixes, searchBoost}]` (read at worker start).
     #[serde(default, rename = "contentTypes", skip_serializing_if = "Vec::is_empty")]
     pub content_types: Vec<ContentTypeConfig>,
+    /// Where svc may send data (`local_only` when absent; read at worker start).
+    #[serde(default, rename = "egressPolicy", skip_serializing_if = "Option::is_none")]
+    pub egress_policy: Option<protocol::api::EgressPolicy>,
+    /// Presets of the user's own, beside the built-in ones (read at worker start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub presets: Vec<PresetConfig>,
+}
+
+/// A `presets` entry of index.yml: a preset whose generator is a model server the user runs
+/// (OpenAI-compatible: llama.cpp's llama-server, Ollama, LM Studio, vLLM). Its embedder is the
+/// built-in one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PresetConfig {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub gen: ModelServerConfig,
+}
+
+/// An OpenAI-compatible endpoint: `url` is its base (`http://127.0.0.1:8080/v1`, to which
+/// `/chat/completions` is added).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelServerConfig {
+    pub url: String,
+    /// The `model` of each request (a server that serves one model may ignore it).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The environment variable that holds the API key (the key itself is never in index.yml).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// How long one request may take, in milliseconds (default 30,000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// One `contentTypes` entry of index.yml.
@@ -69,6 +104,8 @@ impl Default for IndexConfig {
             collections: Vec::new(),
             journal: JournalConfig::default(),
             content_types: Vec::new(),
+            egress_policy: None,
+            presets: Vec::new(),
         }
     }
 }
@@ -125,13 +162,15 @@ impl IndexConfig {
         serde_norway::from_str(&text).map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })
     }
 
-    /// Writes the config. svc never edits `contentTypes`: the file's own are written back, so an
-    /// edit made while the server runs (read at the next start) survives a collection or
-    /// preset change.
+    /// Writes the config. svc never edits `contentTypes`, `egressPolicy` or `presets`: the
+    /// file's own are written back, so an edit made while the server runs (read at the next
+    /// start) survives a collection or preset change.
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
         let mut out = self.clone();
         if let Ok(on_disk) = Self::load(path) {
             out.content_types = on_disk.content_types;
+            out.egress_policy = on_disk.egress_policy;
+            out.presets = on_disk.presets;
         }
         let text = serde_norway::to_string(&out)
             .map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })?;

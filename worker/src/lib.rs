@@ -88,7 +88,12 @@ impl Worker {
         if catalog::adopt_content_type_rules(&catalog.writer(), content_types.fingerprint())? {
             tracing::info!("content-type rules changed ({}): re-feeding BM25", content_types.fingerprint());
         }
-        let models = models::Models::new(&dirs.cache_dir, config.preset.as_deref());
+        let models = models::Models::new(
+            &dirs.cache_dir,
+            config.preset.as_deref(),
+            models::presets::from_config(&config.presets),
+            config.egress_policy.unwrap_or_default(),
+        );
         let vectors = match vectors::VectorStore::open(&dirs.vectors_dir()) {
             Ok(v) => Some(v),
             Err(e) => {

@@ -24,6 +24,28 @@ impl ModelRole {
     }
 }
 
+/// Where svc may send data (a model server's requests): `local_only` (the default) allows only
+/// loopback addresses, `lan` adds private ranges, `remote` allows any host. Set by
+/// `egressPolicy` in index.yml.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EgressPolicy {
+    #[default]
+    LocalOnly,
+    Lan,
+    Remote,
+}
+
+impl EgressPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EgressPolicy::LocalOnly => "local_only",
+            EgressPolicy::Lan => "lan",
+            EgressPolicy::Remote => "remote",
+        }
+    }
+}
+
 /// An entry of `GET /api/presets`: model references by role (`null` when the preset has
 /// no model for it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]

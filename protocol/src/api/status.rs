@@ -10,11 +10,14 @@ pub struct Health {
 
 /// `GET /api/capabilities`; also part of `GET /api/status` and `/api/presets`.
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Capabilities {
     pub bm25: bool,
     pub vector: bool,
     pub hybrid: bool,
     pub answer: bool,
+    /// Where svc may send data: a model server outside it must be allowed by this policy.
+    pub egress_policy: super::EgressPolicy,
 }
 
 /// An entry of `GET /api/status` `collections`.

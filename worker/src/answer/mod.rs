@@ -186,9 +186,11 @@ pub(super) fn draft(
 /// failure of the model a 500. (Its time limit is no failure: the answer so far is returned.)
 fn failed(e: ModelError) -> ApiError {
     match e {
-        ModelError::Missing(_) | ModelError::Load { .. } | ModelError::Runtime(_) => {
-            ApiError::unavailable(format!("Answer generation is not available: {e}"))
-        }
+        ModelError::Missing(_)
+        | ModelError::Load { .. }
+        | ModelError::Runtime(_)
+        | ModelError::Server(_)
+        | ModelError::Egress(_) => ApiError::unavailable(format!("Answer generation is not available: {e}")),
         other => ApiError::runtime(format!("answer generation failed: {other}")),
     }
 }

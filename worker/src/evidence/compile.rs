@@ -19,7 +19,6 @@ use protocol::{ApiError, ContextRequest, DepthPolicy, ErrorCode, QueryRequest, S
 use std::collections::{BTreeSet, HashSet};
 
 const OMISSION_ITEMS: usize = 100;
-const LOCAL_ONLY: &str = "local_only";
 
 fn fail(code: ErrorCode) -> impl Fn(String) -> ApiError {
     move |cause| {
@@ -261,7 +260,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         context_ids: vec![],
         docid: hit.row.docid.clone(),
         document_date: hit.row.fm_date.clone(),
-        egress: LOCAL_ONLY.into(),
+        egress: w.models.egress().as_str().into(),
         end_line: chunk.end_line,
         evidence_id,
         facets: facets.iter().filter(|f| facets::covers(&words, f)).cloned().collect(),
@@ -379,7 +378,7 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
         },
         capabilities: CapsuleCapabilities {
             configured_context: false,
-            egress_policy: LOCAL_ONLY.into(),
+            egress_policy: w.models.egress().as_str().into(),
             exact_token_count: counter.exact(),
             graph_expansion: retrieved.graph.outcome == "used",
             lexical_search: true,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
     let active = w.models.preset().id;
     JsonBody::of(&PresetsResponse {
-        presets: presets::views(active),
+        presets: presets::views(w.models.presets(), active),
         active_preset: active.to_string(),
         capabilities: w.capabilities(),
     })
@@ -20,7 +20,7 @@ pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
 /// Switches the active preset (saved in `index.yml`); the new models load on next use and
 /// the embedding backlog of a new embedder starts.
 pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
-    let preset = presets::find(id).ok_or_else(|| ApiError::not_found(format!("Unknown preset: {id}")))?;
+    let preset = w.models.find_preset(id).ok_or_else(|| ApiError::not_found(format!("Unknown preset: {id}")))?;
     let before = w.models.embed_model_ref();
     {
         let mut cfg = w.config();

@@ -3,6 +3,7 @@
 
 pub mod api;
 mod download;
+pub mod egress;
 pub mod encoder;
 pub mod generator;
 pub mod presets;

@@ -1,7 +1,10 @@
 //! Model presets. `docs/models.md` says where each file comes from.
 
+use super::generator::server::{ModelServer, DEFAULT_TIMEOUT};
 use super::ModelRef;
+use crate::config::PresetConfig;
 use protocol::api::ModelPreset;
+use std::time::Duration;
 
 /// What a model is for (`embed`, `rerank`, `gen`).
 pub use protocol::api::ModelRole as Role;
@@ -15,6 +18,8 @@ pub struct ModelSpec {
     pub tokenizer: Option<&'static str>,
     /// An optional model may be missing (the reranker): its feature is then off.
     pub optional: bool,
+    /// A model server that runs this model (`model` is then `server:<url>`, no file).
+    pub server: Option<&'static ModelServer>,
 }
 
 impl ModelSpec {
@@ -45,6 +50,7 @@ const EMBED: ModelSpec = ModelSpec {
     model: "hf:sentence-transformers/all-MiniLM-L6-v2/onnx/model.onnx",
     tokenizer: Some("hf:sentence-transformers/all-MiniLM-L6-v2/tokenizer.json"),
     optional: false,
+    server: None,
 };
 
 const RERANK: ModelSpec = ModelSpec {
@@ -52,10 +58,11 @@ const RERANK: ModelSpec = ModelSpec {
     model: "hf:cross-encoder/ms-marco-MiniLM-L6-v2/onnx/model.onnx",
     tokenizer: Some("hf:cross-encoder/ms-marco-MiniLM-L6-v2/tokenizer.json"),
     optional: true,
+    server: None,
 };
 
 const fn generator(model: &'static str) -> ModelSpec {
-    ModelSpec { role: Role::Gen, model, tokenizer: None, optional: false }
+    ModelSpec { role: Role::Gen, model, tokenizer: None, optional: false, server: None }
 }
 
 pub const PRESETS: &[Preset] = &[
@@ -88,13 +95,45 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// The presets of index.yml (`presets:`): each names a model server for its generator and
+/// shares the built-in embedder and reranker. An entry whose id is a built-in preset's, or
+/// repeats an earlier one, is left out with a warning. Read once per worker start, so they
+/// live as long as the process (leaked, like the built-in ones are static).
+pub fn from_config(configs: &[PresetConfig]) -> Vec<&'static Preset> {
+    let mut out: Vec<&'static Preset> = Vec::new();
+    for c in configs {
+        let id = c.id.trim();
+        if id.is_empty() || PRESETS.iter().chain(out.iter().copied()).any(|p| p.id == id) {
+            tracing::warn!("index.yml: preset {id:?} is left out: its id is empty or already taken");
+            continue;
+        }
+        let server: &'static ModelServer = Box::leak(Box::new(ModelServer {
+            url: c.gen.url.trim().to_string(),
+            model: c.gen.model.clone(),
+            api_key_env: c.gen.api_key_env.clone(),
+            timeout: c.gen.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        }));
+        let reference: &'static str = Box::leak(format!("server:{}", server.url).into_boxed_str());
+        let gen =
+            ModelSpec { role: Role::Gen, model: reference, tokenizer: None, optional: false, server: Some(server) };
+        let models: &'static [ModelSpec] = Box::leak(vec![EMBED, RERANK, gen].into_boxed_slice());
+        let name = c.name.clone().unwrap_or_else(|| format!("Model server {}", server.url));
+        out.push(Box::leak(Box::new(Preset {
+            id: Box::leak(id.to_string().into_boxed_str()),
+            name: Box::leak(name.into_boxed_str()),
+            models,
+        })));
+    }
+    out
+}
+
 pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
-/// The `GET /api/presets` entries.
-pub fn views(active: &str) -> Vec<ModelPreset> {
-    PRESETS
+/// The `GET /api/presets` entries: `presets`, the active one marked.
+pub fn views(presets: &[&'static Preset], active: &str) -> Vec<ModelPreset> {
+    presets
         .iter()
         .map(|p| {
             let model = |role| p.model(role).map(|m| m.model.to_string());
@@ -125,7 +164,22 @@ mod tests {
             }
         }
         assert!(find(DEFAULT_PRESET).is_some());
-        let v = views("quality");
+        let all: Vec<&'static Preset> = PRESETS.iter().collect();
+        let v = views(&all, "quality");
         assert!(v.iter().any(|p| p.id == "quality" && p.active) && v.iter().any(|p| p.id == "default" && !p.active));
+    }
+
+    #[test]
+    fn presets_of_the_config_name_their_server_and_never_take_a_built_in_id() {
+        let cfg: Vec<PresetConfig> = serde_norway::from_str(
+            "- id: mine\n  gen:\n    url: http://127.0.0.1:8080/v1\n- id: default\n  gen:\n    url: http://x/v1\n",
+        )
+        .unwrap();
+        let ps = from_config(&cfg);
+        assert_eq!(ps.len(), 1, "a built-in id is not taken");
+        let gen = ps[0].model(Role::Gen).unwrap();
+        assert_eq!(gen.model, "server:http://127.0.0.1:8080/v1");
+        assert!(gen.server.is_some() && gen.files().is_empty());
+        assert_eq!(ps[0].model(Role::Embed).unwrap().model, EMBED.model, "the built-in embedder");
     }
 }

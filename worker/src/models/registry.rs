@@ -3,10 +3,11 @@
 //! preset switch; a missing file is looked for again on every use.
 
 use super::encoder::{CountingTokenizer, CrossEncoder, Embedder};
-use super::generator::Generator;
+use super::generator::{Generator, LlamaGenerator, ServerGenerator};
 use super::presets::{self, Preset, Role};
 use super::runtime::{ModelError, Result};
 use super::ModelRef;
+use protocol::api::EgressPolicy;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -68,7 +69,10 @@ pub struct Loaded {
 
 pub struct Models {
     cache_dir: PathBuf,
+    /// The built-in presets, then the user's (index.yml).
+    presets: Vec<&'static Preset>,
     preset: RwLock<&'static Preset>,
+    egress: EgressPolicy,
     threads: usize,
     /// The generator's threads: one per physical core (llama.cpp gains nothing from a core's
     /// second hardware thread).
@@ -80,15 +84,18 @@ pub struct Models {
 }
 
 impl Models {
-    pub fn new(cache_dir: &Path, preset_id: Option<&str>) -> Self {
-        let preset = preset_id
-            .and_then(presets::find)
-            .or_else(|| presets::find(presets::DEFAULT_PRESET))
-            .unwrap_or(&presets::PRESETS[0]);
+    /// The models of the preset `preset_id` (the default one when absent or unknown) among the
+    /// built-in presets and `custom`; model servers are called only where `egress` allows.
+    pub fn new(cache_dir: &Path, preset_id: Option<&str>, custom: Vec<&'static Preset>, egress: EgressPolicy) -> Self {
+        let presets: Vec<&'static Preset> = presets::PRESETS.iter().chain(custom).collect();
+        let find = |id: &str| presets.iter().copied().find(|p| p.id == id);
+        let preset = preset_id.and_then(find).or_else(|| find(presets::DEFAULT_PRESET)).unwrap_or(&presets::PRESETS[0]);
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
         Models {
             cache_dir: cache_dir.to_path_buf(),
+            presets,
             preset: RwLock::new(preset),
+            egress,
             threads,
             gen_threads: physical_cores(),
             embed: Slot::new(),
@@ -96,6 +103,19 @@ impl Models {
             gen: Slot::new(),
             counting: Slot::new(),
         }
+    }
+
+    /// Every preset: the built-in ones, then the user's.
+    pub fn presets(&self) -> &[&'static Preset] {
+        &self.presets
+    }
+
+    pub fn find_preset(&self, id: &str) -> Option<&'static Preset> {
+        self.presets.iter().copied().find(|p| p.id == id)
+    }
+
+    pub fn egress(&self) -> EgressPolicy {
+        self.egress
     }
 
     pub fn preset(&self) -> &'static Preset {
@@ -171,8 +191,12 @@ impl Models {
 
     pub fn generator(&self) -> Result<Arc<Generator>> {
         self.gen.get_or_load(|| {
+            let server = self.preset().model(Role::Gen).and_then(|spec| spec.server);
+            if let Some(server) = server {
+                return Ok(Generator::Server(ServerGenerator::new(server.clone(), self.egress)));
+            }
             let (model, _) = self.files(Role::Gen)?;
-            Generator::load(&model, self.gen_threads)
+            LlamaGenerator::load(&model, self.gen_threads).map(Generator::Llama)
         })
     }
 
@@ -194,7 +218,9 @@ impl Models {
     /// loaded reranker and generator) files in place and no failed load.
     pub fn loaded(&self) -> Loaded {
         let onnx = || super::runtime::environment(&self.cache_dir).is_ok();
-        let present = |role| self.files(role).is_ok() && (role == Role::Gen || onnx());
+        let served = self.preset().model(Role::Gen).is_some_and(|spec| spec.server.is_some());
+        let present =
+            |role| (role == Role::Gen && served) || (self.files(role).is_ok() && (role == Role::Gen || onnx()));
         Loaded {
             embed: self.embed.is_ready(),
             rerank: self.rerank.is_ready() || (!self.rerank.has_failed() && present(Role::Rerank)),

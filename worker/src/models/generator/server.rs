@@ -1,0 +1,263 @@
+//! A model server the user runs, spoken to as OpenAI's chat completions API
+//! (`POST {url}/chat/completions` with `stream: true`), which llama.cpp's llama-server, Ollama,
+//! LM Studio and vLLM all serve. The egress policy is checked before a byte is sent; the API
+//! key is read from the environment variable the config names, at each request, and never
+//! logged. The streamed text goes through the same [`TextStream`] as a local model's, so stop
+//! sequences and the loop guard apply alike.
+
+use super::stream::{Cut, TextStream};
+use super::{Chat, Finish, Flow, Generated};
+use crate::models::egress;
+use crate::models::runtime::{ModelError, Result};
+use protocol::api::EgressPolicy;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+/// How long a request may take when the config says nothing.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// OpenAI's API takes at most four stop sequences; the rest are applied here.
+const MAX_SERVER_STOPS: usize = 4;
+
+/// Where and how to reach a model server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelServer {
+    /// The API's base URL (`http://127.0.0.1:8080/v1`).
+    pub url: String,
+    pub model: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub timeout: Duration,
+}
+
+impl ModelServer {
+    fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.url.trim_end_matches('/'))
+    }
+}
+
+pub struct ServerGenerator {
+    server: ModelServer,
+    policy: EgressPolicy,
+}
+
+#[derive(Serialize)]
+struct Message<'a> {
+    role: &'a str,
+    content: &'a str,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The body of a chat completion request.
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    messages: Vec<Message<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    temperature: f32,
+    max_tokens: usize,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stop: &'a [&'a str],
+}
+
+/// One `data:` event of the stream.
+#[derive(Deserialize)]
+struct ChatChunk {
+    #[serde(default)]
+    choices: Vec<ChunkChoice>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice {
+    #[serde(default)]
+    delta: Delta,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: usize,
+    #[serde(default)]
+    completion_tokens: usize,
+}
+
+fn unavailable(server: &ModelServer, reason: impl std::fmt::Display) -> ModelError {
+    ModelError::Server(format!("the model server at {} {reason}", server.url))
+}
+
+impl ServerGenerator {
+    pub fn new(server: ModelServer, policy: EgressPolicy) -> Self {
+        ServerGenerator { server, policy }
+    }
+
+    pub fn generate(
+        &self,
+        chat: &Chat<'_>,
+        max_tokens: usize,
+        deadline: Instant,
+        stops: &[&str],
+        on_text: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Generated> {
+        let server = &self.server;
+        egress::check(self.policy, &server.url).map_err(ModelError::Egress)?;
+        let mut messages = vec![Message { role: "system", content: chat.system }];
+        for (user, assistant) in chat.examples {
+            messages.push(Message { role: "user", content: user });
+            messages.push(Message { role: "assistant", content: assistant });
+        }
+        messages.push(Message { role: "user", content: chat.user });
+        let body = ChatRequest {
+            model: server.model.as_deref(),
+            messages,
+            stream: true,
+            stream_options: StreamOptions { include_usage: true },
+            temperature: 0.0,
+            max_tokens,
+            stop: &stops[..stops.len().min(MAX_SERVER_STOPS)],
+        };
+        let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::Inference(e.to_string()))?;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(server.timeout.min(Duration::from_secs(10))))
+            .timeout_recv_response(Some(server.timeout))
+            .timeout_per_read(Some(server.timeout))
+            .build()
+            .new_agent();
+        let mut request = agent.post(server.endpoint()).header("Content-Type", "application/json");
+        if let Some(var) = &server.api_key_env {
+            let key = std::env::var(var)
+                .map_err(|_| unavailable(server, format!("needs an API key in ${var}, which is not set")))?;
+            request = request.header("Authorization", &format!("Bearer {key}"));
+        }
+        let response =
+            request.send(&bytes[..]).map_err(|e| unavailable(server, format!("could not be reached: {e}")))?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            let mut text = response.into_body().read_to_string().unwrap_or_default();
+            text.truncate(text.char_indices().nth(300).map_or(text.len(), |(i, _)| i));
+            return Err(unavailable(server, format!("answered {status}: {}", text.trim())));
+        }
+        let reader = BufReader::new(response.into_body().into_reader());
+        let mut stream = TextStream::new(stops);
+        let mut text = String::new();
+        let mut generated = Generated { text: String::new(), prompt_tokens: 0, tokens: 0, finish: Finish::EndOfTurn };
+        let mut finish = None;
+        for line in reader.lines() {
+            let line = line.map_err(|e| unavailable(server, format!("stopped mid-answer: {e}")))?;
+            let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
+            if data == "[DONE]" {
+                break;
+            }
+            let chunk: ChatChunk = serde_json::from_str(data)
+                .map_err(|e| unavailable(server, format!("sent an event that is not a chat chunk: {e}")))?;
+            if let Some(usage) = chunk.usage {
+                generated.prompt_tokens = usage.prompt_tokens;
+                generated.tokens = usage.completion_tokens.max(generated.tokens);
+            }
+            let Some(choice) = chunk.choices.into_iter().next() else { continue };
+            if let Some(piece) = choice.delta.content.filter(|p| !p.is_empty()) {
+                generated.tokens += 1;
+                text.push_str(&piece);
+                if let Some(new) = stream.advance(text.clone()) {
+                    if on_text(new) == Flow::Stop {
+                        finish = Some(Finish::Cancelled);
+                        break;
+                    }
+                }
+                match stream.cut() {
+                    Some(Cut::StopSequence) => finish = Some(Finish::StopSequence),
+                    Some(Cut::Repetition) => finish = Some(Finish::Repetition),
+                    None => {}
+                }
+                if finish.is_some() {
+                    break;
+                }
+            }
+            match choice.finish_reason.as_deref() {
+                Some("length") => finish = finish.or(Some(Finish::MaxTokens)),
+                Some("stop") => finish = finish.or(Some(Finish::EndOfTurn)),
+                _ => {}
+            }
+            if Instant::now() > deadline {
+                finish = Some(Finish::TimeLimit);
+                break;
+            }
+        }
+        let finish =
+            finish.unwrap_or(if generated.tokens >= max_tokens { Finish::MaxTokens } else { Finish::EndOfTurn });
+        if finish != Finish::Cancelled {
+            if let Some(rest) = stream.flush() {
+                on_text(rest);
+            }
+        }
+        generated.text = stream.into_text();
+        generated.finish = finish;
+        Ok(generated)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(url: &str) -> ServerGenerator {
+        let s = ModelServer { url: url.into(), model: None, api_key_env: None, timeout: Duration::from_secs(1) };
+        ServerGenerator::new(s, EgressPolicy::LocalOnly)
+    }
+
+    #[test]
+    fn a_server_outside_the_policy_is_refused_before_any_request() {
+        let chat = Chat { system: "s", examples: &[], user: "u" };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let got = server("http://10.255.255.1:9/v1").generate(&chat, 8, deadline, &[], &mut |_| Flow::Continue);
+        assert!(matches!(got, Err(ModelError::Egress(ref why)) if why.contains("local_only")), "{:?}", got.err());
+    }
+
+    #[test]
+    fn a_server_that_is_down_is_unavailable() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let chat = Chat { system: "s", examples: &[], user: "u" };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let got =
+            server(&format!("http://127.0.0.1:{port}/v1")).generate(&chat, 8, deadline, &[], &mut |_| Flow::Continue);
+        assert!(
+            matches!(got, Err(ModelError::Server(ref why)) if why.contains("could not be reached")),
+            "{:?}",
+            got.err()
+        );
+    }
+
+    #[test]
+    fn the_request_body_is_openai_chat_completions() {
+        let body = ChatRequest {
+            model: Some("m"),
+            messages: vec![Message { role: "user", content: "hi" }],
+            stream: true,
+            stream_options: StreamOptions { include_usage: true },
+            temperature: 0.0,
+            max_tokens: 16,
+            stop: &["\nQuestion:"],
+        };
+        let v: serde_json::Value = serde_json::to_value(&body).unwrap();
+        assert_eq!(v["messages"][0]["role"], "user");
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["max_tokens"], 16);
+        assert_eq!(v["stop"][0], "\nQuestion:");
+    }
+}
