@@ -13,6 +13,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 /// How long one call may take before the gateway gives up on it.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 const RECONNECT_EVERY: Duration = Duration::from_millis(100);
+/// How long a call waits for a worker that is starting or restarting before it answers 503:
+/// a client that saw `/api/health` answer is not turned away while the worker comes up.
+const WORKER_WAIT: Duration = Duration::from_secs(5);
 
 /// A call waiting for its reply, and for a streamed call the channel of its parts.
 struct Waiter {
@@ -188,12 +191,26 @@ impl WorkerClient {
         Ok((parts, PendingReply { reply, conn, id, deadline }))
     }
 
+    /// The worker connection, waiting up to `limit` for one while there is none.
+    async fn connection_within(&self, limit: Duration) -> Option<Arc<Connection>> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(conn) = self.conn.lock().ok().and_then(|c| c.clone()) {
+                return Some(conn);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     async fn send(
         &self,
         request: Request,
         parts: Option<mpsc::UnboundedSender<String>>,
     ) -> Result<(Arc<Connection>, u64, oneshot::Receiver<Result<JsonBody, ApiError>>), ApiError> {
-        let conn = self.conn.lock().ok().and_then(|c| c.clone()).ok_or_else(unavailable)?;
+        let conn = self.connection_within(WORKER_WAIT).await.ok_or_else(unavailable)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {

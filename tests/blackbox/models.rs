@@ -77,7 +77,10 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     s.add_collection(&s.path("notes"), "notes");
     wait_embedded(&s);
     let caps = s.get("/api/capabilities").json();
-    assert_eq!(caps, json!({ "bm25": true, "vector": true, "hybrid": true, "answer": false }));
+    assert_eq!(
+        caps,
+        json!({ "bm25": true, "vector": true, "hybrid": true, "answer": false, "egressPolicy": "local_only" })
+    );
 
     // No keyword in common: only meaning connects the query to the note.
     let r =
@@ -353,7 +356,7 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
     s.add_collection(&s.path("notes"), "notes");
     assert_eq!(
         s.get("/api/capabilities").json(),
-        json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false })
+        json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false, "egressPolicy": "local_only" })
     );
     s.post("/api/vsearch", json!({ "query": "sockets" })).assert_error(503, "UNAVAILABLE");
     let q = s.post("/api/query", json!({ "query": "sockets" })).json();

@@ -41,7 +41,7 @@ fn status_capabilities_and_health() {
     assert!(c["chunkCount"].as_u64().unwrap() >= 5 && c["embeddedCount"] == 0);
     assert_eq!(
         s.get("/api/capabilities").json(),
-        json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false })
+        json!({ "bm25": true, "vector": false, "hybrid": false, "answer": false, "egressPolicy": "local_only" })
     );
 }
 
