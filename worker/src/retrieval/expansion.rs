@@ -2,7 +2,7 @@
 //! the local generator with a short prompt and a deadline. Generated variants that share no
 //! word with the query are dropped (a small model drifts); a failure means no expansion.
 
-use crate::models::generator::{Chat, Finish, Flow};
+use crate::models::generator::{Chat, Finish, Flow, Limits};
 use crate::Worker;
 use protocol::{QueryMode, QueryModeKind};
 use std::collections::HashMap;
@@ -117,7 +117,8 @@ pub fn generate(w: &Worker, query: &str, intent: Option<&str>) -> Variants {
         None => format!("Query: {query}"),
     };
     let chat = Chat { system: SYSTEM, examples: &[], user: &user };
-    let variants = match gen.generate(&chat, MAX_NEW_TOKENS, Instant::now() + DEADLINE, &[], &mut |_| Flow::Continue) {
+    let limits = Limits { max_tokens: MAX_NEW_TOKENS, deadline: Instant::now() + DEADLINE, stops: &[] };
+    let variants = match gen.generate(&chat, limits, &mut |_| Flow::Continue) {
         Ok(out) if out.finish == Finish::TimeLimit => {
             tracing::info!("query expansion skipped: the generator did not finish within {DEADLINE:?}");
             return Variants::default();

@@ -1,7 +1,7 @@
 //! A GGUF generator run by llama.cpp on the CPU (through the `llama-cpp-2` binding).
 
 use super::stream::{Cut, TextStream};
-use super::{Chat, Finish, Flow, Generated};
+use super::{Chat, Finish, Flow, Generated, Limits};
 use crate::models::runtime::{ModelError, Result};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -76,29 +76,19 @@ impl LlamaGenerator {
             .map_err(|e| ModelError::Tokenizer(format!("the chat template failed: {e}")))
     }
 
-    /// Greedy continuation of `chat`: at most `max_tokens` tokens, ending at the end of the
-    /// model's turn, at one of `stops` (not part of the text), at a repetition, at `deadline`,
-    /// or when `on_text` (which gets each new piece of certain text) says stop.
+    /// [`super::Generator::generate`] on this model.
     pub fn generate(
         &self,
         chat: &Chat<'_>,
-        max_tokens: usize,
-        deadline: Instant,
-        stops: &[&str],
+        limits: Limits<'_>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Generated> {
         let prompt = self.prompt(chat)?;
-        crate::models::runtime::guarded("generation", || self.run(&prompt, max_tokens, deadline, stops, on_text))
+        crate::models::runtime::guarded("generation", || self.run(&prompt, limits, on_text))
     }
 
-    fn run(
-        &self,
-        prompt: &str,
-        max_tokens: usize,
-        deadline: Instant,
-        stops: &[&str],
-        on_text: &mut dyn FnMut(&str) -> Flow,
-    ) -> Result<Generated> {
+    fn run(&self, prompt: &str, limits: Limits<'_>, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Generated> {
+        let Limits { max_tokens, deadline, stops } = limits;
         let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         let vocab = self.model.vocab();
         let mut ids = vocab.tokenize(prompt.as_bytes(), true, true);
@@ -175,12 +165,7 @@ impl LlamaGenerator {
             pos += 1;
         };
         // What was held back in case it grew into a stop sequence or a repetition is final now.
-        if finish != Finish::Cancelled {
-            if let Some(rest) = text.flush() {
-                on_text(rest);
-            }
-        }
-        generated.text = text.into_text();
+        generated.text = text.close(finish, on_text);
         generated.finish = finish;
         Ok(generated)
     }

@@ -45,6 +45,15 @@ pub enum Flow {
     Stop,
 }
 
+/// Where a generation must end at the latest.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits<'a> {
+    pub max_tokens: usize,
+    pub deadline: Instant,
+    /// Text that ends the answer where it appears (it is not part of it).
+    pub stops: &'a [&'a str],
+}
+
 /// A generator: a local GGUF model, or a model server the user runs.
 pub enum Generator {
     Llama(LlamaGenerator),
@@ -52,20 +61,18 @@ pub enum Generator {
 }
 
 impl Generator {
-    /// Greedy continuation of `chat`: at most `max_tokens` tokens, ending at the end of the
-    /// model's turn, at one of `stops` (not part of the text), at a repetition, at `deadline`,
-    /// or when `on_text` (which gets each new piece of certain text) says stop.
+    /// Greedy continuation of `chat` within `limits`, ending also at the end of the model's
+    /// turn, at a repetition, or when `on_text` (which gets each new piece of certain text)
+    /// says stop.
     pub fn generate(
         &self,
         chat: &Chat<'_>,
-        max_tokens: usize,
-        deadline: Instant,
-        stops: &[&str],
+        limits: Limits<'_>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Generated> {
         match self {
-            Generator::Llama(g) => g.generate(chat, max_tokens, deadline, stops, on_text),
-            Generator::Server(g) => g.generate(chat, max_tokens, deadline, stops, on_text),
+            Generator::Llama(g) => g.generate(chat, limits, on_text),
+            Generator::Server(g) => g.generate(chat, limits, on_text),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! sequences and the loop guard apply alike.
 
 use super::stream::{Cut, TextStream};
-use super::{Chat, Finish, Flow, Generated};
+use super::{Chat, Finish, Flow, Generated, Limits};
 use crate::models::egress;
 use crate::models::runtime::{ModelError, Result};
 use protocol::api::EgressPolicy;
@@ -106,14 +106,14 @@ impl ServerGenerator {
         ServerGenerator { server, policy }
     }
 
+    /// [`super::Generator::generate`] on this server.
     pub fn generate(
         &self,
         chat: &Chat<'_>,
-        max_tokens: usize,
-        deadline: Instant,
-        stops: &[&str],
+        limits: Limits<'_>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Generated> {
+        let Limits { max_tokens, deadline, stops } = limits;
         let server = &self.server;
         egress::check(self.policy, &server.url).map_err(ModelError::Egress)?;
         let mut messages = vec![Message { role: "system", content: chat.system }];
@@ -201,12 +201,7 @@ impl ServerGenerator {
         }
         let finish =
             finish.unwrap_or(if generated.tokens >= max_tokens { Finish::MaxTokens } else { Finish::EndOfTurn });
-        if finish != Finish::Cancelled {
-            if let Some(rest) = stream.flush() {
-                on_text(rest);
-            }
-        }
-        generated.text = stream.into_text();
+        generated.text = stream.close(finish, on_text);
         generated.finish = finish;
         Ok(generated)
     }
@@ -225,7 +220,11 @@ mod tests {
     fn a_server_outside_the_policy_is_refused_before_any_request() {
         let chat = Chat { system: "s", examples: &[], user: "u" };
         let deadline = Instant::now() + Duration::from_secs(5);
-        let got = server("http://10.255.255.1:9/v1").generate(&chat, 8, deadline, &[], &mut |_| Flow::Continue);
+        let got = server("http://10.255.255.1:9/v1").generate(
+            &chat,
+            Limits { max_tokens: 8, deadline, stops: &[] },
+            &mut |_| Flow::Continue,
+        );
         assert!(matches!(got, Err(ModelError::Egress(ref why)) if why.contains("local_only")), "{:?}", got.err());
     }
 
@@ -234,8 +233,11 @@ mod tests {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let chat = Chat { system: "s", examples: &[], user: "u" };
         let deadline = Instant::now() + Duration::from_secs(5);
-        let got =
-            server(&format!("http://127.0.0.1:{port}/v1")).generate(&chat, 8, deadline, &[], &mut |_| Flow::Continue);
+        let got = server(&format!("http://127.0.0.1:{port}/v1")).generate(
+            &chat,
+            Limits { max_tokens: 8, deadline, stops: &[] },
+            &mut |_| Flow::Continue,
+        );
         assert!(
             matches!(got, Err(ModelError::Server(ref why)) if why.contains("could not be reached")),
             "{:?}",

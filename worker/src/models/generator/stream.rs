@@ -82,6 +82,17 @@ impl<'s> TextStream<'s> {
     pub fn into_text(self) -> String {
         self.sent
     }
+
+    /// Ends the text of a generation that ended by `finish`: what was held back goes to
+    /// `on_text` (unless the caller stopped reading), and the whole text is returned.
+    pub fn close(mut self, finish: super::Finish, on_text: &mut dyn FnMut(&str) -> super::Flow) -> String {
+        if finish != super::Finish::Cancelled {
+            if let Some(rest) = self.flush() {
+                on_text(rest);
+            }
+        }
+        self.into_text()
+    }
 }
 
 #[cfg(test)]
