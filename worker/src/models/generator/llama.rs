@@ -1,6 +1,6 @@
 //! A GGUF generator run by llama.cpp on the CPU (through the `llama-cpp-2` binding).
 
-use super::stream::{Cut, TextStream};
+use super::stream::TextStream;
 use super::{Chat, Finish, Flow, Generated, Limits};
 use crate::models::runtime::{ModelError, Result};
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -61,16 +61,13 @@ impl LlamaGenerator {
 
     /// The prompt text of `chat` in the model's template, ending where the assistant speaks.
     pub fn prompt(&self, chat: &Chat<'_>) -> Result<String> {
-        let message = |role: &str, content: &str| {
-            LlamaChatMessage::new(role.to_string(), content.to_string())
-                .map_err(|e| ModelError::Tokenizer(format!("the prompt holds a NUL byte: {e}")))
-        };
-        let mut messages = vec![message("system", chat.system)?];
-        for (user, assistant) in chat.examples {
-            messages.push(message("user", user)?);
-            messages.push(message("assistant", assistant)?);
-        }
-        messages.push(message("user", chat.user)?);
+        let messages = chat
+            .turns()
+            .map(|(role, content)| {
+                LlamaChatMessage::new(role.to_string(), content.to_string())
+                    .map_err(|e| ModelError::Tokenizer(format!("the prompt holds a NUL byte: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
         self.model
             .apply_chat_template(&self.template, &messages, true)
             .map_err(|e| ModelError::Tokenizer(format!("the chat template failed: {e}")))
@@ -148,16 +145,8 @@ impl LlamaGenerator {
             }
             generated.tokens += 1;
             bytes.extend(vocab.token_to_piece(token, true, None));
-            let decoded = String::from_utf8_lossy(&bytes).into_owned();
-            if let Some(new) = text.advance(decoded) {
-                if on_text(new) == Flow::Stop {
-                    break Finish::Cancelled;
-                }
-            }
-            match text.cut() {
-                Some(Cut::StopSequence) => break Finish::StopSequence,
-                Some(Cut::Repetition) => break Finish::Repetition,
-                None => {}
+            if let Some(end) = text.push(String::from_utf8_lossy(&bytes).into_owned(), on_text) {
+                break end;
             }
             batch.clear();
             batch.add(token, pos, &[0], true).map_err(|e| infer(&e))?;

@@ -24,6 +24,15 @@ pub struct Chat<'a> {
     pub user: &'a str,
 }
 
+impl<'a> Chat<'a> {
+    /// The chat as (role, content) turns: the system turn, each example's user and assistant
+    /// turns, then the question.
+    pub fn turns(&self) -> impl Iterator<Item = (&'static str, &'a str)> + '_ {
+        let examples = self.examples.iter().flat_map(|&(user, assistant)| [("user", user), ("assistant", assistant)]);
+        std::iter::once(("system", self.system)).chain(examples).chain(std::iter::once(("user", self.user)))
+    }
+}
+
 /// Why a generation ended (the API's `finishReason`).
 pub use protocol::api::FinishReason as Finish;
 
@@ -74,5 +83,20 @@ impl Generator {
             Generator::Llama(g) => g.generate(chat, limits, on_text),
             Generator::Server(g) => g.generate(chat, limits, on_text),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Chat;
+
+    #[test]
+    fn a_chat_is_the_system_turn_the_examples_then_the_question() {
+        let chat = Chat { system: "s", examples: &[("q1", "a1"), ("q2", "a2")], user: "q" };
+        let turns: Vec<_> = chat.turns().collect();
+        assert_eq!(
+            turns,
+            [("system", "s"), ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2"), ("user", "q")]
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! logged. The streamed text goes through the same [`TextStream`] as a local model's, so stop
 //! sequences and the loop guard apply alike.
 
-use super::stream::{Cut, TextStream};
+use super::stream::TextStream;
 use super::{Chat, Finish, Flow, Generated, Limits};
 use crate::models::egress;
 use crate::models::runtime::{ModelError, Result};
@@ -116,12 +116,7 @@ impl ServerGenerator {
         let Limits { max_tokens, deadline, stops } = limits;
         let server = &self.server;
         egress::check(self.policy, &server.url).map_err(ModelError::Egress)?;
-        let mut messages = vec![Message { role: "system", content: chat.system }];
-        for (user, assistant) in chat.examples {
-            messages.push(Message { role: "user", content: user });
-            messages.push(Message { role: "assistant", content: assistant });
-        }
-        messages.push(Message { role: "user", content: chat.user });
+        let messages = chat.turns().map(|(role, content)| Message { role, content }).collect();
         let body = ChatRequest {
             model: server.model.as_deref(),
             messages,
@@ -174,17 +169,7 @@ impl ServerGenerator {
             if let Some(piece) = choice.delta.content.filter(|p| !p.is_empty()) {
                 generated.tokens += 1;
                 text.push_str(&piece);
-                if let Some(new) = stream.advance(text.clone()) {
-                    if on_text(new) == Flow::Stop {
-                        finish = Some(Finish::Cancelled);
-                        break;
-                    }
-                }
-                match stream.cut() {
-                    Some(Cut::StopSequence) => finish = Some(Finish::StopSequence),
-                    Some(Cut::Repetition) => finish = Some(Finish::Repetition),
-                    None => {}
-                }
+                finish = stream.push(text.clone(), on_text);
                 if finish.is_some() {
                     break;
                 }

@@ -30,7 +30,8 @@ impl<'s> TextStream<'s> {
         TextStream { stops, sent: String::new(), visible: String::new(), cut: None }
     }
 
-    pub fn cut(&self) -> Option<Cut> {
+    #[cfg(test)]
+    fn cut(&self) -> Option<Cut> {
         self.cut
     }
 
@@ -66,6 +67,21 @@ impl<'s> TextStream<'s> {
         let from = self.sent.len();
         self.sent = ready.to_string();
         Some(&self.sent[from..])
+    }
+
+    /// One step of a generation: takes the decoding of every token so far, hands the text
+    /// that became certain to `on_text`, and says why the generation must end now, if it must
+    /// (the caller stopped reading, a stop sequence, a repetition).
+    pub fn push(&mut self, decoded: String, on_text: &mut dyn FnMut(&str) -> super::Flow) -> Option<super::Finish> {
+        if let Some(new) = self.advance(decoded) {
+            if on_text(new) == super::Flow::Stop {
+                return Some(super::Finish::Cancelled);
+            }
+        }
+        self.cut.map(|cut| match cut {
+            Cut::StopSequence => super::Finish::StopSequence,
+            Cut::Repetition => super::Finish::Repetition,
+        })
     }
 
     /// At the end: the held-back rest of the text, if any. Afterwards the text is exactly
