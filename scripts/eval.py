@@ -168,6 +168,7 @@ def main():
                          "or `ask-docs`: answer quality on the cargo registry's Markdown (scripts/eval_docs.py)")
     ap.add_argument("--presets", default="fast,default,quality", help="ask-docs: the presets asked, in order")
     ap.add_argument("--verbose", action="store_true", help="ask-docs: print every answer")
+    ap.add_argument("--answers", metavar="FILE", help="ask-docs: write every reply (raw and verified) as JSON")
     ap.add_argument("--sample", type=int, default=100, help="ask: claims asked")
     ap.add_argument("--seed", type=int, default=7, help="ask: the sample's seed")
     ap.add_argument("--distractors", type=int, default=1000, help="ask: abstracts indexed besides the relevant ones")
@@ -185,7 +186,8 @@ def main():
                     help="also write each mode's ranked corpus ids per query as JSON (input of scripts/fusion_grid.py)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (Markdown, index)")
     ap.add_argument("--reuse", metavar="DIR",
-                    help="score the index of a kept run (eval --keep or bench-models --keep) instead of building one; "
+                    help="score the index of a kept run (eval --keep or bench-models --keep) instead of building one "
+                         "(ask-docs: ask over it); "
                          "its ANN decision is reset, so vector search is exact")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()

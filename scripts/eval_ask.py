@@ -66,7 +66,9 @@ class Server:
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.wait(lambda: request(self.port, "GET", "/api/health")[0] == 200, 60)
         status, body = request(self.port, "POST", "/api/collections", {"path": md_dir, "name": COLLECTION})
-        if status != 202:
+        if status == 409:
+            pass  # a reused index (--reuse): the collection is there already
+        elif status != 202:
             raise RuntimeError(f"adding the collection failed: {status} {body}")
         self.wait(lambda: self.settled(), 3600)
 

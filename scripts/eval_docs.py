@@ -142,12 +142,13 @@ def run(args, binary):
     if args.sample and args.sample < len(questions):
         questions = questions[: args.sample]
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
-    tmp = tempfile.mkdtemp(prefix="svc-eval-docs-")
+    tmp = os.path.abspath(args.reuse) if args.reuse else tempfile.mkdtemp(prefix="svc-eval-docs-")
     t_start = time.perf_counter()
-    reports = {}
+    reports, answers = {}, {}
     try:
         md = os.path.join(tmp, COLLECTION)
-        files = copy_corpus(spec["corpus"]["globs"], registry_src(), md)
+        files = (sum(len(fs) for _, _, fs in os.walk(md)) if args.reuse
+                 else copy_corpus(spec["corpus"]["globs"], registry_src(), md))
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(md) for f in fs)
         print(f"corpus: {files} files, {size / 1e6:.1f} MB", file=sys.stderr)
         t_index = time.perf_counter()
@@ -172,6 +173,9 @@ def run(args, binary):
                         print(f"[{preset}] {q['id']} {q['question']!r} -> {(raw[q['id']][1].get('answer') or '')[:200]!r}",
                               file=sys.stderr)
                 reports[preset] = score(questions, raw, verified)
+                answers[preset] = {q["id"]: {"question": q["question"], "expected": q.get("answers"),
+                                             "files": q.get("files"), "raw": raw[q["id"]][1],
+                                             "verified": verified[q["id"]][1]} for q in questions}
                 m = reports[preset]
                 print(f"preset={preset}: correct {m['correct']} cites-right-file {m['cites_right_file']} "
                       f"loop-cut {m['loop_cut']} failed {m['failed']} declined(raw) {m['unanswerable_declined_raw']} "
@@ -181,7 +185,10 @@ def run(args, binary):
         finally:
             server.stop()
     finally:
-        if args.keep:
+        if args.answers:
+            with open(args.answers, "w") as f:
+                json.dump(answers, f, indent=1)
+        if args.keep or args.reuse:
             print(f"kept {tmp}", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)

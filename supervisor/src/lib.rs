@@ -46,10 +46,11 @@ pub struct ServeOptions {
 /// The lean binary of the supervisor and the gateway, installed beside `svc`.
 pub const SERVER_BIN: &str = "svc-server";
 
-/// Logs to stderr at `default` level unless `SVC_LOG` says otherwise (every role).
+/// Logs to stderr at `default` level unless `SVC_LOG` says otherwise (every role). LanceDB's
+/// own `info` lines (a query plan per vector search) are left out by default.
 pub fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SVC_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default},lance=warn,lancedb=warn")));
     use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

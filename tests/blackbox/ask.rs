@@ -252,15 +252,15 @@ fn verified_answers_supported_contradicted_and_abstained() {
     assert_eq!(receipt.status, 200);
     assert_eq!(receipt.json()["contentStatus"], "unchanged");
 
-    // The draft says Paris is not the capital; the cited note says it is.
-    let a = verified(&s, "Is Paris not the capital of France?");
+    // The draft says the bridge was built in 1950; the cited note says 1890.
+    let a = verified(&s, "Was the Old Bridge built in 1950?");
     let claims = &a["verification"]["claims"];
     assert_eq!(claims["abstentionReason"], "contradiction_detected", "{claims}");
     assert!(claims["claims"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|c| c["status"] == "contradicted" && c["evidence"][0]["uri"] == "svc://notes/paris.md"));
+        .any(|c| c["status"] == "contradicted" && c["evidence"][0]["uri"] == "svc://notes/bridge.md"));
     assert_eq!(a["answer"], ABSTENTION);
     assert_eq!(a["citations"], json!([]));
 

@@ -24,6 +24,9 @@ pub enum SourceReason {
     FacetCoverage,
     /// Shares no word with the question.
     NoQueryTerms,
+    /// Holds too little of the question, its words weighted by their rarity in the index
+    /// (the rarest, naming what is asked about, are missing).
+    BelowRelevance,
     /// Adds no facet once the base is taken.
     NoNewFacet,
     /// The answer already has its maximum number of sources.

@@ -2,6 +2,7 @@
 //! their citation markers and UTF-16 offsets), and each claim held against a passage: are
 //! its content words, numbers and negations there?
 
+use super::relevance::{self, same_word};
 use crate::evidence::facets::content_words;
 
 /// A citation marker in the draft: `[n]` (one number each; `[1, 2]` gives two).
@@ -211,8 +212,98 @@ pub fn sentences(passage: &str) -> Vec<String> {
     split(passage).into_iter().map(|c| c.plain).filter(|s| !s.is_empty()).collect()
 }
 
+/// What a claim adds to its question: the content words and numbers the question does not
+/// hold. "Lindera was forked from kuromoji-rs" adds "kuromoji", "rs" to "Which project was
+/// Lindera forked from?"; a claim that adds nothing restates the question and answers nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Addition {
+    words: Vec<String>,
+    numbers: Vec<String>,
+}
+
+/// `claim` without a leading "Yes," or "No,": the word answers a yes-or-no question and says
+/// nothing a passage could hold ("No, it was built in 1890" states that it was).
+pub fn without_particle(claim: &str) -> &str {
+    let t = claim.trim_start();
+    for particle in ["yes,", "no,"] {
+        if t.get(..particle.len()).is_some_and(|p| p.eq_ignore_ascii_case(particle)) {
+            return t[particle.len()..].trim_start();
+        }
+    }
+    claim
+}
+
+impl Addition {
+    pub fn of(claim: &str, question: &str) -> Addition {
+        let claim = without_particle(claim);
+        let asked = content_words(question);
+        let asked_numbers = numbers(question);
+        Addition {
+            words: content_words(claim)
+                .into_iter()
+                .filter(|w| !w.bytes().all(|b| b.is_ascii_digit()))
+                .filter(|w| !asked.iter().any(|q| same_word(q, w)))
+                .collect(),
+            numbers: numbers(claim).into_iter().filter(|n| !asked_numbers.contains(n)).collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.numbers.is_empty()
+    }
+
+    /// Whether a passage (with its document's `title`) gives this addition as the answer to
+    /// `question`: one sentence holds all of it, and that sentence, the one before it and the
+    /// title hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
+    /// answer must come from one place that speaks of what was asked, not from words scattered
+    /// over the passage, nor from a sentence about something else.
+    pub fn held_by(&self, question: &relevance::Question, title: &str, passage: &str) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let sentences = prose_sentences(passage);
+        let holds_all = |text: &str| {
+            let ws = words(text);
+            let ns = numbers(text);
+            self.words.iter().all(|w| ws.iter().any(|p| p.starts_with(w.as_str())))
+                && self.numbers.iter().all(|n| ns.contains(n))
+        };
+        let about_the_question = |k: usize| {
+            let before = if k > 0 { sentences[k - 1].as_str() } else { "" };
+            question.held_by(&format!("{title} {before} {}", sentences[k])) >= relevance::ABOUT_THE_QUESTION
+        };
+        (0..sentences.len()).any(|k| holds_all(&sentences[k]) && about_the_question(k))
+    }
+}
+
+/// The sentences of a Markdown passage: lines wrapped inside a paragraph are joined first; a
+/// blank line, a heading, a list item, a table row or a quote starts a new block.
+pub fn prose_sentences(passage: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in passage.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            open = false;
+            continue;
+        }
+        let starts_block = t.starts_with(['#', '-', '*', '|', '>', '+'])
+            || t.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        match blocks.last_mut() {
+            Some(last) if open && !starts_block && !last.starts_with(['#', '|']) => {
+                last.push(' ');
+                last.push_str(t);
+            }
+            _ => blocks.push(t.to_string()),
+        }
+        open = true;
+    }
+    blocks.iter().flat_map(|b| sentences(b)).collect()
+}
+
 /// `claim` (its text without markers) against `passage`.
 pub fn lexical(claim: &str, passage: &str) -> Lexical {
+    let claim = without_particle(claim);
     let content = content_words(claim);
     let passage_words = words(passage);
     let held = |w: &String| passage_words.iter().any(|p| p.starts_with(w.as_str()));
@@ -301,5 +392,63 @@ mod tests {
         assert!(!num.numbers_present && num.conflicts);
         let other = lexical("Berlin has many museums.", p);
         assert!(other.coverage < 0.5 && !other.conflicts);
+    }
+
+    #[test]
+    fn an_addition_is_what_the_claim_says_beyond_the_question() {
+        let uniform = |q: &str| relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let q = "Which project was Lindera forked from?";
+        let added = Addition::of("Lindera was forked from kuromoji-rs.", q);
+        assert_eq!(added.words, vec!["kuromoji", "rs"]);
+        let asked = uniform(q);
+        assert!(added.held_by(&asked, "Lindera", "A morphological analyzer.\nThis project is\na fork of kuromoji-rs."));
+        // The words are in the passage, but not in one place.
+        assert!(!added.held_by(
+            &asked,
+            "Lindera",
+            "Kuromoji is a Java library. Many rs crates exist. Lindera is fast."
+        ));
+        // A restatement adds nothing and is held by nothing.
+        let q = "By default, how many file descriptors does walkdir keep open at most?";
+        let restated = Addition::of("walkdir keeps open file descriptors at most.", q);
+        assert!(restated.is_empty());
+        assert!(!restated.held_by(&uniform(q), "walkdir", "walkdir keeps open file descriptors at most"));
+        // A true sentence of the passage that does not speak of what was asked.
+        let q = "As which integer type does bincode encode enum variants?";
+        let aside = Addition::of("Bincode does not respect `#[repr(u8)]`.", q);
+        let passage =
+            "### Why does bincode not respect `#[repr(u8)]`?\n\nBincode will encode enum variants as a `u32`.";
+        assert!(!aside.held_by(&uniform(q), "readme", passage));
+        assert!(Addition::of("Bincode encodes enum variants as a u32.", q).held_by(&uniform(q), "readme", passage));
+        // "No" answers a yes-or-no question; what follows it is what a passage must hold.
+        let q = "Was the Old Bridge built in 1950?";
+        let no = Addition::of("No, the Old Bridge was built in 1890.", q);
+        let passage = "The Old Bridge is 120 metres long. It was built in 1890.";
+        assert!(no.held_by(&uniform(q), "Old Bridge", passage));
+        let one = "The Old Bridge was built in 1890.";
+        assert!(!lexical("No, the Old Bridge was built in 1890.", one).conflicts);
+        assert!(lexical("No, the Old Bridge was not built in 1890.", one).conflicts);
+        // Another crate's answer to the same kind of question: its rarest word is missing.
+        let q = "What is the minimum supported Rust version of lancedb?";
+        let rare =
+            relevance::Question::new(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
+        let other = "## Minimum Supported Rust Version\n\nRust 1.41 or higher.";
+        assert!(!Addition::of("lancedb needs Rust 1.41.", q).held_by(&rare, "RustCrypto: Common Traits", other));
+    }
+
+    #[test]
+    fn prose_sentences_join_wrapped_lines_only() {
+        let p = "# Title\nFIFO spawns are now supported using\n  the new functions. Second one.\n- item one\n| a | b |\n| c | d |";
+        assert_eq!(
+            prose_sentences(p),
+            vec![
+                "# Title",
+                "FIFO spawns are now supported using the new functions.",
+                "Second one.",
+                "- item one",
+                "| a | b |",
+                "| c | d |"
+            ]
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 mod citations;
 mod claims;
+mod relevance;
 pub mod sources;
 mod verified;
 
@@ -49,15 +50,18 @@ pub(super) struct Instruction {
     pub stops: &'static [&'static str],
 }
 
+/// What the generator is told, in both modes: the same words, so the prompt's start (this turn
+/// and the worked example) is decoded once and kept in the generator's cache for every
+/// question after it, raw or verified.
+pub(super) const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
+End every sentence with the number of the source it comes from, in square brackets, like [1]. \
+If the sources do not answer the question, say that the notes do not say.";
+
 /// The raw answer. It ends where the small generator goes on to echo the prompt (a new
 /// question, the sources) or starts a Markdown heading: the worked example's sources come
 /// back as `## Ice` sections, never part of an answer.
-const RAW: Instruction = Instruction {
-    system: "You answer questions using only the numbered sources you are given. \
-End every sentence with the number of the source it comes from, in square brackets, like [1]. \
-If the sources do not answer the question, say that the notes do not say.",
-    stops: &["\nQuestion:", "\nSources:", "\n[", "\n#", "<|im_start|>", "<|im_end|>"],
-};
+const RAW: Instruction =
+    Instruction { system: SYSTEM, stops: &["\nQuestion:", "\nSources:", "\n[", "\n#", "<|im_start|>", "<|im_end|>"] };
 
 /// One worked example, as an earlier turn of the conversation: the small default generator
 /// copies the citation form from it far more reliably than from the instruction alone.
@@ -93,7 +97,8 @@ fn ask(
     let outcome = hybrid::run(w, &query)?;
     let response = outcome.response;
     let pool = evidence(w, &req.query.search.query, &response.results[..response.results.len().min(POOL)])?;
-    let choice = sources::choose(&req.query.search.query, &pool);
+    let weighed = relevance::Question::new(&req.query.search.query, |words| w.bm25.rarity(words));
+    let choice = sources::choose(&req.query.search.query, &weighed, &pool);
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
 
     // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.

@@ -2,6 +2,7 @@
 //! best-ranked results, then more (up to a maximum) while a facet of the question is still
 //! uncovered and a pooled result covers it.
 
+use super::relevance::{self, ANSWERABLE, MIN_RELEVANCE};
 use crate::evidence::facets;
 use crate::retrieval::common::query_terms;
 use protocol::api::SourceReason;
@@ -45,10 +46,12 @@ pub struct Choice {
     pub dropped: Vec<Decision>,
 }
 
-/// Chooses the sources for `question` from `pool` (best first). Results that share no word
-/// with the question are never chosen: a retrieval that found nothing relevant yields no
-/// sources rather than unrelated ones.
-pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
+/// Chooses the sources for `question` (`weighed`: its words by their rarity) from `pool` (best
+/// first). Results that share no word with the question, or hold less than [`MIN_RELEVANCE`]
+/// of its weight (address, title and text), are never chosen, and none is when no result
+/// holds [`ANSWERABLE`]: a retrieval that found nothing relevant yields no sources rather
+/// than unrelated ones.
+pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) -> Choice {
     let facets = facets::split(question);
     let question_words = facets::content_words(question);
     // Each source's words, once: for its facets and for its question words.
@@ -59,6 +62,10 @@ pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
         .iter()
         .map(|words| question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32)
         .collect();
+    let held: Vec<f64> = pool.iter().map(|e| weighed.held_by(&format!("{} {} {}", e.uri, e.title, e.text))).collect();
+    let answerable = held.iter().any(|h| *h >= ANSWERABLE);
+    let relevant: Vec<bool> = held.iter().map(|h| answerable && *h >= MIN_RELEVANCE).collect();
+    let eligible = |i: usize| hits[i] > 0 && relevant[i];
     let decision = |i: usize, reason| Decision {
         pool_index: i,
         query_token_hits: hits[i],
@@ -72,7 +79,7 @@ pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
         if taken == BASE_SOURCES {
             break;
         }
-        if hits[i] > 0 {
+        if eligible(i) {
             *slot = Some(SourceReason::TopRank);
             taken += 1;
         }
@@ -80,7 +87,7 @@ pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
     let mut covered: Vec<bool> = (0..facets.len()).map(|f| chosen_cover(&chosen, &covered_by, f)).collect();
     while taken < MAX_SOURCES {
         let next = (0..pool.len()).find(|&i| {
-            chosen[i].is_none() && hits[i] > 0 && covered_by[i].iter().zip(&covered).any(|(c, done)| *c && !*done)
+            chosen[i].is_none() && eligible(i) && covered_by[i].iter().zip(&covered).any(|(c, done)| *c && !*done)
         });
         let Some(i) = next else { break };
         chosen[i] = Some(SourceReason::FacetCoverage);
@@ -95,6 +102,7 @@ pub fn choose(question: &str, pool: &[Evidence]) -> Choice {
         match reason {
             Some(r) => selected.push(decision(i, *r)),
             None if hits[i] == 0 => dropped.push(decision(i, SourceReason::NoQueryTerms)),
+            None if !relevant[i] => dropped.push(decision(i, SourceReason::BelowRelevance)),
             None if taken == MAX_SOURCES => dropped.push(decision(i, SourceReason::SourceLimit)),
             None => dropped.push(decision(i, SourceReason::NoNewFacet)),
         }
@@ -167,6 +175,11 @@ pub fn focus(question: &[String], text: &str, start_line: u32, max_chars: usize)
 mod tests {
     use super::*;
 
+    /// Every word of `question` weighs the same.
+    fn uniform(question: &str) -> relevance::Question {
+        relevance::Question::new(question, |words| vec![1.0; words.len()])
+    }
+
     fn ev(id: &str, text: &str) -> Evidence {
         Evidence {
             docid: id.into(),
@@ -188,7 +201,7 @@ mod tests {
             ev("d", "rust ownership once more"),
             ev("e", "borrowing rules"),
         ];
-        let c = choose("rust ownership and borrowing", &pool);
+        let c = choose("rust ownership and borrowing", &uniform("rust ownership and borrowing"), &pool);
         assert_eq!(c.facets, vec!["rust ownership", "borrowing"]);
         let picked: Vec<(usize, SourceReason)> = c.selected.iter().map(|d| (d.pool_index, d.reason)).collect();
         assert_eq!(
@@ -208,16 +221,34 @@ mod tests {
     #[test]
     fn unrelated_results_are_never_sources() {
         let pool = vec![ev("a", "gardening tips"), ev("b", "tomatoes")];
-        let c = choose("quantum entanglement", &pool);
+        let c = choose("quantum entanglement", &uniform("quantum entanglement"), &pool);
         assert!(c.selected.is_empty());
         assert!(c.dropped.iter().all(|d| d.reason == SourceReason::NoQueryTerms && d.query_token_hits == 0));
+    }
+
+    #[test]
+    fn a_result_without_the_rare_words_is_no_source() {
+        let q = "minimum supported rust version of lancedb";
+        let rare =
+            relevance::Question::new(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
+        let pool = vec![ev("a", "minimum supported rust version: 1.41"), ev("b", "lancedb needs rust 1.78 at minimum")];
+        let c = choose(q, &rare, &pool);
+        assert_eq!(c.selected.iter().map(|d| d.pool_index).collect::<Vec<_>>(), vec![1]);
+        assert_eq!((c.dropped[0].pool_index, c.dropped[0].reason), (0, SourceReason::BelowRelevance));
+        // Without a result that holds enough of the question, there is nothing to answer from.
+        let c = choose(q, &rare, &pool[..1]);
+        assert!(c.selected.is_empty() && c.dropped[0].reason == SourceReason::BelowRelevance);
     }
 
     #[test]
     fn never_more_than_the_maximum() {
         let pool: Vec<Evidence> =
             (0..12).map(|i| ev(&i.to_string(), &format!("alpha beta gamma delta epsilon zeta {i}"))).collect();
-        let c = choose("alpha, beta, gamma, delta, epsilon, zeta", &pool);
+        let c = choose(
+            "alpha, beta, gamma, delta, epsilon, zeta",
+            &uniform("alpha, beta, gamma, delta, epsilon, zeta"),
+            &pool,
+        );
         assert!(c.selected.len() <= MAX_SOURCES);
         assert_eq!(c.target_sources, MAX_SOURCES);
         assert_eq!(c.selected.len() + c.dropped.len(), 12);

@@ -6,6 +6,7 @@
 
 use super::claims::{self, Claim};
 use super::generator_unavailable;
+use super::relevance;
 use crate::evidence::{compile, verify};
 use crate::retrieval::common::Scope;
 use crate::Worker;
@@ -29,9 +30,7 @@ const SUPPORT_SIMILARITY: f64 = 0.6;
 /// blank line is drift (the worked example's sources again, new questions), and every such
 /// sentence would be a claim no passage supports.
 const DRAFT: super::Instruction = super::Instruction {
-    system: "You answer questions using only the numbered sources you are given. \
-After each sentence, cite the source it comes from with its number in square brackets, like [1]. \
-Write only statements the sources make. Answer briefly.",
+    system: super::SYSTEM,
     stops: &["\n\n", "\nQuestion:", "\nSources:", "\n[", "\n#", "<|im_start|>", "<|im_end|>"],
 };
 
@@ -54,6 +53,7 @@ pub fn ask(
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
         .map_err(|e| ApiError::runtime(format!("the compiled capsule could not be read back: {e}")))?;
+    let weighed = relevance::Question::new(&req.query.search.query, |words| w.bm25.rarity(words));
     let sources: Vec<Source<'_>> = capsule
         .evidence
         .iter()
@@ -64,7 +64,12 @@ pub fn ask(
     let generator = w.models.generator().map_err(generator_unavailable)?;
     let titled: Vec<(&str, &str)> =
         sources.iter().map(|s| (s.evidence.title.as_str(), s.evidence.text.as_str())).collect();
-    let draft = if sources.is_empty() {
+    // No passage holds enough of the question to answer it: nothing is drafted.
+    let answerable = sources.iter().any(|s| {
+        let e = s.evidence;
+        weighed.held_by(&format!("{} {} {}", e.uri, e.title, e.text)) >= relevance::ANSWERABLE
+    });
+    let draft = if !answerable {
         None
     } else {
         Some(
@@ -83,7 +88,7 @@ pub fn ask(
     let answer_generated = draft.is_some();
     let text = draft.unwrap_or_default();
     let claims = claims::split(&text);
-    let judged = judge(w, &claims, &sources);
+    let judged = judge(w, &weighed, &claims, &sources);
     let verification = claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources);
     let verified = verification.answer_status == AnswerStatus::Verified;
     let citations = if verified { citations_of(&judged.verdicts, &sources) } else { Vec::new() };
@@ -165,8 +170,8 @@ struct Judged {
     semantic: SemanticCheck,
 }
 
-/// Both layers over every claim.
-fn judge(w: &Worker, claims: &[Claim], sources: &[Source<'_>]) -> Judged {
+/// Both layers over every claim of the answer to `question`.
+fn judge(w: &Worker, question: &relevance::Question, claims: &[Claim], sources: &[Source<'_>]) -> Judged {
     let started = Instant::now();
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(claims.len());
     // Claims the deterministic layer leaves to the semantic one: (claim index, its sources).
@@ -199,10 +204,15 @@ fn judge(w: &Worker, claims: &[Claim], sources: &[Source<'_>]) -> Judged {
         };
         let checks: Vec<(usize, claims::Lexical)> =
             pool.iter().map(|&n| (n, claims::lexical(&claim.plain, &sources[n - 1].evidence.text))).collect();
+        // A passage supports the claim when it holds the claim's words and, in one place,
+        // what the claim adds to the question: a claim made of the question's words and any
+        // word of the passage is not an answer the passage gives.
+        let addition = claims::Addition::of(&claim.plain, question.text());
         let supporting: Vec<usize> = checks
             .iter()
             .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
             .map(|(n, _)| *n)
+            .filter(|&n| addition.held_by(question, &sources[n - 1].evidence.title, &sources[n - 1].evidence.text))
             .collect();
         let conflicting: Vec<usize> = checks.iter().filter(|(_, l)| l.conflicts).map(|(n, _)| *n).collect();
         let substantive = claim.is_substantive();
@@ -235,8 +245,9 @@ fn semantic_layer(
     started: Instant,
 ) -> SemanticCheck {
     let config = hex::encode(Sha256::digest(format!(
-        "embedding-similarity-v1\0{}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}",
-        claims::MIN_COVERAGE
+        "embedding-similarity-v1\0{}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence\0{}",
+        claims::MIN_COVERAGE,
+        relevance::ABOUT_THE_QUESTION
     )));
     let model = w.models.embed_model_ref().to_string();
     let fingerprint = format!("embedding-similarity-v1:{model}");

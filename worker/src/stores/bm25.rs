@@ -320,6 +320,26 @@ impl Bm25Index {
         Ok(out)
     }
 
+    /// How rare each word is in the index: its inverse document frequency in the plain body
+    /// text, as BM25 weighs it (`ln(1 + (N - df + 0.5) / (df + 0.5))`); a word the index never
+    /// saw weighs most. A word its analyzer splits weighs as its rarest part.
+    pub fn rarity(&self, words: &[String]) -> Vec<f64> {
+        let searcher = self.reader.searcher();
+        let n = searcher.num_docs() as f64;
+        let idf = |df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        words
+            .iter()
+            .map(|w| {
+                self.analyze(self.fields.body_plain, w)
+                    .iter()
+                    .map(|t| searcher.doc_freq(&Term::from_field_text(self.fields.body_plain, t)).unwrap_or(0) as f64)
+                    .map(idf)
+                    .fold(None, |best: Option<f64>, x| Some(best.map_or(x, |b| b.max(x))))
+                    .unwrap_or_else(|| idf(0.0))
+            })
+            .collect()
+    }
+
     /// Keys of every document that passes the filters, or `None` when there are no filters.
     /// Other retrievals (vector) use this so that the filter rules live in one place.
     pub fn filter_keys(&self, filters: &SearchFilters) -> Result<Option<HashSet<i64>>, Bm25Error> {

@@ -4,18 +4,22 @@ use super::stream::TextStream;
 use super::{Chat, Finish, Flow, Generated, Limits};
 use crate::models::runtime::{ModelError, Result};
 use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 /// Tokens decoded per step of the prompt (llama.cpp's batch).
 const PROMPT_BATCH: usize = 512;
+/// A context's size is a multiple of this many tokens (a context that fits is kept).
+const CONTEXT_STEP: usize = 1024;
 
 /// llama.cpp's process-wide state, initialized once.
 fn backend() -> Result<&'static LlamaBackend> {
@@ -30,12 +34,42 @@ fn backend() -> Result<&'static LlamaBackend> {
         .map_err(|e| ModelError::Runtime(format!("llama.cpp could not start: {e}")))
 }
 
+/// The context of the last generation and the tokens its KV cache holds, kept so the next
+/// prompt decodes only what follows the part both share (the instruction and the worked
+/// example of every answer).
+struct Cached<'m> {
+    ctx: LlamaContext<'m>,
+    tokens: Vec<LlamaToken>,
+}
+
+/// One generation at a time (each takes every core anyway): the lock is held for a whole run.
+struct Session<'m>(Mutex<Option<Cached<'m>>>);
+
+impl<'m> Session<'m> {
+    /// The cached context; after a generation that panicked, none (its cache may not match
+    /// its tokens).
+    fn lock(&self) -> MutexGuard<'_, Option<Cached<'m>>> {
+        self.0.lock().unwrap_or_else(|poisoned| {
+            let mut guard = poisoned.into_inner();
+            *guard = None;
+            guard
+        })
+    }
+}
+
+self_cell::self_cell!(
+    /// A model and the session that runs it (a context borrows its model).
+    struct Loaded {
+        owner: LlamaModel,
+        #[not_covariant]
+        dependent: Session,
+    }
+);
+
 pub struct LlamaGenerator {
-    model: LlamaModel,
+    loaded: Loaded,
     template: LlamaChatTemplate,
     threads: i32,
-    /// One generation at a time: a second waits (each would take every core anyway).
-    busy: Mutex<()>,
 }
 
 impl LlamaGenerator {
@@ -56,7 +90,8 @@ impl LlamaGenerator {
             Ok(t) => t,
             Err(_) => LlamaChatTemplate::new("chatml").map_err(|e| load(e.to_string()))?,
         };
-        Ok(LlamaGenerator { model, template, threads: threads.clamp(1, 64) as i32, busy: Mutex::new(()) })
+        let loaded = Loaded::new(model, |_| Session(Mutex::new(None)));
+        Ok(LlamaGenerator { loaded, template, threads: threads.clamp(1, 64) as i32 })
     }
 
     /// The prompt text of `chat` in the model's template, ending where the assistant speaks.
@@ -68,7 +103,8 @@ impl LlamaGenerator {
                     .map_err(|e| ModelError::Tokenizer(format!("the prompt holds a NUL byte: {e}")))
             })
             .collect::<Result<Vec<_>>>()?;
-        self.model
+        self.loaded
+            .borrow_owner()
             .apply_chat_template(&self.template, &messages, true)
             .map_err(|e| ModelError::Tokenizer(format!("the chat template failed: {e}")))
     }
@@ -85,13 +121,31 @@ impl LlamaGenerator {
     }
 
     fn run(&self, prompt: &str, limits: Limits<'_>, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Generated> {
+        self.loaded.with_dependent(|model, session| {
+            let mut cached = session.lock();
+            let result = self.run_in(model, &mut cached, prompt, limits, on_text);
+            if result.is_err() {
+                // A failed decode may leave the cache unlike its tokens: start afresh.
+                *cached = None;
+            }
+            result
+        })
+    }
+
+    fn run_in<'m>(
+        &self,
+        model: &'m LlamaModel,
+        cached: &mut Option<Cached<'m>>,
+        prompt: &str,
+        limits: Limits<'_>,
+        on_text: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Generated> {
         let Limits { max_tokens, deadline, stops } = limits;
-        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        let vocab = self.model.vocab();
+        let vocab = model.vocab();
         let mut ids = vocab.tokenize(prompt.as_bytes(), true, true);
         // The context holds the prompt and the answer; a prompt too long for the model loses
         // its start (svc's prompts stay far below any model's context).
-        let n_ctx_train = self.model.n_ctx_train().max(256) as usize;
+        let n_ctx_train = model.n_ctx_train().max(256) as usize;
         let room = n_ctx_train.saturating_sub(max_tokens.min(n_ctx_train / 2) + 1);
         if ids.len() > room {
             ids.drain(..ids.len() - room);
@@ -102,29 +156,45 @@ impl LlamaGenerator {
             generated.finish = if max_tokens == 0 { Finish::MaxTokens } else { Finish::EndOfTurn };
             return Ok(generated);
         }
-        let n_ctx = (prompt_tokens + max_tokens + 1).div_ceil(256) * 256;
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx.min(n_ctx_train) as u32))
-            .with_n_batch(PROMPT_BATCH as u32)
-            .with_n_ubatch(PROMPT_BATCH as u32)
-            .with_n_threads(self.threads)
-            .with_n_threads_batch(self.threads);
         let infer = |e: &dyn std::fmt::Display| ModelError::Inference(e.to_string());
-        let mut ctx = self.model.new_context(backend()?, params).map_err(|e| infer(&e))?;
+        let needed = (prompt_tokens + max_tokens + 1).min(n_ctx_train);
+        let session = match cached.take() {
+            Some(c) if c.ctx.n_ctx() as usize >= needed => c,
+            _ => {
+                let n_ctx = (needed.div_ceil(CONTEXT_STEP) * CONTEXT_STEP).min(n_ctx_train);
+                let params = LlamaContextParams::default()
+                    .with_n_ctx(NonZeroU32::new(n_ctx as u32))
+                    .with_n_batch(PROMPT_BATCH as u32)
+                    .with_n_ubatch(PROMPT_BATCH as u32)
+                    .with_n_threads(self.threads)
+                    .with_n_threads_batch(self.threads);
+                let ctx = model.new_context(backend()?, params).map_err(|e| infer(&e))?;
+                Cached { ctx, tokens: Vec::new() }
+            }
+        };
+        let Cached { ctx, tokens } = cached.insert(session);
+
+        // What the cache holds of this prompt is kept; the rest of the cache goes. The last
+        // prompt token is always decoded again: its logits give the first answer token.
+        let mut kept = tokens.iter().zip(&ids).take_while(|(a, b)| a == b).count().min(prompt_tokens - 1);
+        if !ctx.clear_kv_cache_seq(Some(0), Some(kept as u32), None).map_err(|e| infer(&e))? {
+            ctx.clear_kv_cache();
+            kept = 0;
+        }
+        tokens.truncate(kept);
         let mut batch = LlamaBatch::new(PROMPT_BATCH, 1);
-        let mut pos: i32 = 0;
-        for chunk in ids.chunks(PROMPT_BATCH) {
+        for chunk in ids[kept..].chunks(PROMPT_BATCH) {
             if Instant::now() > deadline {
                 generated.finish = Finish::TimeLimit;
                 return Ok(generated);
             }
             batch.clear();
-            for (i, &token) in chunk.iter().enumerate() {
-                let last = pos as usize + i + 1 == prompt_tokens;
-                batch.add(token, pos + i as i32, &[0], last).map_err(|e| infer(&e))?;
+            for &token in chunk {
+                let pos = tokens.len();
+                tokens.push(token);
+                batch.add(token, pos as i32, &[0], pos + 1 == prompt_tokens).map_err(|e| infer(&e))?;
             }
             ctx.decode(&mut batch).map_err(|e| infer(&e))?;
-            pos += chunk.len() as i32;
         }
 
         let mut sampler = LlamaSampler::greedy();
@@ -137,7 +207,7 @@ impl LlamaGenerator {
             if Instant::now() > deadline {
                 break Finish::TimeLimit;
             }
-            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            let token = sampler.sample(ctx, batch.n_tokens() - 1);
             // The end of the turn, or a control token: the model moves on to the template's
             // next part, so its answer is over.
             if vocab.is_eog(token) || vocab.is_control(token) {
@@ -149,9 +219,9 @@ impl LlamaGenerator {
                 break end;
             }
             batch.clear();
-            batch.add(token, pos, &[0], true).map_err(|e| infer(&e))?;
+            batch.add(token, tokens.len() as i32, &[0], true).map_err(|e| infer(&e))?;
+            tokens.push(token);
             ctx.decode(&mut batch).map_err(|e| infer(&e))?;
-            pos += 1;
         };
         // What was held back in case it grew into a stop sequence or a repetition is final now.
         generated.text = text.close(finish, on_text);

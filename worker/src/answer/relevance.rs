@@ -1,0 +1,91 @@
+//! How much of a question a passage holds: the question's content words, each weighted by its
+//! rarity in the index (BM25's IDF), and the share of that weight a passage's words hold, for
+//! the facet of the question it holds best (a question joining two things with "and" is
+//! answered by a passage on each). A
+//! passage about "the minimum supported Rust version" of another crate holds the common words
+//! of "What is the minimum supported Rust version of lancedb 0.41?" but not its rarest one, so
+//! it holds little of the question: it cannot answer it, and no answer is drawn from it.
+
+use crate::evidence::facets::{self, content_words};
+use crate::retrieval::common::query_terms;
+
+/// The share of a question's weight a source must hold to be one: below it a source is about
+/// something else (docs/retrieval.md has the figures of the ask-docs eval).
+pub const MIN_RELEVANCE: f64 = 0.4;
+/// The share the best result must hold for the question to be answered at all. On the
+/// ask-docs eval the best result of every answerable question held at least 0.65, the best of
+/// 3 of the 11 unanswerable ones less than 0.6.
+pub const ANSWERABLE: f64 = 0.6;
+/// The share of the question's weight the place a verified claim's answer comes from (its
+/// sentence, the one before it and the document's title) must hold.
+pub const ABOUT_THE_QUESTION: f64 = 0.5;
+
+/// Two forms of one word: equal, or one starts with the other and the shorter has at least
+/// four letters ("keep" and "keeps", "fork" and "forked", "socket" and "sockets").
+pub fn same_word(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short == long || (short.chars().count() >= 4 && long.starts_with(short))
+}
+
+/// A question's facets, each as its content words with their weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    text: String,
+    facets: Vec<Vec<(String, f64)>>,
+}
+
+impl Question {
+    /// `question`'s facets, their words weighted by `rarity` (one weight per word, in order).
+    pub fn new(question: &str, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Question {
+        let words = content_words(question);
+        let weights = rarity(&words);
+        let weight = |w: &String| words.iter().position(|x| x == w).and_then(|i| weights.get(i)).copied();
+        let facets = facets::split(question)
+            .iter()
+            .map(|f| content_words(f).into_iter().filter_map(|w| weight(&w).map(|x| (w, x))).collect())
+            .collect();
+        Question { text: question.to_string(), facets }
+    }
+
+    /// The question as asked.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The share of a facet's weight held by `text`, for the facet it holds best (a word of
+    /// the text holds a facet word when they are [`same_word`]). A question without content
+    /// words is held by nothing.
+    pub fn held_by(&self, text: &str) -> f64 {
+        let text_words = query_terms(text);
+        let share = |facet: &Vec<(String, f64)>| {
+            let total: f64 = facet.iter().map(|(_, w)| w).sum();
+            let held: f64 =
+                facet.iter().filter(|(q, _)| text_words.iter().any(|t| same_word(t, q))).map(|(_, w)| w).sum();
+            if total > 0.0 {
+                held / total
+            } else {
+                0.0
+            }
+        };
+        self.facets.iter().map(share).fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rare_word_weighs_more_than_common_ones() {
+        let q = Question::new("What is the minimum supported Rust version of lancedb?", |words| {
+            words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect()
+        });
+        let other_crate = q.held_by("## Minimum Supported Rust Version\nRust 1.41 or higher.");
+        let this_crate = q.held_by("lancedb: the minimum supported Rust version is 1.78.");
+        assert!((other_crate - 4.0 / 12.0).abs() < 1e-9, "{other_crate}");
+        assert!(this_crate > MIN_RELEVANCE && other_crate < MIN_RELEVANCE);
+        assert_eq!(Question::new("what is it?", |w| vec![1.0; w.len()]).held_by("anything"), 0.0);
+        let two = Question::new("rust ownership and borrowing", |w| vec![1.0; w.len()]);
+        assert_eq!(two.held_by("borrowing rules"), 1.0);
+    }
+}
