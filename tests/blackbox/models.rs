@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub(crate) const EMBED: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// The presets' embedder file in its repo (int8).
+const EMBED_FILE: &str = "onnx/model_qint8_avx512.onnx";
 const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
 /// The default preset's generator file, as the model cache lays it out.
 const GEN_FILE: &str = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
@@ -23,22 +25,31 @@ fn test_models() -> PathBuf {
     dir
 }
 
+/// The file a preset names in `repo`: the embedder's, or `onnx/model.onnx`.
+fn model_file(repo: &str) -> &'static str {
+    if repo == EMBED {
+        EMBED_FILE
+    } else {
+        "onnx/model.onnx"
+    }
+}
+
 /// Links a model dir (`model.onnx` + `tokenizer.json`) into the cache layout of `repo`.
 pub(crate) fn install(cache: &Path, from: &Path, repo: &str) {
     let dest = cache.join("models").join(repo);
     std::fs::create_dir_all(dest.join("onnx")).unwrap();
-    std::os::unix::fs::symlink(from.join("model.onnx"), dest.join("onnx/model.onnx")).unwrap();
+    std::os::unix::fs::symlink(from.join("model.onnx"), dest.join(model_file(repo))).unwrap();
     std::os::unix::fs::symlink(from.join("tokenizer.json"), dest.join("tokenizer.json")).unwrap();
 }
 
 pub(crate) fn real_embedder() -> PathBuf {
     let dir = test_models().join("cache/models").join(EMBED);
-    assert!(dir.join("onnx/model.onnx").is_file(), "the real embedder is missing under {}", dir.display());
+    assert!(dir.join(EMBED_FILE).is_file(), "the real embedder is missing under {}", dir.display());
     // install() wants model.onnx and tokenizer.json side by side
     let flat = test_models().join("real-embed");
     if !flat.join("model.onnx").exists() {
         std::fs::create_dir_all(&flat).unwrap();
-        let _ = std::os::unix::fs::symlink(dir.join("onnx/model.onnx"), flat.join("model.onnx"));
+        let _ = std::os::unix::fs::symlink(dir.join(EMBED_FILE), flat.join("model.onnx"));
         let _ = std::os::unix::fs::symlink(dir.join("tokenizer.json"), flat.join("tokenizer.json"));
     }
     flat
@@ -392,7 +403,8 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
 fn tiny_files(tiny: &Path) -> HashMap<String, Vec<u8>> {
     let mut files = HashMap::new();
     for (role, repo) in [("embed", EMBED), ("rerank", RERANK)] {
-        files.insert(format!("{repo}/onnx/model.onnx"), std::fs::read(tiny.join(role).join("model.onnx")).unwrap());
+        files
+            .insert(format!("{repo}/{}", model_file(repo)), std::fs::read(tiny.join(role).join("model.onnx")).unwrap());
         files.insert(format!("{repo}/tokenizer.json"), std::fs::read(tiny.join(role).join("tokenizer.json")).unwrap());
     }
     // The generator's file fails its checksum in the test that pulls it, whatever it holds.
@@ -415,7 +427,7 @@ fn wait_pull(s: &Server) -> Value {
 fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
     let tiny = test_models().join("tiny");
     let hub = Hub::start(tiny_files(&tiny), Duration::from_millis(15));
-    let embed_path = format!("{EMBED}/onnx/model.onnx");
+    let embed_path = format!("{EMBED}/{EMBED_FILE}");
     hub.cut_once(&embed_path);
     hub.bad_checksum(GEN_FILE);
     let s = Server::start_with(&[("SVC_HF_ENDPOINT", &hub.url())]);
@@ -445,7 +457,7 @@ fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
     let gen = failed.iter().find(|f| f["type"] == "gen").expect("gen fails its checksum");
     assert!(gen["error"].as_str().unwrap().contains("checksum"), "{gen}");
     assert!(first["completed"].as_array().unwrap().contains(&json!("rerank")));
-    let part = s.path(&format!("cache/models/{EMBED}/onnx/model.onnx.part"));
+    let part = s.path(&format!("cache/models/{EMBED}/{EMBED_FILE}.part"));
     assert!(part.is_file(), "the cut download keeps its .part file");
     assert!(!s.path(&format!("cache/models/{GEN_FILE}")).exists(), "a bad checksum never lands");
 
@@ -458,7 +470,7 @@ fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
         "resumed with a range"
     );
     assert!(!part.exists());
-    let local = std::fs::read(s.path(&format!("cache/models/{EMBED}/onnx/model.onnx"))).unwrap();
+    let local = std::fs::read(s.path(&format!("cache/models/{EMBED}/{EMBED_FILE}"))).unwrap();
     assert_eq!(local, std::fs::read(tiny.join("embed/model.onnx")).unwrap(), "the resumed file is byte-identical");
     // The pulled embedder loads: vector search becomes available.
     s.wait_until(Duration::from_secs(30), |s| s.get("/api/capabilities").json()["vector"] == true);
