@@ -91,6 +91,13 @@ fn raw_answer_cites_real_documents_and_is_deterministic() {
     assert!(ctx["dropped"].as_array().unwrap().iter().all(|d| d["reason"] == "no_query_terms"), "{ctx}");
     // The answer's sentence holds the Paris note's words: it is credited to it.
     assert_eq!(a["citations"][0]["uri"], "svc://notes/paris.md", "{a}");
+    // A note shares a word with this question but not its rarest one: it cannot answer it, and
+    // nothing is generated.
+    let spain = ask(&s, json!({"query": "What is the capital of Spain?", "maxAnswerTokens": 48}));
+    assert_eq!(spain["meta"]["answerGenerated"], false, "{spain}");
+    assert!(spain["answer"].is_null(), "{spain}");
+    let dropped = spain["meta"]["answerContext"]["dropped"].as_array().unwrap().clone();
+    assert!(dropped.iter().any(|d| d["uri"] == "svc://notes/paris.md" && d["reason"] == "below_relevance"), "{spain}");
     // Every citation names a selected source by its number and a real document.
     for c in a["citations"].as_array().unwrap() {
         let i = c["index"].as_u64().unwrap() as usize;

@@ -3,7 +3,8 @@
 //! whose words they hold, else the source closest to them in meaning (the small default
 //! generator rarely writes markers, and paraphrases).
 
-use super::claims;
+use super::claims::{self, Claim};
+use super::relevance;
 
 /// The markers of `answer`: the distinct source numbers in order of first mention that name
 /// one of `sources` sources, and how many numbers named none.
@@ -18,6 +19,23 @@ pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
         }
     }
     (cited, unmatched)
+}
+
+/// The sources that give what a sentence of `answer` adds to the question as the answer (the
+/// verifier's rule, [`claims::Addition::held_by`]), each once, in order of first credit, for
+/// every sentence, marked or not: the small generator often cites the neighbour of the source
+/// its answer comes from.
+pub fn answered_by(answer: &str, question: &relevance::Question, sources: &[(&str, &str)]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for claim in claims::split(answer).into_iter().filter(Claim::is_substantive) {
+        let addition = claims::Addition::of(&claim.plain, question.text());
+        for (i, (title, text)) in sources.iter().enumerate() {
+            if addition.held_by(question, title, text) {
+                push_new(&mut out, i + 1);
+            }
+        }
+    }
+    out
 }
 
 /// Content words of a sentence a source must hold for the sentence to be credited to it: half,
@@ -109,6 +127,18 @@ fn by_meaning(open: &[String], sources: &[&str], embed: Embed<'_>) -> Vec<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_source_holding_the_answer_is_credited_whatever_the_marker_says() {
+        let q = "What replaced rust-stemmers in tantivy 0.27.0?";
+        let asked = relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let sources = [
+            ("tantivy CHANGELOG", "# 0.27.0\n- Replaced rust-stemmers with frostem in tantivy."),
+            ("frostem", "Frostem is a stemming library."),
+        ];
+        assert_eq!(answered_by("frostem replaced rust-stemmers in tantivy 0.27.0 [2].", &asked, &sources), vec![1]);
+        assert!(answered_by("rust-stemmers was replaced in tantivy 0.27.0 [1].", &asked, &sources).is_empty());
+    }
 
     #[test]
     fn reads_single_grouped_and_adjacent_markers() {

@@ -113,10 +113,11 @@ fn ask(
     let texts: Vec<&str> = sources.iter().map(|e| e.text.as_str()).collect();
     let embed = |t: &[&str]| w.models.embedder().ok().and_then(|e| e.embed(t).ok());
     let credited = generated.as_ref().map_or_else(Default::default, |g| citations::attributed(&g.text, &texts, &embed));
+    let answering = generated.as_ref().map_or_else(Vec::new, |g| citations::answered_by(&g.text, &weighed, &titled));
     let marked = cited.into_iter().map(|n| (n, CitationVia::Marker));
-    let attributed = credited
-        .by_words
+    let attributed = answering
         .into_iter()
+        .chain(credited.by_words)
         .map(|n| (n, CitationVia::Attribution))
         .chain(credited.by_meaning.into_iter().map(|n| (n, CitationVia::Similarity)));
     let mut citations: Vec<Citation> = Vec::new();
