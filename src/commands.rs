@@ -163,8 +163,15 @@ pub fn collection_add(
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
     let mut b = Backend::open(dirs)?;
     let path = abs.to_str().ok_or_else(|| anyhow!("the path is not valid UTF-8"))?.to_string();
-    let reply: CollectionAdded =
-        b.call_ok(Request::AddCollection(AddCollection { path, name, pattern, include, exclude, git_pull }))?;
+    let reply: CollectionAdded = b.call_ok(Request::AddCollection(AddCollection {
+        path,
+        name,
+        pattern,
+        include,
+        exclude,
+        git_pull,
+        watch: None,
+    }))?;
     if !json {
         println!("added collection {} ({})", reply.collection.name, reply.collection.path);
     }

@@ -43,5 +43,7 @@ mod search;
 mod security;
 #[path = "blackbox/typed.rs"]
 mod typed;
+#[path = "blackbox/watch.rs"]
+mod watch;
 #[path = "blackbox/writes.rs"]
 mod writes;

@@ -300,6 +300,8 @@ pub struct AddCollection {
     pub include: Option<String>,
     pub exclude: Option<String>,
     pub git_pull: bool,
+    /// Follow the folder's changes as they happen; `None` means yes.
+    pub watch: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

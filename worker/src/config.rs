@@ -18,6 +18,18 @@ pub struct CollectionConfig {
     pub exclude: String,
     #[serde(default)]
     pub git_pull: bool,
+    /// The folder is watched and its changes indexed as they happen (`watch: false` for a
+    /// slow network mount: only syncs pick up its changes).
+    #[serde(default = "watched", skip_serializing_if = "is_watched")]
+    pub watch: bool,
+}
+
+fn watched() -> bool {
+    true
+}
+
+fn is_watched(watch: &bool) -> bool {
+    *watch
 }
 
 fn default_pattern() -> String {
@@ -220,6 +232,7 @@ mod tests {
             include: String::new(),
             exclude: "drafts/**".into(),
             git_pull: false,
+            watch: false,
         });
         cfg.save(&path).unwrap();
         assert_eq!(IndexConfig::load(&path).unwrap(), cfg);

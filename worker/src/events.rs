@@ -64,6 +64,7 @@ impl EventBus {
             Origin::Sync => ChangeOrigin::Sync,
             Origin::Save => ChangeOrigin::Save,
             Origin::Create => ChangeOrigin::Create,
+            Origin::Watch => ChangeOrigin::Watch,
         };
         let event = DocumentChangedEvent {
             kind: EventKind::DocumentChanged,

@@ -62,6 +62,10 @@ pub struct Worker {
     /// API writes run one at a time (each is a few milliseconds), so an optimistic
     /// concurrency check and its write cannot interleave with another write.
     writes: Mutex<()>,
+    /// One scan of a collection folder at a time: a sync job's and the watcher's.
+    scans: Mutex<()>,
+    /// The watched collection folders (server mode).
+    watchers: index::watch::Watchers,
     models: models::Models,
     pulls: models::pull::PullManager,
     /// LanceDB; `None` when it could not be opened (vector features are then off).
@@ -110,6 +114,8 @@ impl Worker {
             cancel: AtomicBool::new(false),
             events: events::EventBus::default(),
             writes: Mutex::new(()),
+            scans: Mutex::new(()),
+            watchers: Default::default(),
             models,
             pulls: Default::default(),
             vectors,
@@ -150,6 +156,23 @@ impl Worker {
 
     fn write_lock(&self) -> MutexGuard<'_, ()> {
         self.writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn scan_lock(&self) -> MutexGuard<'_, ()> {
+        self.scans.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Watches the configured collections' folders that are not watched yet (each reconciled
+    /// by a scan first), stops watching removed ones. Nothing before [`Self::start_watching`].
+    fn refresh_watches(&self) {
+        let collections = self.config().collections.clone();
+        self.watchers.refresh(&collections);
+    }
+
+    /// Starts following the collections' folders (server mode): reconciled by a scan first
+    /// (what changed while svc was stopped), then watched.
+    pub fn start_watching(self: &Arc<Self>) {
+        index::watch::start(self);
     }
 
     /// Events for `/api/events`.

@@ -18,6 +18,7 @@ pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
         .await
         .map_err(|e| std::io::Error::other(format!("worker start panicked: {e}")))??;
     worker.start_background_embedding();
+    worker.start_watching();
     let socket = dirs.worker_socket();
     let listener = protocol::socket::bind(&socket)?;
     tracing::info!("worker listening on {}", socket.display());

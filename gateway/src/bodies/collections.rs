@@ -20,6 +20,9 @@ pub struct AddCollectionBody {
     pub exclude: Option<String>,
     /// Run `git pull` before each sync.
     pub git_pull: Option<bool>,
+    /// Follow the folder's changes as they happen (default true; false for a slow network
+    /// mount, whose changes then come in with syncs).
+    pub watch: Option<bool>,
 }
 
 impl AddCollectionBody {
@@ -31,6 +34,7 @@ impl AddCollectionBody {
             include: self.include,
             exclude: self.exclude,
             git_pull: self.git_pull.unwrap_or(false),
+            watch: self.watch,
         })
     }
 }

@@ -32,6 +32,8 @@ pub enum ChangeOrigin {
     Save,
     /// An API write of a new note.
     Create,
+    /// The folder watcher saw the file change (another program wrote it).
+    Watch,
 }
 
 /// `GET /api/events`, `event: document-changed`.

@@ -2,6 +2,7 @@
 
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
 use crate::index::walk::FileMatcher;
+use crate::stores::catalog::Origin;
 use crate::{index::git, runtime, stores::catalog, Worker, WorkerError};
 use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted,
@@ -54,6 +55,7 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
         include: req.include.unwrap_or_default(),
         exclude: req.exclude.unwrap_or_default(),
         git_pull: req.git_pull,
+        watch: req.watch.unwrap_or(true),
     };
     FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude).map_err(|e| ApiError::validation(e.to_string()))?;
 
@@ -72,6 +74,7 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
     catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path).map_err(runtime)?;
     let job_coll = coll.clone();
     let job_id = slot.spawn(w, JobKind::Add, move |w| run_sync(w, vec![job_coll], None))?;
+    w.refresh_watches();
     w.publish_status();
     JsonBody::of(&CollectionAdded { job_id, collection: CollectionRef { name: coll.name, path: coll.path } })
 }
@@ -107,6 +110,7 @@ pub fn remove(w: &Worker, name: &str) -> Result<JsonBody, ApiError> {
         }
         removed
     };
+    w.refresh_watches();
     drop_from_index(w, &removed.name).map_err(runtime)?;
     w.publish_status();
     JsonBody::of(&CollectionRemoved {
@@ -156,7 +160,10 @@ fn run_sync(w: &Worker, targets: Vec<CollectionConfig>, git_pull: Option<bool>) 
         if git_pull.unwrap_or(coll.git_pull) {
             git::pull_if_repo(Path::new(&coll.path)).map_err(|e| format!("{}: {e}", coll.name))?;
         }
-        let r = w.indexer().sync_collection(&coll).map_err(|e| format!("{}: {e}", coll.name))?;
+        let r = {
+            let _scan = w.scan_lock();
+            w.indexer().sync_collection(&coll, Origin::Sync).map_err(|e| format!("{}: {e}", coll.name))?
+        };
         result.total_files_processed += r.files_processed;
         result.total_files_added += r.files_added;
         result.total_files_updated += r.files_updated;

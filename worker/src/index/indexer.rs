@@ -372,7 +372,14 @@ impl Indexer<'_> {
 
     /// Records that a document's file moved to `new_rel` (a refactor): the row keeps its
     /// identity and history; any stale inactive row at the new path is dropped.
-    pub fn rename_doc(&self, coll: &CollectionConfig, root: &Path, id: i64, new_rel: &str) -> Result<(), SyncError> {
+    pub fn rename_doc(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        id: i64,
+        new_rel: &str,
+        origin: Origin,
+    ) -> Result<(), SyncError> {
         let now = time_fmt::now_iso();
         {
             let mut conn = self.catalog.writer();
@@ -391,7 +398,7 @@ impl Indexer<'_> {
                 &tx,
                 &ChangeRecord {
                     kind: ChangeKind::Rename,
-                    origin: Origin::Save,
+                    origin,
                     collection: &coll.name,
                     doc_id: id,
                     observed_at: &now,
@@ -402,9 +409,9 @@ impl Indexer<'_> {
             )?;
             tx.commit()?;
         }
-        self.sync_file(coll, root, new_rel, Origin::Save)?;
+        self.sync_file(coll, root, new_rel, origin)?;
         self.converge()?;
-        self.events.document_changed(&uri::doc_uri(&coll.name, new_rel), &coll.name, new_rel, Origin::Save);
+        self.events.document_changed(&uri::doc_uri(&coll.name, new_rel), &coll.name, new_rel, origin);
         Ok(())
     }
 
@@ -435,8 +442,9 @@ impl Indexer<'_> {
         Ok(())
     }
 
-    /// Syncs one collection. BM25 changes are committed before returning.
-    pub fn sync_collection(&self, coll: &CollectionConfig) -> Result<CollectionSyncResult, SyncError> {
+    /// Syncs one collection (its changes journaled with `origin`: a sync's, or the watcher's).
+    /// BM25 changes are committed before returning.
+    pub fn sync_collection(&self, coll: &CollectionConfig, origin: Origin) -> Result<CollectionSyncResult, SyncError> {
         let started = Instant::now();
         let mut res = CollectionSyncResult { collection: coll.name.clone(), ..Default::default() };
         let root = Path::new(&coll.path)
@@ -515,7 +523,7 @@ impl Indexer<'_> {
                     _ => res.files_errored += 1,
                 }
             }
-            let out = self.apply_batch(&coll.name, &parsed, &touched, Origin::Sync)?;
+            let out = self.apply_batch(&coll.name, &parsed, &touched, origin)?;
             res.files_added += out.added;
             res.files_updated += out.updated;
             absorbed.extend(out.absorbed);
@@ -529,13 +537,13 @@ impl Indexer<'_> {
             .map(|(_, st)| st.id)
             .collect();
         if !vanished.is_empty() {
-            for (id, gen, rel) in self.deactivate(&coll.name, &vanished, Origin::Sync)? {
+            for (id, gen, rel) in self.deactivate(&coll.name, &vanished, origin)? {
                 absorbed.push((id, gen));
                 changed.push((id, rel));
             }
             res.files_deactivated = vanished.len() as u64;
         }
-        self.finish(&coll.name, &absorbed, &changed, Origin::Sync)?;
+        self.finish(&coll.name, &absorbed, &changed, origin)?;
         // Reactivated rows (bytes unchanged) are fed from the catalog.
         self.converge()?;
         catalog::mark_synced(&self.catalog.writer(), &coll.name, &time_fmt::now_iso())?;

@@ -10,3 +10,4 @@ pub mod git;
 pub mod indexer;
 pub mod ingest;
 pub mod walk;
+pub mod watch;

@@ -13,6 +13,27 @@ pub struct PatternError {
     pub source: globset::Error,
 }
 
+/// Editors' and tools' temporary files, never indexed whatever the patterns say: emacs lock
+/// links (`.#note.md`) and autosaves (`#note.md#`), backups (`note.md~`), vim swap files and
+/// its write probe (`4913`), office lock files, partial downloads and temporary files
+/// (svc's own atomic writes are `.note.md.svc-….tmp`).
+pub fn is_litter(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.starts_with(".#")
+        || (name.starts_with('#') && name.ends_with('#'))
+        || name.ends_with('~')
+        || [".swp", ".swo", ".swx", ".tmp", ".part", ".crdownload"].iter().any(|ext| name.ends_with(ext))
+        || name.starts_with(".~lock.")
+        || name.starts_with("~$")
+        || name == "4913"
+}
+
+/// Whether `rel` (with `/` separators) is a file of the collection: the matcher accepts it, no
+/// folder on its way is one svc never indexes, and it is no editor's litter.
+pub fn belongs(rel: &str, matcher: &FileMatcher) -> bool {
+    !is_litter(rel) && !rel.split('/').any(|part| ALWAYS_EXCLUDED.contains(&part)) && matcher.matches(rel)
+}
+
 /// `pattern` plus the comma-separated `include` globs, minus the `exclude` globs.
 #[derive(Debug, Clone)]
 pub struct FileMatcher {
@@ -93,7 +114,7 @@ pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
             Err(e) => {
                 if let Some(p) = e.path() {
                     if let Ok(rel) = p.strip_prefix(root) {
-                        if rel.to_str().is_some_and(|r| matcher.matches(r)) {
+                        if rel.to_str().is_some_and(|r| matcher.matches(r) && !is_litter(r)) {
                             out.push(WalkItem::Error(rel.display().to_string()));
                         }
                     }
@@ -109,7 +130,7 @@ pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
             out.push(WalkItem::Error(rel_path.display().to_string()));
             continue;
         };
-        if !matcher.matches(rel) {
+        if !matcher.matches(rel) || is_litter(rel) {
             continue;
         }
         if entry.path_is_symlink() {
@@ -134,6 +155,18 @@ pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn editor_litter_never_belongs() {
+        let m = FileMatcher::new("**/*", "", "").unwrap();
+        for litter in
+            [".#note.md", "#note.md#", "note.md~", "d/.note.md.swp", "4913", ".note.md.svc-1-2.tmp", "~$report.docx"]
+        {
+            assert!(!belongs(litter, &m), "{litter}");
+        }
+        assert!(belongs("d/note.md", &m));
+        assert!(!belongs("node_modules/x/readme.md", &m));
+    }
 
     #[test]
     fn pattern_include_exclude() {

@@ -14,6 +14,8 @@ pub enum Origin {
     Sync,
     Save,
     Create,
+    /// The folder watcher saw the file change.
+    Watch,
 }
 
 impl Origin {
@@ -22,6 +24,7 @@ impl Origin {
             Origin::Sync => "sync",
             Origin::Save => "save",
             Origin::Create => "create",
+            Origin::Watch => "watch",
         }
     }
 }

@@ -175,7 +175,7 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
     let moved = if is_dup {
         ix.sync_file(&plan.coll, &plan.root, plan.target_rel.as_str(), Origin::Create).map(|_| ())
     } else {
-        ix.rename_doc(&plan.coll, &plan.root, plan.source.id, plan.target_rel.as_str())
+        ix.rename_doc(&plan.coll, &plan.root, plan.source.id, plan.target_rel.as_str(), Origin::Save)
     };
     if let Err(e) = moved {
         pending.push(format!("{}: {e}", plan.target_rel));

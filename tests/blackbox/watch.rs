@@ -1,0 +1,201 @@
+//! The live index: files changed on disk by another program (no API call, no sync) become
+//! what search, `/api/doc` and `/api/changes` say.
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// How long a change on disk may take to show (the target is well under a second; CI machines
+/// are slow and busy).
+const WITHIN: Duration = Duration::from_secs(30);
+
+fn hits(s: &Server, word: &str) -> Vec<String> {
+    let mut u = uris(&s.search(json!({"query": word, "limit": 20})));
+    u.sort();
+    u
+}
+
+fn wait_hits(s: &Server, word: &str, want: &[&str]) {
+    s.wait_until(WITHIN, |s| hits(s, word) == want);
+}
+
+fn watched(s: &Server, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let n = s.path("notes");
+    write_notes(&n, files);
+    s.add_collection(&n, "notes");
+    n
+}
+
+#[test]
+fn edits_in_another_program_become_searchable_without_a_sync() {
+    let s = Server::start();
+    let n = watched(&s, &[("a.md", "# A\nalpha aardvark\n"), ("keep.md", "# Keep\nlinks to [[A]]\n")]);
+
+    // Created, then modified, in place.
+    std::fs::write(n.join("b.md"), "# B\nbravo bison\n").unwrap();
+    wait_hits(&s, "bison", &["svc://notes/b.md"]);
+    std::fs::write(n.join("a.md"), "# A\nalpha albatross\n").unwrap();
+    wait_hits(&s, "albatross", &["svc://notes/a.md"]);
+    assert!(hits(&s, "aardvark").is_empty());
+    assert!(s.get("/api/doc?uri=svc://notes/a.md").json()["content"].as_str().unwrap_or("").contains("albatross"));
+
+    // Saved the way editors save: a temporary file renamed over the note.
+    std::fs::write(n.join(".b.md.tmp"), "# B\nbravo buffalo\n").unwrap();
+    std::fs::rename(n.join(".b.md.tmp"), n.join("b.md")).unwrap();
+    wait_hits(&s, "buffalo", &["svc://notes/b.md"]);
+    assert!(hits(&s, "bison").is_empty());
+
+    // Renamed: the same document under its new path.
+    let docid = s.get("/api/doc?uri=svc://notes/b.md").json()["docid"].clone();
+    std::fs::rename(n.join("b.md"), n.join("renamed.md")).unwrap();
+    wait_hits(&s, "buffalo", &["svc://notes/renamed.md"]);
+    assert_eq!(s.get("/api/doc?uri=svc://notes/renamed.md").json()["docid"], docid, "a move keeps the document");
+
+    // Deleted.
+    std::fs::remove_file(n.join("renamed.md")).unwrap();
+    wait_hits(&s, "buffalo", &[]);
+
+    // Every change above is journaled once.
+    let changes = s.get("/api/changes?limit=100").json();
+    let kinds: Vec<(String, String)> = changes["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let snap = if c["current"].is_null() { &c["previous"] } else { &c["current"] };
+            (c["kind"].as_str().unwrap().to_string(), snap["relPath"].as_str().unwrap_or("").to_string())
+        })
+        .collect();
+    for want in [("create", "b.md"), ("update", "a.md"), ("rename", "renamed.md"), ("inactivate", "renamed.md")] {
+        assert!(kinds.iter().any(|(k, p)| k == want.0 && p == want.1), "{want:?} missing from {kinds:?}");
+    }
+    let updates_of_a = kinds.iter().filter(|(k, p)| k == "update" && p == "a.md").count();
+    assert_eq!(updates_of_a, 1, "one edit, one journal entry: {kinds:?}");
+}
+
+#[test]
+fn editor_litter_and_excluded_folders_are_never_indexed() {
+    let s = Server::start();
+    let n = watched(&s, &[("a.md", "# A\nalpha\n")]);
+    std::fs::write(n.join("a.md~"), "# backup\nlitterword\n").unwrap();
+    std::fs::write(n.join(".a.md.swp"), "litterword").unwrap();
+    std::os::unix::fs::symlink("user@host.1234", n.join(".#a.md")).unwrap();
+    std::fs::create_dir_all(n.join("node_modules/pkg")).unwrap();
+    std::fs::write(n.join("node_modules/pkg/readme.md"), "# Pkg\nlitterword\n").unwrap();
+    // A real note written after the litter: once it shows, the litter had its chance to.
+    std::fs::write(n.join("z.md"), "# Z\nlitterword sentinel\n").unwrap();
+    wait_hits(&s, "sentinel", &["svc://notes/z.md"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(hits(&s, "litterword"), vec!["svc://notes/z.md"]);
+    let st = s.get("/api/status").json();
+    assert_eq!(st["collections"][0]["documentCount"], 2, "{st}");
+}
+
+#[test]
+fn folders_moved_and_deleted_follow() {
+    let s = Server::start();
+    let n = watched(&s, &[("top.md", "# Top\n")]);
+    std::fs::create_dir_all(n.join("inbox/deep")).unwrap();
+    std::fs::write(n.join("inbox/one.md"), "# One\nfolderword\n").unwrap();
+    std::fs::write(n.join("inbox/deep/two.md"), "# Two\nfolderword\n").unwrap();
+    wait_hits(&s, "folderword", &["svc://notes/inbox/deep/two.md", "svc://notes/inbox/one.md"]);
+    std::fs::rename(n.join("inbox"), n.join("archive")).unwrap();
+    wait_hits(&s, "folderword", &["svc://notes/archive/deep/two.md", "svc://notes/archive/one.md"]);
+    std::fs::remove_dir_all(n.join("archive")).unwrap();
+    wait_hits(&s, "folderword", &[]);
+    // A folder moved in from outside the collection, files and all.
+    let outside = s.path("outside");
+    write_notes(&outside, &[("three.md", "# Three\nmovedword\n")]);
+    std::fs::rename(&outside, n.join("moved")).unwrap();
+    wait_hits(&s, "movedword", &["svc://notes/moved/three.md"]);
+}
+
+#[test]
+fn a_burst_of_files_is_indexed_whole() {
+    let s = Server::start();
+    let n = watched(&s, &[("a.md", "# A\n")]);
+    for i in 0..300 {
+        std::fs::write(n.join(format!("burst-{i:03}.md")), format!("# Burst {i}\nburstword item{i}\n")).unwrap();
+    }
+    s.wait_until(WITHIN, |s| s.get("/api/status").json()["collections"][0]["documentCount"] == 301);
+    assert_eq!(hits(&s, "item299"), vec!["svc://notes/burst-299.md"]);
+}
+
+#[test]
+fn changes_made_while_stopped_are_picked_up_at_start() {
+    let mut s = Server::start();
+    let n = watched(&s, &[("a.md", "# A\nbefore\n"), ("gone.md", "# Gone\ngoneword\n")]);
+    s.stop();
+    std::fs::write(n.join("a.md"), "# A\nafterword\n").unwrap();
+    std::fs::write(n.join("new.md"), "# New\nnewword\n").unwrap();
+    std::fs::remove_file(n.join("gone.md")).unwrap();
+    s.spawn();
+    wait_hits(&s, "afterword", &["svc://notes/a.md"]);
+    wait_hits(&s, "newword", &["svc://notes/new.md"]);
+    wait_hits(&s, "goneword", &[]);
+}
+
+#[test]
+fn a_collection_can_opt_out_of_watching() {
+    let s = Server::start();
+    let n = s.path("mount");
+    write_notes(&n, &[("a.md", "# A\n")]);
+    let r = s.post("/api/collections", json!({"path": n, "name": "mount", "watch": false}));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("watch: false"));
+    std::fs::write(n.join("b.md"), "# B\noptoutword\n").unwrap();
+    // A watched collection would show it well within this time.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(hits(&s, "optoutword").is_empty());
+    s.sync(json!({"collection": "mount"}));
+    assert_eq!(hits(&s, "optoutword"), vec!["svc://mount/b.md"]);
+    s.post("/api/collections", json!({"path": n, "watch": "no"})).assert_error(400, "VALIDATION");
+}
+
+#[test]
+fn the_watchers_changes_are_events_with_their_own_origin() {
+    let s = Server::start();
+    let n = watched(&s, &[("a.md", "# A\n")]);
+    // The event stream: `curl`-like read of /api/events while a file changes.
+    let port = s.port;
+    let reader = std::thread::spawn(move || read_events(port, Duration::from_secs(20)));
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(n.join("a.md"), "# A\nchanged by another program\n").unwrap();
+    let events = reader.join().unwrap();
+    let changed: Vec<&Value> = events.iter().filter(|e| e["uri"] == "svc://notes/a.md").collect();
+    assert!(!changed.is_empty(), "no document-changed event: {events:?}");
+    assert!(changed.iter().all(|e| e["origin"] == "watch"), "{changed:?}");
+}
+
+/// The `document-changed` events of `/api/events` read for at most `within` (or until one came).
+fn read_events(port: u16, within: Duration) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(within)).unwrap();
+    write!(stream, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(stream);
+    let start = std::time::Instant::now();
+    let mut events = Vec::new();
+    let mut kind = String::new();
+    let mut line = String::new();
+    while start.elapsed() < within {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let l = line.trim_end();
+        if let Some(k) = l.strip_prefix("event:") {
+            kind = k.trim().to_string();
+        } else if let Some(d) = l.strip_prefix("data:") {
+            if kind == "document-changed" {
+                if let Ok(v) = serde_json::from_str::<Value>(d.trim()) {
+                    events.push(v);
+                    return events;
+                }
+            }
+        }
+    }
+    events
+}

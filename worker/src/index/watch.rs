@@ -1,0 +1,346 @@
+//! The live index: every collection's folder is watched (the `notify` family: inotify,
+//! FSEvents, ReadDirectoryChangesW; recursive) from the moment the worker serves, its events
+//! debounced into batches, and each batch turned into indexing work on one thread:
+//! - the files a batch names are synced one by one, under the API's write lock (a file whose
+//!   bytes did not change changes nothing: no journal entry, no embedding; svc's own writes
+//!   come back as such events);
+//! - a file renamed to a path not indexed yet keeps its document (links and backlinks follow);
+//! - a batch the watcher could not follow (an error, an overflow of its queue, a folder that
+//!   moved or vanished) reconciles the collection by a scan, as a sync would.
+//!
+//! At start every watched collection is reconciled by a scan (what changed while svc was
+//! stopped), then followed. Scans run one at a time with the sync jobs' scans
+//! ([`crate::Worker::scan_lock`]). Changes found here have the origin `watch`.
+
+use crate::config::CollectionConfig;
+use crate::index::indexer::FileSync;
+use crate::index::walk::{self, FileMatcher};
+use crate::stores::catalog::{self, Origin};
+use crate::Worker;
+use notify_debouncer_full::notify::event::{ModifyKind, RenameMode};
+use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// Quiet time after a path's last event before its batch is handed over.
+const DEBOUNCE: Duration = Duration::from_millis(150);
+/// A batch naming more files than this is reconciled by one scan instead (a checkout).
+const MAX_FILES_PER_BATCH: usize = 512;
+
+/// What the watching thread does next.
+enum Work {
+    /// Events of one collection's folder.
+    Events { collection: String, result: DebounceEventResult },
+    /// Reconcile a collection with its folder by a scan.
+    Scan { collection: String },
+}
+
+type FolderWatch = Debouncer<RecommendedWatcher, RecommendedCache>;
+
+/// The folders watched now, by collection name, and the way to the watching thread (none
+/// until [`start`]: the CLI's in-process worker does not watch).
+#[derive(Default)]
+pub struct Watchers {
+    folders: Mutex<HashMap<String, FolderWatch>>,
+    work: Mutex<Option<Sender<Work>>>,
+}
+
+impl Watchers {
+    fn sender(&self) -> Option<Sender<Work>> {
+        self.work.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Watches the collections of the config that are not watched yet and stops watching
+    /// those it no longer lists (or that opted out). A collection that starts being watched
+    /// is reconciled by a scan first.
+    pub fn refresh(&self, collections: &[CollectionConfig]) {
+        let Some(tx) = self.sender() else { return };
+        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
+        folders.retain(|name, _| collections.iter().any(|c| c.name == *name && c.watch));
+        for coll in collections.iter().filter(|c| c.watch) {
+            if folders.contains_key(&coll.name) {
+                continue;
+            }
+            // Watched first, scanned after: a change while the watch is set up is not lost.
+            match watch_folder(coll, tx.clone()) {
+                Ok(w) => {
+                    folders.insert(coll.name.clone(), w);
+                }
+                Err(e) => {
+                    tracing::warn!("{}: the folder cannot be watched ({e}); `svc update` picks up changes", coll.name)
+                }
+            }
+            let _ = tx.send(Work::Scan { collection: coll.name.clone() });
+        }
+    }
+}
+
+fn watch_folder(coll: &CollectionConfig, tx: Sender<Work>) -> Result<FolderWatch, String> {
+    let root = Path::new(&coll.path).canonicalize().map_err(|e| e.to_string())?;
+    let collection = coll.name.clone();
+    let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+        let _ = tx.send(Work::Events { collection: collection.clone(), result });
+    })
+    .map_err(|e| e.to_string())?;
+    debouncer.watch(&root, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
+    Ok(debouncer)
+}
+
+/// Starts the watching thread and watches every collection; it ends when the worker is
+/// dropped or shuts down.
+pub fn start(worker: &Arc<Worker>) {
+    let (tx, rx) = channel();
+    *worker.watchers.work.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    let weak = Arc::downgrade(worker);
+    let started = std::thread::Builder::new().name("watcher".into()).spawn(move || run(&weak, &rx));
+    if let Err(e) = started {
+        tracing::error!("could not start the watching thread: {e}");
+        return;
+    }
+    let collections = worker.config().collections.clone();
+    worker.watchers.refresh(&collections);
+}
+
+fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
+    loop {
+        let work = match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(work) => work,
+            Err(RecvTimeoutError::Timeout) => {
+                if weak.upgrade().is_none_or(|w| w.cancel.load(Ordering::SeqCst)) {
+                    return;
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let Some(w) = weak.upgrade() else { return };
+        if w.cancel.load(Ordering::SeqCst) {
+            return;
+        }
+        let collection = match &work {
+            Work::Events { collection, .. } | Work::Scan { collection } => collection.clone(),
+        };
+        // A collection removed since: nothing to do.
+        let Some(coll) = w.config().find(&collection).cloned() else { continue };
+        match work {
+            Work::Scan { .. } => scan(&w, &coll),
+            Work::Events { result: Err(errors), .. } => {
+                let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                tracing::warn!("{}: the watcher reported {}; reconciling by a scan", coll.name, reasons.join("; "));
+                scan(&w, &coll);
+            }
+            Work::Events { result: Ok(events), .. } => apply(&w, &coll, &events),
+        }
+    }
+}
+
+/// Reconciles `coll` with its folder, as a sync does (one scan at a time).
+fn scan(w: &Worker, coll: &CollectionConfig) {
+    let _scan = w.scan_lock();
+    match w.indexer().sync_collection(coll, Origin::Watch) {
+        Ok(r) if r.files_added + r.files_updated + r.files_deactivated > 0 => {
+            tracing::info!(
+                "{}: scan found {} added, {} updated, {} removed",
+                coll.name,
+                r.files_added,
+                r.files_updated,
+                r.files_deactivated
+            );
+            w.publish_status();
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("{}: the scan failed: {e}", coll.name),
+    }
+}
+
+/// What one batch of events asks for.
+#[derive(Debug, Default, PartialEq)]
+struct Plan {
+    /// Files to sync, relative to the root.
+    files: BTreeSet<String>,
+    /// Renames of one file to another path (relative), in order.
+    renames: Vec<(String, String)>,
+    /// Paths gone that name no file of the collection: folders, perhaps, whose files went
+    /// with them.
+    gone: BTreeSet<String>,
+    /// The batch cannot be followed path by path: reconcile by a scan.
+    scan: bool,
+}
+
+/// Turns a batch into a [`Plan`]: paths outside the collection (its patterns, the folders
+/// never indexed, editors' litter) are dropped before any work.
+fn plan(root: &Path, matcher: &FileMatcher, events: &[DebouncedEvent]) -> Plan {
+    let mut plan = Plan::default();
+    let rel = |p: &Path| -> Option<String> {
+        let rel = p.strip_prefix(root).ok()?.to_str()?.to_string();
+        (!rel.is_empty()).then_some(rel)
+    };
+    let wanted = |rel: &str| walk::belongs(rel, matcher);
+    for e in events {
+        if e.need_rescan() {
+            plan.scan = true;
+            continue;
+        }
+        match e.kind {
+            EventKind::Access(_) => {}
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if e.paths.len() == 2 => {
+                let (from, to) = (&e.paths[0], &e.paths[1]);
+                if to.is_dir() {
+                    plan.scan = true;
+                    continue;
+                }
+                match (rel(from), rel(to)) {
+                    (Some(f), Some(t)) if wanted(&f) && wanted(&t) => plan.renames.push((f, t)),
+                    (f, t) => {
+                        plan.files.extend(f.into_iter().chain(t).filter(|r| wanted(r)));
+                    }
+                }
+            }
+            _ => {
+                for p in &e.paths {
+                    if p.is_dir() || p == root {
+                        // A folder created, moved in or changed as a whole: its files are
+                        // found by a scan.
+                        if matches!(e.kind, EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_))) {
+                            plan.scan = true;
+                        }
+                        continue;
+                    }
+                    if let Some(r) = rel(p).filter(|r| wanted(r)) {
+                        plan.files.insert(r);
+                    } else if let Some(r) = rel(p).filter(|r| !p.exists() && !walk::is_litter(r)) {
+                        plan.gone.insert(r);
+                    }
+                }
+            }
+        }
+    }
+    if plan.files.len() + plan.renames.len() > MAX_FILES_PER_BATCH {
+        plan.scan = true;
+    }
+    plan
+}
+
+fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
+    let Ok(root) = Path::new(&coll.path).canonicalize() else {
+        // The root vanished: what it held leaves the index by a scan that fails cleanly
+        // until it is back.
+        tracing::warn!("{}: the folder is gone ({})", coll.name, coll.path);
+        return;
+    };
+    let Ok(matcher) = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude) else { return };
+    let plan = plan(&root, &matcher, events);
+    if plan.scan || needs_scan(w, coll, &plan) {
+        scan(w, coll);
+        return;
+    }
+    let _write = w.write_lock();
+    let ix = w.indexer();
+    let mut changed = false;
+    for (from, to) in &plan.renames {
+        let known = catalog::file_state(&w.catalog.reader(), &coll.name, from).ok().flatten().filter(|s| s.active);
+        let taken = catalog::file_state(&w.catalog.reader(), &coll.name, to).ok().flatten().is_some_and(|s| s.active);
+        let renamed = match known {
+            Some(state) if !taken => ix.rename_doc(coll, &root, state.id, to, Origin::Watch).map(|()| true),
+            _ => Ok(false),
+        };
+        match renamed {
+            Ok(true) => changed = true,
+            Ok(false) => {
+                for rel in [from, to] {
+                    changed |= sync(w, coll, &root, rel);
+                }
+            }
+            Err(e) => tracing::warn!("{}: {from} → {to}: {e}", coll.name),
+        }
+    }
+    for rel in &plan.files {
+        changed |= sync(w, coll, &root, rel);
+    }
+    if changed {
+        w.publish_status();
+    }
+}
+
+/// Whether a path of the plan that is gone named a folder with indexed files under it.
+fn needs_scan(w: &Worker, coll: &CollectionConfig, plan: &Plan) -> bool {
+    let root = Path::new(&coll.path);
+    let gone: Vec<&String> = plan.gone.iter().chain(plan.files.iter().filter(|r| !root.join(r).exists())).collect();
+    if gone.is_empty() {
+        return false;
+    }
+    let Ok(known) = catalog::file_states(&w.catalog.reader(), &coll.name) else { return true };
+    gone.iter().any(|g| {
+        let folder = format!("{g}/");
+        known.iter().any(|(rel, st)| st.active && rel.starts_with(&folder))
+    })
+}
+
+/// Syncs one file; whether the index changed.
+fn sync(w: &Worker, coll: &CollectionConfig, root: &Path, rel: &str) -> bool {
+    match w.indexer().sync_file(coll, root, rel, Origin::Watch) {
+        Ok(FileSync::Indexed(_)) | Ok(FileSync::Removed) => true,
+        Ok(FileSync::Unchanged(_)) => false,
+        Ok(FileSync::Failed) => {
+            tracing::debug!("{}: {rel} could not be read", coll.name);
+            false
+        }
+        Err(e) => {
+            tracing::warn!("{}: {rel}: {e}", coll.name);
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Paths of a collection's folder.
+    fn paths(root: &Path, rels: &[&str]) -> Vec<PathBuf> {
+        rels.iter().map(|r| root.join(r)).collect()
+    }
+    use notify_debouncer_full::notify::event::{CreateKind, DataChange, Flag, RemoveKind};
+    use notify_debouncer_full::notify::Event;
+    use std::time::Instant;
+
+    fn event(kind: EventKind, paths: Vec<PathBuf>) -> DebouncedEvent {
+        DebouncedEvent::new(Event { kind, paths, attrs: Default::default() }, Instant::now())
+    }
+
+    #[test]
+    fn a_batch_becomes_files_renames_or_a_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        let m = FileMatcher::new("**/*.md", "", "drafts/**").unwrap();
+        let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        let events = vec![
+            event(modify, paths(root, &["a.md"])),
+            event(modify, paths(root, &["a.md"])),
+            event(EventKind::Create(CreateKind::File), paths(root, &["b.md", "x.txt", ".#a.md", "drafts/c.md"])),
+            event(EventKind::Modify(ModifyKind::Name(RenameMode::Both)), paths(root, &["old.md", "new.md"])),
+            event(EventKind::Access(notify_debouncer_full::notify::event::AccessKind::Any), paths(root, &["z.md"])),
+        ];
+        let p = plan(root, &m, &events);
+        assert_eq!(p.files.iter().map(String::as_str).collect::<Vec<_>>(), vec!["a.md", "b.md"]);
+        assert_eq!(p.renames, vec![("old.md".to_string(), "new.md".to_string())]);
+        assert!(!p.scan);
+        // A folder moved in, an overflow: a scan.
+        assert!(plan(root, &m, &[event(EventKind::Create(CreateKind::Folder), paths(root, &["sub"]))]).scan);
+        let overflow = event(EventKind::Other, vec![]);
+        let mut overflow = overflow;
+        overflow.event.attrs.set_flag(Flag::Rescan);
+        assert!(plan(root, &m, &[overflow]).scan);
+        // Something removed that matches no pattern: perhaps a folder, checked against the index.
+        let p = plan(root, &m, &[event(EventKind::Remove(RemoveKind::Any), paths(root, &["gone"]))]);
+        assert!(p.files.is_empty());
+        assert_eq!(p.gone.iter().map(String::as_str).collect::<Vec<_>>(), vec!["gone"]);
+    }
+}
