@@ -101,6 +101,16 @@ struct StatusOutput {
     status: Option<StatusSnapshot>,
 }
 
+/// How a collection's folder is followed, for `svc status`.
+fn watch_text(w: &protocol::api::FolderWatch) -> String {
+    use protocol::api::FolderWatch;
+    match w {
+        FolderWatch::Watching => "watching".to_string(),
+        FolderWatch::Polling { interval_ms, reason } => format!("polling every {} s: {reason}", interval_ms / 1000),
+        FolderWatch::Off => "not watched".to_string(),
+    }
+}
+
 pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
     let running = supervisor::read_running(dirs);
     let snapshot = read_snapshot(dirs);
@@ -121,7 +131,9 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
         if let Some(s) = &snapshot {
             println!("documents: {}  chunks: {}", s.total_documents, s.total_chunks);
             for c in &s.collections {
-                println!("  {:<20} {} docs  {}", c.name, c.document_count, c.path);
+                // The last worker's word on its folders holds only while it runs.
+                let watch = if running.is_some() { format!("  [{}]", watch_text(&c.watch)) } else { String::new() };
+                println!("  {:<20} {} docs  {}{watch}", c.name, c.document_count, c.path);
             }
         }
     }

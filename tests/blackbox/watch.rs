@@ -110,6 +110,30 @@ fn folders_moved_and_deleted_follow() {
     wait_hits(&s, "movedword", &["svc://notes/moved/three.md"]);
 }
 
+fn watch_state(s: &Server) -> Value {
+    s.get("/api/status").json()["collections"][0]["watch"].clone()
+}
+
+#[test]
+fn a_folder_that_goes_away_is_polled_until_it_is_back() {
+    let s = Server::start_with(&[("SVC_WATCH_POLL_MS", "300")]);
+    let n = watched(&s, &[("a.md", "# A\nalpha\n")]);
+    s.wait_until(WITHIN, |s| watch_state(s)["state"] == "watching");
+    let out = s.cmd().arg("status").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[watching]"));
+    std::fs::remove_dir_all(&n).unwrap();
+    s.wait_until(WITHIN, |s| {
+        let w = watch_state(s);
+        w["state"] == "polling" && w["intervalMs"] == 300 && w["reason"].as_str().is_some_and(|r| r.contains("gone"))
+    });
+    write_notes(&n, &[("b.md", "# B\nreturnword\n")]);
+    wait_hits(&s, "returnword", &["svc://notes/b.md"]);
+    s.wait_until(WITHIN, |s| watch_state(s)["state"] == "watching");
+    // Watched again: a change shows without waiting for a poll.
+    std::fs::write(n.join("c.md"), "# C\nagainword\n").unwrap();
+    wait_hits(&s, "againword", &["svc://notes/c.md"]);
+}
+
 #[test]
 fn a_burst_of_files_is_indexed_whole() {
     let s = Server::start();
@@ -144,6 +168,10 @@ fn a_collection_can_opt_out_of_watching() {
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
     s.wait_job(r.json()["jobId"].as_str().unwrap());
     assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("watch: false"));
+    assert_eq!(watch_state(&s), json!({"state": "off"}));
+    let out = s.cmd().arg("status").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().any(|l| l.contains("mount") && l.contains("[not watched]")), "{text}");
     std::fs::write(n.join("b.md"), "# B\noptoutword\n").unwrap();
     // A watched collection would show it well within this time.
     std::thread::sleep(Duration::from_secs(2));

@@ -29,6 +29,27 @@ pub struct CollectionStatus {
     pub document_count: u64,
     pub chunk_count: u64,
     pub embedded_count: u64,
+    /// How svc follows the folder's changes.
+    pub watch: FolderWatch,
+}
+
+/// How svc follows a collection's folder (`GET /api/status` `collections[].watch`).
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum FolderWatch {
+    /// Changes are indexed as they happen.
+    Watching,
+    /// The folder cannot be watched (gone, unreadable, the system's watch limit reached): it
+    /// is scanned every `intervalMs`, and watched again as soon as it can be.
+    Polling {
+        #[serde(rename = "intervalMs")]
+        interval_ms: u64,
+        reason: String,
+    },
+    /// Not followed (`watch: false`, or a worker that serves no requests): syncs pick up its
+    /// changes.
+    #[default]
+    Off,
 }
 
 /// `GET /api/status` `connectorProjection`: the newest saved connector verifications, one

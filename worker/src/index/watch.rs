@@ -20,17 +20,28 @@ use crate::Worker;
 use notify_debouncer_full::notify::event::{ModifyKind, RenameMode};
 use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache};
+use protocol::api;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 /// Quiet time after a path's last event before its batch is handed over.
 const DEBOUNCE: Duration = Duration::from_millis(150);
 /// A batch naming more files than this is reconciled by one scan instead (a checkout).
 const MAX_FILES_PER_BATCH: usize = 512;
+/// How often a folder that cannot be watched is scanned (and tried again):
+/// `SVC_WATCH_POLL_MS` when set (tests), else this.
+const POLL_INTERVAL: Duration = Duration::from_secs(30);
+
+fn poll_interval() -> Duration {
+    std::env::var("SVC_WATCH_POLL_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(POLL_INTERVAL, |ms| Duration::from_millis(ms.max(100)))
+}
 
 /// What the watching thread does next.
 enum Work {
@@ -42,11 +53,19 @@ enum Work {
 
 type FolderWatch = Debouncer<RecommendedWatcher, RecommendedCache>;
 
-/// The folders watched now, by collection name, and the way to the watching thread (none
+/// How one collection's folder is followed.
+enum Follow {
+    /// Watched for as long as the debouncer lives.
+    Watched { _debouncer: FolderWatch },
+    /// Scanned at each `due`, and watched again when it can be.
+    Polled { reason: String, due: Instant },
+}
+
+/// The folders followed now, by collection name, and the way to the watching thread (none
 /// until [`start`]: the CLI's in-process worker does not watch).
 #[derive(Default)]
 pub struct Watchers {
-    folders: Mutex<HashMap<String, FolderWatch>>,
+    folders: Mutex<HashMap<String, Follow>>,
     work: Mutex<Option<Sender<Work>>>,
 }
 
@@ -55,27 +74,72 @@ impl Watchers {
         self.work.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Watches the collections of the config that are not watched yet and stops watching
-    /// those it no longer lists (or that opted out). A collection that starts being watched
+    fn folders(&self) -> MutexGuard<'_, HashMap<String, Follow>> {
+        self.folders.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How `collection`'s folder is followed now (`off` when it is not).
+    pub fn state(&self, collection: &str) -> api::FolderWatch {
+        match self.folders().get(collection) {
+            Some(Follow::Watched { .. }) => api::FolderWatch::Watching,
+            Some(Follow::Polled { reason, .. }) => {
+                api::FolderWatch::Polling { interval_ms: poll_interval().as_millis() as u64, reason: reason.clone() }
+            }
+            None => api::FolderWatch::Off,
+        }
+    }
+
+    /// Watches the collections of the config that are not followed yet and stops following
+    /// those it no longer lists (or that opted out). A collection that starts being followed
     /// is reconciled by a scan first.
     pub fn refresh(&self, collections: &[CollectionConfig]) {
         let Some(tx) = self.sender() else { return };
-        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
+        let mut folders = self.folders();
         folders.retain(|name, _| collections.iter().any(|c| c.name == *name && c.watch));
         for coll in collections.iter().filter(|c| c.watch) {
             if folders.contains_key(&coll.name) {
                 continue;
             }
             // Watched first, scanned after: a change while the watch is set up is not lost.
-            match watch_folder(coll, tx.clone()) {
-                Ok(w) => {
-                    folders.insert(coll.name.clone(), w);
-                }
-                Err(e) => {
-                    tracing::warn!("{}: the folder cannot be watched ({e}); `svc update` picks up changes", coll.name)
-                }
-            }
+            folders.insert(coll.name.clone(), follow(coll, &tx));
             let _ = tx.send(Work::Scan { collection: coll.name.clone() });
+        }
+    }
+
+    /// Collections whose poll is due: each is tried again (watched when it can be, else its
+    /// next poll is set) and returned, to be scanned.
+    fn due(&self, collections: &[CollectionConfig]) -> Vec<CollectionConfig> {
+        let Some(tx) = self.sender() else { return Vec::new() };
+        let now = Instant::now();
+        let mut folders = self.folders();
+        let mut out = Vec::new();
+        for coll in collections {
+            if matches!(folders.get(&coll.name), Some(Follow::Polled { due, .. }) if *due <= now) {
+                folders.insert(coll.name.clone(), follow(coll, &tx));
+                out.push(coll.clone());
+            }
+        }
+        out
+    }
+
+    /// The watched folder of `coll` is gone: it is polled from now on.
+    fn lost(&self, coll: &CollectionConfig, reason: String) {
+        tracing::warn!("{}: {reason}; scanned every {:?} until it can be watched again", coll.name, poll_interval());
+        self.folders().insert(coll.name.clone(), Follow::Polled { reason, due: Instant::now() + poll_interval() });
+    }
+}
+
+/// Watches `coll`'s folder, or polls it with the reason it cannot be watched.
+fn follow(coll: &CollectionConfig, tx: &Sender<Work>) -> Follow {
+    match watch_folder(coll, tx.clone()) {
+        Ok(debouncer) => Follow::Watched { _debouncer: debouncer },
+        Err(reason) => {
+            tracing::warn!(
+                "{}: the folder cannot be watched ({reason}); scanned every {:?}",
+                coll.name,
+                poll_interval()
+            );
+            Follow::Polled { reason, due: Instant::now() + poll_interval() }
         }
     }
 }
@@ -111,8 +175,15 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
         let work = match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(work) => work,
             Err(RecvTimeoutError::Timeout) => {
-                if weak.upgrade().is_none_or(|w| w.cancel.load(Ordering::SeqCst)) {
-                    return;
+                let Some(w) = weak.upgrade().filter(|w| !w.cancel.load(Ordering::SeqCst)) else { return };
+                let collections = w.config().collections.clone();
+                let due = w.watchers.due(&collections);
+                for coll in &due {
+                    scan(&w, coll);
+                }
+                if !due.is_empty() {
+                    // Watched again, or still polled: /api/status says which.
+                    w.publish_status();
                 }
                 continue;
             }
@@ -228,9 +299,10 @@ fn plan(root: &Path, matcher: &FileMatcher, events: &[DebouncedEvent]) -> Plan {
 
 fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
     let Ok(root) = Path::new(&coll.path).canonicalize() else {
-        // The root vanished: what it held leaves the index by a scan that fails cleanly
-        // until it is back.
-        tracing::warn!("{}: the folder is gone ({})", coll.name, coll.path);
+        // The root vanished: polled until it is back (its documents stay until then: a
+        // folder unmounted for a while is not a folder whose notes were deleted).
+        w.watchers.lost(coll, format!("the folder {} is gone", coll.path));
+        w.publish_status();
         return;
     };
     let Ok(matcher) = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude) else { return };

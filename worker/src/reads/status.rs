@@ -37,6 +37,7 @@ impl Worker {
                     document_count: docs,
                     chunk_count: chunks,
                     embedded_count: embedded.get(&c.name).copied().unwrap_or(0),
+                    watch: self.watchers.state(&c.name),
                 }
             })
             .collect();
