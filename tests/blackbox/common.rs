@@ -189,9 +189,16 @@ impl Server {
         }
     }
 
-    /// Adds a collection and waits for its job; returns the finished job.
+    /// Adds a collection and waits for its job; returns the finished job. Its folder is not
+    /// watched: the tests that use this check what syncs and writes do, which a watcher racing
+    /// them would blur (tests/blackbox/watch.rs adds watched collections).
     pub fn add_collection(&self, path: &Path, name: &str) -> Value {
-        let r = self.post("/api/collections", serde_json::json!({ "path": path, "name": name }));
+        self.add_collection_with(path, name, false)
+    }
+
+    /// [`Self::add_collection`], its folder watched or not.
+    pub fn add_collection_with(&self, path: &Path, name: &str, watch: bool) -> Value {
+        let r = self.post("/api/collections", serde_json::json!({ "path": path, "name": name, "watch": watch }));
         assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
         let job = self.wait_job(r.json()["jobId"].as_str().unwrap());
         assert_eq!(job["status"], "completed", "{job}");

@@ -22,7 +22,7 @@ fn wait_hits(s: &Server, word: &str, want: &[&str]) {
 fn watched(s: &Server, files: &[(&str, &str)]) -> std::path::PathBuf {
     let n = s.path("notes");
     write_notes(&n, files);
-    s.add_collection(&n, "notes");
+    s.add_collection_with(&n, "notes", true);
     n
 }
 

@@ -162,11 +162,12 @@ impl Worker {
         self.scans.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Watches the configured collections' folders that are not watched yet (each reconciled
-    /// by a scan first), stops watching removed ones. Nothing before [`Self::start_watching`].
+    /// Watches the configured collections' folders that are not watched yet (a collection
+    /// just added is synced by its own job), stops watching removed ones. Nothing before
+    /// [`Self::start_watching`].
     fn refresh_watches(&self) {
         let collections = self.config().collections.clone();
-        self.watchers.refresh(&collections);
+        self.watchers.refresh(&collections, false);
     }
 
     /// Starts following the collections' folders (server mode): reconciled by a scan first

@@ -90,9 +90,10 @@ impl Watchers {
     }
 
     /// Watches the collections of the config that are not followed yet and stops following
-    /// those it no longer lists (or that opted out). A collection that starts being followed
-    /// is reconciled by a scan first.
-    pub fn refresh(&self, collections: &[CollectionConfig]) {
+    /// those it no longer lists (or that opted out). With `scan_new`, a collection that starts
+    /// being followed is reconciled by a scan (at start; a collection just added is synced by
+    /// its own job, whose result must count its files).
+    pub fn refresh(&self, collections: &[CollectionConfig], scan_new: bool) {
         let Some(tx) = self.sender() else { return };
         let mut folders = self.folders();
         folders.retain(|name, _| collections.iter().any(|c| c.name == *name && c.watch));
@@ -102,7 +103,9 @@ impl Watchers {
             }
             // Watched first, scanned after: a change while the watch is set up is not lost.
             folders.insert(coll.name.clone(), follow(coll, &tx));
-            let _ = tx.send(Work::Scan { collection: coll.name.clone() });
+            if scan_new {
+                let _ = tx.send(Work::Scan { collection: coll.name.clone() });
+            }
         }
     }
 
@@ -167,7 +170,7 @@ pub fn start(worker: &Arc<Worker>) {
         return;
     }
     let collections = worker.config().collections.clone();
-    worker.watchers.refresh(&collections);
+    worker.watchers.refresh(&collections, true);
 }
 
 fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
