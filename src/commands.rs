@@ -170,6 +170,7 @@ pub fn collection_add(
     include: Option<String>,
     exclude: Option<String>,
     git_pull: bool,
+    no_watch: bool,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
@@ -182,7 +183,7 @@ pub fn collection_add(
         include,
         exclude,
         git_pull,
-        watch: None,
+        watch: no_watch.then_some(false),
     }))?;
     if !json {
         println!("added collection {} ({})", reply.collection.name, reply.collection.path);

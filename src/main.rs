@@ -171,6 +171,10 @@ enum CollectionCmd {
         exclude: Option<String>,
         #[arg(long)]
         git_pull: bool,
+        /// Do not follow the folder's changes as they happen (a slow network mount): only
+        /// `svc update` picks them up.
+        #[arg(long)]
+        no_watch: bool,
         #[arg(long)]
         json: bool,
     },
@@ -314,8 +318,8 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
     match cmd {
         Cmd::Stop => commands::stop(&dirs),
         Cmd::Status { json } => commands::status(&dirs, json),
-        Cmd::Collection(CollectionCmd::Add { path, name, pattern, include, exclude, git_pull, json }) => {
-            commands::collection_add(&dirs, path, name, pattern, include, exclude, git_pull, json)
+        Cmd::Collection(CollectionCmd::Add { path, name, pattern, include, exclude, git_pull, no_watch, json }) => {
+            commands::collection_add(&dirs, path, name, pattern, include, exclude, git_pull, no_watch, json)
         }
         Cmd::Collection(CollectionCmd::List { json }) => commands::collection_list(&dirs, json),
         Cmd::Collection(CollectionCmd::Remove { name }) => commands::collection_remove(&dirs, name),

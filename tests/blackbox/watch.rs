@@ -179,6 +179,15 @@ fn a_collection_can_opt_out_of_watching() {
     s.sync(json!({"collection": "mount"}));
     assert_eq!(hits(&s, "optoutword"), vec!["svc://mount/b.md"]);
     s.post("/api/collections", json!({"path": n, "watch": "no"})).assert_error(400, "VALIDATION");
+    // The CLI's form.
+    let other = s.path("other");
+    write_notes(&other, &[("x.md", "# X\n")]);
+    let out =
+        s.cmd().args(["collection", "add", other.to_str().unwrap(), "--name", "other", "--no-watch"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let st = s.get("/api/status").json();
+    let other = st["collections"].as_array().unwrap().iter().find(|c| c["name"] == "other").cloned().unwrap();
+    assert_eq!(other["watch"], json!({"state": "off"}), "{st}");
 }
 
 #[test]
