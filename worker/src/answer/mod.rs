@@ -97,7 +97,7 @@ fn ask(
     let outcome = hybrid::run(w, &query)?;
     let response = outcome.response;
     let pool = evidence(w, &req.query.search.query, &response.results[..response.results.len().min(POOL)])?;
-    let weighed = relevance::Question::new(&req.query.search.query, |words| w.bm25.rarity(words));
+    let weighed = relevance::Question::of(w, &req.query.search.query);
     let choice = sources::choose(&req.query.search.query, &weighed, &pool);
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
 

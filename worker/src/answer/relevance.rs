@@ -8,6 +8,7 @@
 
 use crate::evidence::facets::{self, content_words};
 use crate::retrieval::common::query_terms;
+use crate::Worker;
 
 /// The share of a question's weight a source must hold to be one: below it a source is about
 /// something else (docs/retrieval.md has the figures of the ask-docs eval).
@@ -45,6 +46,17 @@ impl Question {
             .map(|f| content_words(f).into_iter().filter_map(|w| weight(&w).map(|x| (w, x))).collect())
             .collect();
         Question { text: question.to_string(), facets }
+    }
+
+    /// `question` weighted by the rarity of its words in `w`'s index.
+    pub fn of(w: &Worker, question: &str) -> Question {
+        Question::new(question, |words| w.bm25.rarity(words))
+    }
+
+    /// The share of the question a source holds: its address, title and text, as
+    /// [`Self::held_by`] weighs them.
+    pub fn held_by_source(&self, uri: &str, title: &str, text: &str) -> f64 {
+        self.held_by(&format!("{uri} {title} {text}"))
     }
 
     /// The question as asked.

@@ -62,7 +62,7 @@ pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) 
         .iter()
         .map(|words| question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32)
         .collect();
-    let held: Vec<f64> = pool.iter().map(|e| weighed.held_by(&format!("{} {} {}", e.uri, e.title, e.text))).collect();
+    let held: Vec<f64> = pool.iter().map(|e| weighed.held_by_source(&e.uri, &e.title, &e.text)).collect();
     let answerable = held.iter().any(|h| *h >= ANSWERABLE);
     let relevant: Vec<bool> = held.iter().map(|h| answerable && *h >= MIN_RELEVANCE).collect();
     let eligible = |i: usize| hits[i] > 0 && relevant[i];

@@ -53,7 +53,7 @@ pub fn ask(
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
         .map_err(|e| ApiError::runtime(format!("the compiled capsule could not be read back: {e}")))?;
-    let weighed = relevance::Question::new(&req.query.search.query, |words| w.bm25.rarity(words));
+    let weighed = relevance::Question::of(w, &req.query.search.query);
     let sources: Vec<Source<'_>> = capsule
         .evidence
         .iter()
@@ -67,7 +67,7 @@ pub fn ask(
     // No passage holds enough of the question to answer it: nothing is drafted.
     let answerable = sources.iter().any(|s| {
         let e = s.evidence;
-        weighed.held_by(&format!("{} {} {}", e.uri, e.title, e.text)) >= relevance::ANSWERABLE
+        weighed.held_by_source(&e.uri, &e.title, &e.text) >= relevance::ANSWERABLE
     });
     let draft = if !answerable {
         None

@@ -285,10 +285,14 @@ fn plan(root: &Path, matcher: &FileMatcher, events: &[DebouncedEvent]) -> Plan {
                         }
                         continue;
                     }
-                    if let Some(r) = rel(p).filter(|r| wanted(r)) {
-                        plan.files.insert(r);
-                    } else if let Some(r) = rel(p).filter(|r| !p.exists() && !walk::is_litter(r)) {
-                        plan.gone.insert(r);
+                    match rel(p) {
+                        Some(r) if wanted(&r) => {
+                            plan.files.insert(r);
+                        }
+                        Some(r) if !p.exists() && !walk::is_litter(&r) => {
+                            plan.gone.insert(r);
+                        }
+                        _ => {}
                     }
                 }
             }

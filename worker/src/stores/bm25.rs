@@ -334,7 +334,7 @@ impl Bm25Index {
                     .iter()
                     .map(|t| searcher.doc_freq(&Term::from_field_text(self.fields.body_plain, t)).unwrap_or(0) as f64)
                     .map(idf)
-                    .fold(None, |best: Option<f64>, x| Some(best.map_or(x, |b| b.max(x))))
+                    .reduce(f64::max)
                     .unwrap_or_else(|| idf(0.0))
             })
             .collect()
