@@ -202,9 +202,14 @@ def test_collections_add_with_sync_progress(page, svc):
     # Progress came live from /api/events while the job ran.
     assert int(p.evaluate("document.body.dataset.indexedLive || '0'")) >= 1
     expect(p.locator("#col-table tr[data-name=more] td.num")).to_have_text("30")
+    expect(p.locator("#col-table tr[data-name=more] td.watch")).to_have_text("watching")
+    # A note another program writes into the folder: the count follows, with no sync.
+    (extra / "n30.md").write_text("# Extra 30\n\nWritten by another program.\n")
+    expect(p.locator("#col-table tr[data-name=more] td.num")).to_have_text("31", timeout=15000)
     page.shot("collections")
     p.locator("#col-table tr[data-name=more] button", has_text="Sync").click()
     expect(p.locator("#col-status")).to_contain_text("Sync of more: done", timeout=60000)
+    expect(p.locator("#col-status")).to_contain_text("31 files processed")
 
 
 def test_models_page_lists_presets(page, svc):

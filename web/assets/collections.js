@@ -1,5 +1,6 @@
 // `/collections`: add a folder (indexing shows live progress from `/api/events`), sync one,
-// remove one (its files are never touched).
+// remove one (its files are never touched). Each row says how svc follows the folder (watching,
+// polling and why, off), and its note count follows changes made on disk by other programs.
 import { api, el, errorText, onEvents, waitForJob, ready } from "./app.js";
 
 const form = document.getElementById("add-collection");
@@ -10,6 +11,7 @@ const progress = document.getElementById("col-progress");
 const tbody = document.querySelector("#col-table tbody");
 let indexed = 0;
 let tracking = null;
+let refreshSoon = null;
 
 onEvents({
   "document-changed": (ev) => {
@@ -17,9 +19,25 @@ onEvents({
       indexed += 1;
       document.body.dataset.indexedLive = String(indexed);
       status.textContent = `${tracking.label}: ${indexed} note${indexed === 1 ? "" : "s"} indexed so far…`;
+    } else if (!tracking) {
+      // A change svc saw on disk (or made elsewhere): recount, once per burst.
+      clearTimeout(refreshSoon);
+      refreshSoon = setTimeout(refresh, 300);
     }
   },
 });
+
+/** The `watch` state of `/api/status` as a table cell. */
+function watchCell(watch) {
+  if (!watch) return el("td", { class: "watch" }, "–");
+  if (watch.state === "watching") return el("td", { class: "watch", dataset: { state: "watching" } }, "watching");
+  if (watch.state === "polling") {
+    const every = Math.max(1, Math.round(watch.intervalMs / 1000));
+    return el("td", { class: "watch", dataset: { state: "polling" } },
+      `polling every ${every} s: ${watch.reason}`);
+  }
+  return el("td", { class: "watch", dataset: { state: "off" } }, "off (sync to update)");
+}
 
 async function refresh() {
   const [cols, st] = await Promise.all([api("/api/collections"), api("/api/status")]);
@@ -27,19 +45,20 @@ async function refresh() {
     status.textContent = errorText(cols);
     return;
   }
-  const counts = new Map((st.ok ? st.data.collections : []).map((c) => [c.name, c.documentCount]));
+  const states = new Map((st.ok ? st.data.collections : []).map((c) => [c.name, c]));
   tbody.replaceChildren(
     ...cols.data.map((c) =>
       el("tr", { dataset: { name: c.name } },
         el("td", {}, c.name),
         el("td", { class: "path" }, c.path),
-        el("td", { class: "num" }, counts.has(c.name) ? counts.get(c.name) : "–"),
+        el("td", { class: "num" }, states.has(c.name) ? states.get(c.name).documentCount : "–"),
+        watchCell(states.get(c.name)?.watch),
         el("td", {},
           el("button", { type: "button", onclick: () => sync(c.name) }, "Sync"),
           " ",
           el("button", { type: "button", class: "danger", onclick: () => remove(c.name) }, "Remove")))),
   );
-  if (!cols.data.length) tbody.append(el("tr", {}, el("td", { colspan: 4 }, "No collections yet: add a folder above.")));
+  if (!cols.data.length) tbody.append(el("tr", {}, el("td", { colspan: 5 }, "No collections yet: add a folder above.")));
 }
 
 /** Counts the job's notes from here on (called before the request that starts it, so no

@@ -94,7 +94,7 @@ pub async fn graph() -> HtmlPage {
     )
 }
 
-/// `/collections`: add a folder, sync with progress, remove.
+/// `/collections`: add a folder, sync with progress, remove; how each folder is followed.
 pub async fn collections() -> HtmlPage {
     page(
         "Collections",
@@ -110,7 +110,7 @@ pub async fn collections() -> HtmlPage {
             p #col-status role="status" aria-live="polite" {}
             progress #col-progress max="100" value="0" hidden {}
             table #col-table {
-                thead { tr { th { "Name" } th { "Folder" } th { "Notes" } th { "Actions" } } }
+                thead { tr { th { "Name" } th { "Folder" } th { "Notes" } th { "Changes on disk" } th { "Actions" } } }
                 tbody {}
             }
         },
