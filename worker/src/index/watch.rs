@@ -196,20 +196,25 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
         if w.cancel.load(Ordering::SeqCst) {
             return;
         }
-        let collection = match &work {
-            Work::Events { collection, .. } | Work::Scan { collection } => collection.clone(),
-        };
-        // A collection removed since: nothing to do.
-        let Some(coll) = w.config().find(&collection).cloned() else { continue };
-        match work {
-            Work::Scan { .. } => scan(&w, &coll),
-            Work::Events { result: Err(errors), .. } => {
-                let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                tracing::warn!("{}: the watcher reported {}; reconciling by a scan", coll.name, reasons.join("; "));
-                scan(&w, &coll);
-            }
-            Work::Events { result: Ok(events), .. } => apply(&w, &coll, &events),
+        handle(&w, work);
+    }
+}
+
+/// Does one piece of work of the watching thread.
+fn handle(w: &Worker, work: Work) {
+    let collection = match &work {
+        Work::Events { collection, .. } | Work::Scan { collection } => collection.clone(),
+    };
+    // A collection removed since: nothing to do.
+    let Some(coll) = w.config().find(&collection).cloned() else { return };
+    match work {
+        Work::Scan { .. } => scan(w, &coll),
+        Work::Events { result: Err(errors), .. } => {
+            let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            tracing::warn!("{}: the watcher reported {}; reconciling by a scan", coll.name, reasons.join("; "));
+            scan(w, &coll);
         }
+        Work::Events { result: Ok(events), .. } => apply(w, &coll, &events),
     }
 }
 
@@ -349,15 +354,11 @@ fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
 /// Whether a path of the plan that is gone named a folder with indexed files under it.
 fn needs_scan(w: &Worker, coll: &CollectionConfig, plan: &Plan) -> bool {
     let root = Path::new(&coll.path);
-    let gone: Vec<&String> = plan.gone.iter().chain(plan.files.iter().filter(|r| !root.join(r).exists())).collect();
-    if gone.is_empty() {
-        return false;
-    }
-    let Ok(known) = catalog::file_states(&w.catalog.reader(), &coll.name) else { return true };
-    gone.iter().any(|g| {
-        let folder = format!("{g}/");
-        known.iter().any(|(rel, st)| st.active && rel.starts_with(&folder))
-    })
+    let conn = w.catalog.reader();
+    plan.gone
+        .iter()
+        .chain(plan.files.iter().filter(|r| !root.join(r).exists()))
+        .any(|g| catalog::has_active_under(&conn, &coll.name, g).unwrap_or(true))
 }
 
 /// Syncs one file; whether the index changed.
@@ -421,5 +422,74 @@ mod tests {
         let p = plan(root, &m, &[event(EventKind::Remove(RemoveKind::Any), paths(root, &["gone"]))]);
         assert!(p.files.is_empty());
         assert_eq!(p.gone.iter().map(String::as_str).collect::<Vec<_>>(), vec!["gone"]);
+    }
+
+    /// A worker with one collection over a fresh folder holding `a.md`, synced.
+    fn worker_with_folder(dir: &Path) -> (Arc<Worker>, CollectionConfig) {
+        let notes = dir.join("notes");
+        std::fs::create_dir(&notes).unwrap();
+        std::fs::write(notes.join("a.md"), "# A\n\nfirst\n").unwrap();
+        let w = crate::test_worker(&dir.join("svc"));
+        let coll = CollectionConfig {
+            name: "notes".into(),
+            path: notes.canonicalize().unwrap().display().to_string(),
+            pattern: "**/*.md".into(),
+            include: String::new(),
+            exclude: String::new(),
+            git_pull: false,
+            watch: true,
+        };
+        w.config().collections.push(coll.clone());
+        catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path).unwrap();
+        handle(&w, Work::Scan { collection: coll.name.clone() });
+        (w, coll)
+    }
+
+    fn indexed(w: &Worker) -> Vec<String> {
+        let mut rels: Vec<String> = catalog::file_states(&w.catalog.reader(), "notes")
+            .unwrap()
+            .into_iter()
+            .filter(|(_, s)| s.active)
+            .map(|(r, _)| r)
+            .collect();
+        rels.sort();
+        rels
+    }
+
+    #[test]
+    fn an_overflow_or_a_watcher_error_reconciles_the_collection_by_a_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, coll) = worker_with_folder(dir.path());
+        assert_eq!(indexed(&w), ["a.md"]);
+        let root = Path::new(&coll.path);
+        // Changes the watcher lost: no event names them.
+        std::fs::write(root.join("b.md"), "# B\n").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/c.md"), "# C\n").unwrap();
+        let mut overflow = event(EventKind::Other, vec![]);
+        overflow.event.attrs.set_flag(Flag::Rescan);
+        handle(&w, Work::Events { collection: "notes".into(), result: Ok(vec![overflow]) });
+        assert_eq!(indexed(&w), ["a.md", "b.md", "sub/c.md"]);
+
+        std::fs::remove_file(root.join("a.md")).unwrap();
+        let error = notify_debouncer_full::notify::Error::generic("inotify queue overflow");
+        handle(&w, Work::Events { collection: "notes".into(), result: Err(vec![error]) });
+        assert_eq!(indexed(&w), ["b.md", "sub/c.md"]);
+    }
+
+    #[test]
+    fn a_removed_folder_with_indexed_files_is_reconciled_by_a_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, coll) = worker_with_folder(dir.path());
+        let root = Path::new(&coll.path);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/c.md"), "# C\n").unwrap();
+        handle(&w, Work::Scan { collection: "notes".into() });
+        assert_eq!(indexed(&w), ["a.md", "sub/c.md"]);
+        std::fs::remove_dir_all(root.join("sub")).unwrap();
+        // inotify names the folder only.
+        let gone = event(EventKind::Remove(RemoveKind::Folder), paths(root, &["sub"]));
+        handle(&w, Work::Events { collection: "notes".into(), result: Ok(vec![gone]) });
+        assert_eq!(indexed(&w), ["a.md"]);
     }
 }

@@ -138,6 +138,21 @@ pub fn file_states(conn: &Connection, collection: &str) -> Result<HashMap<String
     Ok(out)
 }
 
+/// Whether `collection` has an active document under the folder `folder` (relative, without
+/// a trailing slash). A range of the `(collection, rel_path)` index: `folder/` up to, not
+/// including, `folder0` (`'0'` follows `'/'`).
+pub fn has_active_under(conn: &Connection, collection: &str, folder: &str) -> Result<bool> {
+    let (from, to) = (format!("{folder}/"), format!("{folder}0"));
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM documents WHERE collection = ?1 AND rel_path >= ?2 AND rel_path < ?3 AND active = 1 LIMIT 1",
+            params![collection, from, to],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
 pub fn file_state(conn: &Connection, collection: &str, rel_path: &str) -> Result<Option<FileState>> {
     Ok(conn
         .query_row(
@@ -550,4 +565,35 @@ pub fn mark_synced(conn: &Connection, name: &str, at: &str) -> Result<()> {
 
 pub fn last_synced(conn: &Connection) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT MAX(synced_at) FROM collections", [], |r| r.get(0)).optional()?.flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stores::catalog::schema::SCHEMA;
+
+    #[test]
+    fn a_folder_has_active_documents_under_it_by_prefix_not_by_name() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        for (rel, active) in
+            [("a/x.md", true), ("a-b/y.md", true), ("ab.md", true), ("c/z.md", false), ("a/b/w.md", true)]
+        {
+            conn.execute(
+                "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext,
+                   source_size, source_mtime_ns, title, active, gen, indexed_at)
+                 VALUES ('c', ?1, ?1, 'h', 'h', 'text/markdown', 'md', 1, 0, 't', ?2, 1, 'now')",
+                params![rel, active],
+            )
+            .unwrap();
+        }
+        let under = |folder: &str| has_active_under(&conn, "c", folder).unwrap();
+        assert!(under("a"));
+        assert!(under("a/b"));
+        assert!(under("a-b"));
+        assert!(!under("ab"), "a file is not a folder");
+        assert!(!under("c"), "only inactive documents");
+        assert!(!under("d"));
+        assert!(!has_active_under(&conn, "other", "a").unwrap());
+    }
 }
