@@ -8,7 +8,8 @@ For each corpus a fresh `svc serve` runs with temporary config/data/cache dirs, 
 first index, no-op re-index, search latency, read latency during a sync that touches every file,
 single-note write -> searchable latency, read latency during a burst of writes, Context
 Capsule compile (fast; balanced with --models) and verify latency, a page of 100 changes,
-impact with default bounds, and gateway/worker RSS. Normally run through scripts/bench (which builds the release binary).
+impact with default bounds, and gateway/worker RSS. `--corpus watch` measures the live index
+(scripts/bench_watch.py). Normally run through scripts/bench (which builds the release binary).
 Python standard library only.
 """
 import argparse
@@ -983,8 +984,12 @@ def print_table(results):
 
 
 def main():
+    import bench_watch  # noqa: E402 (it imports this module)
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", choices=["notes", "scifact", "all"], default="all")
+    ap.add_argument("--corpus", choices=["notes", "scifact", "watch", "all"], default="all",
+                    help="watch: the live index (scripts/bench_watch.py: edits on disk, a checkout, startup with "
+                         "50,000 notes); all: notes, scifact and watch")
     target_dir = os.path.join(REPO, os.environ.get("CARGO_TARGET_DIR") or "target")  # an absolute value wins
     ap.add_argument("--bin", default=os.path.join(target_dir, "release", "svc"),
                     help="the svc binary (default: $CARGO_TARGET_DIR/release/svc, else target/release/svc)")
@@ -1008,14 +1013,17 @@ def main():
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"binary not found or not executable: {args.bin}")
 
-    names = ["notes", "scifact"] if args.corpus == "all" else [args.corpus]
+    names = ["notes", "scifact", "watch"] if args.corpus == "all" else [args.corpus]
     tmp = tempfile.mkdtemp(prefix="svc-bench-")
     results, failed = {}, []
     try:
         for name in names:
             corpus_dir = os.path.join(tmp, "corpus", name)
-            log(f"{name}: generating corpus in {corpus_dir}")
             try:
+                if name == "watch":
+                    results[name] = bench_watch.bench_watch(args, tmp)
+                    continue
+                log(f"{name}: generating corpus in {corpus_dir}")
                 queries = CORPORA[name](args.shared, corpus_dir)
                 results[name] = bench_corpus(name, corpus_dir, queries, args, tmp)
             except Exception as e:
@@ -1028,9 +1036,14 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    print_table(results)
+    if set(results) - {"watch"}:
+        print_table({k: v for k, v in results.items() if k != "watch"})
+    if "watch" in results:
+        bench_watch.print_table(results["watch"])
     if args.json:
         targets = {key: {"max": check[1], "corpus": check[0]} for key, _, _, _, check in ROWS if check}
+        targets.update({key: {"max": limit, "corpus": "watch"} for key, _, _, _, limit in bench_watch.ROWS
+                        if limit is not None})
         meta = {"bin": args.bin, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count()}
         with open(args.json, "w") as f:
             json.dump({"results": results, "targets": targets, "meta": meta}, f, indent=2)

@@ -9,5 +9,6 @@ pub mod embedding;
 pub mod git;
 pub mod indexer;
 pub mod ingest;
+pub mod mounts;
 pub mod walk;
 pub mod watch;

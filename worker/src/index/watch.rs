@@ -9,11 +9,14 @@
 //!   moved or vanished) reconciles the collection by a scan, as a sync would.
 //!
 //! At start every watched collection is reconciled by a scan (what changed while svc was
-//! stopped), then followed. Scans run one at a time with the sync jobs' scans
+//! stopped), then followed. A folder that cannot be watched, or on a network or FUSE file
+//! system whose changes made elsewhere a watch never sees ([`mounts`]), is scanned at an
+//! interval instead. Scans run one at a time with the sync jobs' scans
 //! ([`crate::Worker::scan_lock`]). Changes found here have the origin `watch`.
 
 use crate::config::CollectionConfig;
 use crate::index::indexer::FileSync;
+use crate::index::mounts;
 use crate::index::walk::{self, FileMatcher};
 use crate::stores::catalog::{self, Origin};
 use crate::Worker;
@@ -149,6 +152,9 @@ fn follow(coll: &CollectionConfig, tx: &Sender<Work>) -> Follow {
 
 fn watch_folder(coll: &CollectionConfig, tx: Sender<Work>) -> Result<FolderWatch, String> {
     let root = Path::new(&coll.path).canonicalize().map_err(|e| e.to_string())?;
+    if let Some(kind) = mounts::remote_kind(&root) {
+        return Err(format!("on a {kind} file system, which does not report changes made elsewhere"));
+    }
     let collection = coll.name.clone();
     let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
         let _ = tx.send(Work::Events { collection: collection.clone(), result });
