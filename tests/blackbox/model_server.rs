@@ -4,7 +4,8 @@
 //! Streaming and JSON answers, a switch to a llama.cpp preset and back without a restart, the
 //! API key read from the environment (never shown), the server down, a server too slow for
 //! its timeout, and the egress policy refusing a server it does not allow before a byte is
-//! sent.
+//! sent. A preset's embedder on a model server (`llama-server --embeddings`), into a vector
+//! table of its own.
 
 use crate::common::*;
 use serde_json::{json, Value};
@@ -23,6 +24,11 @@ struct LlamaServer {
 
 impl LlamaServer {
     fn start() -> LlamaServer {
+        LlamaServer::start_with(&[])
+    }
+
+    /// With more arguments (`--embeddings`: a server of embeddings only).
+    fn start_with(extra: &[&str]) -> LlamaServer {
         let exe = std::env::var_os("SVC_LLAMA_SERVER")
             .map(PathBuf::from)
             .expect("SVC_LLAMA_SERVER is not set: run the suite with scripts/test, which builds llama-server");
@@ -32,6 +38,7 @@ impl LlamaServer {
         let child = Command::new(exe)
             .args(["-m", gguf.to_str().unwrap(), "--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["-c", "4096", "-t", "2", "--api-key", KEY])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -170,4 +177,30 @@ fn the_egress_policy_refuses_a_server_it_does_not_allow() {
     let c = s.post("/api/context", json!({"goal": "capital of France", "budgetTokens": 8000, "depthPolicy": "fast"}));
     assert_eq!(c.status, 200, "{}", String::from_utf8_lossy(&c.body));
     assert_eq!(c.json()["capabilities"]["egressPolicy"], "local_only");
+}
+
+#[test]
+fn a_preset_may_embed_on_a_model_server_into_a_table_of_its_own() {
+    let llama = LlamaServer::start_with(&["--embeddings", "--pooling", "mean"]);
+    let url = format!("http://127.0.0.1:{}/v1", llama.port);
+    let s = server_with(&format!(
+        "presets:\n- id: vectors\n  embed:\n    url: {url}\n    model: smollm2\n    apiKeyEnv: SVC_TEST_LLM_KEY\n"
+    ));
+    let presets = s.get("/api/presets").json();
+    let mine = presets["presets"].as_array().unwrap().iter().find(|p| p["id"] == "vectors").cloned().unwrap();
+    assert_eq!(mine["embed"], format!("server:{url}#smollm2"), "{presets}");
+    assert!(mine["gen"].as_str().unwrap().ends_with(".gguf"), "the default preset's generator: {mine}");
+    assert_eq!(s.post("/api/presets", json!({"presetId": "vectors"})).status, 200);
+    crate::models::wait_embedded(&s);
+    let r = s.post("/api/vsearch", json!({"query": "The Eiffel Tower stands in Paris", "limit": 1}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let hits: Value = r.json();
+    assert!(hits["results"][0]["uri"].as_str().unwrap().ends_with("paris.md"), "{hits}");
+    assert!(!s.log().contains(KEY), "the key is never logged");
+
+    // The server goes away: a vector search says so with a 503, never a hang.
+    drop(llama);
+    let r = s.post("/api/vsearch", json!({"query": "bridge", "limit": 1}));
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(String::from_utf8_lossy(&r.body).contains("could not be reached"), "{}", String::from_utf8_lossy(&r.body));
 }

@@ -72,11 +72,18 @@ pub struct PresetConfig {
     pub id: String,
     #[serde(default)]
     pub name: Option<String>,
-    pub gen: ModelServerConfig,
+    /// The generator's server; without it the preset answers with the default preset's
+    /// local generator.
+    #[serde(default)]
+    pub gen: Option<ModelServerConfig>,
+    /// The embedder's server (`/embeddings`); without it the preset embeds with the built-in
+    /// ONNX embedder. Its vectors go to a table of their own.
+    #[serde(default)]
+    pub embed: Option<ModelServerConfig>,
 }
 
 /// An OpenAI-compatible endpoint: `url` is its base (`http://127.0.0.1:8080/v1`, to which
-/// `/chat/completions` is added).
+/// `/chat/completions` or `/embeddings` is added).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelServerConfig {

@@ -199,13 +199,10 @@ pub(super) fn draft(
 /// A failed generation: a model that is not there or cannot load is a 503, any other
 /// failure of the model a 500. (Its time limit is no failure: the answer so far is returned.)
 fn failed(e: ModelError) -> ApiError {
-    match e {
-        ModelError::Missing(_)
-        | ModelError::Load { .. }
-        | ModelError::Runtime(_)
-        | ModelError::Server(_)
-        | ModelError::Egress(_) => ApiError::unavailable(format!("Answer generation is not available: {e}")),
-        other => ApiError::runtime(format!("answer generation failed: {other}")),
+    if e.is_unavailable() {
+        ApiError::unavailable(format!("Answer generation is not available: {e}"))
+    } else {
+        ApiError::runtime(format!("answer generation failed: {e}"))
     }
 }
 

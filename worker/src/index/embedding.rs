@@ -6,15 +6,17 @@
 //! content the model cannot embed is recorded in `embed_failures` and skipped until it changes
 //! or the worker restarts, so it never stalls the rest of the backlog.
 
-use crate::models::encoder::Embedder;
+use crate::models::embedder::Embedder;
 use crate::models::ModelError;
 use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+/// How soon a model server that did not answer is asked again.
+const SERVER_RETRY: Duration = Duration::from_secs(30);
 /// Contents taken from the backlog per round.
 const CONTENTS_PER_ROUND: usize = 128;
 /// Texts per model call.
@@ -41,20 +43,29 @@ pub fn spawn(worker: &Arc<Worker>) {
     let weak: Weak<Worker> = Arc::downgrade(worker);
     let started = std::thread::Builder::new().name("embedder".into()).spawn(move || {
         let mut first = true;
+        // A model server that did not answer is asked again after a while, change or not.
+        let mut retry_at: Option<Instant> = None;
         loop {
             let Some(w) = weak.upgrade() else { return };
             if w.cancel.load(Ordering::SeqCst) {
                 return;
             }
-            let fired = first || w.events.changes.wait(Duration::from_secs(1));
+            let due = retry_at.is_some_and(|at| Instant::now() >= at);
+            let fired = first || due || w.events.changes.wait(Duration::from_secs(1));
             first = false;
             if !fired {
                 continue;
             }
             // Debounce: let a burst of writes settle.
             while w.events.changes.wait(DEBOUNCE) {}
-            if let Err(e) = run(&w) {
-                tracing::warn!("embedding stopped: {e}");
+            retry_at = None;
+            match run(&w) {
+                Ok(_) => {}
+                Err(EmbedError::Model(e @ ModelError::Server(_))) => {
+                    tracing::warn!("embedding paused: {e}; trying again in {SERVER_RETRY:?}");
+                    retry_at = Some(Instant::now() + SERVER_RETRY);
+                }
+                Err(e) => tracing::warn!("embedding stopped: {e}"),
             }
             w.publish_status();
         }

@@ -119,16 +119,17 @@ impl Encoder {
     }
 }
 
-/// Sentence embeddings: mean pooling over the attention mask, then L2 normalization.
-pub struct Embedder {
+/// Sentence embeddings on ONNX Runtime: mean pooling over the attention mask, then L2
+/// normalization.
+pub struct OnnxEmbedder {
     encoder: Encoder,
     dim: usize,
 }
 
-impl Embedder {
+impl OnnxEmbedder {
     pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, threads: usize) -> Result<Self> {
         let encoder = Encoder::load(cache_dir, model, tokenizer, threads)?;
-        let mut e = Embedder { encoder, dim: 0 };
+        let mut e = OnnxEmbedder { encoder, dim: 0 };
         let probe = e.embed_with_limit(&["dimension probe"], BATCH_LIMIT)?;
         e.dim = probe.first().map_or(0, Vec::len);
         if e.dim == 0 {
@@ -139,17 +140,6 @@ impl Embedder {
 
     pub fn dim(&self) -> usize {
         self.dim
-    }
-
-    /// One unit-length vector per text, as a background batch (within [`BATCH_LIMIT`]).
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.embed_with_limit(texts, BATCH_LIMIT)
-    }
-
-    /// The unit-length vector of one query text, within [`QUERY_LIMIT`].
-    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
-        let mut vectors = self.embed_with_limit(&[text], QUERY_LIMIT)?;
-        vectors.pop().ok_or_else(|| ModelError::Shape("the embedder returned no vector".into()))
     }
 
     /// One unit-length vector per text; past `limit` the call fails with [`ModelError::Timeout`].

@@ -4,12 +4,14 @@
 pub mod api;
 mod download;
 pub mod egress;
+pub mod embedder;
 pub mod encoder;
 pub mod generator;
 pub mod presets;
 pub mod pull;
 mod registry;
 pub mod runtime;
+pub mod server;
 
 pub use registry::{Loaded, Models};
 pub use runtime::ModelError;

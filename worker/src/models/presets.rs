@@ -1,10 +1,9 @@
 //! Model presets. `docs/models.md` says where each file comes from.
 
-use super::generator::server::{ModelServer, DEFAULT_TIMEOUT};
+use super::server::ModelServer;
 use super::ModelRef;
-use crate::config::PresetConfig;
+use crate::config::{ModelServerConfig, PresetConfig};
 use protocol::api::ModelPreset;
-use std::time::Duration;
 
 /// What a model is for (`embed`, `rerank`, `gen`).
 pub use protocol::api::ModelRole as Role;
@@ -18,7 +17,8 @@ pub struct ModelSpec {
     pub tokenizer: Option<&'static str>,
     /// An optional model may be missing (the reranker): its feature is then off.
     pub optional: bool,
-    /// A model server that runs this model (`model` is then `server:<url>`, no file).
+    /// A model server that runs this model (`model` is then [`ModelServer::reference`], no
+    /// file).
     pub server: Option<&'static ModelServer>,
 }
 
@@ -97,33 +97,44 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
-/// The presets of index.yml (`presets:`): each names a model server for its generator and
-/// shares the built-in embedder and reranker. An entry whose id is a built-in preset's, or
-/// repeats an earlier one, is left out with a warning. Read once per worker start, so they
-/// live as long as the process (leaked, like the built-in ones are static).
+/// The presets of index.yml (`presets:`): each names a model server for its generator, its
+/// embedder or both; the roles it leaves out are the default preset's (the reranker always
+/// is). An entry whose id is a built-in preset's, repeats an earlier one, or names no server,
+/// is left out with a warning. Read once per worker start, so they live as long as the
+/// process (leaked, like the built-in ones are static).
 pub fn from_config(configs: &[PresetConfig]) -> Vec<&'static Preset> {
     let mut out: Vec<&'static Preset> = Vec::new();
+    let base = find(DEFAULT_PRESET).unwrap_or(&PRESETS[0]);
     for c in configs {
         let id = c.id.trim();
         if id.is_empty() || PRESETS.iter().chain(out.iter().copied()).any(|p| p.id == id) {
             tracing::warn!("index.yml: preset {id:?} is left out: its id is empty or already taken");
             continue;
         }
-        let server: &'static ModelServer = Box::leak(Box::new(ModelServer {
-            url: c.gen.url.trim().to_string(),
-            model: c.gen.model.clone(),
-            api_key_env: c.gen.api_key_env.clone(),
-            timeout: c.gen.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-        }));
-        let reference: &'static str = Box::leak(format!("server:{}", server.url).into_boxed_str());
-        let gen =
-            ModelSpec { role: Role::Gen, model: reference, tokenizer: None, optional: false, server: Some(server) };
-        let models: &'static [ModelSpec] = Box::leak(vec![EMBED, RERANK, gen].into_boxed_slice());
-        let name = c.name.clone().unwrap_or_else(|| format!("Model server {}", server.url));
+        if c.gen.is_none() && c.embed.is_none() {
+            tracing::warn!("index.yml: preset {id:?} is left out: it names no model server (gen or embed)");
+            continue;
+        }
+        let served = |role: Role, config: &Option<ModelServerConfig>| -> Option<ModelSpec> {
+            let server: &'static ModelServer = Box::leak(Box::new(ModelServer::from_config(config.as_ref()?)));
+            let reference: &'static str = Box::leak(server.reference().into_boxed_str());
+            Some(ModelSpec { role, model: reference, tokenizer: None, optional: false, server: Some(server) })
+        };
+        let of_base = |role: Role| base.model(role).cloned();
+        let models: Vec<ModelSpec> = [
+            served(Role::Embed, &c.embed).or_else(|| of_base(Role::Embed)),
+            of_base(Role::Rerank),
+            served(Role::Gen, &c.gen).or_else(|| of_base(Role::Gen)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let servers: Vec<&str> = models.iter().filter(|m| m.server.is_some()).map(|m| m.model).collect();
+        let name = c.name.clone().unwrap_or_else(|| format!("Model server {}", servers.join(", ")));
         out.push(Box::leak(Box::new(Preset {
             id: Box::leak(id.to_string().into_boxed_str()),
             name: Box::leak(name.into_boxed_str()),
-            models,
+            models: Box::leak(models.into_boxed_slice()),
         })));
     }
     out
@@ -183,5 +194,22 @@ mod tests {
         assert_eq!(gen.model, "server:http://127.0.0.1:8080/v1");
         assert!(gen.server.is_some() && gen.files().is_empty());
         assert_eq!(ps[0].model(Role::Embed).unwrap().model, EMBED.model, "the built-in embedder");
+    }
+
+    #[test]
+    fn a_preset_may_serve_its_embedder_only_and_keeps_the_default_generator() {
+        let cfg: Vec<PresetConfig> = serde_norway::from_str(
+            "- id: vectors\n  embed:\n    url: http://127.0.0.1:8081/v1\n    model: nomic-embed-text\n- id: empty\n",
+        )
+        .unwrap();
+        let ps = from_config(&cfg);
+        assert_eq!(ps.len(), 1, "a preset naming no server is left out");
+        let embed = ps[0].model(Role::Embed).unwrap();
+        assert_eq!(embed.model, "server:http://127.0.0.1:8081/v1#nomic-embed-text");
+        assert!(embed.server.is_some() && embed.files().is_empty());
+        let default = find(DEFAULT_PRESET).unwrap();
+        assert_eq!(ps[0].model(Role::Gen).unwrap().model, default.model(Role::Gen).unwrap().model);
+        assert!(ps[0].model(Role::Rerank).is_some());
+        assert_eq!(ps[0].name, "Model server server:http://127.0.0.1:8081/v1#nomic-embed-text");
     }
 }

@@ -2,10 +2,12 @@
 //! A load failure is remembered (and reported) until the files change through a pull or a
 //! preset switch; a missing file is looked for again on every use.
 
-use super::encoder::{CountingTokenizer, CrossEncoder, Embedder};
+use super::embedder::{Embedder, ServerEmbedder};
+use super::encoder::{CountingTokenizer, CrossEncoder, OnnxEmbedder};
 use super::generator::{Generator, LlamaGenerator, ServerGenerator};
 use super::presets::{self, Preset, Role};
 use super::runtime::{ModelError, Result};
+use super::server::ModelServer;
 use super::ModelRef;
 use protocol::api::EgressPolicy;
 use std::path::{Path, PathBuf};
@@ -37,7 +39,8 @@ impl<T> Slot<T> {
                 *state = SlotState::Ready(Arc::clone(&m));
                 Ok(m)
             }
-            Err(ModelError::Missing(p)) => Err(ModelError::Missing(p)),
+            // Not remembered: a file may be pulled, a model server may come up.
+            Err(e @ (ModelError::Missing(_) | ModelError::Server(_))) => Err(e),
             Err(e) => {
                 tracing::warn!("{e}");
                 *state = SlotState::Failed(e.clone());
@@ -170,6 +173,11 @@ impl Models {
         }
     }
 
+    /// The model server that runs a role's model in the active preset, if one does.
+    fn server(&self, role: Role) -> Option<&'static ModelServer> {
+        self.preset().model(role).and_then(|spec| spec.server)
+    }
+
     /// The embedding model's reference: the key of its vector table.
     pub fn embed_model_ref(&self) -> &'static str {
         self.preset().model(Role::Embed).map_or("", |m| m.model)
@@ -177,8 +185,11 @@ impl Models {
 
     pub fn embedder(&self) -> Result<Arc<Embedder>> {
         self.embed.get_or_load(|| {
+            if let Some(server) = self.server(Role::Embed) {
+                return ServerEmbedder::connect(server.clone(), self.egress).map(Embedder::Server);
+            }
             let (m, t) = self.onnx_files(Role::Embed)?;
-            Embedder::load(&self.cache_dir, &m, &t, self.threads)
+            OnnxEmbedder::load(&self.cache_dir, &m, &t, self.threads).map(|e| Embedder::Onnx(Box::new(e)))
         })
     }
 
@@ -191,8 +202,7 @@ impl Models {
 
     pub fn generator(&self) -> Result<Arc<Generator>> {
         self.gen.get_or_load(|| {
-            let server = self.preset().model(Role::Gen).and_then(|spec| spec.server);
-            if let Some(server) = server {
+            if let Some(server) = self.server(Role::Gen) {
                 return Ok(Generator::Server(ServerGenerator::new(server.clone(), self.egress)));
             }
             let (model, _) = self.files(Role::Gen)?;
@@ -218,9 +228,7 @@ impl Models {
     /// loaded reranker and generator) files in place and no failed load.
     pub fn loaded(&self) -> Loaded {
         let onnx = || super::runtime::environment(&self.cache_dir).is_ok();
-        let served = self.preset().model(Role::Gen).is_some_and(|spec| spec.server.is_some());
-        let present =
-            |role| (role == Role::Gen && served) || (self.files(role).is_ok() && (role == Role::Gen || onnx()));
+        let present = |role| self.server(role).is_some() || (self.files(role).is_ok() && (role == Role::Gen || onnx()));
         Loaded {
             embed: self.embed.is_ready(),
             rerank: self.rerank.is_ready() || (!self.rerank.has_failed() && present(Role::Rerank)),

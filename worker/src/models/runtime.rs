@@ -39,6 +39,22 @@ pub enum ModelError {
     Egress(String),
 }
 
+impl ModelError {
+    /// Whether the model is not there to be used (its file, its runtime, its server, the
+    /// policy), which a client hears as 503 `UNAVAILABLE`, rather than a model that failed
+    /// while it ran (500).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            ModelError::Missing(_)
+                | ModelError::Load { .. }
+                | ModelError::Runtime(_)
+                | ModelError::Server(_)
+                | ModelError::Egress(_)
+        )
+    }
+}
+
 pub type Result<T> = std::result::Result<T, ModelError>;
 
 pub(crate) fn infer<E: std::fmt::Display>(e: E) -> ModelError {

@@ -2,7 +2,7 @@
 //! `GET /api/doc/:id/similar`. Chunks come from LanceDB; documents, filters and activity
 //! from the catalog, so a deactivated or deleted note never comes back.
 
-use crate::models::encoder::Embedder;
+use crate::models::embedder::Embedder;
 use crate::models::ModelError;
 use crate::reads::docs::resolve_doc;
 use crate::retrieval::common::{self, Ranked, Scope};
@@ -31,6 +31,20 @@ pub enum VectorSideError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Store(#[from] VectorError),
+}
+
+impl VectorSideError {
+    /// The client's error: 503 when the embedder is not there to be used (a model server
+    /// down, say), else 500.
+    pub fn into_api(self) -> ApiError {
+        match self {
+            VectorSideError::Model(e @ (ModelError::Server(_) | ModelError::Egress(_))) => {
+                ApiError::new(ErrorCode::Unavailable, format!("Vector search is unavailable: {e}"))
+            }
+            VectorSideError::Model(e) if e.is_unavailable() => unavailable(&e.to_string()),
+            other => runtime(other),
+        }
+    }
 }
 
 fn unavailable(reason: &str) -> ApiError {
@@ -140,7 +154,7 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let limit = req.limit.max(1) as usize;
     let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     let filtered = has_filters(req) || scope.filters_rows() || recency;
-    let hits = ctx.search_text(&req.query, chunk_pool(wanted, filtered)).map_err(runtime)?;
+    let hits = ctx.search_text(&req.query, chunk_pool(wanted, filtered)).map_err(VectorSideError::into_api)?;
     let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
     common::apply_content_type_boost(w, &mut ranked);
     let total = common::finish(&mut ranked, req.min_score, recency, limit);

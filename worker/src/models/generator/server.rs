@@ -1,40 +1,19 @@
-//! A model server the user runs, spoken to as OpenAI's chat completions API
-//! (`POST {url}/chat/completions` with `stream: true`), which llama.cpp's llama-server, Ollama,
-//! LM Studio and vLLM all serve. The egress policy is checked before a byte is sent; the API
-//! key is read from the environment variable the config names, at each request, and never
-//! logged. The streamed text goes through the same [`TextStream`] as a local model's, so stop
+//! A model server's generator: OpenAI's chat completions API (`POST {url}/chat/completions`
+//! with `stream: true`), which llama.cpp's llama-server, Ollama, LM Studio and vLLM all serve.
+//! The streamed text goes through the same [`TextStream`] as a local model's, so stop
 //! sequences and the loop guard apply alike.
 
 use super::stream::TextStream;
 use super::{Chat, Finish, Flow, Generated, Limits};
-use crate::models::egress;
 use crate::models::runtime::{ModelError, Result};
+use crate::models::server::ModelServer;
 use protocol::api::EgressPolicy;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long a request may take when the config says nothing.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// OpenAI's API takes at most four stop sequences; the rest are applied here.
 const MAX_SERVER_STOPS: usize = 4;
-
-/// Where and how to reach a model server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelServer {
-    /// The API's base URL (`http://127.0.0.1:8080/v1`).
-    pub url: String,
-    pub model: Option<String>,
-    /// The environment variable holding the API key.
-    pub api_key_env: Option<String>,
-    pub timeout: Duration,
-}
-
-impl ModelServer {
-    fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.url.trim_end_matches('/'))
-    }
-}
 
 pub struct ServerGenerator {
     server: ModelServer,
@@ -97,10 +76,6 @@ struct Usage {
     completion_tokens: usize,
 }
 
-fn unavailable(server: &ModelServer, reason: impl std::fmt::Display) -> ModelError {
-    ModelError::Server(format!("the model server at {} {reason}", server.url))
-}
-
 impl ServerGenerator {
     pub fn new(server: ModelServer, policy: EgressPolicy) -> Self {
         ServerGenerator { server, policy }
@@ -115,7 +90,6 @@ impl ServerGenerator {
     ) -> Result<Generated> {
         let Limits { max_tokens, deadline, stops } = limits;
         let server = &self.server;
-        egress::check(self.policy, &server.url).map_err(ModelError::Egress)?;
         let messages = chat.turns().map(|(role, content)| Message { role, content }).collect();
         let body = ChatRequest {
             model: server.model.as_deref(),
@@ -127,26 +101,9 @@ impl ServerGenerator {
             stop: &stops[..stops.len().min(MAX_SERVER_STOPS)],
         };
         let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::Inference(e.to_string()))?;
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(server.timeout.min(Duration::from_secs(10))))
-            .timeout_recv_response(Some(server.timeout))
-            .timeout_per_read(Some(server.timeout))
-            .build()
-            .new_agent();
-        let mut request = agent.post(server.endpoint()).header("Content-Type", "application/json");
-        if let Some(var) = &server.api_key_env {
-            let key = std::env::var(var)
-                .map_err(|_| unavailable(server, format!("needs an API key in ${var}, which is not set")))?;
-            request = request.header("Authorization", &format!("Bearer {key}"));
-        }
-        let response =
-            request.send(&bytes[..]).map_err(|e| unavailable(server, format!("could not be reached: {e}")))?;
-        let status = response.status().as_u16();
-        if status != 200 {
-            let mut text = response.into_body().read_to_string().unwrap_or_default();
-            text.truncate(text.char_indices().nth(300).map_or(text.len(), |(i, _)| i));
-            return Err(unavailable(server, format!("answered {status}: {}", text.trim())));
+        let response = server.post(self.policy, "chat/completions", &bytes)?;
+        if response.status().as_u16() != 200 {
+            return Err(server.refused(response));
         }
         let reader = BufReader::new(response.into_body().into_reader());
         let mut stream = TextStream::new(stops);
@@ -154,13 +111,13 @@ impl ServerGenerator {
         let mut generated = Generated { text: String::new(), prompt_tokens: 0, tokens: 0, finish: Finish::EndOfTurn };
         let mut finish = None;
         for line in reader.lines() {
-            let line = line.map_err(|e| unavailable(server, format!("stopped mid-answer: {e}")))?;
+            let line = line.map_err(|e| server.unavailable(format!("stopped mid-answer: {e}")))?;
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             if data == "[DONE]" {
                 break;
             }
             let chunk: ChatChunk = serde_json::from_str(data)
-                .map_err(|e| unavailable(server, format!("sent an event that is not a chat chunk: {e}")))?;
+                .map_err(|e| server.unavailable(format!("sent an event that is not a chat chunk: {e}")))?;
             if let Some(usage) = chunk.usage {
                 generated.prompt_tokens = usage.prompt_tokens;
                 generated.tokens = usage.completion_tokens.max(generated.tokens);
@@ -197,14 +154,15 @@ mod tests {
     use super::*;
 
     fn server(url: &str) -> ServerGenerator {
-        let s = ModelServer { url: url.into(), model: None, api_key_env: None, timeout: Duration::from_secs(1) };
+        let s =
+            ModelServer { url: url.into(), model: None, api_key_env: None, timeout: std::time::Duration::from_secs(1) };
         ServerGenerator::new(s, EgressPolicy::LocalOnly)
     }
 
     #[test]
     fn a_server_outside_the_policy_is_refused_before_any_request() {
         let chat = Chat { system: "s", examples: &[], user: "u" };
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
         let got = server("http://10.255.255.1:9/v1").generate(
             &chat,
             Limits { max_tokens: 8, deadline, stops: &[] },
@@ -217,7 +175,7 @@ mod tests {
     fn a_server_that_is_down_is_unavailable() {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let chat = Chat { system: "s", examples: &[], user: "u" };
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
         let got = server(&format!("http://127.0.0.1:{port}/v1")).generate(
             &chat,
             Limits { max_tokens: 8, deadline, stops: &[] },

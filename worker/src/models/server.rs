@@ -1,0 +1,79 @@
+//! A model server the user runs (llama.cpp's llama-server, Ollama, LM Studio, vLLM), spoken
+//! to as OpenAI's API: where it is, and the one way every request to it is made. The egress
+//! policy is checked before a byte is sent; the API key is read from the environment variable
+//! the config names, at each request, and never logged. Its failures are
+//! [`ModelError::Server`] with a reason (503 `UNAVAILABLE` for a client).
+
+use crate::config::ModelServerConfig;
+use crate::models::egress;
+use crate::models::runtime::{ModelError, Result};
+use protocol::api::EgressPolicy;
+use std::time::Duration;
+
+/// How long a request may take when the config says nothing.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where and how to reach a model server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelServer {
+    /// The API's base URL (`http://127.0.0.1:8080/v1`).
+    pub url: String,
+    pub model: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub timeout: Duration,
+}
+
+impl ModelServer {
+    pub fn from_config(c: &ModelServerConfig) -> Self {
+        ModelServer {
+            url: c.url.trim().to_string(),
+            model: c.model.clone(),
+            api_key_env: c.api_key_env.clone(),
+            timeout: c.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        }
+    }
+
+    /// The model reference a preset shows for this server: `server:<url>`, with `#<model>`
+    /// when the config names one (the embedder's reference keys its vector table).
+    pub fn reference(&self) -> String {
+        match &self.model {
+            Some(m) => format!("server:{}#{m}", self.url),
+            None => format!("server:{}", self.url),
+        }
+    }
+
+    /// The error for this server: `the model server at <url> <reason>`.
+    pub fn unavailable(&self, reason: impl std::fmt::Display) -> ModelError {
+        ModelError::Server(format!("the model server at {} {reason}", self.url))
+    }
+
+    /// POSTs `body` (JSON) to `{url}/{path}` once the policy allows it; the response whatever
+    /// its status (the caller reads a non-200 as [`Self::refused`]).
+    pub fn post(&self, policy: EgressPolicy, path: &str, body: &[u8]) -> Result<ureq::http::Response<ureq::Body>> {
+        egress::check(policy, &self.url).map_err(ModelError::Egress)?;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(self.timeout.min(Duration::from_secs(10))))
+            .timeout_recv_response(Some(self.timeout))
+            .timeout_per_read(Some(self.timeout))
+            .build()
+            .new_agent();
+        let endpoint = format!("{}/{path}", self.url.trim_end_matches('/'));
+        let mut request = agent.post(endpoint).header("Content-Type", "application/json");
+        if let Some(var) = &self.api_key_env {
+            let key = std::env::var(var)
+                .map_err(|_| self.unavailable(format!("needs an API key in ${var}, which is not set")))?;
+            request = request.header("Authorization", &format!("Bearer {key}"));
+        }
+        request.send(body).map_err(|e| self.unavailable(format!("could not be reached: {e}")))
+    }
+
+    /// The error for a reply whose status is not 200: the status and the start of its text.
+    pub fn refused(&self, response: ureq::http::Response<ureq::Body>) -> ModelError {
+        let status = response.status().as_u16();
+        let mut text = response.into_body().read_to_string().unwrap_or_default();
+        text.truncate(text.char_indices().nth(300).map_or(text.len(), |(i, _)| i));
+        self.unavailable(format!("answered {status}: {}", text.trim()))
+    }
+}
