@@ -148,6 +148,14 @@ impl ErrorCode {
     }
 }
 
+/// `error.details` of an internal failure ([`ApiError::internal`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InternalErrorDetails {
+    /// The id the server log records the cause under.
+    pub error_id: String,
+}
+
 /// An error with a public message. `details` is a JSON object rendered into `error.details`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{}: {message}", code.as_str())]
@@ -184,6 +192,12 @@ impl ApiError {
     }
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Unavailable, message)
+    }
+    /// An internal failure as a client sees it: 500 `RUNTIME` with a fixed message and the id
+    /// under which the server's log records the cause (SQL, paths and the like stay there).
+    pub fn internal(error_id: &str) -> Self {
+        Self::runtime(format!("Internal error {error_id}: the server log records its cause."))
+            .with_details(InternalErrorDetails { error_id: error_id.to_string() })
     }
 
     /// The contract's envelope: `{"error":{"code","message","details"?}}`.

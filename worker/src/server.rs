@@ -103,8 +103,9 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                     })
                     .await
                     .unwrap_or_else(|e| {
-                        tracing::error!("request {name} panicked: {e}");
-                        Err(ApiError::runtime("internal error while handling the request"))
+                        let id = crate::error_id();
+                        tracing::error!(error_id = %id, "request {name} panicked: {e}");
+                        Err(ApiError::internal(&id))
                     });
                     lock(&running).remove(&id);
                     let _ = tx.send(ServerFrame::Reply { id, result }).await;
