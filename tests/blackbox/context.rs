@@ -344,6 +344,28 @@ fn balanced_capsules_use_vectors_and_the_real_tokenizer() {
 }
 
 #[test]
+fn a_goal_nothing_is_about_has_no_evidence_and_passages_name_the_retrieval_that_found_them() {
+    let s = Server::start();
+    install(&s.path("cache"), &real_embedder(), EMBED);
+    corpus(&s);
+    wait_embedded(&s);
+    // No keyword matches and the vector neighbours are not close: 404, never a filler capsule.
+    let r = s.post("/api/context", json!({ "goal": "florbglorp", "budgetTokens": 3000 }));
+    r.assert_error(404, "no_evidence");
+    // Each passage says which retrieval found it, and only that.
+    let c = compile(&s, json!({ "goal": "sockets", "budgetTokens": 3000 })).json();
+    assert_eq!(c["retrieval"]["capabilityStates"]["semanticSearch"]["outcome"], "used", "{c}");
+    for e in c["evidence"].as_array().unwrap() {
+        let sources: Vec<&str> =
+            e["retrievalSources"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let file = std::fs::read_to_string(s.path("n").join(e["uri"].as_str().unwrap().trim_start_matches("svc://n/")))
+            .unwrap();
+        assert_eq!(sources.contains(&"bm25"), file.to_lowercase().contains("socket"), "{e}");
+        assert!(!sources.is_empty(), "{e}");
+    }
+}
+
+#[test]
 fn without_an_embedder_balanced_falls_back_to_keywords_and_says_so() {
     let s = Server::start();
     corpus(&s);

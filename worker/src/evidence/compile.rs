@@ -91,6 +91,9 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     let mut vectors_used = false;
     let mut reranked = false;
     let mut lists: Vec<Vec<SearchResult>> = Vec::new();
+    // The documents a vector list found (each passage says which retrieval found it).
+    let mut by_vector: HashSet<i64> = HashSet::new();
+    let mut by_keyword: HashSet<i64> = HashSet::new();
     for c in scopes {
         let s = search_request(req, c, pool);
         let response = if semantic_wanted {
@@ -101,7 +104,10 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
                 no_rerank: !rerank_wanted,
                 query_modes: req.query_modes.clone(),
             };
-            hybrid::run(w, &q).map_err(retrieval_error)?.response
+            let outcome = hybrid::run(w, &q).map_err(retrieval_error)?;
+            by_vector.extend(outcome.trace.semantic);
+            by_keyword.extend(outcome.trace.lexical);
+            outcome.response
         } else {
             keyword::search(w, &s).map_err(retrieval_error)?
         };
@@ -122,7 +128,14 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     let conn = w.catalog.reader();
     let mut hits = Vec::new();
     let mut filtered = Vec::new();
-    let source = if vectors_used { vec!["bm25".to_string(), "vector".to_string()] } else { vec!["bm25".to_string()] };
+    // Which retrieval found a document: keyword search alone unless hybrid says otherwise.
+    let sources_of = |id: i64| -> Vec<String> {
+        if !semantic_wanted {
+            return vec!["bm25".to_string()];
+        }
+        let found = [(by_keyword.contains(&id), "bm25"), (by_vector.contains(&id), "vector")];
+        found.iter().filter(|(hit, _)| *hit).map(|(_, name)| name.to_string()).collect()
+    };
     for r in merged {
         let Some((coll, rel)) = uri::parse_uri(&r.uri) else { continue };
         let Some(row) =
@@ -135,7 +148,8 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
             continue;
         }
         let rank = hits.len() as u32 + 1;
-        hits.push(Hit { row, seq: r.chunk.index, rank: Some(rank), sources: source.clone(), graph: false });
+        let sources = sources_of(row.id);
+        hits.push(Hit { row, seq: r.chunk.index, rank: Some(rank), sources, graph: false });
     }
     // The neighbours take connections of their own: a reader held here could be the one
     // they wait for.

@@ -388,6 +388,7 @@ mod tests {
             rerank: Some(vec![(1, 0.2), (2, 1.0)]),
             candidate_limit: 2,
             returned: vec![2],
+            ..Default::default()
         };
         let s = wire_stages(&t, 1, false);
         let ids: Vec<&str> = s.iter().map(|x| x["id"].as_str().unwrap_or_default()).collect();

@@ -15,7 +15,7 @@ use crate::stores::vectors::VectorHit;
 use crate::{runtime, stores::catalog, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Reciprocal rank fusion constant.
 pub const RRF_K: f32 = 60.0;
@@ -31,6 +31,11 @@ pub const TOP_N: usize = 5;
 pub const DEFAULT_CANDIDATE_LIMIT: usize = 20;
 /// Characters of a chunk the reranker sees.
 const RERANK_CHARS: usize = 4000;
+/// When no keyword matches at all, a vector neighbour counts only this close (similarity
+/// 0..1, cosine 0.5). Vector search always finds neighbours, even for a nonsense word
+/// (MiniLM gives them 0.63–0.71 on the docs eval's index, about what a real question's top
+/// hits get), so without a keyword a neighbour has to be clearly about the query.
+pub const VECTOR_ONLY_FLOOR: f32 = 0.75;
 
 /// Where a ranked list came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +48,11 @@ pub enum Source {
 }
 
 impl Source {
+    /// Whether the list is keyword retrieval (else vector retrieval).
+    fn lexical(self) -> bool {
+        matches!(self, Source::Bm25 | Source::Bm25Variant)
+    }
+
     fn weight(self) -> f32 {
         match self {
             Source::Bm25 | Source::Vector => WEIGHT_ORIGINAL,
@@ -62,6 +72,10 @@ pub struct Trace {
     pub candidate_limit: usize,
     /// The returned documents, in order.
     pub returned: Vec<i64>,
+    /// The documents a keyword list (the query's or a variant's) found.
+    pub lexical: HashSet<i64>,
+    /// The documents a vector list (the query's, a variant's or HyDE's) found.
+    pub semantic: HashSet<i64>,
 }
 
 pub struct Outcome {
@@ -177,12 +191,16 @@ fn vector_hits(ctx: &VectorContext<'_>, text: &str, k: usize) -> Option<Vec<Vect
 struct Candidates {
     docs: HashMap<i64, Ranked>,
     lists: Vec<(Source, Vec<i64>)>,
+    lexical: HashSet<i64>,
+    semantic: HashSet<i64>,
 }
 
 impl Candidates {
     /// Adds one list; returns its `(document, score)` ranking for the trace.
     fn keep(&mut self, source: Source, ranked: Vec<Ranked>) -> Vec<(i64, f32)> {
         let ids: Vec<(i64, f32)> = ranked.iter().map(|r| (r.row.id, r.score)).collect();
+        let found = if source.lexical() { &mut self.lexical } else { &mut self.semantic };
+        found.extend(ids.iter().map(|(id, _)| *id));
         for r in ranked {
             self.docs.entry(r.row.id).or_insert(r);
         }
@@ -318,9 +336,16 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
     // original query fails, the answer is BM25 alone (`vectorsUsed: false`); a failing
     // variant only loses its own list.
     let ctx: Option<VectorContext<'_>> = w.vector_context_opt();
+    let no_keyword = bm25_ids.is_empty();
     let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Option<Vec<Ranked>>, ApiError> {
         match vector_hits(ctx, text, chunk_pool(pool, filtered)) {
-            Some(hits) => documents_for_hits(w, &scope, sreq, &hits).map(Some),
+            Some(hits) => {
+                let mut docs = documents_for_hits(w, &scope, sreq, &hits)?;
+                if no_keyword {
+                    docs.retain(|r| r.score >= VECTOR_ONLY_FLOOR);
+                }
+                Ok(Some(docs))
+            }
             None => Ok(None),
         }
     };
@@ -347,6 +372,7 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
         }
     }
 
+    let (lexical, semantic) = (std::mem::take(&mut cands.lexical), std::mem::take(&mut cands.semantic));
     let fused = fuse(&cands.lists);
     let mut fusion_scores: Vec<f32> = fused.iter().map(|(_, s)| *s).collect();
     common::normalize(&mut fusion_scores);
@@ -382,6 +408,8 @@ pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
             rerank: rerank_trace,
             candidate_limit,
             returned,
+            lexical,
+            semantic,
         },
     })
 }
