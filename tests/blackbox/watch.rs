@@ -198,11 +198,15 @@ fn the_watchers_changes_are_events_with_their_own_origin() {
     let port = s.port;
     let reader = std::thread::spawn(move || read_events(port, Duration::from_secs(20)));
     std::thread::sleep(Duration::from_millis(500));
-    std::fs::write(n.join("a.md"), "# A\nchanged by another program\n").unwrap();
+    let text = "# A\nchanged by another program\n";
+    std::fs::write(n.join("a.md"), text).unwrap();
     let events = reader.join().unwrap();
     let changed: Vec<&Value> = events.iter().filter(|e| e["uri"] == "svc://notes/a.md").collect();
     assert!(!changed.is_empty(), "no document-changed event: {events:?}");
-    assert!(changed.iter().all(|e| e["origin"] == "watch"), "{changed:?}");
+    assert!(changed.iter().all(|e| e["origin"] == "watcher"), "{changed:?}");
+    // The version now indexed, so a page that saved a note knows its own echo.
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
+    assert_eq!(changed.last().unwrap()["sourceHash"], sha, "{changed:?}");
 }
 
 /// The `document-changed` events of `/api/events` read for at most `within` (or until one came).

@@ -4,6 +4,7 @@ to docs/workspace/."""
 
 import re
 import time
+import urllib.parse
 
 from playwright.sync_api import expect
 
@@ -183,6 +184,30 @@ def test_graph_renders_and_a_node_click_opens_the_note(page, svc):
         const r = c.getBoundingClientRect(); return window.__svcGraph.screenOf('Beta', r); }""")
     p.mouse.click(pos["x"], pos["y"])
     expect(p.locator("#doc-title")).to_have_text("Beta")
+
+
+def test_the_reader_follows_a_change_made_on_disk_but_not_its_own_save(page, svc):
+    note = svc.tmp / "notes" / "live.md"
+    note.write_text("# Live\n\nFirst version.\n")
+    uri = urllib.parse.quote("svc://notes/live.md", safe="")
+    deadline = time.time() + 15
+    while svc.get(f"/api/doc?uri={uri}")[0] != 200 and time.time() < deadline:
+        time.sleep(0.1)
+    p = page.page
+    p.goto(svc.doc_url("live.md"))
+    expect(p.locator("body[data-live=open]")).to_be_attached()
+    expect(p.locator("#doc-body")).to_contain_text("First version")
+    # Another program writes the note: the page shows the new version by itself.
+    note.write_text("# Live\n\nSecond version, written by another program.\n")
+    expect(p.locator("#doc-body")).to_contain_text("Second version", timeout=15000)
+    # Its own save: no "changed on disk" warning while the save is indexed.
+    expect(p.locator("body[data-live=open]")).to_be_attached()
+    p.locator("#edit-button").click()
+    expect(p.locator("#editor-text")).to_have_value(re.compile("Second version"))
+    p.locator("#editor-text").fill("# Live\n\nThird version, saved here.\n")
+    p.locator("#save-button").click()
+    expect(p.locator("#doc-body")).to_contain_text("Third version", timeout=15000)
+    expect(p.locator("#doc-status")).not_to_contain_text("changed on disk")
 
 
 def test_collections_add_with_sync_progress(page, svc):

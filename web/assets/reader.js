@@ -7,9 +7,12 @@ const article = document.getElementById("reader");
 const status = document.getElementById("doc-status");
 const uri = article ? article.dataset.uri : null;
 const docPath = article ? `/api/docs/${encodeURIComponent(article.dataset.docid)}` : null;
-let hash = null; // of the bytes the editor loaded (set when it opens)
+// The version on screen: the indexed one, then the bytes the editor loaded, then what it saved.
+// A `document-changed` event naming this hash is this page's own save (or a touch), not news.
+let hash = article ? article.dataset.sourceHash || null : null;
 let editing = false;
-let savingUntil = 0;
+// A save or refactor of this page is in flight: the events it causes are expected.
+let ownWrite = false;
 
 function say(text, kind = "") {
   status.textContent = text;
@@ -53,8 +56,9 @@ function setupEditor() {
     if (body) body.hidden = false;
   };
   const save = async (expected) => {
-    savingUntil = Date.now() + 3000;
+    ownWrite = true;
     const r = await api(docPath, { method: "PUT", body: { uri, content: text.value, expectedSourceHash: expected } });
+    ownWrite = false;
     if (r.ok) {
       hash = r.data.version.sourceHash;
       editing = false;
@@ -154,12 +158,13 @@ function setupRefactor() {
   });
   apply.addEventListener("click", async () => {
     if (!plan) return;
-    savingUntil = Date.now() + 5000;
+    ownWrite = true; // until this page leaves for the note's new address
     const r = await api(`${docPath}/${op}`, {
       method: "POST",
       body: { uri, ...planned, planDigest: plan.planDigest, schemaVersion: "1.0", confirmation: "apply" },
     });
     if (!r.ok) {
+      ownWrite = false;
       output.append(el("p", { class: "error" }, errorText(r)));
       return;
     }
@@ -219,7 +224,7 @@ if (article) {
   setupPdf();
   onEvents({
     "document-changed": (ev) => {
-      if (ev.uri !== uri || Date.now() < savingUntil) return;
+      if (ev.uri !== uri || ownWrite || (ev.sourceHash && ev.sourceHash === hash)) return;
       if (editing) say("This note changed on disk while you edit it: saving will show both versions.", "error");
       else location.reload();
     },

@@ -58,7 +58,16 @@ impl EventBus {
         }
     }
 
-    pub fn document_changed(&self, uri: &str, collection: &str, rel_path: &str, origin: Origin) {
+    /// Announces a changed document; `source_hash` is the version now indexed (`None`: it
+    /// left the index).
+    pub fn document_changed(
+        &self,
+        uri: &str,
+        collection: &str,
+        rel_path: &str,
+        origin: Origin,
+        source_hash: Option<String>,
+    ) {
         self.changes.fire();
         let origin = match origin {
             Origin::Sync => ChangeOrigin::Sync,
@@ -73,6 +82,7 @@ impl EventBus {
             rel_path: rel_path.to_string(),
             origin,
             changed_at: time_fmt::now_iso(),
+            source_hash,
         };
         self.publish(EventKind::DocumentChanged, &event);
     }
@@ -94,7 +104,7 @@ mod tests {
     fn a_change_wakes_the_listener_once() {
         let bus = EventBus::default();
         assert!(!bus.changes.wait(Duration::from_millis(5)));
-        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Save);
+        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Save, None);
         assert!(bus.changes.wait(Duration::from_millis(5)));
         assert!(!bus.changes.wait(Duration::from_millis(5)));
     }
@@ -103,7 +113,7 @@ mod tests {
     fn payloads_keep_their_wire_keys() {
         let bus = EventBus::default();
         let mut rx = bus.subscribe();
-        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Create);
+        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Create, None);
         bus.job_finished("j1", JobKind::Sync, JobStatus::Completed);
         let changed = rx.try_recv().unwrap();
         assert_eq!(changed.kind, "document-changed");

@@ -71,7 +71,8 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
 
     let body = html! {
         div.reader-layout {
-            article #reader.reader data-docid=(doc.docid) data-uri=(doc.uri) data-rel-path=(doc.rel_path) {
+            article #reader.reader data-docid=(doc.docid) data-uri=(doc.uri) data-rel-path=(doc.rel_path)
+                data-source-hash=(doc.source.source_hash) {
                 header.doc-head {
                     h1 #doc-title { (doc.title) }
                     p.doc-path { span.collection { (doc.collection) } " / " (doc.rel_path) " · modified " time { (doc.source.modified_at) } }

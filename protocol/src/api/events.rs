@@ -32,7 +32,9 @@ pub enum ChangeOrigin {
     Save,
     /// An API write of a new note.
     Create,
-    /// The folder watcher saw the file change (another program wrote it).
+    /// The folder watcher saw the file change (another program wrote it). `watcher` on the
+    /// wire, as the reference names it.
+    #[serde(rename = "watcher")]
     Watch,
 }
 
@@ -49,6 +51,10 @@ pub struct DocumentChangedEvent {
     pub rel_path: String,
     pub origin: ChangeOrigin,
     pub changed_at: String,
+    /// The SHA-256 of the file svc now indexes for this URI; absent when the document left
+    /// the index (deleted, excluded). A page that saved a note knows its own version by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_hash: Option<String>,
 }
 
 /// `GET /api/events`, `event: job-finished`.

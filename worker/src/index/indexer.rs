@@ -411,7 +411,7 @@ impl Indexer<'_> {
         }
         self.sync_file(coll, root, new_rel, origin)?;
         self.converge()?;
-        self.events.document_changed(&uri::doc_uri(&coll.name, new_rel), &coll.name, new_rel, origin);
+        self.announce(&coll.name, new_rel, origin);
         Ok(())
     }
 
@@ -421,6 +421,13 @@ impl Indexer<'_> {
         let absorbed: Vec<(i64, i64)> = done.iter().map(|(id, g, _)| (*id, *g)).collect();
         let changed: Vec<(i64, String)> = done.into_iter().map(|(id, _, r)| (id, r)).collect();
         self.finish(coll, &absorbed, &changed, origin)
+    }
+
+    /// Announces a changed document with the version the catalog now holds for it.
+    fn announce(&self, coll: &str, rel: &str, origin: Origin) {
+        let state = catalog::file_state(&self.catalog.reader(), coll, rel).ok().flatten();
+        let source_hash = state.filter(|s| s.active).map(|s| s.source_hash);
+        self.events.document_changed(&uri::doc_uri(coll, rel), coll, rel, origin, source_hash);
     }
 
     /// Commits BM25, records what it absorbed, and announces the changed documents.
@@ -437,7 +444,7 @@ impl Indexer<'_> {
         self.bm25.commit()?;
         catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed)?;
         for (_, rel) in changed {
-            self.events.document_changed(&uri::doc_uri(coll, rel), coll, rel, origin);
+            self.announce(coll, rel, origin);
         }
         Ok(())
     }
@@ -589,7 +596,7 @@ impl Indexer<'_> {
                 if reactivate {
                     self.converge()?;
                     for (_, rel) in &out.written {
-                        self.events.document_changed(&uri::doc_uri(&coll.name, rel), &coll.name, rel, origin);
+                        self.announce(&coll.name, rel, origin);
                     }
                     return Ok(FileSync::Indexed(id));
                 }
