@@ -4,7 +4,7 @@ use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
 use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged,
-    PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
+    PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted, WorkerFailure,
 };
 use protocol::{AddCollection, CollectionName, Dirs, DocRef, QueryRequest, Request, SearchFilters, SearchRequest};
 use serde::Serialize;
@@ -113,7 +113,13 @@ fn watch_text(w: &protocol::api::FolderWatch) -> String {
 
 pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
     let running = supervisor::read_running(dirs);
-    let snapshot = read_snapshot(dirs);
+    let mut snapshot = read_snapshot(dirs);
+    // A worker that keeps failing to start, recorded by the running supervisor.
+    let failure = running.as_ref().and_then(|_| WorkerFailure::read(&dirs.worker_failure_file()));
+    if let (Some(s), Some(f)) = (snapshot.as_mut(), failure.clone()) {
+        s.worker = f.state();
+        s.healthy = false;
+    }
     if json {
         let out = StatusOutput {
             running: running.is_some(),
@@ -128,6 +134,14 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
             None => println!("svc is not running"),
         }
         println!("data: {}", dirs.index_dir().display());
+        if let Some(f) = &failure {
+            println!(
+                "worker: failed to start {} times in a row: {} (svc tries again every {} s)",
+                f.attempts,
+                f.reason,
+                f.retry_interval_ms.div_ceil(1000)
+            );
+        }
         if let Some(s) = &snapshot {
             println!("documents: {}  chunks: {}", s.total_documents, s.total_chunks);
             for c in &s.collections {

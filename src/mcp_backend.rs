@@ -37,7 +37,7 @@ async fn wait_connected(client: &WorkerClient) -> bool {
 }
 
 async fn connect(dirs: &Dirs) -> WorkerClient {
-    let client = WorkerClient::start(dirs.worker_socket());
+    let client = WorkerClient::start(dirs.worker_socket(), dirs.worker_failure_file());
     if !wait_connected(&client).await {
         tracing::warn!("the server's worker is not reachable yet; tools answer UNAVAILABLE until it is");
     }

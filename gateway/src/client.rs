@@ -1,6 +1,7 @@
 //! The gateway's connection to the worker: one multiplexed socket, re-established in the
 //! background whenever the worker restarts. While it is down, calls fail fast with 503.
 
+use protocol::api::{WorkerFailure, WorkerState};
 use protocol::Event;
 use protocol::{read_frame, write_frame, ApiError, ClientFrame, JsonBody, Request, ServerFrame};
 use std::collections::HashMap;
@@ -77,19 +78,23 @@ pub struct WorkerClient {
     next_id: Arc<AtomicU64>,
     /// Events pushed by the worker, for every `/api/events` stream.
     events: broadcast::Sender<Event>,
+    /// Where the supervisor records a worker that keeps failing to start.
+    failure_file: Arc<PathBuf>,
 }
 
 fn unavailable() -> ApiError {
-    ApiError::unavailable("The worker is restarting; try again in a moment")
+    ApiError::unavailable("The worker is starting or restarting; try again in a moment")
 }
 
 impl WorkerClient {
-    /// Starts the background task that keeps a connection to the worker at `socket`.
-    pub fn start(socket: PathBuf) -> Self {
+    /// Starts the background task that keeps a connection to the worker at `socket`;
+    /// `failure_file` is the supervisor's record of a worker that fails to start.
+    pub fn start(socket: PathBuf, failure_file: PathBuf) -> Self {
         let client = WorkerClient {
             conn: Arc::new(Mutex::new(None)),
             next_id: Arc::new(AtomicU64::new(1)),
             events: broadcast::channel(1024).0,
+            failure_file: Arc::new(failure_file),
         };
         let c = client.clone();
         tokio::spawn(async move { c.maintain(socket).await });
@@ -102,6 +107,33 @@ impl WorkerClient {
 
     pub fn connected(&self) -> bool {
         self.conn.lock().map(|c| c.is_some()).unwrap_or(false)
+    }
+
+    /// The worker as `/api/status` shows it.
+    pub fn state(&self) -> WorkerState {
+        if self.connected() {
+            WorkerState::Running
+        } else {
+            self.failure().map_or(WorkerState::Starting, WorkerFailure::state)
+        }
+    }
+
+    fn failure(&self) -> Option<WorkerFailure> {
+        WorkerFailure::read(&self.failure_file)
+    }
+
+    /// The 503 of a call made while there is no worker: why, when it failed to start.
+    fn not_connected(&self) -> ApiError {
+        match self.failure() {
+            Some(f) => ApiError::unavailable(format!(
+                "The worker failed to start {} times in a row: {}. svc tries again every {} s (GET /api/status \
+                 shows when it runs).",
+                f.attempts,
+                f.reason,
+                f.retry_interval_ms.div_ceil(1000)
+            )),
+            None => unavailable(),
+        }
     }
 
     async fn maintain(self, socket: PathBuf) {
@@ -210,7 +242,9 @@ impl WorkerClient {
         request: Request,
         parts: Option<mpsc::UnboundedSender<String>>,
     ) -> Result<(Arc<Connection>, u64, oneshot::Receiver<Result<JsonBody, ApiError>>), ApiError> {
-        let conn = self.connection_within(WORKER_WAIT).await.ok_or_else(unavailable)?;
+        // A worker that failed to start will not come up within the wait: say so at once.
+        let wait = if self.failure().is_some() { Duration::ZERO } else { WORKER_WAIT };
+        let conn = self.connection_within(wait).await.ok_or_else(|| self.not_connected())?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {

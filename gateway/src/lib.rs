@@ -61,7 +61,7 @@ pub fn openapi_json() -> Vec<u8> {
 pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
     opts.listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(opts.listener)?;
-    let worker = WorkerClient::start(opts.dirs.worker_socket());
+    let worker = WorkerClient::start(opts.dirs.worker_socket(), opts.dirs.worker_failure_file());
     let state = AppState {
         worker,
         dirs: Arc::new(opts.dirs),

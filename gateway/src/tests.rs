@@ -21,7 +21,7 @@ fn state(dir: &std::path::Path) -> AppState {
         index_name: "index".into(),
     };
     AppState {
-        worker: WorkerClient::start(dirs.worker_socket()),
+        worker: WorkerClient::start(dirs.worker_socket(), dirs.worker_failure_file()),
         dirs: Arc::new(dirs),
         security: Arc::new(SecurityPolicy::new(PORT, None)),
         mcp_writes: false,

@@ -67,6 +67,16 @@ impl Dirs {
     pub fn worker_socket(&self) -> PathBuf {
         self.index_dir().join("worker.sock")
     }
+    /// Why the worker's last start failed, in its own words (written by the worker as it
+    /// gives up; removed once one starts).
+    pub fn worker_start_error_file(&self) -> PathBuf {
+        self.index_dir().join("worker-start-error.txt")
+    }
+    /// The supervisor's record of a worker that keeps failing to start
+    /// ([`crate::api::WorkerFailure`], JSON); absent while starts succeed.
+    pub fn worker_failure_file(&self) -> PathBuf {
+        self.index_dir().join("worker-failure.json")
+    }
     /// The server's pidfile (JSON: pid, port, url). Locked while a server runs.
     pub fn pid_file(&self) -> PathBuf {
         self.index_dir().join("svc.pid")

@@ -2,6 +2,7 @@
 
 use crate::probe::{self, Probe};
 use crate::{ServeOptions, SupervisorError};
+use protocol::api::WorkerFailure;
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
@@ -23,6 +24,17 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 const HEALTHY_RESET: Duration = Duration::from_secs(60);
 /// How long a child gets to stop after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(8);
+/// Starts in a row that never answered before the worker counts as failed.
+const START_LIMIT: u32 = 5;
+/// How often a failed worker is tried again: `SVC_START_RETRY_MS` when set (tests), else this.
+const FAILED_RETRY: Duration = Duration::from_secs(30);
+
+fn failed_retry() -> Duration {
+    std::env::var("SVC_START_RETRY_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(FAILED_RETRY, |ms| Duration::from_millis(ms.max(100)))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -97,12 +109,54 @@ impl Backoff {
     }
 }
 
+/// Starts in a row whose child never answered.
+#[derive(Debug, Default)]
+struct StartFailures(u32);
+
+impl StartFailures {
+    /// Counts one run (`answered`: the child answered a heartbeat, which resets the count);
+    /// whether the child now counts as failed.
+    fn after(&mut self, answered: bool) -> bool {
+        self.0 = if answered { 0 } else { self.0 + 1 };
+        self.0 >= START_LIMIT
+    }
+}
+
+/// Where a worker that keeps failing to start is recorded for the gateway (`/api/status`, the
+/// 503 message): the worker's own last words, and the supervisor's record.
+struct FailureRecord {
+    start_error: PathBuf,
+    record: PathBuf,
+}
+
+impl FailureRecord {
+    fn write(&self, attempts: u32, exit: &str, retry: Duration) {
+        let reason = std::fs::read_to_string(&self.start_error)
+            .ok()
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| exit.to_string());
+        let failure = WorkerFailure { reason, attempts, retry_interval_ms: retry.as_millis() as u64 };
+        if let Ok(bytes) = serde_json::to_vec(&failure) {
+            if let Err(e) = protocol::write_atomic(&self.record, &bytes) {
+                tracing::warn!("could not record the worker's failure: {e}");
+            }
+        }
+    }
+
+    fn clear(&self) {
+        let _ = std::fs::remove_file(&self.record);
+    }
+}
+
 struct Spec {
     kind: Kind,
     exe: PathBuf,
     port: u16,
     socket: PathBuf,
     listen_fd: i32,
+    /// The worker's: a start limit with a recorded failed state.
+    failure: Option<FailureRecord>,
 }
 
 impl Spec {
@@ -159,15 +213,19 @@ async fn stop(child: &mut Child) {
 /// Runs one child forever: spawn, watch, restart with backoff. Returns at shutdown.
 async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
     let mut backoff = Backoff::new();
+    let mut failures = StartFailures::default();
     let mut sys = sysinfo::System::new().ok();
     let name = spec.kind.name();
+    if let Some(f) = &spec.failure {
+        f.clear();
+    }
     loop {
         if *shutdown.borrow() {
             return;
         }
         let started = Instant::now();
-        let reason = match spec.spawn() {
-            Err(e) => format!("could not start: {e}"),
+        let (reason, answered) = match spec.spawn() {
+            Err(e) => (format!("could not start: {e}"), false),
             Ok(mut child) => {
                 let pid = child.id().unwrap_or(0);
                 tracing::info!("{name} started (pid {pid})");
@@ -178,8 +236,14 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
                     tokio::select! {
                         status = child.wait() => break format!("exited ({})", status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())),
                         _ = tick.tick() => {
+                            let answered_before = beats.answered;
                             if beats.observe(spec.probe().await, started.elapsed()) {
                                 break "hung (missed 3 heartbeats)".to_string();
+                            }
+                            if beats.answered && !answered_before {
+                                if let Some(f) = &spec.failure {
+                                    f.clear();
+                                }
                             }
                             let rss = sys.as_mut().map(|s| rss_bytes(s, pid)).unwrap_or(0);
                             if rss > spec.kind.rss_limit_bytes() {
@@ -195,11 +259,27 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
                 };
                 let _ = child.kill().await;
                 let _ = child.wait().await;
-                reason
+                (reason, beats.answered)
             }
         };
-        let pause = backoff.after(started.elapsed());
-        tracing::warn!("{name} {reason}; restarting in {} ms", pause.as_millis());
+        let failed = failures.after(answered);
+        let pause = match &spec.failure {
+            Some(record) if failed => {
+                let retry = failed_retry();
+                record.write(failures.0, &reason, retry);
+                tracing::error!(
+                    "{name} {reason}: it failed to start {} times in a row; trying again every {} s",
+                    failures.0,
+                    retry.as_secs_f32()
+                );
+                retry
+            }
+            _ => {
+                let pause = backoff.after(started.elapsed());
+                tracing::warn!("{name} {reason}; restarting in {} ms", pause.as_millis());
+                pause
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {},
             _ = shutdown.changed() => return,
@@ -211,12 +291,23 @@ pub async fn supervise(opts: ServeOptions, listener: TcpListener, port: u16) -> 
     let (tx, rx) = watch::channel(false);
     let socket = opts.dirs.worker_socket();
     let listen_fd = listener.as_raw_fd();
+    let failure =
+        FailureRecord { start_error: opts.dirs.worker_start_error_file(), record: opts.dirs.worker_failure_file() };
     let worker = tokio::spawn(keep_alive(
-        Spec { kind: Kind::Worker, exe: opts.worker_exe, port, socket: socket.clone(), listen_fd },
+        Spec {
+            kind: Kind::Worker,
+            exe: opts.worker_exe,
+            port,
+            socket: socket.clone(),
+            listen_fd,
+            failure: Some(failure),
+        },
         rx.clone(),
     ));
-    let gateway =
-        tokio::spawn(keep_alive(Spec { kind: Kind::Gateway, exe: opts.gateway_exe, port, socket, listen_fd }, rx));
+    let gateway = tokio::spawn(keep_alive(
+        Spec { kind: Kind::Gateway, exe: opts.gateway_exe, port, socket, listen_fd, failure: None },
+        rx,
+    ));
     let mut term = signal(SignalKind::terminate()).map_err(|e| SupervisorError::Sys(e.to_string()))?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| SupervisorError::Sys(e.to_string()))?;
     tokio::select! {
@@ -277,6 +368,31 @@ mod tests {
         assert_eq!(pauses, vec![100, 200, 400, 800, 1600, 3200, 5000, 5000]);
         assert_eq!(b.after(HEALTHY_RESET + SOON), BACKOFF_START);
         assert_eq!(b.after(quick), BACKOFF_START * 2);
+    }
+
+    #[test]
+    fn a_worker_fails_after_five_starts_in_a_row_that_never_answered() {
+        let mut f = StartFailures::default();
+        assert!(!(0..START_LIMIT - 1).any(|_| f.after(false)));
+        assert!(f.after(false), "the fifth");
+        assert!(f.after(false), "and it stays failed");
+        assert!(!f.after(true), "a start that answered resets the count");
+        assert!(!f.after(false));
+    }
+
+    #[test]
+    fn the_failure_record_carries_the_workers_own_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let record =
+            FailureRecord { start_error: dir.path().join("start-error.txt"), record: dir.path().join("failure.json") };
+        record.write(5, "exited (exit status: 1)", Duration::from_secs(30));
+        let f = WorkerFailure::read(&record.record).unwrap();
+        assert_eq!((f.reason.as_str(), f.attempts, f.retry_interval_ms), ("exited (exit status: 1)", 5, 30_000));
+        std::fs::write(&record.start_error, "index.yml: invalid YAML at line 3\n").unwrap();
+        record.write(6, "exited (exit status: 1)", Duration::from_secs(30));
+        assert_eq!(WorkerFailure::read(&record.record).unwrap().reason, "index.yml: invalid YAML at line 3");
+        record.clear();
+        assert!(WorkerFailure::read(&record.record).is_none());
     }
 
     #[test]

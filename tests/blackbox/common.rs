@@ -132,6 +132,12 @@ impl Server {
     }
 
     pub fn spawn(&mut self) {
+        self.spawn_gateway_only();
+        self.wait_until(Duration::from_secs(30), |s| s.get("/api/collections").status == 200);
+    }
+
+    /// Starts `svc serve` and waits for the gateway alone (for a worker that cannot start).
+    pub fn spawn_gateway_only(&mut self) {
         let stderr = std::fs::OpenOptions::new().create(true).append(true).open(self.path("stderr.log")).unwrap();
         let child = self
             .cmd()
@@ -142,7 +148,6 @@ impl Server {
             .expect("spawn svc");
         self.child = Some(child);
         self.wait_until(Duration::from_secs(30), |s| s.get("/api/health").status == 200);
-        self.wait_until(Duration::from_secs(30), |s| s.get("/api/collections").status == 200);
     }
 
     pub fn wait_until(&self, within: Duration, mut f: impl FnMut(&Server) -> bool) {

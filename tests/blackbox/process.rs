@@ -230,3 +230,35 @@ fn hung_worker_is_detected_and_replaced() {
     s.wait_until(Duration::from_secs(5), |s| s.post("/api/search", json!({ "query": "okapi" })).status == 200);
     assert_eq!(uris(&s.search(json!({ "query": "okapi" }))), vec!["svc://n/a.md"]);
 }
+
+#[test]
+fn a_worker_that_cannot_start_is_shown_failed_with_its_reason_and_recovers_once_fixed() {
+    let mut s = Server::start_with(&[("SVC_START_RETRY_MS", "1000")]);
+    s.stop();
+    let config = s.path("config/index.yml");
+    std::fs::create_dir_all(s.path("config")).unwrap();
+    std::fs::write(&config, "collections: [unclosed\n").unwrap();
+    s.spawn_gateway_only();
+    // Five starts that never answer (backoff 0.1 + 0.2 + 0.4 + 0.8 s), then the failed state.
+    s.wait_until(Duration::from_secs(30), |s| s.get("/api/status").json()["worker"]["state"] == "failed");
+    let st = s.get("/api/status").json();
+    assert_eq!(st["healthy"], false, "{st}");
+    assert!(st["worker"]["attempts"].as_u64().unwrap() >= 5, "{st}");
+    assert!(st["worker"]["reason"].as_str().unwrap().contains("index.yml"), "{st}");
+    // A call that needs the worker says why at once (no 5 s wait for a worker that will not come).
+    let t = std::time::Instant::now();
+    let r = s.get("/api/collections");
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let body = String::from_utf8_lossy(&r.body).to_string();
+    assert!(body.contains("failed to start") && body.contains("index.yml"), "{body}");
+    let out = s.cmd().arg("status").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("worker: failed to start") && text.contains("index.yml"), "{text}");
+    // Fixed: the next try starts it, and the failed state is gone.
+    std::fs::write(&config, "collections: []\n").unwrap();
+    s.wait_until(Duration::from_secs(30), |s| s.get("/api/collections").status == 200);
+    let st = s.get("/api/status").json();
+    assert_eq!(st["worker"]["state"], "running", "{st}");
+    assert!(!s.path("data/default/worker-failure.json").exists());
+}

@@ -14,14 +14,26 @@ use tokio::sync::mpsc;
 /// lets a running job stop at a batch boundary and returns.
 pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
     let d = dirs.clone();
-    let worker = tokio::task::spawn_blocking(move || Worker::open(d))
+    let opened = tokio::task::spawn_blocking(move || Worker::open(d))
         .await
-        .map_err(|e| std::io::Error::other(format!("worker start panicked: {e}")))??;
+        .map_err(|e| WorkerError::from(std::io::Error::other(format!("worker start panicked: {e}"))))
+        .and_then(|opened| opened);
+    let worker = match opened {
+        Ok(w) => w,
+        Err(e) => {
+            // The supervisor shows this reason if starts keep failing.
+            let _ = protocol::write_atomic(&dirs.worker_start_error_file(), e.to_string().as_bytes());
+            return Err(e);
+        }
+    };
+    let _ = std::fs::remove_file(dirs.worker_start_error_file());
     worker.start_background_embedding();
     worker.start_watching();
     let socket = dirs.worker_socket();
     let listener = protocol::socket::bind(&socket)?;
     tracing::info!("worker listening on {}", socket.display());
+    // Started: a failed state the supervisor recorded for earlier starts is over.
+    let _ = std::fs::remove_file(dirs.worker_failure_file());
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     loop {

@@ -3,7 +3,7 @@
 use crate::error::ApiReply;
 use crate::AppState;
 use axum::extract::State;
-use protocol::api::{Capabilities, ConnectorProjection, ContentTypeBoost, Health, StatusSnapshot};
+use protocol::api::{Capabilities, ConnectorProjection, ContentTypeBoost, Health, StatusSnapshot, WorkerState};
 use protocol::{Dirs, JsonBody};
 
 /// Liveness of the gateway.
@@ -29,7 +29,8 @@ fn snapshot(state: &AppState) -> StatusSnapshot {
     });
     s.connector_projection = crate::connectors::receipts::projection(&state.dirs.connectors_file());
     s.capabilities.bm25 = true;
-    s.healthy = s.healthy && state.worker.connected();
+    s.worker = state.worker.state();
+    s.healthy = s.healthy && s.worker == WorkerState::Running;
     s
 }
 

@@ -84,6 +84,46 @@ impl Default for ContentTypeBoost {
     }
 }
 
+/// The worker process as the gateway sees it (`GET /api/status` `worker`).
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum WorkerState {
+    /// Connected: the index answers.
+    #[default]
+    Running,
+    /// Starting, or restarting after a crash, a hang or its memory ceiling.
+    Starting,
+    /// It failed to start `attempts` times in a row (never answered); the supervisor tries
+    /// again every `retryIntervalMs`. `reason` is the last start's error.
+    Failed {
+        reason: String,
+        attempts: u32,
+        #[serde(rename = "retryIntervalMs")]
+        retry_interval_ms: u64,
+    },
+}
+
+/// What the supervisor records when the worker keeps failing to start
+/// (`<data>/<index>/worker-failure.json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerFailure {
+    pub reason: String,
+    pub attempts: u32,
+    pub retry_interval_ms: u64,
+}
+
+impl WorkerFailure {
+    /// The recorded failure in `path`, if there is a readable one.
+    pub fn read(path: &std::path::Path) -> Option<Self> {
+        std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok())
+    }
+
+    pub fn state(self) -> WorkerState {
+        WorkerState::Failed { reason: self.reason, attempts: self.attempts, retry_interval_ms: self.retry_interval_ms }
+    }
+}
+
 /// `GET /api/status`. The worker publishes it to `<data>/<index>/status.json`; the gateway
 /// serves it without asking the worker.
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
@@ -102,4 +142,7 @@ pub struct StatusSnapshot {
     pub content_type_boost: ContentTypeBoost,
     pub capabilities: Capabilities,
     pub active_job_id: Option<String>,
+    /// Set by the gateway as it serves the snapshot.
+    #[serde(default)]
+    pub worker: WorkerState,
 }

@@ -1,7 +1,7 @@
 //! The status snapshot: computed after every job and published to `status.json`.
 
 use crate::{runtime, stores::catalog, time_fmt, Worker};
-use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, StatusSnapshot};
+use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, StatusSnapshot, WorkerState};
 use protocol::ApiError;
 
 impl Worker {
@@ -55,6 +55,7 @@ impl Worker {
             content_type_boost: self.content_types.status(),
             capabilities: self.capabilities(),
             active_job_id,
+            worker: WorkerState::Running,
         })
     }
 
