@@ -134,13 +134,15 @@ def run_queries(binary, env, mode, queries, limit):
     out = run_svc(binary, env, MODES[mode] + ["--batch", "--json", "--limit", str(limit),
                                               "--collection", COLLECTION], stdin_text)
     seconds = time.perf_counter() - t0
-    rankings, order, dup = {}, [], 0
+    rankings, order, dup, failed = {}, [], 0, []
     for line in out.splitlines():
         if not line.strip():
             continue
         row = json.loads(line)
         qid = str(row["id"])
         order.append(qid)
+        if row.get("error"):
+            failed.append(f"{qid}: {row['error'].get('code')} {row['error'].get('message', '')[:80]}")
         ranked, seen = [], set()
         for hit in row.get("results", []):
             doc = uri_to_id(hit["uri"])
@@ -155,6 +157,8 @@ def run_queries(binary, env, mode, queries, limit):
         warnings.append(f"output ids differ from input order ({len(order)} lines for {len(queries)} queries)")
     if dup:
         warnings.append(f"{dup} duplicate documents in result lists (dropped)")
+    if failed:
+        warnings.append(f"{len(failed)} queries failed (scored as empty): " + "; ".join(failed[:3]))
     return rankings, seconds, warnings
 
 

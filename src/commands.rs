@@ -333,11 +333,14 @@ pub enum ModelsAction {
     Path,
 }
 
-/// One line of `svc search --batch`: the input line's `id` and its results.
+/// One line of `svc search --batch`: the input line's `id` and its results, or the error
+/// envelope's body of a query that failed (then `results` is empty).
 #[derive(Serialize)]
 struct BatchLine {
     id: Value,
     results: Vec<SearchResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<protocol::ErrorBody>,
 }
 
 pub fn search(
@@ -354,6 +357,7 @@ pub fn search(
         use std::io::Write;
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
+        let mut failed = 0usize;
         for line in std::io::stdin().lock().lines() {
             let line = line?;
             if line.trim().is_empty() {
@@ -362,11 +366,21 @@ pub fn search(
             let item: Value =
                 serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
-            let results = match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_deref()))? {
-                Ok(r) => r.results,
-                Err(_) => Vec::new(),
-            };
-            writeln!(out, "{}", serde_json::to_string(&BatchLine { id: item["id"].clone(), results })?)?;
+            let (results, error) =
+                match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_deref()))? {
+                    Ok(r) => (r.results, None),
+                    Err(e) => {
+                        failed += 1;
+                        (Vec::new(), Some(e.to_envelope().error))
+                    }
+                };
+            writeln!(out, "{}", serde_json::to_string(&BatchLine { id: item["id"].clone(), results, error })?)?;
+        }
+        if failed > 0 {
+            eprintln!(
+                "svc search --batch: {failed} quer{} failed (see each line's error)",
+                if failed == 1 { "y" } else { "ies" }
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -188,15 +188,22 @@ fn cli_works_in_process_without_a_server() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"{\"id\":\"q1\",\"query\":\"aardvark\"}\n{\"id\":\"q2\",\"query\":\"nothing-matches\"}\n")
+        .write_all(
+            b"{\"id\":\"q1\",\"query\":\"aardvark\"}\n{\"id\":\"q2\",\"query\":\"nothing-matches\"}\n\
+              {\"id\":\"q3\",\"query\":\"\\\"unclosed\"}\n",
+        )
         .unwrap();
     let out = batch.wait_with_output().unwrap();
     let lines: Vec<serde_json::Value> =
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["id"], "q1");
     assert_eq!(lines[0]["results"][0]["uri"], "svc://n/a.md");
+    assert!(lines[0].get("error").is_none(), "{}", lines[0]);
     assert_eq!(lines[1]["results"], serde_json::json!([]));
+    assert!(lines[1].get("error").is_none(), "no match is no error: {}", lines[1]);
+    // A query the grammar refuses (an odd quote) says so on its own line.
+    assert_eq!(lines[2]["error"]["code"], "VALIDATION", "{}", lines[2]);
     // the index the CLI built is the one the server then serves
     s.spawn();
     assert_eq!(uris(&s.search(serde_json::json!({ "query": "aardvark" }))), vec!["svc://n/a.md"]);

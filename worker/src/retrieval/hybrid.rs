@@ -246,7 +246,12 @@ fn rerank(
     let conn = w.catalog.reader();
     let mut passages = Vec::with_capacity(head.len());
     for id in &head {
-        let r = &docs[id];
+        // Every fused id names a candidate; one that did not would be scored as an empty
+        // passage (keeping the positions of the blend), never a panic.
+        let Some(r) = docs.get(id) else {
+            passages.push(String::new());
+            continue;
+        };
         let chunks = match &r.chunks {
             Some(c) => c.clone(),
             None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
