@@ -126,8 +126,8 @@ impl WorkerClient {
     fn not_connected(&self) -> ApiError {
         match self.failure() {
             Some(f) => ApiError::unavailable(format!(
-                "The worker failed to start {} times in a row: {}. svc tries again every {} s (GET /api/status \
-                 shows when it runs).",
+                "The worker failed to start {} times in a row: {}. svc tries again every {} s or sooner (GET \
+                 /api/status shows when it runs).",
                 f.attempts,
                 f.reason,
                 f.retry_interval_ms.div_ceil(1000)

@@ -4,6 +4,7 @@
 use crate::error::ApiReply;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
 use protocol::{ApiError, ErrorCode};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -27,20 +28,58 @@ fn clean(key: &str, s: &str) -> Result<String, ApiError> {
 /// unknown enum value is a 400 `VALIDATION` that names the field.
 pub struct Body<T>(pub T);
 
+/// A body that was refused: the error, and the top-level field it concerns (`None`: the body
+/// as a whole). A route with its own error catalog (the context family) maps the field to
+/// its code.
+#[derive(Debug)]
+pub struct BodyRejection {
+    pub field: Option<String>,
+    pub error: ApiError,
+}
+
+impl BodyRejection {
+    fn whole(error: ApiError) -> Self {
+        BodyRejection { field: None, error }
+    }
+}
+
+impl IntoResponse for BodyRejection {
+    fn into_response(self) -> Response {
+        ApiReply::Error(self.error).into_response()
+    }
+}
+
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
-    type Rejection = ApiReply;
+    type Rejection = BodyRejection;
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let object = read_object(req).await.map_err(ApiReply::Error)?;
-        parse_object(object).map(Body).map_err(ApiReply::Error)
+        let object = read_object(req).await.map_err(BodyRejection::whole)?;
+        read_fields(object).map(Body)
     }
 }
 
 /// A JSON object (a body, or the arguments of an MCP tool) as `T`, with the body rules: NUL
 /// bytes are refused anywhere; a wrong type or an unknown enum value is a 400 naming the field.
 pub fn parse_object<T: DeserializeOwned>(object: Value) -> Result<T, ApiError> {
-    refuse_nul("body", &object)?;
-    serde_path_to_error::deserialize(object).map_err(|e| ApiError::validation(describe(&e)))
+    read_fields(object).map_err(|r| r.error)
+}
+
+/// [`parse_object`], saying which top-level field was refused.
+pub fn read_fields<T: DeserializeOwned>(object: Value) -> Result<T, BodyRejection> {
+    if let Value::Object(map) = &object {
+        for (key, value) in map {
+            refuse_nul(key, value)
+                .and_then(|()| clean("body", key).map(drop))
+                .map_err(|error| BodyRejection { field: Some(key.clone()), error })?;
+        }
+    }
+    serde_path_to_error::deserialize(object).map_err(|e| {
+        let field = match e.path().iter().next() {
+            Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+            _ => None,
+        };
+        BodyRejection { field, error: ApiError::validation(describe(&e)) }
+    })
 }
 
 /// `field: what was wrong`, or just what was wrong when it concerns the whole body.

@@ -24,17 +24,10 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 const HEALTHY_RESET: Duration = Duration::from_secs(60);
 /// How long a child gets to stop after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(8);
-/// Starts in a row that never answered before the worker counts as failed.
+/// Starts in a row that never answered before the worker counts as failed (it is still
+/// tried again at the backoff's pace: the cause may go away by itself, as an index another
+/// process holds does).
 const START_LIMIT: u32 = 5;
-/// How often a failed worker is tried again: `SVC_START_RETRY_MS` when set (tests), else this.
-const FAILED_RETRY: Duration = Duration::from_secs(30);
-
-fn failed_retry() -> Duration {
-    std::env::var("SVC_START_RETRY_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(FAILED_RETRY, |ms| Duration::from_millis(ms.max(100)))
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -263,23 +256,18 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
             }
         };
         let failed = failures.after(answered);
-        let pause = match &spec.failure {
+        let pause = backoff.after(started.elapsed());
+        match &spec.failure {
             Some(record) if failed => {
-                let retry = failed_retry();
-                record.write(failures.0, &reason, retry);
+                record.write(failures.0, &reason, BACKOFF_MAX);
                 tracing::error!(
-                    "{name} {reason}: it failed to start {} times in a row; trying again every {} s",
+                    "{name} {reason}: it failed to start {} times in a row; trying again in {} ms",
                     failures.0,
-                    retry.as_secs_f32()
+                    pause.as_millis()
                 );
-                retry
             }
-            _ => {
-                let pause = backoff.after(started.elapsed());
-                tracing::warn!("{name} {reason}; restarting in {} ms", pause.as_millis());
-                pause
-            }
-        };
+            _ => tracing::warn!("{name} {reason}; restarting in {} ms", pause.as_millis()),
+        }
         tokio::select! {
             _ = tokio::time::sleep(pause) => {},
             _ = shutdown.changed() => return,

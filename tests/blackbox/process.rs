@@ -240,7 +240,7 @@ fn hung_worker_is_detected_and_replaced() {
 
 #[test]
 fn a_worker_that_cannot_start_is_shown_failed_with_its_reason_and_recovers_once_fixed() {
-    let mut s = Server::start_with(&[("SVC_START_RETRY_MS", "1000")]);
+    let mut s = Server::start();
     s.stop();
     let config = s.path("config/index.yml");
     std::fs::create_dir_all(s.path("config")).unwrap();

@@ -3,6 +3,7 @@
 
 use super::search::QueryModeBody;
 use crate::dates::{parse_bound, Bound};
+use crate::extract::BodyRejection;
 use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryMode, SearchFilters};
 use serde::Deserialize;
 use serde_json::Value;
@@ -257,13 +258,11 @@ impl VerifyBody {
 /// failed to parse keeps its own code (`goal`: `invalid_goal`, budgets: `invalid_budget`,
 /// filters: `invalid_filter`, `uriPrefix`: `invalid_uri`); the rest is `invalid_input`. An
 /// oversized body stays a 413.
-pub fn context_error(e: ApiError) -> ApiError {
-    if e.code == ErrorCode::PayloadTooLarge || e.code.catalog_message().is_some() {
-        return e;
+pub fn context_error(r: BodyRejection) -> ApiError {
+    if r.error.code == ErrorCode::PayloadTooLarge || r.error.code.catalog_message().is_some() {
+        return r.error;
     }
-    let field = e.message.split(':').next().unwrap_or("");
-    let field = field.split(['.', '[']).next().unwrap_or("");
-    let code = match field {
+    let code = match r.field.as_deref().unwrap_or("") {
         "goal" | "query" => ErrorCode::InvalidGoal,
         "budgetTokens" | "budgetBytes" | "safetyMarginTokens" | "safetyMarginBytes" => ErrorCode::InvalidBudget,
         "collections" | "tagsAll" | "tagsAny" | "categories" | "author" | "since" | "until" | "minScore"

@@ -11,7 +11,7 @@ use crate::bodies::{
     context_error, int_in, AskBody, CapsuleFormat, CaptureBody, ContextBody, CreateDocBody, QueryBody, SearchBody,
     UpdateDocBody,
 };
-use crate::extract::parse_object;
+use crate::extract::{parse_object, read_fields};
 use crate::routes::{changes_request, impact_request, links_request, similar_request};
 use protocol::api::{capsule_markdown, Capsule, DocResponse, DocsResponse, StatusSnapshot};
 use protocol::{ApiError, DocRef, DocsQuery, ErrorCode, Request, SortOrder};
@@ -113,7 +113,7 @@ pub async fn run<C: Calls>(
 
 /// `svc_context`: the capsule's JSON, and its Markdown as the text when `format: md`.
 async fn context<C: Calls>(calls: &C, args: &Map<String, Value>) -> Result<ToolOutput, ApiError> {
-    let body: ContextBody = parse(args).map_err(context_error)?;
+    let body: ContextBody = read_fields(Value::Object(args.clone())).map_err(context_error)?;
     let (req, format) = body.into_request()?;
     let body = calls.call(Request::Context(Box::new(req))).await?;
     let text = match format {

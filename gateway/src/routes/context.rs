@@ -3,7 +3,7 @@
 
 use crate::bodies::{context_error, CapsuleFormat, ContextBody, VerifyBody};
 use crate::error::ApiReply;
-use crate::extract::Body;
+use crate::extract::{Body, BodyRejection};
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt};
@@ -17,13 +17,12 @@ fn unreadable() -> ApiError {
 
 /// A context body read and validated: any error in the context family's catalog.
 fn parse<T, R>(
-    body: Result<Body<T>, ApiReply>,
+    body: Result<Body<T>, BodyRejection>,
     validate: impl FnOnce(T) -> Result<R, ApiError>,
 ) -> Result<R, ApiReply> {
     match body {
         Ok(Body(b)) => validate(b).map_err(ApiReply::Error),
-        Err(ApiReply::Error(e)) => Err(ApiReply::Error(context_error(e))),
-        Err(other) => Err(other),
+        Err(rejected) => Err(ApiReply::Error(context_error(rejected))),
     }
 }
 
@@ -43,7 +42,7 @@ async fn ask(s: &AppState, r: Request) -> Result<Vec<u8>, ApiError> {
               (status = 409, description = "index_changed_during_compile", body = ErrorEnvelope),
               (status = 500, description = "retrieval_failed, content_load_failed or runtime_error", body = ErrorEnvelope),
               (status = 503, description = "tokenizer_unavailable, or the worker is restarting", body = ErrorEnvelope)))]
-pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, ApiReply>) -> ApiReply {
+pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, BodyRejection>) -> ApiReply {
     let (req, format) = match parse(body, ContextBody::into_request) {
         Ok(p) => p,
         Err(reply) => return reply,
@@ -67,7 +66,7 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
               (status = 400, description = "invalid_input or identity_mismatch", body = ErrorEnvelope),
               (status = 409, description = "index_snapshot_mismatch: the capsule is from another index", body = ErrorEnvelope),
               (status = 500, description = "content_load_failed or runtime_error", body = ErrorEnvelope)))]
-pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, ApiReply>) -> ApiReply {
+pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, BodyRejection>) -> ApiReply {
     let (capsule, format) = match parse(body, VerifyBody::into_parts) {
         Ok(p) => p,
         Err(reply) => return reply,

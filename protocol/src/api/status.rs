@@ -93,8 +93,8 @@ pub enum WorkerState {
     Running,
     /// Starting, or restarting after a crash, a hang or its memory ceiling.
     Starting,
-    /// It failed to start `attempts` times in a row (never answered); the supervisor tries
-    /// again every `retryIntervalMs`. `reason` is the last start's error.
+    /// It failed to start `attempts` times in a row (never answered); the supervisor still
+    /// tries again, at most `retryIntervalMs` apart. `reason` is the last start's error.
     Failed {
         reason: String,
         attempts: u32,
