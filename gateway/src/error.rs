@@ -4,32 +4,9 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use protocol::{ApiError, ErrorCode, JsonBody};
 
+/// The HTTP status of a code, from the one table in `protocol` ([`ErrorCode::status`]).
 pub fn status_of(code: ErrorCode) -> StatusCode {
-    match code {
-        ErrorCode::Validation | ErrorCode::PathNotFound | ErrorCode::HasReferences => StatusCode::BAD_REQUEST,
-        ErrorCode::CsrfViolation => StatusCode::FORBIDDEN,
-        ErrorCode::NotFound | ErrorCode::FileNotFound => StatusCode::NOT_FOUND,
-        ErrorCode::Duplicate | ErrorCode::Conflict | ErrorCode::StalePlan | ErrorCode::Unsupported => {
-            StatusCode::CONFLICT
-        }
-        ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCode::Runtime => StatusCode::INTERNAL_SERVER_ERROR,
-        ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-        ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-        ErrorCode::InvalidInput
-        | ErrorCode::InvalidGoal
-        | ErrorCode::InvalidBudget
-        | ErrorCode::InvalidFilter
-        | ErrorCode::InvalidUri
-        | ErrorCode::IdentityMismatch => StatusCode::BAD_REQUEST,
-        ErrorCode::NoEvidence => StatusCode::NOT_FOUND,
-        ErrorCode::IndexChangedDuringCompile | ErrorCode::IndexSnapshotMismatch => StatusCode::CONFLICT,
-        ErrorCode::TokenizerUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCode::RetrievalFailed
-        | ErrorCode::ContentLoadFailed
-        | ErrorCode::RuntimeError
-        | ErrorCode::ConnectorVerificationFailed => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 pub fn error_response(err: &ApiError) -> Response {

@@ -3,125 +3,83 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The `error.code` of the contract's error envelope. Serializes as [`ErrorCode::as_str`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    Validation,
-    PathNotFound,
-    HasReferences,
-    CsrfViolation,
-    NotFound,
-    FileNotFound,
-    Duplicate,
-    Conflict,
-    Unavailable,
-    Runtime,
-    PayloadTooLarge,
-    MethodNotAllowed,
-    /// A refactor plan no longer matches the files (409).
-    StalePlan,
-    /// An operation this note or plan cannot take (409).
-    Unsupported,
-    // The Context Capsule family (`/api/context`, `/api/context/verify`): lower-snake codes
-    // whose messages come from a fixed catalog ([`ErrorCode::catalog_message`]).
-    #[serde(rename = "invalid_input")]
-    InvalidInput,
-    #[serde(rename = "invalid_goal")]
-    InvalidGoal,
-    #[serde(rename = "invalid_budget")]
-    InvalidBudget,
-    #[serde(rename = "invalid_filter")]
-    InvalidFilter,
-    #[serde(rename = "invalid_uri")]
-    InvalidUri,
-    #[serde(rename = "identity_mismatch")]
-    IdentityMismatch,
-    #[serde(rename = "no_evidence")]
-    NoEvidence,
-    #[serde(rename = "index_changed_during_compile")]
-    IndexChangedDuringCompile,
-    #[serde(rename = "index_snapshot_mismatch")]
-    IndexSnapshotMismatch,
-    #[serde(rename = "tokenizer_unavailable")]
-    TokenizerUnavailable,
-    #[serde(rename = "retrieval_failed")]
-    RetrievalFailed,
-    #[serde(rename = "content_load_failed")]
-    ContentLoadFailed,
-    #[serde(rename = "runtime_error")]
-    RuntimeError,
-    /// `POST /api/connectors/verify` could not run its probe at all (500).
-    ConnectorVerificationFailed,
+/// Which catalog a code belongs to: the API's (SCREAMING codes, messages written where they
+/// arise) or the Context Capsule family's (lower-snake codes, fixed messages:
+/// [`ErrorCode::catalog_message`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorFamily {
+    Api,
+    Context,
+}
+
+/// The one table of error codes: each variant with its wire string, its HTTP status and its
+/// family. [`ErrorCode::ALL`], [`ErrorCode::as_str`], [`ErrorCode::status`],
+/// [`ErrorCode::family`] and serde's names all come from it.
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $wire:literal, $status:literal, $family:ident; )*) => {
+        /// The `error.code` of the contract's error envelope. Serializes as [`ErrorCode::as_str`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+        pub enum ErrorCode {
+            $( $(#[$doc])* #[serde(rename = $wire)] $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, for tables and tests that must cover them all.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The code string of the contract's error envelope.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $wire,)* }
+            }
+
+            /// The HTTP status a client gets for this code.
+            pub fn status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status,)* }
+            }
+
+            pub fn family(self) -> ErrorFamily {
+                match self { $(ErrorCode::$variant => ErrorFamily::$family,)* }
+            }
+        }
+    };
+}
+
+error_codes! {
+    Validation = "VALIDATION", 400, Api;
+    PathNotFound = "PATH_NOT_FOUND", 400, Api;
+    HasReferences = "HAS_REFERENCES", 400, Api;
+    CsrfViolation = "CSRF_VIOLATION", 403, Api;
+    NotFound = "NOT_FOUND", 404, Api;
+    FileNotFound = "FILE_NOT_FOUND", 404, Api;
+    Duplicate = "DUPLICATE", 409, Api;
+    Conflict = "CONFLICT", 409, Api;
+    Unavailable = "UNAVAILABLE", 503, Api;
+    Runtime = "RUNTIME", 500, Api;
+    PayloadTooLarge = "PAYLOAD_TOO_LARGE", 413, Api;
+    MethodNotAllowed = "METHOD_NOT_ALLOWED", 405, Api;
+    /// A refactor plan no longer matches the files.
+    StalePlan = "STALE_PLAN", 409, Api;
+    /// An operation this note or plan cannot take.
+    Unsupported = "UNSUPPORTED", 409, Api;
+    /// `POST /api/connectors/verify` could not run its probe at all.
+    ConnectorVerificationFailed = "CONNECTOR_VERIFICATION_FAILED", 500, Api;
+    // The Context Capsule family (`/api/context`, `/api/context/verify`).
+    InvalidInput = "invalid_input", 400, Context;
+    InvalidGoal = "invalid_goal", 400, Context;
+    InvalidBudget = "invalid_budget", 400, Context;
+    InvalidFilter = "invalid_filter", 400, Context;
+    InvalidUri = "invalid_uri", 400, Context;
+    IdentityMismatch = "identity_mismatch", 400, Context;
+    NoEvidence = "no_evidence", 404, Context;
+    IndexChangedDuringCompile = "index_changed_during_compile", 409, Context;
+    IndexSnapshotMismatch = "index_snapshot_mismatch", 409, Context;
+    TokenizerUnavailable = "tokenizer_unavailable", 503, Context;
+    RetrievalFailed = "retrieval_failed", 500, Context;
+    ContentLoadFailed = "content_load_failed", 500, Context;
+    RuntimeError = "runtime_error", 500, Context;
 }
 
 impl ErrorCode {
-    /// Every code, for tables and tests that must cover them all.
-    pub const ALL: [ErrorCode; 28] = [
-        ErrorCode::Validation,
-        ErrorCode::PathNotFound,
-        ErrorCode::HasReferences,
-        ErrorCode::CsrfViolation,
-        ErrorCode::NotFound,
-        ErrorCode::FileNotFound,
-        ErrorCode::Duplicate,
-        ErrorCode::Conflict,
-        ErrorCode::Unavailable,
-        ErrorCode::Runtime,
-        ErrorCode::PayloadTooLarge,
-        ErrorCode::MethodNotAllowed,
-        ErrorCode::StalePlan,
-        ErrorCode::Unsupported,
-        ErrorCode::InvalidInput,
-        ErrorCode::InvalidGoal,
-        ErrorCode::InvalidBudget,
-        ErrorCode::InvalidFilter,
-        ErrorCode::InvalidUri,
-        ErrorCode::IdentityMismatch,
-        ErrorCode::NoEvidence,
-        ErrorCode::IndexChangedDuringCompile,
-        ErrorCode::IndexSnapshotMismatch,
-        ErrorCode::TokenizerUnavailable,
-        ErrorCode::RetrievalFailed,
-        ErrorCode::ContentLoadFailed,
-        ErrorCode::RuntimeError,
-        ErrorCode::ConnectorVerificationFailed,
-    ];
-
-    /// The code string of the contract's error envelope.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::Validation => "VALIDATION",
-            ErrorCode::PathNotFound => "PATH_NOT_FOUND",
-            ErrorCode::HasReferences => "HAS_REFERENCES",
-            ErrorCode::CsrfViolation => "CSRF_VIOLATION",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::FileNotFound => "FILE_NOT_FOUND",
-            ErrorCode::Duplicate => "DUPLICATE",
-            ErrorCode::Conflict => "CONFLICT",
-            ErrorCode::Unavailable => "UNAVAILABLE",
-            ErrorCode::Runtime => "RUNTIME",
-            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            ErrorCode::StalePlan => "STALE_PLAN",
-            ErrorCode::Unsupported => "UNSUPPORTED",
-            ErrorCode::InvalidInput => "invalid_input",
-            ErrorCode::InvalidGoal => "invalid_goal",
-            ErrorCode::InvalidBudget => "invalid_budget",
-            ErrorCode::InvalidFilter => "invalid_filter",
-            ErrorCode::InvalidUri => "invalid_uri",
-            ErrorCode::IdentityMismatch => "identity_mismatch",
-            ErrorCode::NoEvidence => "no_evidence",
-            ErrorCode::IndexChangedDuringCompile => "index_changed_during_compile",
-            ErrorCode::IndexSnapshotMismatch => "index_snapshot_mismatch",
-            ErrorCode::TokenizerUnavailable => "tokenizer_unavailable",
-            ErrorCode::RetrievalFailed => "retrieval_failed",
-            ErrorCode::ContentLoadFailed => "content_load_failed",
-            ErrorCode::RuntimeError => "runtime_error",
-            ErrorCode::ConnectorVerificationFailed => "CONNECTOR_VERIFICATION_FAILED",
-        }
-    }
-
     /// The fixed public message of a Context Capsule code (`None` for the other codes, whose
     /// messages are written where they arise). These messages never carry a path or a cause.
     pub fn catalog_message(self) -> Option<&'static str> {
@@ -230,8 +188,11 @@ mod tests {
 
     #[test]
     fn codes_serialize_as_their_contract_strings() {
-        for c in ErrorCode::ALL {
+        for &c in ErrorCode::ALL {
             assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+            assert_eq!(serde_json::from_value::<ErrorCode>(c.as_str().into()).unwrap(), c);
+            // The context family is the one with a fixed catalog of messages.
+            assert_eq!(c.family() == ErrorFamily::Context, c.catalog_message().is_some(), "{c:?}");
         }
     }
 

@@ -21,7 +21,7 @@ pub mod uri;
 
 pub use cursor::ChangeCursor;
 pub use dirs::{write_atomic, write_atomic_keeping_permissions, write_file, Dirs};
-pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope, InternalErrorDetails};
+pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope, ErrorFamily, InternalErrorDetails};
 pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
 pub use messages::*;
