@@ -108,7 +108,7 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
         let rows = stmt
             .query_map(rusqlite::params_from_iter(filter_args.iter()), |r| r.get::<_, String>(0))
             .map_err(runtime)?;
-        rows.filter_map(Result::ok).collect()
+        rows.collect::<Result<_, _>>().map_err(runtime)?
     };
     let mut page_args = args.clone();
     page_args.push(SqlValue::Integer(q.limit as i64));

@@ -23,13 +23,12 @@ const COLUMNS: &str =
     "id, label, capsule, capsule_id, uris, evidence_count, created_at, checked_seq, content_status, verified_at";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Registration> {
-    let uris: String = r.get(4)?;
     Ok(Registration {
         id: r.get(0)?,
         label: r.get(1)?,
         capsule: r.get(2)?,
         capsule_id: r.get(3)?,
-        uris: serde_json::from_str(&uris).unwrap_or_default(),
+        uris: super::docs::json_column(r, 4)?,
         evidence_count: r.get::<_, i64>(5)? as u64,
         created_at: r.get(6)?,
         checked_seq: r.get::<_, i64>(7)? as u64,

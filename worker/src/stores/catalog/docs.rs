@@ -34,9 +34,14 @@ pub struct DocRow {
 pub(crate) const DOC_COLUMNS: &str = "id, collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, \
      source_size, source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, fm_type";
 
+/// A JSON column of a row, parsed; a malformed value is the row's error, never a default.
+pub(crate) fn json_column<T: serde::de::DeserializeOwned>(r: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    let text: String = r.get(idx)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e)))
+}
+
 pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
-    let categories: String = r.get(12)?;
-    let date_fields: String = r.get(14)?;
     Ok(DocRow {
         id: r.get(0)?,
         collection: r.get(1)?,
@@ -50,9 +55,9 @@ pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
         source_mtime_ns: r.get(9)?,
         title: r.get(10)?,
         author: r.get(11)?,
-        categories: serde_json::from_str(&categories).unwrap_or_default(),
+        categories: json_column(r, 12)?,
         fm_date: r.get(13)?,
-        date_fields: serde_json::from_str(&date_fields).unwrap_or_default(),
+        date_fields: json_column(r, 14)?,
         body_start_line: r.get::<_, i64>(15)?.max(1) as u32,
         active: r.get::<_, i64>(16)? != 0,
         gen: r.get(17)?,
@@ -173,11 +178,12 @@ pub fn file_state(conn: &Connection, collection: &str, rel_path: &str) -> Result
 
 /// The catalog generation: bumped by every change to a document.
 pub fn current_generation(conn: &Connection) -> Result<i64> {
-    Ok(conn
-        .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get::<_, String>(0))
-        .optional()?
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0))
+    let stored =
+        conn.query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get::<_, String>(0)).optional()?;
+    match stored {
+        None => Ok(0),
+        Some(v) => v.parse().map_err(|_| CatalogError::Malformed(format!("the catalog generation {v:?}"))),
+    }
 }
 
 /// When the index recorded each document's current version (ISO 8601), by row id.
@@ -595,5 +601,22 @@ mod tests {
         assert!(!under("c"), "only inactive documents");
         assert!(!under("d"));
         assert!(!has_active_under(&conn, "other", "a").unwrap());
+    }
+
+    #[test]
+    fn malformed_stored_data_is_an_error_not_a_default() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute(
+            "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext,
+               source_size, source_mtime_ns, title, categories, active, gen, indexed_at)
+             VALUES ('c', 'a.md', 'd', 'h', 'h', 'text/markdown', 'md', 1, 0, 't', 'not json', 1, 1, 'now')",
+            [],
+        )
+        .unwrap();
+        let row = conn.query_row(&format!("SELECT {DOC_COLUMNS} FROM documents"), [], doc_from_row);
+        assert!(row.is_err(), "categories that are not JSON");
+        conn.execute("INSERT INTO meta(key, value) VALUES('generation', 'seven')", []).unwrap();
+        assert!(matches!(current_generation(&conn), Err(CatalogError::Malformed(_))));
     }
 }
