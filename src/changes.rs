@@ -62,7 +62,7 @@ pub fn diff(dirs: &Dirs, reference: String, change: Option<String>, json: bool) 
     let change = change
         .map(|c| ChangeCursor::parse(&c).ok_or_else(|| anyhow!("--change is not a change id from `svc changes`")))
         .transpose()?;
-    let r: DiffResponse = Backend::open(dirs)?.call_ok(Request::Diff { doc: doc_ref(reference), change })?;
+    let r: DiffResponse = Backend::open(dirs)?.call_ok(Request::Diff { doc: doc_ref(reference)?, change })?;
     if json {
         return print_json(&r);
     }
@@ -93,7 +93,7 @@ pub fn impact(dirs: &Dirs, reference: String, max_depth: u32, json: bool) -> any
     };
     let r: ImpactResponse = Backend::open(dirs)
         .context("cannot open the index")?
-        .call_ok(Request::Impact { doc: doc_ref(reference), bounds })?;
+        .call_ok(Request::Impact { doc: doc_ref(reference)?, bounds })?;
     if json {
         return print_json(&r);
     }

@@ -400,16 +400,12 @@ pub fn search(
 }
 
 /// A document named on the command line: a `svc://` URI, or a docid with or without `#`.
-pub fn doc_ref(reference: String) -> DocRef {
-    if reference.starts_with("svc://") {
-        DocRef::Uri(reference)
-    } else {
-        DocRef::Docid(if reference.starts_with('#') { reference } else { format!("#{reference}") })
-    }
+pub fn doc_ref(reference: String) -> anyhow::Result<DocRef> {
+    Ok(DocRef::parse(&reference)?)
 }
 
 pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCode> {
-    let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(doc_ref(reference)))?;
+    let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(doc_ref(reference)?))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

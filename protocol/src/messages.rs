@@ -92,7 +92,39 @@ pub enum DocRef {
     Uri(String),
 }
 
+/// A document reference that is neither a docid nor a `svc://` URI.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a document reference: use a docid (#abcd1234, the # sent as %23 or left out) or a svc:// URI")]
+pub struct InvalidDocRef(pub String);
+
 impl DocRef {
+    /// A docid: `#` and 6 to 64 hex digits (the `#` may be left out), lowercased. The one
+    /// parser of a docid, for HTTP, MCP and the CLI alike.
+    pub fn docid(raw: &str) -> Result<DocRef, InvalidDocRef> {
+        let hex = raw.strip_prefix('#').unwrap_or(raw);
+        if (6..=64).contains(&hex.len()) && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            Ok(DocRef::Docid(format!("#{}", hex.to_ascii_lowercase())))
+        } else {
+            Err(InvalidDocRef(raw.to_string()))
+        }
+    }
+
+    /// A docid ([`DocRef::docid`]) or a `svc://` URI (the worker resolves its path).
+    pub fn parse(raw: &str) -> Result<DocRef, InvalidDocRef> {
+        match raw.strip_prefix(crate::uri::SCHEME) {
+            Some(rest) if !rest.is_empty() => Ok(DocRef::Uri(raw.to_string())),
+            Some(_) => Err(InvalidDocRef(raw.to_string())),
+            None => DocRef::docid(raw),
+        }
+    }
+
+    /// The reference as a client wrote it (normalized): the docid or the URI.
+    pub fn as_str(&self) -> &str {
+        match self {
+            DocRef::Docid(d) | DocRef::Uri(d) => d,
+        }
+    }
+
     /// The URI wins when a request gives both: a renamed file keeps its docid's bytes but
     /// the URI picks the live document.
     pub fn or_uri(self, uri: Option<String>) -> Self {
@@ -194,7 +226,7 @@ pub enum Request {
     Query(QueryRequest),
     Diagnose {
         query: QueryRequest,
-        target: String,
+        target: DocRef,
     },
     Similar {
         doc: DocRef,
@@ -604,4 +636,21 @@ pub struct ApplyConfirmation {
     pub plan_digest: Option<String>,
     pub schema_version: Option<String>,
     pub confirmation: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_reference_is_a_docid_or_a_svc_uri() {
+        assert_eq!(DocRef::parse("#ABCDEF12"), Ok(DocRef::Docid("#abcdef12".into())));
+        assert_eq!(DocRef::parse("abcdef12"), Ok(DocRef::Docid("#abcdef12".into())), "the # may be left out");
+        assert_eq!(DocRef::parse("svc://notes/a%20b.md"), Ok(DocRef::Uri("svc://notes/a%20b.md".into())));
+        for bad in ["", "#", "#abc", "#xyz12345", "svc://", "notes/a.md", "file:///etc/passwd", &"a".repeat(65)] {
+            assert!(DocRef::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(DocRef::docid("svc://notes/a.md").is_err(), "a docid only");
+        assert_eq!(DocRef::parse("#abcdef12").unwrap().as_str(), "#abcdef12");
+    }
 }

@@ -93,9 +93,10 @@ fn every_reply_is_its_protocol_type() {
     assert_eq!(graph.meta.warnings.len(), 1, "no embeddings: a warning");
     let query = QueryRequest { search: search.clone(), expand: false, no_rerank: true, ..Default::default() };
     let diag: DiagnoseResponse =
-        reply(w.handle(Request::Diagnose { query: query.clone(), target: "svc://n/sub/c.md".into() }));
+        reply(w.handle(Request::Diagnose { query: query.clone(), target: DocRef::Uri("svc://n/sub/c.md".into()) }));
     assert_eq!(diag.stages.len(), 5);
-    let missing: DiagnoseResponse = reply(w.handle(Request::Diagnose { query, target: "#00000000".into() }));
+    let missing: DiagnoseResponse =
+        reply(w.handle(Request::Diagnose { query, target: DocRef::Docid("#00000000".into()) }));
     assert_eq!(missing.target.status, TargetStatus::NotFound);
 
     let create = CreateDoc {

@@ -2,7 +2,7 @@
 
 use super::{collection_opt, float_in, int_in, non_blank, required, StringList};
 use crate::dates::{parse_bound, Bound};
-use protocol::{ApiError, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
+use protocol::{ApiError, DocRef, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
 use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
 use utoipa::openapi::schema::{AllOfBuilder, Schema};
@@ -202,7 +202,7 @@ impl<'de> Deserialize<'de> for DiagnoseBody {
 }
 
 impl DiagnoseBody {
-    pub fn into_parts(self) -> Result<(QueryRequest, String), ApiError> {
+    pub fn into_parts(self) -> Result<(QueryRequest, DocRef), ApiError> {
         let query = self.query.into_request()?;
         let target = self
             .target
@@ -210,6 +210,7 @@ impl DiagnoseBody {
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
             .ok_or_else(|| ApiError::validation("target is required: a docid (#abcd1234) or a svc:// uri"))?;
+        let target = DocRef::parse(&target).map_err(|e| ApiError::validation(format!("target: {e}")))?;
         Ok((query, target))
     }
 }

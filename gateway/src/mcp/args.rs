@@ -5,7 +5,6 @@
 
 use crate::bodies::StringList;
 use crate::extract::Params;
-use crate::routes::docid;
 use protocol::{ApiError, DocRef};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -145,7 +144,7 @@ pub fn parse_ref(raw: &str) -> Result<NoteRef, ApiError> {
         _ => (raw, None),
     };
     let doc = if name.starts_with('#') {
-        DocRef::Docid(docid(name)?)
+        DocRef::docid(name).map_err(|e| ApiError::validation(format!("ref: {e}")))?
     } else if name.starts_with(protocol::uri::SCHEME) {
         // The worker's own parser: `..`, empty segments and bad collection names fail here.
         protocol::uri::parse_uri(name).ok_or_else(invalid_ref)?;
@@ -168,10 +167,7 @@ fn invalid_ref() -> ApiError {
 
 /// How a document reference reads in a query string (`ref=`).
 pub fn ref_param(doc: &DocRef) -> String {
-    match doc {
-        DocRef::Docid(d) => d.clone(),
-        DocRef::Uri(u) => u.clone(),
-    }
+    doc.as_str().to_string()
 }
 
 /// The arguments as the query string of the tool's HTTP route: strings as they are, numbers

@@ -2,7 +2,6 @@
 //! document's change, metadata only) and `/api/impact` (who depends on a note).
 
 use super::call;
-use super::docs::docid;
 use crate::bodies::collection;
 use crate::dates::{parse_bound, Bound};
 use crate::error::ApiReply;
@@ -16,8 +15,7 @@ use protocol::{ApiError, ChangeCursor, ChangesQuery, ChangesSince, DocRef, Error
 fn doc_param(p: &Params) -> Result<DocRef, ApiError> {
     match p.str_opt("ref") {
         None => Err(ApiError::validation("ref is required: a docid (#abcd1234) or a svc:// URI")),
-        Some(r) if r.starts_with("svc://") => Ok(DocRef::Uri(p.svc_uri("ref")?.unwrap_or(r))),
-        Some(r) => docid(&r).map(DocRef::Docid),
+        Some(r) => DocRef::parse(&r).map_err(|e| ApiError::validation(format!("ref: {e}"))),
     }
 }
 

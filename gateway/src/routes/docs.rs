@@ -12,20 +12,12 @@ use protocol::api::{
 };
 use protocol::{ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
 
-/// `%23<hex>` (decoded to `#<hex>` by the router); the `#` may be omitted.
-pub(crate) fn docid(raw: &str) -> Result<String, ApiError> {
-    let hex = raw.strip_prefix('#').unwrap_or(raw);
-    if (6..=64).contains(&hex.len()) && hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        Ok(format!("#{}", hex.to_ascii_lowercase()))
-    } else {
-        Err(ApiError::validation(format!("Invalid document id {raw:?}: expected #<hex>, sent as %23<hex>")))
-    }
-}
-
 /// `:id` plus an optional `?uri=` that wins when both are given. The id must be a docid
-/// either way (a stale one is fine: the URI picks the live document).
+/// either way (`%23<hex>`, decoded to `#<hex>` by the router; a stale one is fine: the URI
+/// picks the live document).
 pub(crate) fn doc_ref(id: &str, p: &Params) -> Result<DocRef, ApiError> {
-    Ok(DocRef::Docid(docid(id)?).or_uri(p.svc_uri("uri")?))
+    let docid = DocRef::docid(id).map_err(|e| ApiError::validation(e.to_string()))?;
+    Ok(docid.or_uri(p.svc_uri("uri")?))
 }
 
 /// Tags with their document counts.

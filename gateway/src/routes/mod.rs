@@ -16,7 +16,7 @@ mod system;
 mod writes;
 
 pub(crate) use changes::{changes_request, impact_request};
-pub(crate) use docs::{docid, links_request, similar_request};
+pub(crate) use docs::{links_request, similar_request};
 
 use crate::error::ApiReply;
 use crate::{openapi, security, AppState};

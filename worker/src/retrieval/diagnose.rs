@@ -14,7 +14,7 @@ use protocol::api::{
     DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
     StageStatus, TargetStatus,
 };
-use protocol::{ApiError, JsonBody, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
+use protocol::{ApiError, DocRef, JsonBody, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
 
 /// The `reason` of the graph stage, which never runs.
 const GRAPH_REASON: &str =
@@ -262,16 +262,16 @@ fn mode_names(modes: &[QueryMode]) -> Vec<QueryModeKind> {
     out
 }
 
-pub fn diagnose(w: &Worker, req: &QueryRequest, target_ref: &str) -> Result<JsonBody, ApiError> {
+pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<JsonBody, ApiError> {
+    let target_ref = target.as_str();
     let row = {
         let conn = w.catalog.reader();
-        if target_ref.starts_with('#') {
-            catalog::any_doc_by_docid(&conn, target_ref).map_err(runtime)?
-        } else {
-            match uri::parse_uri(target_ref) {
+        match target {
+            DocRef::Docid(id) => catalog::any_doc_by_docid(&conn, id).map_err(runtime)?,
+            DocRef::Uri(u) => match uri::parse_uri(u) {
                 Some((c, rel)) => catalog::any_doc_by_path(&conn, &c, &rel).map_err(runtime)?,
                 None => return Err(ApiError::validation("target must be a docid (#abcd1234) or a svc:// uri")),
-            }
+            },
         }
     };
     let outcome = hybrid::run(w, req)?;
