@@ -18,7 +18,7 @@ pub enum ErrorFamily {
 macro_rules! error_codes {
     ($( $(#[$doc:meta])* $variant:ident = $wire:literal, $status:literal, $family:ident; )*) => {
         /// The `error.code` of the contract's error envelope. Serializes as [`ErrorCode::as_str`].
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
         pub enum ErrorCode {
             $( $(#[$doc])* #[serde(rename = $wire)] $variant, )*
         }
@@ -77,6 +77,23 @@ error_codes! {
     RetrievalFailed = "retrieval_failed", 500, Context;
     ContentLoadFailed = "content_load_failed", 500, Context;
     RuntimeError = "runtime_error", 500, Context;
+}
+
+/// The schema is written from the table (utoipa's derive does not see the serde names a
+/// macro writes): a string, one of the wire codes.
+impl utoipa::PartialSchema for ErrorCode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(ErrorCode::ALL.iter().map(|c| c.as_str())))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ErrorCode {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ErrorCode")
+    }
 }
 
 impl ErrorCode {
@@ -194,6 +211,10 @@ mod tests {
             // The context family is the one with a fixed catalog of messages.
             assert_eq!(c.family() == ErrorFamily::Context, c.catalog_message().is_some(), "{c:?}");
         }
+        // The OpenAPI schema lists exactly the wire strings.
+        let schema = serde_json::to_value(<ErrorCode as utoipa::PartialSchema>::schema()).unwrap();
+        let listed: Vec<&str> = schema["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(listed, ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>());
     }
 
     #[test]

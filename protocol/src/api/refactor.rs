@@ -30,26 +30,9 @@ pub enum ReferenceClassification {
 }
 
 impl ReferenceClassification {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReferenceClassification::Rewriteable => "rewriteable",
-            ReferenceClassification::Unchanged => "unchanged",
-            ReferenceClassification::Ambiguous => "ambiguous",
-            ReferenceClassification::Malformed => "malformed",
-            ReferenceClassification::Unsupported => "unsupported",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            ReferenceClassification::Rewriteable,
-            ReferenceClassification::Unchanged,
-            ReferenceClassification::Ambiguous,
-            ReferenceClassification::Malformed,
-            ReferenceClassification::Unsupported,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == s)
+    /// Whether a plan can be applied with this reference: it is rewritten or still resolves.
+    pub fn lets_apply(self) -> bool {
+        matches!(self, ReferenceClassification::Rewriteable | ReferenceClassification::Unchanged)
     }
 }
 
@@ -292,10 +275,10 @@ mod tests {
     #[test]
     fn classifications_round_trip() {
         for s in ["rewriteable", "unchanged", "ambiguous", "malformed", "unsupported"] {
-            let c = ReferenceClassification::parse(s).unwrap();
+            let c: ReferenceClassification = serde_json::from_value(s.into()).unwrap();
             assert_eq!(serde_json::to_value(c).unwrap(), s);
         }
-        assert_eq!(ReferenceClassification::parse("other"), None);
+        assert!(serde_json::from_value::<ReferenceClassification>("other".into()).is_err());
         assert_eq!(serde_json::to_value(FilesystemState::RecoveryRequired).unwrap(), "recovery_required");
         assert_eq!(serde_json::to_value(RefactorErrorStatus::FailedRolledBack).unwrap(), "failed_rolled_back");
         assert_eq!(serde_json::to_value(ApplyStatus::AppliedWithSyncPending).unwrap(), "applied_with_sync_pending");

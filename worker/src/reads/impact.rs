@@ -4,7 +4,7 @@
 //! links back to the root.
 
 use crate::reads::docs::resolve_any_doc;
-use crate::reads::links::{link_kind, resolver, Resolver};
+use crate::reads::links::{resolver, Resolver};
 use crate::stores::catalog::{self, DocRow};
 use crate::{runtime, uri, Worker};
 use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
@@ -34,7 +34,7 @@ fn dependents(res: &Resolver, links: &[catalog::LinkRow]) -> Result<HashMap<i64,
         if let Some(target) = res.resolve(&src.collection, l).filter(|t| *t != l.doc_id) {
             let key = (target, uri::doc_uri(&src.collection, &src.rel_path), l.doc_id);
             // One edge per pair: a wiki link wins over a markdown one.
-            let kind = link_kind(&l.link_type)?;
+            let kind = l.link_type;
             edges.entry(key).and_modify(|k| *k = (*k).min(kind)).or_insert(kind);
         }
     }

@@ -11,6 +11,7 @@ use protocol::api::{
     GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
 };
 use protocol::{ApiError, DocRef, GraphQuery, JsonBody, LinkKind};
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Lookup tables over the active documents.
@@ -61,7 +62,7 @@ impl Resolver {
     /// Markdown links match the resolved path exactly, then case-insensitively.
     pub fn resolve(&self, source_collection: &str, link: &LinkRow) -> Option<i64> {
         let coll = link.target_collection.clone().unwrap_or_else(|| source_collection.to_string());
-        if link.link_type == LinkKind::Markdown.as_str() {
+        if link.link_type == LinkKind::Markdown {
             return self
                 .by_path
                 .get(&(coll.clone(), link.target_ref_norm.clone()))
@@ -94,11 +95,6 @@ impl Resolver {
     }
 }
 
-/// The kind of a stored link (`doc_links.link_type` holds [`LinkKind::as_str`]).
-pub(crate) fn link_kind(stored: &str) -> Result<LinkKind, ApiError> {
-    LinkKind::parse(stored).ok_or_else(|| ApiError::runtime(format!("unknown link type in the catalog: {stored}")))
-}
-
 pub(crate) fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
     Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None).map_err(runtime)?))
 }
@@ -109,13 +105,13 @@ pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody,
     let res = resolver(w)?;
     let links: Vec<OutgoingLink> = rows
         .iter()
-        .filter(|l| kind.is_none_or(|k| l.link_type == k.as_str()))
+        .filter(|l| kind.is_none_or(|k| l.link_type == k))
         .map(|l| {
             let target = res.resolve(&doc.collection, l).and_then(|id| res.doc(id));
             Ok(OutgoingLink {
                 target_ref: l.target_ref.clone(),
                 target_ref_norm: l.target_ref_norm.clone(),
-                link_type: link_kind(&l.link_type)?,
+                link_type: l.link_type,
                 start_line: l.start_line,
                 start_col: l.start_col,
                 end_line: l.end_line,
@@ -159,7 +155,7 @@ pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
                     source_uri: uri::doc_uri(&src.collection, &src.rel_path),
                     source_title: src.title.clone(),
                     link_text: l.link_text.clone().unwrap_or_else(|| l.target_ref.clone()),
-                    link_type: link_kind(&l.link_type)?,
+                    link_type: l.link_type,
                     start_line: l.start_line,
                     start_col: l.start_col,
                 })
@@ -175,13 +171,15 @@ pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
 pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
     let res = resolver(w)?;
     let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
-    // Edges over the whole index: (source, target, type) -> count.
-    let mut edges: BTreeMap<(i64, i64, String), u32> = BTreeMap::new();
+    // Edges over the whole index: (source, target, type) -> count. The type is keyed in
+    // reverse, so that ties order as the types' names do ("markdown" before "wiki"), as the
+    // reply's edges always have.
+    let mut edges: BTreeMap<(i64, i64, Reverse<LinkKind>), u32> = BTreeMap::new();
     let mut unresolved = 0u64;
     for l in &all {
         let Some(src) = res.doc(l.doc_id) else { continue };
         match res.resolve(&src.collection, l) {
-            Some(t) if t != l.doc_id => *edges.entry((l.doc_id, t, l.link_type.clone())).or_default() += 1,
+            Some(t) if t != l.doc_id => *edges.entry((l.doc_id, t, Reverse(l.link_type))).or_default() += 1,
             Some(_) => {}
             None => unresolved += 1,
         }
@@ -192,7 +190,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
         *degree.entry(*t).or_default() += 1;
     }
     let in_view = |d: &DocRow| q.collection.as_deref().is_none_or(|c| d.collection == c);
-    let view_edges: Vec<(&(i64, i64, String), &u32)> = edges
+    let view_edges: Vec<(&(i64, i64, Reverse<LinkKind>), &u32)> = edges
         .iter()
         .filter(|((s, t, _), _)| res.doc(*s).is_some_and(in_view) && res.doc(*t).is_some_and(in_view))
         .collect();
@@ -203,7 +201,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
     nodes.sort_by(|a, b| degree.get(&b.id).unwrap_or(&0).cmp(degree.get(&a.id).unwrap_or(&0)).then(a.id.cmp(&b.id)));
     nodes.truncate(q.limit as usize);
     let kept: HashSet<i64> = nodes.iter().map(|d| d.id).collect();
-    let mut out_edges: Vec<(&(i64, i64, String), &u32)> =
+    let mut out_edges: Vec<(&(i64, i64, Reverse<LinkKind>), &u32)> =
         view_edges.iter().copied().filter(|((s, t, _), _)| kept.contains(s) && kept.contains(t)).collect();
     let total_edges = view_edges.len();
     out_edges.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -226,7 +224,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
         graph_edges.push(GraphEdge {
             source: source.docid.clone(),
             target: target.docid.clone(),
-            kind: link_kind(kind)?.into(),
+            kind: kind.0.into(),
             weight: EdgeWeight::Count(**n),
         });
     }

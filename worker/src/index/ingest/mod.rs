@@ -68,25 +68,12 @@ pub struct ParsedDoc {
     pub sections: Vec<Section>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LinkType {
-    Wiki,
-    Markdown,
-}
-
-impl LinkType {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            LinkType::Wiki => "wiki",
-            LinkType::Markdown => "markdown",
-        }
-    }
-}
+/// A link's kind: the contract's own type, from the parser to the catalog and the replies.
+pub use protocol::LinkKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Link {
-    pub link_type: LinkType,
+    pub link_type: LinkKind,
     pub target_ref: String,
     pub target_ref_norm: String,
     pub target_anchor: Option<String>,
@@ -245,8 +232,8 @@ mod tests {
 
     #[test]
     fn link_type_str() {
-        assert_eq!(LinkType::Wiki.as_str(), "wiki");
-        assert_eq!(LinkType::Markdown.as_str(), "markdown");
+        assert_eq!(LinkKind::Wiki.as_str(), "wiki");
+        assert_eq!(LinkKind::Markdown.as_str(), "markdown");
     }
 
     #[test]
@@ -276,13 +263,13 @@ mod tests {
         assert_eq!(d.date_fields.get("date").map(String::as_str), Some("2024-03-01T00:00:00Z"));
         assert_eq!(d.links.len(), 2);
         let w = &d.links[0];
-        assert_eq!(w.link_type, LinkType::Wiki);
+        assert_eq!(w.link_type, LinkKind::Wiki);
         assert_eq!(w.target_ref, "Other Note");
         assert_eq!(w.target_ref_norm, "other note");
         assert_eq!(w.link_text.as_deref(), Some("alias"));
         assert_eq!((w.start_line, w.start_col, w.end_line, w.end_col), (12, 5, 12, 24));
         let m = &d.links[1];
-        assert_eq!(m.link_type, LinkType::Markdown);
+        assert_eq!(m.link_type, LinkKind::Markdown);
         assert_eq!(m.target_ref, "../b/c%20d.md");
         assert_eq!(m.target_ref_norm, "b/c d.md");
         assert_eq!(m.target_anchor.as_deref(), Some("sec"));

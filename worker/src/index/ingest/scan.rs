@@ -8,7 +8,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType as MdLinkType,
 use super::lines::{ColCursor, LineIndex};
 use super::links::{markdown_target, wiki_target, Target};
 use super::tags::scan_hashtags;
-use super::{to_u32, Link, LinkType};
+use super::{to_u32, Link, LinkKind};
 
 /// A top-level heading (not inside a list, block quote or footnote).
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +36,7 @@ pub(super) struct Scanned {
 
 struct PendingLink {
     /// `None` for links that are not reported (still tracked for nesting).
-    target: Option<(LinkType, Target)>,
+    target: Option<(LinkKind, Target)>,
     range: Range<usize>,
     text: String,
     alias: Option<String>,
@@ -180,9 +180,9 @@ impl<'a> Scanner<'a> {
                         .map(|(_, a)| a.trim().to_string())
                         .filter(|a| !a.is_empty());
                 }
-                wiki_target(dest_url).map(|t| (LinkType::Wiki, t))
+                wiki_target(dest_url).map(|t| (LinkKind::Wiki, t))
             }
-            MdLinkType::Inline => markdown_target(dest_url, self.rel_path).map(|t| (LinkType::Markdown, t)),
+            MdLinkType::Inline => markdown_target(dest_url, self.rel_path).map(|t| (LinkKind::Markdown, t)),
             MdLinkType::Autolink | MdLinkType::Email => {
                 skips_text = true;
                 None
@@ -232,8 +232,8 @@ impl<'a> Scanner<'a> {
         }
         let Some((link_type, t)) = p.target else { return };
         let link_text = match link_type {
-            LinkType::Wiki => p.alias,
-            LinkType::Markdown => {
+            LinkKind::Wiki => p.alias,
+            LinkKind::Markdown => {
                 let t = collapse_ws(&p.text);
                 (!t.is_empty()).then_some(t)
             }

@@ -2,6 +2,7 @@
 
 use super::{CatalogError, Result};
 use crate::index::ingest::ParsedDoc;
+use protocol::LinkKind;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
 use std::collections::{BTreeMap, HashMap};
 
@@ -102,7 +103,7 @@ pub struct ChunkRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkRow {
     pub doc_id: i64,
-    pub link_type: String,
+    pub link_type: LinkKind,
     pub target_ref: String,
     pub target_ref_norm: String,
     pub target_anchor: Option<String>,
@@ -478,7 +479,16 @@ pub fn chunks_of(conn: &Connection, mirror_hash: &str) -> Result<Vec<ChunkRow>> 
 fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
     Ok(LinkRow {
         doc_id: r.get(0)?,
-        link_type: r.get(1)?,
+        link_type: {
+            let stored: String = r.get(1)?;
+            LinkKind::parse(&stored).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Text,
+                    format!("unknown link type {stored:?}").into(),
+                )
+            })?
+        },
         target_ref: r.get(2)?,
         target_ref_norm: r.get(3)?,
         target_anchor: r.get(4)?,

@@ -8,7 +8,7 @@ use crate::write::path::RelPath;
 use crate::{runtime, uri, Worker};
 use protocol::api::{
     ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied,
-    RefactorErrorDetails, RefactorErrorStatus, StalePlanDetails,
+    RefactorErrorDetails, RefactorErrorStatus, ReferenceClassification, StalePlanDetails,
 };
 use protocol::{ApiError, ApplyConfirmation, DocRef, ErrorCode, JsonBody, RefactorOp};
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ fn refuse(plan: &Plan) -> ApiError {
         .chain(
             plan.references
                 .iter()
-                .filter(|r| !matches!(r.classification, "rewriteable" | "unchanged"))
+                .filter(|r| !r.classification.lets_apply())
                 .map(|r| format!("{}:{}: {}", r.file_rel, r.link.start_line, r.reason)),
         )
         .collect();
@@ -67,7 +67,7 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
         // Group edits per file; verify every file is still what the plan saw.
         let mut per_file: BTreeMap<&str, Vec<(usize, usize, String)>> = BTreeMap::new();
         let mut hashes: BTreeMap<&str, &str> = BTreeMap::new();
-        for r in plan.references.iter().filter(|r| r.classification == "rewriteable") {
+        for r in plan.references.iter().filter(|r| r.classification == ReferenceClassification::Rewriteable) {
             if let Some(e) = &r.edit {
                 per_file.entry(r.file_rel.as_str()).or_default().push(e.clone());
                 hashes.insert(r.file_rel.as_str(), r.file_hash.as_str());
@@ -183,7 +183,7 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
     let mut files: Vec<&str> = plan
         .references
         .iter()
-        .filter(|r| r.classification == "rewriteable" && r.file_rel != plan.source.rel_path)
+        .filter(|r| r.classification == ReferenceClassification::Rewriteable && r.file_rel != plan.source.rel_path)
         .map(|r| r.file_rel.as_str())
         .collect();
     files.dedup();

@@ -17,7 +17,7 @@ use protocol::api::{
     AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
     PlanTarget, RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
 };
-use protocol::{ApiError, DocRef, JsonBody, RefactorOp};
+use protocol::{ApiError, DocRef, JsonBody, LinkKind, RefactorOp};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +30,7 @@ pub(crate) struct Reference {
     pub file_rel: String,
     pub file_hash: String,
     pub link: LinkRow,
-    pub classification: &'static str,
+    pub classification: ReferenceClassification,
     pub reason: String,
     /// Byte range in the file and the new literal, for rewriteable references.
     pub edit: Option<(usize, usize, String)>,
@@ -53,11 +53,10 @@ pub(crate) struct Plan {
 
 impl Plan {
     pub fn can_apply(&self) -> bool {
-        self.blockers.is_empty()
-            && self.references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged"))
+        self.blockers.is_empty() && self.references.iter().all(|r| r.classification.lets_apply())
     }
     pub fn rewrites(&self) -> usize {
-        self.references.iter().filter(|r| r.classification == "rewriteable").count()
+        self.references.iter().filter(|r| r.classification == ReferenceClassification::Rewriteable).count()
     }
 }
 
@@ -214,7 +213,7 @@ impl Examiner<'_> {
     fn examine(&mut self, l: &LinkRow) -> Option<Reference> {
         let holder = self.now.doc(l.doc_id)?;
         let incoming = l.doc_id != self.source.id && self.now.resolve(&holder.collection, l) == Some(self.source.id);
-        let outgoing = l.doc_id == self.source.id && l.link_type == "markdown" && !self.is_dup;
+        let outgoing = l.doc_id == self.source.id && l.link_type == LinkKind::Markdown && !self.is_dup;
         if !incoming && !outgoing {
             return None;
         }
@@ -223,7 +222,7 @@ impl Examiner<'_> {
             file_rel: holder.rel_path.clone(),
             file_hash: holder.source_hash.clone(),
             link: l.clone(),
-            classification: "unchanged",
+            classification: ReferenceClassification::Unchanged,
             reason: String::new(),
             edit: None,
         };
@@ -234,11 +233,11 @@ impl Examiner<'_> {
         match self.new_target(&holder, l, incoming) {
             NewTarget::Same => r.reason = "still resolves after the change".into(),
             NewTarget::Unsupported(why) => {
-                r.classification = "unsupported";
+                r.classification = ReferenceClassification::Unsupported;
                 r.reason = why.into();
             }
             NewTarget::Ambiguous(why) => {
-                r.classification = "ambiguous";
+                r.classification = ReferenceClassification::Ambiguous;
                 r.reason = why.into();
             }
             NewTarget::Rewrite(new) => self.rewrite(&mut r, &holder, &new),
@@ -263,7 +262,7 @@ impl Examiner<'_> {
         if holder.collection != source.collection {
             return NewTarget::Unsupported("a reference from another collection cannot be rewritten");
         }
-        if l.link_type != "wiki" {
+        if l.link_type != LinkKind::Wiki {
             return NewTarget::Rewrite(edit::relative(dir_of(&holder.rel_path), target));
         }
         let probe = |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
@@ -288,23 +287,23 @@ impl Examiner<'_> {
         let text = match text {
             Ok(t) => t,
             Err(why) => {
-                r.classification = "unsupported";
+                r.classification = ReferenceClassification::Unsupported;
                 r.reason = why.into();
                 return;
             }
         };
         let l = &r.link;
         let planned = edit::span(&text, l.start_line, l.start_col, l.end_line, l.end_col).and_then(|(s, e)| {
-            edit::replace_target(&text[s..e], l.link_type == "wiki", &l.target_ref, new).map(|lit| (s, e, lit))
+            edit::replace_target(&text[s..e], l.link_type == LinkKind::Wiki, &l.target_ref, new).map(|lit| (s, e, lit))
         });
         match planned {
             Some(e) => {
-                r.classification = "rewriteable";
+                r.classification = ReferenceClassification::Rewriteable;
                 r.reason = format!("rewrite to {new}");
                 r.edit = Some(e);
             }
             None => {
-                r.classification = "malformed";
+                r.classification = ReferenceClassification::Malformed;
                 r.reason = "the link text is not where the index says".into();
             }
         }
@@ -336,25 +335,23 @@ fn preview_of(
             Ok(ExaminedReference {
                 source_rel_path: r.file_rel.clone(),
                 source_uri: uri::doc_uri(coll, &r.file_rel),
-                link_type: crate::reads::links::link_kind(&r.link.link_type)?,
+                link_type: r.link.link_type,
                 target_ref: r.link.target_ref.clone(),
                 start_line: r.link.start_line,
                 start_col: r.link.start_col,
                 end_line: r.link.end_line,
                 end_col: r.link.end_col,
-                classification: ReferenceClassification::parse(r.classification).ok_or_else(|| {
-                    ApiError::runtime(format!("unknown reference classification: {}", r.classification))
-                })?,
+                classification: r.classification,
                 reason: r.reason.clone(),
                 replacement: r.edit.as_ref().map(|e| e.2.clone()),
             })
         })
         .collect::<Result<_, ApiError>>()?;
     let mut affected: BTreeMap<String, String> = BTreeMap::new();
-    for r in references.iter().filter(|r| r.classification == "rewriteable") {
+    for r in references.iter().filter(|r| r.classification == ReferenceClassification::Rewriteable) {
         affected.insert(r.file_rel.clone(), r.file_hash.clone());
     }
-    let count = |t: &str| references.iter().filter(|r| r.link.link_type == t && r.link.doc_id != source.id).count();
+    let count = |t: LinkKind| references.iter().filter(|r| r.link.link_type == t && r.link.doc_id != source.id).count();
     let backlinks = references.iter().filter(|r| r.link.doc_id != source.id).count();
     let mut warnings: Vec<String> = Vec::new();
     if is_dup && backlinks > 0 {
@@ -395,8 +392,7 @@ fn preview_of(
             files: affected,
         },
         safety: PlanSafety { cross_collection: false, read_only: false, blockers: blockers.to_vec() },
-        can_apply: blockers.is_empty()
-            && references.iter().all(|r| matches!(r.classification, "rewriteable" | "unchanged")),
+        can_apply: blockers.is_empty() && references.iter().all(|r| r.classification.lets_apply()),
     };
     // The digest covers the compact JSON of the body, before the keys that follow it.
     let digest = ingest::sha256_hex(&serde_json::to_vec(&body).map_err(runtime)?);
@@ -408,8 +404,8 @@ fn preview_of(
         refactor_warnings: RefactorWarnings {
             warnings,
             backlink_count: backlinks as u64,
-            wiki_link_count: count("wiki") as u64,
-            markdown_link_count: count("markdown") as u64,
+            wiki_link_count: count(LinkKind::Wiki) as u64,
+            markdown_link_count: count(LinkKind::Markdown) as u64,
         },
     };
     Ok((preview, digest))
