@@ -168,13 +168,16 @@ pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     })
 }
 
+/// An edge of the graph: source, target and link kind (keyed in reverse: see [`graph`]).
+type EdgeKey = (i64, i64, Reverse<LinkKind>);
+
 pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
     let res = resolver(w)?;
     let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
     // Edges over the whole index: (source, target, type) -> count. The type is keyed in
     // reverse, so that ties order as the types' names do ("markdown" before "wiki"), as the
     // reply's edges always have.
-    let mut edges: BTreeMap<(i64, i64, Reverse<LinkKind>), u32> = BTreeMap::new();
+    let mut edges: BTreeMap<EdgeKey, u32> = BTreeMap::new();
     let mut unresolved = 0u64;
     for l in &all {
         let Some(src) = res.doc(l.doc_id) else { continue };
@@ -190,7 +193,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
         *degree.entry(*t).or_default() += 1;
     }
     let in_view = |d: &DocRow| q.collection.as_deref().is_none_or(|c| d.collection == c);
-    let view_edges: Vec<(&(i64, i64, Reverse<LinkKind>), &u32)> = edges
+    let view_edges: Vec<(&EdgeKey, &u32)> = edges
         .iter()
         .filter(|((s, t, _), _)| res.doc(*s).is_some_and(in_view) && res.doc(*t).is_some_and(in_view))
         .collect();
@@ -201,7 +204,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
     nodes.sort_by(|a, b| degree.get(&b.id).unwrap_or(&0).cmp(degree.get(&a.id).unwrap_or(&0)).then(a.id.cmp(&b.id)));
     nodes.truncate(q.limit as usize);
     let kept: HashSet<i64> = nodes.iter().map(|d| d.id).collect();
-    let mut out_edges: Vec<(&(i64, i64, Reverse<LinkKind>), &u32)> =
+    let mut out_edges: Vec<(&EdgeKey, &u32)> =
         view_edges.iter().copied().filter(|((s, t, _), _)| kept.contains(s) && kept.contains(t)).collect();
     let total_edges = view_edges.len();
     out_edges.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
