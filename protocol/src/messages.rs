@@ -55,7 +55,7 @@ pub enum ServerFrame {
 /// One event of the local event stream: `event: <kind>` / `data: <json>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
-    pub kind: String,
+    pub kind: crate::api::EventKind,
     pub data: JsonBody,
 }
 
@@ -458,9 +458,59 @@ pub struct DocsQuery {
     pub offset: u32,
     pub tags_all: Vec<String>,
     pub tags_any: Vec<String>,
-    /// `modified` or a front-matter date key.
-    pub sort_field: String,
+    pub sort_field: SortField,
     pub sort_order: SortOrder,
+}
+
+/// What `GET /api/docs` orders by: the file's modified time, or a front-matter date key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum SortField {
+    #[default]
+    Modified,
+    DateKey(DateKey),
+}
+
+/// A front-matter date key as a sort field: `[a-z0-9_]+`, built only by parsing (so it can
+/// go into a JSON path as it is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String")]
+pub struct DateKey(String);
+
+impl TryFrom<String> for DateKey {
+    type Error = String;
+    fn try_from(raw: String) -> Result<Self, String> {
+        let ok = !raw.is_empty() && raw.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if ok {
+            Ok(DateKey(raw))
+        } else {
+            Err("sortField must be `modified` or a front-matter date key".to_string())
+        }
+    }
+}
+
+impl DateKey {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl SortField {
+    /// `modified`, or a date key (`[a-z0-9_]+`).
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        if raw == "modified" {
+            Ok(SortField::Modified)
+        } else {
+            DateKey::try_from(raw.to_string()).map(SortField::DateKey)
+        }
+    }
+
+    /// The name as a reply echoes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SortField::Modified => "modified",
+            SortField::DateKey(k) => k.as_str(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -652,5 +702,15 @@ mod tests {
         }
         assert!(DocRef::docid("svc://notes/a.md").is_err(), "a docid only");
         assert_eq!(DocRef::parse("#abcdef12").unwrap().as_str(), "#abcdef12");
+    }
+
+    #[test]
+    fn a_sort_field_is_modified_or_a_date_key_and_nothing_else_deserializes() {
+        assert_eq!(SortField::parse("modified"), Ok(SortField::Modified));
+        assert_eq!(SortField::parse("due_2").unwrap().as_str(), "due_2");
+        for bad in ["", "Due", "a.b", "x') OR 1=1 --", "é"] {
+            assert!(SortField::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(serde_json::from_str::<DateKey>("\"a'b\"").is_err(), "a frame cannot smuggle one in");
     }
 }

@@ -54,7 +54,7 @@ impl EventBus {
     fn publish(&self, kind: EventKind, data: &impl serde::Serialize) {
         if let Ok(body) = JsonBody::of(data) {
             // No subscriber is not an error.
-            let _ = self.tx.send(Event { kind: kind.as_str().to_string(), data: body });
+            let _ = self.tx.send(Event { kind, data: body });
         }
     }
 
@@ -116,7 +116,7 @@ mod tests {
         bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Create, None);
         bus.job_finished("j1", JobKind::Sync, JobStatus::Completed);
         let changed = rx.try_recv().unwrap();
-        assert_eq!(changed.kind, "document-changed");
+        assert_eq!(changed.kind, EventKind::DocumentChanged);
         let v: serde_json::Value = serde_json::from_slice(&changed.data.bytes).unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys.len(), 6);
@@ -126,7 +126,7 @@ mod tests {
         assert_eq!(v["type"], "document-changed");
         assert_eq!(v["origin"], "create");
         let finished = rx.try_recv().unwrap();
-        assert_eq!(finished.kind, "job-finished");
+        assert_eq!(finished.kind, EventKind::JobFinished);
         assert_eq!(
             std::str::from_utf8(&finished.data.bytes).unwrap(),
             r#"{"id":"j1","type":"sync","status":"completed"}"#

@@ -67,7 +67,7 @@ fn every_reply_is_its_protocol_type() {
     assert_eq!(tags.tags[0].tag, "y/z");
     let docs: DocsResponse = reply(w.handle(Request::ListDocs(DocsQuery {
         limit: 10,
-        sort_field: "modified".into(),
+        sort_field: protocol::SortField::Modified,
         ..Default::default()
     })));
     assert_eq!(docs.total, 3);

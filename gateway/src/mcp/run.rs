@@ -235,7 +235,7 @@ async fn glob_matches<C: Calls>(calls: &C, glob: &str) -> Result<Vec<(String, Do
             offset,
             tags_all: Vec::new(),
             tags_any: Vec::new(),
-            sort_field: "modified".into(),
+            sort_field: protocol::SortField::Modified,
             sort_order: SortOrder::Desc,
         };
         let page: DocsResponse = call_as(calls, Request::ListDocs(query)).await?;

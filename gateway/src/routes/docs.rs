@@ -10,7 +10,9 @@ use protocol::api::{
     BacklinksResponse, DocResponse, DocsResponse, GraphResponse, LinksResponse, SectionsResponse, SimilarResponse,
     TagsResponse,
 };
-use protocol::{ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortOrder};
+use protocol::{
+    ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortField, SortOrder,
+};
 
 /// `:id` plus an optional `?uri=` that wins when both are given. The id must be a docid
 /// either way (`%23<hex>`, decoded to `#<hex>` by the router; a stale one is fine: the URI
@@ -51,10 +53,10 @@ pub async fn tags(State(s): State<AppState>, p: Params) -> ApiReply {
               (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
 pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
     let q = (|| -> Result<DocsQuery, ApiError> {
-        let sort_field = p.str_opt("sortField").unwrap_or_else(|| "modified".into());
-        if !sort_field.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
-            return Err(ApiError::validation("sortField must be `modified` or a front-matter date key"));
-        }
+        let sort_field = match p.str_opt("sortField") {
+            Some(raw) => SortField::parse(&raw).map_err(ApiError::validation)?,
+            None => SortField::Modified,
+        };
         let sort_order =
             p.choice("sortOrder", &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)])?.unwrap_or(SortOrder::Desc);
         Ok(DocsQuery {

@@ -17,7 +17,7 @@ pub async fn events(State(s): State<AppState>) -> Sse<impl Stream<Item = Result<
     let live = BroadcastStream::new(s.worker.events()).filter_map(|ev| async move {
         let ev = ev.ok()?;
         let data = String::from_utf8(ev.data.bytes).ok()?;
-        Some(Ok(Event::default().event(ev.kind).data(data)))
+        Some(Ok(Event::default().event(ev.kind.as_str()).data(data)))
     });
     Sse::new(first.chain(live)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keepalive"))
 }

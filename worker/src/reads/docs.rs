@@ -7,7 +7,7 @@ use protocol::api::{
     AutocompleteDoc, AutocompleteResponse, DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta,
     SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
-use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortOrder};
+use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortField, SortOrder};
 use rusqlite::types::Value as SqlValue;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -85,13 +85,13 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
     }
     let filter = clauses.join(" AND ");
     let dir = if q.sort_order == SortOrder::Asc { "ASC" } else { "DESC" };
-    let order = if q.sort_field == "modified" {
-        format!("d.source_mtime_ns {dir}, d.id")
-    } else {
-        // The gateway admits only `[a-z0-9_]` keys; filter again so nothing else reaches SQL.
-        let field: String = q.sort_field.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-        let key = format!("json_extract(d.date_fields, '$.{field}')");
-        format!("({key} IS NULL), {key} {dir}, d.id")
+    let order = match &q.sort_field {
+        SortField::Modified => format!("d.source_mtime_ns {dir}, d.id"),
+        SortField::DateKey(field) => {
+            // A DateKey is `[a-z0-9_]+` by construction: it can stand in the JSON path.
+            let key = format!("json_extract(d.date_fields, '$.{}')", field.as_str());
+            format!("({key} IS NULL), {key} {dir}, d.id")
+        }
     };
     let conn = w.catalog.reader();
     let filter_args = &args[..];
@@ -150,7 +150,7 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
         limit: q.limit,
         offset: q.offset,
         available_date_fields: fields.into_iter().collect(),
-        sort_field: q.sort_field.clone(),
+        sort_field: q.sort_field.as_str().to_string(),
         sort_order: q.sort_order,
     })
 }
