@@ -174,9 +174,15 @@ fn verification_finds_unchanged_stale_missing_and_tampering() {
     assert_eq!(r["operationStatus"], "completed");
 
     // Any byte changed: identity_mismatch, whichever field it is in.
-    for path in
-        [&["goal"][..], &["evidence", "0", "text"], &["evidence", "1", "startLine"], &["budget", "requestedTokens"]]
-    {
+    for path in [
+        &["goal"][..],
+        &["evidence", "0", "text"],
+        &["evidence", "1", "startLine"],
+        &["budget", "requestedTokens"],
+        // A closed set given a value it never has: still a changed capsule, not a malformed one.
+        &["retrieval", "capabilityStates", "semanticSearch", "outcome"],
+        &["budget", "estimator"],
+    ] {
         let mut t = c.clone();
         let mut at = &mut t;
         for p in path {

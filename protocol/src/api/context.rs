@@ -14,15 +14,120 @@ pub const COORDINATE_SPACE: &str = "canonical_mirror";
 pub const CAPSULE_SCHEMA_VERSION: &str = "1.1";
 pub const RECEIPT_SCHEMA_VERSION: &str = "1.0";
 
+/// These closed sets print as their wire names (the Markdown form of a capsule shows them).
+macro_rules! display_as_wire {
+    ($($t:ty),*) => {
+        $(impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match serde_json::to_value(self) {
+                    Ok(serde_json::Value::String(name)) => f.write_str(&name),
+                    _ => Err(std::fmt::Error),
+                }
+            }
+        })*
+    };
+}
+
+display_as_wire!(
+    TokenEstimator,
+    GapCode,
+    RetrievalSource,
+    FallbackCapability,
+    FallbackCode,
+    CapabilityOutcome,
+    OmissionReason,
+    CapsuleWarningCode
+);
+
+/// `budget.estimator`: how the payload's tokens were counted.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenEstimator {
+    /// The embedder's tokenizer counted the payload.
+    ActiveTokenizer,
+    /// One token per UTF-8 byte: never an under-count.
+    UnicodeConservative,
+}
+
+/// `coverage.gaps[].code`: why a facet of the goal has no passage.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GapCode {
+    FacetNotFound,
+    GlobalBudgetExhausted,
+    CapabilityUnavailable,
+    FilteredByScope,
+}
+
+/// `evidence[].retrievalSources[]`: a retrieval that found the passage's document.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetrievalSource {
+    Bm25,
+    Vector,
+    Graph,
+}
+
+/// `fallbacks[].capability`: what the compile had to do without.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FallbackCapability {
+    SemanticSearch,
+    Reranking,
+    GraphExpansion,
+    ExactTokenCount,
+}
+
+/// `fallbacks[].code` and `capabilityStates.*.fallbackReasons[]`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackCode {
+    EmbeddingUnavailable,
+    RerankingUnavailable,
+    GraphUnavailable,
+    TokenizerUnavailable,
+}
+
+/// `capabilityStates.*.outcome`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CapabilityOutcome {
+    NotRequested,
+    NotAttempted,
+    Used,
+    Unavailable,
+}
+
+/// `omissions.items[].reason`: why a passage was left out (each has its count in
+/// `omissions.reasonCounts`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OmissionReason {
+    DocumentShareCap,
+    Duplicate,
+    FilteredByScope,
+    GlobalBudget,
+    InvalidCoordinates,
+    Overlap,
+    RedundantCoverage,
+}
+
+/// `warnings[].code`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CapsuleWarningCode {
+    IncompleteCoverage,
+    OmissionsTruncated,
+    TokenEstimateUsed,
+}
+
 /// `budget` of a capsule: what was asked and what the final canonical payload uses.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CapsuleBudget {
     /// Always `canonical_json`: the budget covers the whole canonical payload.
     pub authority: String,
-    /// `active_tokenizer` (the embedder's tokenizer counted the payload) or
-    /// `unicode_conservative` (one token per UTF-8 byte: never an under-count).
-    pub estimator: String,
+    pub estimator: TokenEstimator,
     pub requested_bytes: u64,
     pub requested_tokens: u64,
     pub safety_margin_bytes: u64,
@@ -58,8 +163,7 @@ pub struct CoveredFacet {
 /// A facet without evidence, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct CoverageGap {
-    /// `facet_not_found`, `global_budget_exhausted`, `capability_unavailable` or `filtered_by_scope`.
-    pub code: String,
+    pub code: GapCode,
     pub facet: String,
 }
 
@@ -105,8 +209,7 @@ pub struct Evidence {
     pub passage_hash: String,
     /// 1-based rank of the document in the retrieval (`null` for graph neighbours).
     pub retrieval_rank: Option<u32>,
-    /// `bm25`, `vector`, `graph`.
-    pub retrieval_sources: Vec<String>,
+    pub retrieval_sources: Vec<RetrievalSource>,
     /// 1-based order in this capsule.
     pub selection_rank: u32,
     /// SHA-256 of the file's bytes.
@@ -124,9 +227,8 @@ pub struct Evidence {
 /// A capability that was asked for but not available.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct CapsuleFallback {
-    pub capability: String,
-    /// `embedding_unavailable`, `reranking_unavailable`, `graph_unavailable` or `tokenizer_unavailable`.
-    pub code: String,
+    pub capability: FallbackCapability,
+    pub code: FallbackCode,
 }
 
 /// What produced the capsule: any change makes a verification report drift.
@@ -158,7 +260,7 @@ pub struct CapsuleGuidance {
 #[serde(rename_all = "camelCase")]
 pub struct Omission {
     pub end_line: u32,
-    pub reason: String,
+    pub reason: OmissionReason,
     pub start_line: u32,
     pub uri: String,
 }
@@ -191,9 +293,8 @@ pub struct Omissions {
 #[serde(rename_all = "camelCase")]
 pub struct CapabilityState {
     pub attempted: bool,
-    pub fallback_reasons: Vec<String>,
-    /// `not_requested`, `not_attempted`, `used` or `unavailable`.
-    pub outcome: String,
+    pub fallback_reasons: Vec<FallbackCode>,
+    pub outcome: CapabilityOutcome,
     pub requested: bool,
 }
 
@@ -270,8 +371,7 @@ pub struct CapsuleScope {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct CapsuleWarning {
-    /// `incomplete_coverage`, `omissions_truncated` or `token_estimate_used`.
-    pub code: String,
+    pub code: CapsuleWarningCode,
     pub message: String,
 }
 
@@ -435,7 +535,7 @@ mod tests {
         CapabilityState {
             attempted: false,
             fallback_reasons: vec![],
-            outcome: "not_requested".into(),
+            outcome: CapabilityOutcome::NotRequested,
             requested: false,
         }
     }
@@ -447,7 +547,7 @@ mod tests {
         let c = Capsule {
             budget: CapsuleBudget {
                 authority: "canonical_json".into(),
-                estimator: "unicode_conservative".into(),
+                estimator: TokenEstimator::UnicodeConservative,
                 requested_bytes: 1,
                 requested_tokens: 1,
                 safety_margin_bytes: 0,
@@ -470,7 +570,7 @@ mod tests {
             coverage: Coverage {
                 complete: false,
                 covered_facets: vec![CoveredFacet { evidence_ids: vec!["e".into()], facet: "f".into() }],
-                gaps: vec![CoverageGap { code: "facet_not_found".into(), facet: "g".into() }],
+                gaps: vec![CoverageGap { code: GapCode::FacetNotFound, facet: "g".into() }],
                 requested_facets: vec![],
                 unresolved_facets: vec![],
             },
@@ -490,7 +590,7 @@ mod tests {
                 observed_at: "t".into(),
                 passage_hash: "p".into(),
                 retrieval_rank: Some(1),
-                retrieval_sources: vec!["bm25".into()],
+                retrieval_sources: vec![RetrievalSource::Bm25],
                 selection_rank: 1,
                 source_hash: "s".into(),
                 start_line: 1,
@@ -500,8 +600,8 @@ mod tests {
                 uri: "svc://n/a.md".into(),
             }],
             fallbacks: vec![CapsuleFallback {
-                capability: "semanticSearch".into(),
-                code: "embedding_unavailable".into(),
+                capability: FallbackCapability::SemanticSearch,
+                code: FallbackCode::EmbeddingUnavailable,
             }],
             fingerprints: CapsuleFingerprints {
                 config: "c".into(),
@@ -518,7 +618,12 @@ mod tests {
                 instruction_boundary: "hard_delimited".into(),
             },
             omissions: Omissions {
-                items: vec![Omission { end_line: 1, reason: "duplicate".into(), start_line: 1, uri: "u".into() }],
+                items: vec![Omission {
+                    end_line: 1,
+                    reason: OmissionReason::Duplicate,
+                    start_line: 1,
+                    uri: "u".into(),
+                }],
                 reason_counts: OmissionCounts::default(),
                 total: 1,
                 truncated: false,
@@ -560,7 +665,7 @@ mod tests {
                 uri_prefix: None,
             },
             truncated: false,
-            warnings: vec![CapsuleWarning { code: "c".into(), message: "m".into() }],
+            warnings: vec![CapsuleWarning { code: CapsuleWarningCode::IncompleteCoverage, message: "m".into() }],
         };
         let plain = serde_json::to_string(&c).unwrap();
         assert_eq!(plain, canonical_json(&serde_json::to_value(&c).unwrap()));

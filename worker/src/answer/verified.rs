@@ -11,10 +11,10 @@ use crate::evidence::{compile, verify};
 use crate::retrieval::common::Scope;
 use crate::Worker;
 use protocol::api::{
-    AbstentionReason, AnswerStatus, Capsule, CapsuleReceipt, Citation, CitationVia, ClaimCoverage, ClaimEvidence,
-    ClaimRationale, ClaimStatus, ClaimVerdict, ClaimVerification, Evidence, RejectedCitation, RejectedCitationReason,
-    SearchMode, SemanticCheck, SemanticReason, SemanticStatus, Verification, VerifiedAskMeta, VerifiedAskResponse,
-    ABSTENTION_TEXT,
+    AbstentionReason, AnswerStatus, CapabilityOutcome, Capsule, CapsuleReceipt, Citation, CitationVia, ClaimCoverage,
+    ClaimEvidence, ClaimRationale, ClaimStatus, ClaimVerdict, ClaimVerification, Evidence, RejectedCitation,
+    RejectedCitationReason, SearchMode, SemanticCheck, SemanticReason, SemanticStatus, Verification, VerifiedAskMeta,
+    VerifiedAskResponse, ABSTENTION_TEXT,
 };
 use protocol::{ApiError, AskRequest, ContextRequest, DepthPolicy, SearchFilters, VerifiedAsk};
 use sha2::{Digest, Sha256};
@@ -101,8 +101,8 @@ pub fn ask(
         results: Vec::new(),
         meta: VerifiedAskMeta {
             expanded: false,
-            reranked: capsule.retrieval.capability_states.reranking.outcome == "used",
-            vectors_used: capsule.retrieval.capability_states.semantic_search.outcome == "used",
+            reranked: capsule.retrieval.capability_states.reranking.outcome == CapabilityOutcome::Used,
+            vectors_used: capsule.retrieval.capability_states.semantic_search.outcome == CapabilityOutcome::Used,
             answer_generated,
             total_results: capsule.evidence.len() as u64,
             verification_requested: true,

@@ -3,7 +3,7 @@
 //! conservatively (one token per UTF-8 byte, which no tokenizer exceeds).
 
 use crate::models::encoder::CountingTokenizer;
-use protocol::api::Capsule;
+use protocol::api::{Capsule, TokenEstimator};
 use protocol::{ApiError, ErrorCode};
 use std::sync::Arc;
 
@@ -13,10 +13,10 @@ pub enum TokenCounter {
 }
 
 impl TokenCounter {
-    pub fn estimator(&self) -> &'static str {
+    pub fn estimator(&self) -> TokenEstimator {
         match self {
-            TokenCounter::Tokenizer(_) => "active_tokenizer",
-            TokenCounter::Conservative => "unicode_conservative",
+            TokenCounter::Tokenizer(_) => TokenEstimator::ActiveTokenizer,
+            TokenCounter::Conservative => TokenEstimator::UnicodeConservative,
         }
     }
 

@@ -33,7 +33,7 @@ pub(super) struct Hit {
     seq: u32,
     /// 1-based retrieval rank (`None` for a link neighbour).
     pub rank: Option<u32>,
-    sources: Vec<String>,
+    sources: Vec<RetrievalSource>,
     graph: bool,
 }
 
@@ -47,8 +47,8 @@ struct Retrieved {
     filtered: Vec<(String, u32, u32)>,
 }
 
-fn state(requested: bool, attempted: bool, outcome: &str, reasons: Vec<String>) -> CapabilityState {
-    CapabilityState { attempted, fallback_reasons: reasons, outcome: outcome.into(), requested }
+fn state(requested: bool, attempted: bool, outcome: CapabilityOutcome, reasons: Vec<FallbackCode>) -> CapabilityState {
+    CapabilityState { attempted, fallback_reasons: reasons, outcome, requested }
 }
 
 fn candidate_limit(req: &ContextRequest) -> u32 {
@@ -129,12 +129,13 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     let mut hits = Vec::new();
     let mut filtered = Vec::new();
     // Which retrieval found a document: keyword search alone unless hybrid says otherwise.
-    let sources_of = |id: i64| -> Vec<String> {
+    let sources_of = |id: i64| -> Vec<RetrievalSource> {
         if !semantic_wanted {
-            return vec!["bm25".to_string()];
+            return vec![RetrievalSource::Bm25];
         }
-        let found = [(by_keyword.contains(&id), "bm25"), (by_vector.contains(&id), "vector")];
-        found.iter().filter(|(hit, _)| *hit).map(|(_, name)| name.to_string()).collect()
+        let found =
+            [(by_keyword.contains(&id), RetrievalSource::Bm25), (by_vector.contains(&id), RetrievalSource::Vector)];
+        found.iter().filter(|(hit, _)| *hit).map(|(_, source)| *source).collect()
     };
     for r in merged {
         let Some((coll, rel)) = uri::parse_uri(&r.uri) else { continue };
@@ -160,24 +161,32 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     }
     let mut fallbacks = Vec::new();
     let semantic = match (semantic_wanted, vectors_used) {
-        (false, _) => state(false, false, "not_requested", vec![]),
-        (true, true) => state(true, true, "used", vec![]),
+        (false, _) => state(false, false, CapabilityOutcome::NotRequested, vec![]),
+        (true, true) => state(true, true, CapabilityOutcome::Used, vec![]),
         (true, false) => {
-            fallbacks
-                .push(CapsuleFallback { capability: "semanticSearch".into(), code: "embedding_unavailable".into() });
-            state(true, true, "unavailable", vec!["embedding_unavailable".into()])
+            fallbacks.push(CapsuleFallback {
+                capability: FallbackCapability::SemanticSearch,
+                code: FallbackCode::EmbeddingUnavailable,
+            });
+            state(true, true, CapabilityOutcome::Unavailable, vec![FallbackCode::EmbeddingUnavailable])
         }
     };
     let reranking = match (rerank_wanted, reranked) {
-        (false, _) => state(false, false, "not_requested", vec![]),
-        (true, true) => state(true, true, "used", vec![]),
+        (false, _) => state(false, false, CapabilityOutcome::NotRequested, vec![]),
+        (true, true) => state(true, true, CapabilityOutcome::Used, vec![]),
         (true, false) => {
-            fallbacks.push(CapsuleFallback { capability: "reranking".into(), code: "reranking_unavailable".into() });
-            state(true, true, "unavailable", vec!["reranking_unavailable".into()])
+            fallbacks.push(CapsuleFallback {
+                capability: FallbackCapability::Reranking,
+                code: FallbackCode::RerankingUnavailable,
+            });
+            state(true, true, CapabilityOutcome::Unavailable, vec![FallbackCode::RerankingUnavailable])
         }
     };
-    let graph =
-        if graph_wanted { state(true, true, "used", vec![]) } else { state(false, false, "not_requested", vec![]) };
+    let graph = if graph_wanted {
+        state(true, true, CapabilityOutcome::Used, vec![])
+    } else {
+        state(false, false, CapabilityOutcome::NotRequested, vec![])
+    };
     Ok(Retrieved { hits, semantic, reranking, graph, fallbacks, filtered })
 }
 
@@ -206,7 +215,13 @@ fn add_neighbours(w: &Worker, req: &ContextRequest, hits: &mut Vec<Hit>) -> Resu
             let in_scope = (req.collections.is_empty() || req.collections.contains(&t.collection))
                 && req.uri_prefix.as_deref().is_none_or(|p| uri::doc_uri(&t.collection, &t.rel_path).starts_with(p));
             if in_scope {
-                extra.push(Hit { row: t.clone(), seq: 0, rank: None, sources: vec!["graph".into()], graph: true });
+                extra.push(Hit {
+                    row: t.clone(),
+                    seq: 0,
+                    rank: None,
+                    sources: vec![RetrievalSource::Graph],
+                    graph: true,
+                });
             }
         }
     }
@@ -305,20 +320,20 @@ struct Left {
 }
 
 impl Left {
-    fn add(&mut self, uri: &str, start: u32, end: u32, reason: &str) {
+    fn add(&mut self, uri: &str, start: u32, end: u32, reason: OmissionReason) {
         self.total += 1;
         let c = &mut self.counts;
-        match reason {
-            "duplicate" => c.duplicate += 1,
-            "overlap" => c.overlap += 1,
-            "global_budget" => c.global_budget += 1,
-            "filtered_by_scope" => c.filtered_by_scope += 1,
-            "invalid_coordinates" => c.invalid_coordinates += 1,
-            "document_share_cap" => c.document_share_cap += 1,
-            _ => c.redundant_coverage += 1,
-        }
+        *match reason {
+            OmissionReason::Duplicate => &mut c.duplicate,
+            OmissionReason::Overlap => &mut c.overlap,
+            OmissionReason::GlobalBudget => &mut c.global_budget,
+            OmissionReason::FilteredByScope => &mut c.filtered_by_scope,
+            OmissionReason::InvalidCoordinates => &mut c.invalid_coordinates,
+            OmissionReason::DocumentShareCap => &mut c.document_share_cap,
+            OmissionReason::RedundantCoverage => &mut c.redundant_coverage,
+        } += 1;
         if self.items.len() < OMISSION_ITEMS {
-            self.items.push(Omission { end_line: end, reason: reason.into(), start_line: start, uri: uri.into() });
+            self.items.push(Omission { end_line: end, reason, start_line: start, uri: uri.into() });
         }
     }
 
@@ -341,8 +356,8 @@ fn coverage(facets: &[String], evidence: &[Evidence], budget_cut: &BTreeSet<Stri
             evidence.iter().filter(|e| e.facets.contains(f)).map(|e| e.evidence_id.clone()).collect();
         if ids.is_empty() {
             unresolved.push(f.clone());
-            let code = if budget_cut.contains(f) { "global_budget_exhausted" } else { "facet_not_found" };
-            gaps.push(CoverageGap { code: code.into(), facet: f.clone() });
+            let code = if budget_cut.contains(f) { GapCode::GlobalBudgetExhausted } else { GapCode::FacetNotFound };
+            gaps.push(CoverageGap { code, facet: f.clone() });
         } else {
             covered.push(CoveredFacet { evidence_ids: ids, facet: f.clone() });
         }
@@ -364,24 +379,28 @@ struct Frame {
 
 fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &TokenCounter, snapshot: &str) -> Frame {
     let embedding_model =
-        (retrieved.semantic.outcome == "used").then(|| fingerprint::model(w.models.embed_model_ref()));
-    let rerank_model =
-        (retrieved.reranking.outcome == "used").then(|| w.models.rerank_model_ref().map(fingerprint::model)).flatten();
+        (retrieved.semantic.outcome == CapabilityOutcome::Used).then(|| fingerprint::model(w.models.embed_model_ref()));
+    let rerank_model = (retrieved.reranking.outcome == CapabilityOutcome::Used)
+        .then(|| w.models.rerank_model_ref().map(fingerprint::model))
+        .flatten();
     let mut warnings = Vec::new();
     if !counter.exact() {
         warnings.push(CapsuleWarning {
-            code: "token_estimate_used".into(),
+            code: CapsuleWarningCode::TokenEstimateUsed,
             message: "Tokens were estimated as one per UTF-8 byte: no tokenizer is available.".into(),
         });
     }
     let mut fallbacks = retrieved.fallbacks.clone();
     if !counter.exact() {
-        fallbacks.push(CapsuleFallback { capability: "exactTokenCount".into(), code: "tokenizer_unavailable".into() });
+        fallbacks.push(CapsuleFallback {
+            capability: FallbackCapability::ExactTokenCount,
+            code: FallbackCode::TokenizerUnavailable,
+        });
     }
     let capsule = Capsule {
         budget: CapsuleBudget {
             authority: "canonical_json".into(),
-            estimator: counter.estimator().into(),
+            estimator: counter.estimator(),
             requested_bytes: req.budget_bytes,
             requested_tokens: req.budget_tokens,
             safety_margin_bytes: req.safety_margin_bytes,
@@ -394,10 +413,10 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
             configured_context: false,
             egress_policy: w.models.egress().as_str().into(),
             exact_token_count: counter.exact(),
-            graph_expansion: retrieved.graph.outcome == "used",
+            graph_expansion: retrieved.graph.outcome == CapabilityOutcome::Used,
             lexical_search: true,
-            reranking: retrieved.reranking.outcome == "used",
-            semantic_search: retrieved.semantic.outcome == "used",
+            reranking: retrieved.reranking.outcome == CapabilityOutcome::Used,
+            semantic_search: retrieved.semantic.outcome == CapabilityOutcome::Used,
         },
         capsule_id: String::new(),
         coordinate_space: COORDINATE_SPACE.into(),
@@ -488,13 +507,13 @@ fn assemble(
     c.omissions = left.omissions();
     if !c.coverage.complete {
         c.warnings.push(CapsuleWarning {
-            code: "incomplete_coverage".into(),
+            code: CapsuleWarningCode::IncompleteCoverage,
             message: "Some facets of the goal have no evidence (see coverage.gaps).".into(),
         });
     }
     if c.omissions.truncated {
         c.warnings.push(CapsuleWarning {
-            code: "omissions_truncated".into(),
+            code: CapsuleWarningCode::OmissionsTruncated,
             message: "Not every omission is listed; reasonCounts counts them all.".into(),
         });
     }
@@ -545,7 +564,7 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
     // Admission: scope, one passage per document, no duplicate passage, at most `limit`.
     let mut left = Left::default();
     for (u, s, e) in &retrieved.filtered {
-        left.add(u, *s, *e, "filtered_by_scope");
+        left.add(u, *s, *e, OmissionReason::FilteredByScope);
     }
     let mut admitted: Vec<Evidence> = Vec::new();
     let mut seen_docs: HashSet<i64> = HashSet::new();
@@ -561,11 +580,11 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
         }
         let at = observed.get(&hit.row.id).cloned().unwrap_or_default();
         let Some(ev) = evidence_of(w, hit, &facets, &at)? else {
-            left.add(&uri::doc_uri(&hit.row.collection, &hit.row.rel_path), 0, 0, "invalid_coordinates");
+            left.add(&uri::doc_uri(&hit.row.collection, &hit.row.rel_path), 0, 0, OmissionReason::InvalidCoordinates);
             continue;
         };
         if !seen_passages.insert(ev.passage_hash.clone()) {
-            left.add(&ev.uri, ev.start_line, ev.end_line, "duplicate");
+            left.add(&ev.uri, ev.start_line, ev.end_line, OmissionReason::Duplicate);
             continue;
         }
         admitted.push(ev);
@@ -610,7 +629,7 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
     loop {
         let mut left_now = left.clone();
         for d in &dropped {
-            left_now.add(&d.uri, d.start_line, d.end_line, "global_budget");
+            left_now.add(&d.uri, d.start_line, d.end_line, OmissionReason::GlobalBudget);
         }
         listed = listed.min(left_now.items.len());
         left_now.items.truncate(listed);

@@ -22,7 +22,15 @@ fn checked_capsule(raw: &str) -> Result<Capsule, ApiError> {
     if !value.is_object() {
         return Err(malformed());
     }
-    let capsule: Capsule = serde_json::from_value(value.clone()).map_err(|_| malformed())?;
+    let capsule: Capsule = serde_json::from_value(value.clone()).map_err(|_| {
+        // A capsule changed after it was compiled (a closed set given a value it never has
+        // included) is a mismatch of its identity, not a malformed request.
+        let claimed = value.get("capsuleId").and_then(Value::as_str);
+        match claimed {
+            Some(id) if identity::capsule_id(&value) != id => ApiError::context(ErrorCode::IdentityMismatch),
+            _ => malformed(),
+        }
+    })?;
     if capsule.evidence.is_empty() {
         return Err(malformed());
     }
