@@ -40,7 +40,7 @@ pub fn changes(
         ),
     };
     let collection = collection.map(|c| CollectionName::parse(&c).map(String::from)).transpose()?;
-    let q = ChangesQuery { since, collection, limit: limit.clamp(1, 1000) };
+    let q = ChangesQuery { since, collection, limit: limit.clamp(1, ChangesQuery::MAX_LIMIT) };
     let r: ChangesResponse = Backend::open(dirs)?.call_ok(Request::ListChanges(q))?;
     if json {
         return print_json(&r);
@@ -84,13 +84,7 @@ pub fn diff(dirs: &Dirs, reference: String, change: Option<String>, json: bool) 
 }
 
 pub fn impact(dirs: &Dirs, reference: String, max_depth: u32, json: bool) -> anyhow::Result<ExitCode> {
-    let bounds = ImpactBounds {
-        max_depth: max_depth.clamp(1, 6),
-        max_nodes: 100,
-        max_edges: 250,
-        frontier_limit: 100,
-        visited_limit: 500,
-    };
+    let bounds = ImpactBounds { max_depth: max_depth.clamp(1, ImpactBounds::MAX.max_depth), ..ImpactBounds::DEFAULT };
     let r: ImpactResponse = Backend::open(dirs)
         .context("cannot open the index")?
         .call_ok(Request::Impact { doc: doc_ref(reference)?, bounds })?;

@@ -102,7 +102,7 @@ enum Cmd {
         since: Option<String>,
         #[arg(long)]
         collection: Option<String>,
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = protocol::ChangesQuery::DEFAULT_LIMIT)]
         limit: u32,
         #[arg(long)]
         json: bool,
@@ -118,7 +118,7 @@ enum Cmd {
     /// The notes that link to a note, directly or through others.
     Impact {
         reference: String,
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = protocol::ImpactBounds::DEFAULT.max_depth)]
         max_depth: u32,
         #[arg(long)]
         json: bool,

@@ -540,8 +540,15 @@ pub enum ChangesSince {
 pub struct ChangesQuery {
     pub since: ChangesSince,
     pub collection: Option<String>,
-    /// 1..=1000.
+    /// 1..=[`ChangesQuery::MAX_LIMIT`].
     pub limit: u32,
+}
+
+impl ChangesQuery {
+    /// Changes per page when a request names no limit.
+    pub const DEFAULT_LIMIT: u32 = 100;
+    /// The most changes per page; a larger limit is clamped.
+    pub const MAX_LIMIT: u32 = 1000;
 }
 
 /// The bounds of an impact walk (each already clamped to its maximum).
@@ -557,6 +564,15 @@ pub struct ImpactBounds {
     pub frontier_limit: u32,
     /// Documents examined in all (at most 5,000).
     pub visited_limit: u32,
+}
+
+impl ImpactBounds {
+    /// The bounds a request that names none gets.
+    pub const DEFAULT: ImpactBounds =
+        ImpactBounds { max_depth: 3, max_nodes: 100, max_edges: 250, frontier_limit: 100, visited_limit: 500 };
+    /// The largest bounds: above them a request is clamped.
+    pub const MAX: ImpactBounds =
+        ImpactBounds { max_depth: 6, max_nodes: 1000, max_edges: 5000, frontier_limit: 1000, visited_limit: 5000 };
 }
 
 /// How hard a capsule compile looks.

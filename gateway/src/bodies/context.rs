@@ -1,7 +1,7 @@
 //! Bodies of `/api/context` and `/api/context/verify`: closed (an unknown field is
 //! `invalid_input`), and every error comes from the context family's fixed catalog.
 
-use super::search::QueryModeBody;
+use super::search::{QueryModeBody, MAX_PROJECT_HINTS};
 use crate::dates::{parse_bound, Bound};
 use crate::extract::BodyRejection;
 use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryMode, SearchFilters};
@@ -12,7 +12,6 @@ use utoipa::ToSchema;
 const MAX_GOAL_CHARS: usize = 16_384;
 const MAX_LIST_ITEMS: usize = 128;
 const MAX_ITEM_CHARS: usize = 256;
-const MAX_PROJECT_HINTS: usize = 16;
 const MAX_LIMIT: i64 = 100;
 const MAX_CANDIDATES: i64 = 200;
 

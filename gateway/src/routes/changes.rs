@@ -45,7 +45,7 @@ pub(crate) fn changes_request(p: &Params) -> Result<Request, ApiError> {
     Ok(Request::ListChanges(ChangesQuery {
         since,
         collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
-        limit: p.int("limit", 100, 1, 1000)?,
+        limit: p.int("limit", ChangesQuery::DEFAULT_LIMIT, 1, ChangesQuery::MAX_LIMIT)?,
     }))
 }
 
@@ -80,12 +80,13 @@ pub async fn impact(State(s): State<AppState>, p: Params) -> ApiReply {
 
 /// `Impact` of `ref` within the bounds of `p` (also the `svc_impact` MCP tool).
 pub(crate) fn impact_request(p: &Params) -> Result<Request, ApiError> {
+    let (d, m) = (ImpactBounds::DEFAULT, ImpactBounds::MAX);
     let bounds = ImpactBounds {
-        max_depth: p.int("maxDepth", 3, 1, 6)?,
-        max_nodes: p.int("maxNodes", 100, 1, 1000)?,
-        max_edges: p.int("maxEdges", 250, 1, 5000)?,
-        frontier_limit: p.int("frontierLimit", 100, 1, 1000)?,
-        visited_limit: p.int("visitedLimit", 500, 1, 5000)?,
+        max_depth: p.int("maxDepth", d.max_depth, 1, m.max_depth)?,
+        max_nodes: p.int("maxNodes", d.max_nodes, 1, m.max_nodes)?,
+        max_edges: p.int("maxEdges", d.max_edges, 1, m.max_edges)?,
+        frontier_limit: p.int("frontierLimit", d.frontier_limit, 1, m.frontier_limit)?,
+        visited_limit: p.int("visitedLimit", d.visited_limit, 1, m.visited_limit)?,
     };
     Ok(Request::Impact { doc: doc_param(p)?, bounds })
 }
