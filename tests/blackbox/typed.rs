@@ -77,9 +77,9 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("POST", ["api", "connectors", "verify"]) => round_trip::<ConnectorVerifyResponse>(&what, json),
         // Not replies of svc's own types: the OpenAPI document, and a note's file as it is.
         ("GET", ["api", "openapi.json"]) | ("GET" | "HEAD", ["api", "doc-asset"]) => {}
-        _ if path.starts_with("/api/") => panic!("{what}: a JSON reply of a route this table does not know: {}", {
-            String::from_utf8_lossy(json)
-        }),
+        _ if path.starts_with("/api/") => {
+            panic!("{what}: a JSON reply of a route this table does not know: {}", { String::from_utf8_lossy(json) })
+        }
         _ => {}
     }
 }
