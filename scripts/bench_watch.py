@@ -145,6 +145,12 @@ def set_watch(config_dir, watch):
         f.write("\n".join(out) + "\n")
 
 
+def log_tail(server):
+    tail = server.log_tail()
+    if tail:
+        bench.log(f"watch: last server log lines:\n{tail}")
+
+
 # ---------------------------------------------------------------- measurements
 
 def measure_edits(client, corpus_dir, collection):
@@ -299,9 +305,7 @@ def measure_startup(args, tmp):
         res["worker_rss_unwatched_synced_mb"] = bench.rss_mb(server.processes().get("worker"))
         return res
     except Exception:
-        tail = server.log_tail()
-        if tail:
-            bench.log(f"watch: last server log lines:\n{tail}")
+        log_tail(server)
         raise
     finally:
         if client is not None:
@@ -326,9 +330,7 @@ def bench_watch(args, tmp):
         bench.log(f"watch: a checkout of {CHECKOUT_FILES} files")
         res.update(measure_checkout(client, server, corpus_dir, "notes", queries[0], tmp))
     except Exception:
-        tail = server.log_tail()
-        if tail:
-            bench.log(f"watch: last server log lines:\n{tail}")
+        log_tail(server)
         raise
     finally:
         if client is not None:

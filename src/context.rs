@@ -20,8 +20,14 @@ pub fn read_input(file: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))
 }
 
-pub fn build(dirs: &Dirs, goal: String, budget: u64, depth: &str, md: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let depth = DepthPolicy::parse(depth).ok_or_else(|| anyhow!("--depth is fast, balanced or thorough"))?;
+pub fn build(
+    dirs: &Dirs,
+    goal: String,
+    budget: u64,
+    depth: DepthPolicy,
+    md: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if goal.trim().is_empty() || budget == 0 {
         return Err(anyhow!("a goal and a positive --budget are required"));
     }

@@ -10,6 +10,7 @@ mod mcp_backend;
 
 use clap::{Parser, Subcommand};
 use commands::{ModelsAction, SearchMode};
+use gateway::connectors::McpClient;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -196,8 +197,8 @@ enum ContextCmd {
         #[arg(long)]
         budget: u64,
         /// fast (keywords), balanced (hybrid when vectors exist) or thorough.
-        #[arg(long, default_value = "balanced")]
-        depth: String,
+        #[arg(long, default_value = "balanced", value_parser = depth_policy)]
+        depth: protocol::DepthPolicy,
         /// The readable form (each evidence block fenced).
         #[arg(long)]
         md: bool,
@@ -235,8 +236,8 @@ enum McpCmd {
     /// Add svc to a client's MCP configuration (the rest of the file is kept).
     Install {
         /// claude-desktop, cursor, codex or claude-code.
-        #[arg(long)]
-        client: String,
+        #[arg(long, value_parser = mcp_client)]
+        client: McpClient,
         /// Print the entry instead of writing it.
         #[arg(long)]
         print: bool,
@@ -246,8 +247,8 @@ enum McpCmd {
     },
     /// Remove svc from a client's MCP configuration.
     Uninstall {
-        #[arg(long)]
-        client: String,
+        #[arg(long, value_parser = mcp_client)]
+        client: McpClient,
     },
     /// Which clients have svc configured, and where.
     Status {
@@ -277,6 +278,19 @@ enum InternalCmd {
         #[arg(long, default_value_t = 3)]
         listen_fd: i32,
     },
+}
+
+/// `--depth`: a capsule's depth policy.
+fn depth_policy(raw: &str) -> Result<protocol::DepthPolicy, String> {
+    protocol::DepthPolicy::parse(raw).ok_or_else(|| "fast, balanced or thorough".to_string())
+}
+
+/// `--client`: an MCP client svc knows how to configure.
+fn mcp_client(raw: &str) -> Result<McpClient, String> {
+    McpClient::from_id(raw).ok_or_else(|| {
+        let ids: Vec<&str> = McpClient::ALL.iter().map(|c| c.id()).collect();
+        format!("one of {}", ids.join(", "))
+    })
 }
 
 fn main() -> ExitCode {
@@ -344,7 +358,7 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         ),
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
         Cmd::Context(ContextCmd::Build { goal, budget, depth, md, json }) => {
-            context::build(&dirs, goal, budget, &depth, md, json)
+            context::build(&dirs, goal, budget, depth, md, json)
         }
         Cmd::Context(ContextCmd::Verify { file, md, json }) => context::verify(&dirs, &file, md, json),
         Cmd::Context(ContextCmd::Add { file, label, json }) => context::add(&dirs, &file, label, json),
@@ -354,9 +368,9 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Diff { reference, change, json } => changes::diff(&dirs, reference, change, json),
         Cmd::Impact { reference, max_depth, json } => changes::impact(&dirs, reference, max_depth, json),
         Cmd::Mcp { action: Some(McpCmd::Install { client, print, enable_write }), .. } => {
-            mcp::install(&dirs, &client, print, enable_write)
+            mcp::install(&dirs, client, print, enable_write)
         }
-        Cmd::Mcp { action: Some(McpCmd::Uninstall { client }), .. } => mcp::uninstall(&client),
+        Cmd::Mcp { action: Some(McpCmd::Uninstall { client }), .. } => mcp::uninstall(client),
         Cmd::Mcp { action: Some(McpCmd::Status { json }), .. } => mcp::status(json),
         Cmd::Serve { .. } | Cmd::Internal(_) | Cmd::Mcp { action: None, .. } => unreachable!("handled in main"),
     }

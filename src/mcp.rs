@@ -40,16 +40,8 @@ fn entry(dirs: &Dirs, writes: bool) -> anyhow::Result<ServerEntry> {
     Ok(ServerEntry { command: exe.display().to_string(), args, env })
 }
 
-fn client(id: &str) -> anyhow::Result<McpClient> {
-    McpClient::from_id(id).with_context(|| {
-        let ids: Vec<&str> = McpClient::ALL.iter().map(|c| c.id()).collect();
-        format!("unknown client {id:?}: one of {}", ids.join(", "))
-    })
-}
-
 /// `svc mcp install`: writes (or with `print`, prints) svc's entry in the client's file.
-pub fn install(dirs: &Dirs, client_id: &str, print: bool, writes: bool) -> anyhow::Result<ExitCode> {
-    let c = client(client_id)?;
+pub fn install(dirs: &Dirs, c: McpClient, print: bool, writes: bool) -> anyhow::Result<ExitCode> {
     let e = entry(dirs, writes)?;
     if print {
         print!("{}", c.snippet(&e)?);
@@ -62,8 +54,7 @@ pub fn install(dirs: &Dirs, client_id: &str, print: bool, writes: bool) -> anyho
 }
 
 /// `svc mcp uninstall`: removes svc's entry, leaving the rest of the file.
-pub fn uninstall(client_id: &str) -> anyhow::Result<ExitCode> {
-    let c = client(client_id)?;
+pub fn uninstall(c: McpClient) -> anyhow::Result<ExitCode> {
     let path = c.config_path(&HomeEnv::from_env()?);
     if clients::uninstall(c, &path)? {
         println!("{}: svc removed from {}", c.app_name(), path.display());
