@@ -260,6 +260,27 @@ pub(crate) fn runtime<E: std::fmt::Display>(e: E) -> ApiError {
     ApiError::internal(&id)
 }
 
+/// The worker's own failures are internal errors for a client ([`runtime`]): with these, `?`
+/// maps them where a handler returns an [`ApiError`].
+macro_rules! internal_errors {
+    ($($t:ty),*) => {
+        $(impl From<$t> for ApiError {
+            fn from(e: $t) -> Self {
+                runtime(e)
+            }
+        })*
+    };
+}
+
+internal_errors!(
+    stores::catalog::CatalogError,
+    stores::vectors::VectorError,
+    stores::bm25::Bm25Error,
+    config::ConfigError,
+    index::indexer::SyncError,
+    WorkerError
+);
+
 /// A short random id that ties a client's error to its line in the log.
 pub(crate) fn error_id() -> String {
     let mut id = uuid::Uuid::new_v4().simple().to_string();

@@ -13,7 +13,7 @@ use crate::models::generator::{Chat, Flow, Generated, Generator, Limits};
 use crate::models::ModelError;
 use crate::retrieval::hybrid;
 use crate::stores::catalog;
-use crate::{runtime, Worker};
+use crate::Worker;
 use protocol::api::{
     AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, SearchResult, SourceChoice,
 };
@@ -236,8 +236,8 @@ fn evidence(w: &Worker, question: &str, results: &[SearchResult]) -> Result<Vec<
     let conn = w.catalog.reader();
     let mut out = Vec::with_capacity(results.len());
     for r in results {
-        let Some(doc) = catalog::doc_by_docid(&conn, &r.docid).map_err(runtime)? else { continue };
-        let chunks = catalog::chunks_of(&conn, &doc.mirror_hash).map_err(runtime)?;
+        let Some(doc) = catalog::doc_by_docid(&conn, &r.docid)? else { continue };
+        let chunks = catalog::chunks_of(&conn, &doc.mirror_hash)?;
         let Some(chunk) = chunks.iter().find(|c| c.seq == r.chunk.index).or(chunks.first()) else { continue };
         let passage = sources::focus(&words, &chunk.text, chunk.start_line, sources::MAX_EVIDENCE_CHARS);
         out.push(Evidence {

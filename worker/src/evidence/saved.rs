@@ -5,7 +5,7 @@
 
 use super::verify;
 use crate::stores::catalog::{self, Registration};
-use crate::{runtime, time_fmt, Worker};
+use crate::{time_fmt, Worker};
 use protocol::api::{CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, EventKind};
 use protocol::{ApiError, JsonBody};
 
@@ -41,23 +41,23 @@ pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<JsonBody
         uris,
         evidence_count: capsule.evidence.len() as u64,
         created_at: time_fmt::now_iso(),
-        checked_seq: newest(w).map_err(runtime)?,
+        checked_seq: newest(w)?,
         content_status: None,
         verified_at: None,
     };
-    catalog::insert_registration(&w.catalog.writer(), &r).map_err(runtime)?;
+    catalog::insert_registration(&w.catalog.writer(), &r)?;
     JsonBody::of(&reply(&r))
 }
 
 pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
-    let all = catalog::registrations(&w.catalog.reader()).map_err(runtime)?;
+    let all = catalog::registrations(&w.catalog.reader())?;
     JsonBody::of(&CapsuleRegistrations { registrations: all.iter().map(reply).collect() })
 }
 
 pub fn remove(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
     let conn = w.catalog.writer();
-    match catalog::registration(&conn, id).map_err(runtime)? {
-        Some(r) if catalog::delete_registration(&conn, id).map_err(runtime)? => JsonBody::of(&reply(&r)),
+    match catalog::registration(&conn, id)? {
+        Some(r) if catalog::delete_registration(&conn, id)? => JsonBody::of(&reply(&r)),
         _ => Err(ApiError::not_found(format!("No saved capsule {id}"))),
     }
 }

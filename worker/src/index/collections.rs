@@ -71,7 +71,7 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
             return Err(runtime(e));
         }
     }
-    catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path).map_err(runtime)?;
+    catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path)?;
     let job_coll = coll.clone();
     let job_id = slot.spawn(w, JobKind::Add, move |w| run_sync(w, vec![job_coll], None))?;
     w.refresh_watches();
@@ -111,7 +111,7 @@ pub fn remove(w: &Worker, name: &str) -> Result<JsonBody, ApiError> {
         removed
     };
     w.refresh_watches();
-    drop_from_index(w, &removed.name).map_err(runtime)?;
+    drop_from_index(w, &removed.name)?;
     w.publish_status();
     JsonBody::of(&CollectionRemoved {
         success: true,
@@ -137,7 +137,7 @@ pub fn sync(w: &Arc<Worker>, collection: Option<String>, git_pull: Option<bool>)
 }
 
 pub fn get_job(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
-    match catalog::get_job(&w.catalog.reader(), id).map_err(runtime)? {
+    match catalog::get_job(&w.catalog.reader(), id)? {
         Some(job) => JsonBody::of(&job),
         None => Err(ApiError::not_found("Job not found or expired")),
     }
@@ -146,7 +146,7 @@ pub fn get_job(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
 /// The indexing job that runs now (`null` when none).
 pub fn active_job(w: &Worker) -> Result<JsonBody, ApiError> {
     let job = match w.jobs.active() {
-        Some(id) => catalog::get_job(&w.catalog.reader(), &id).map_err(runtime)?,
+        Some(id) => catalog::get_job(&w.catalog.reader(), &id)?,
         None => None,
     };
     JsonBody::of(&protocol::api::ActiveJobResponse { active_job: job })

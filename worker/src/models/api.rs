@@ -3,7 +3,7 @@
 
 use crate::models::presets;
 use crate::models::pull::{PullError, PullSource};
-use crate::{runtime, time_fmt, Worker};
+use crate::{time_fmt, Worker};
 use protocol::api::{PresetChanged, PresetsResponse, PullStarted};
 use protocol::{ApiError, JsonBody};
 use std::sync::Arc;
@@ -25,7 +25,7 @@ pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
     {
         let mut cfg = w.config();
         cfg.preset = Some(preset.id.to_string());
-        cfg.save(&w.dirs.config_file()).map_err(runtime)?;
+        cfg.save(&w.dirs.config_file())?;
     }
     w.models.set_preset(preset);
     let changed = before != w.models.embed_model_ref();

@@ -72,13 +72,13 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
     let guard = w.catalog.reader();
     // One read snapshot: the cut, the span and the rows agree even while a prune commits.
     let conn = guard.unchecked_transaction().map_err(runtime)?;
-    let cut = catalog::journal_cut(&conn).map_err(runtime)?;
+    let cut = catalog::journal_cut(&conn)?;
     let pruned = cut.seq;
-    let newest = catalog::journal_newest(&conn, pruned).map_err(runtime)?;
+    let newest = catalog::journal_newest(&conn, pruned)?;
     let after = match q.since {
         ChangesSince::Start => pruned,
         ChangesSince::Cursor(c) => c.0,
-        ChangesSince::Time(ms) => catalog::sequence_before_time(&conn, ms, time_fmt::iso_to_ms).map_err(runtime)?,
+        ChangesSince::Time(ms) => catalog::sequence_before_time(&conn, ms, time_fmt::iso_to_ms)?,
     };
     let mut warnings = Vec::new();
     if after > newest {
@@ -98,8 +98,7 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
     } else if retention_truncated {
         warnings.push("Changes older than the journal's retention bound were dropped.".to_string());
     }
-    let mut rows =
-        catalog::changes_after(&conn, after.max(pruned), q.collection.as_deref(), q.limit + 1).map_err(runtime)?;
+    let mut rows = catalog::changes_after(&conn, after.max(pruned), q.collection.as_deref(), q.limit + 1)?;
     let truncated = rows.len() > q.limit as usize;
     rows.truncate(q.limit as usize);
     let next_cursor = truncated.then(|| rows.last().map(|e| ChangeCursor(e.seq).encode())).flatten();
@@ -123,8 +122,8 @@ pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<Json
     let doc = resolve_any_doc(w, r)?;
     let guard = w.catalog.reader();
     let conn = guard.unchecked_transaction().map_err(runtime)?;
-    let pruned = catalog::journal_cut(&conn).map_err(runtime)?.seq;
-    let history = catalog::changes_of_doc(&conn, doc.id).map_err(runtime)?;
+    let pruned = catalog::journal_cut(&conn)?.seq;
+    let history = catalog::changes_of_doc(&conn, doc.id)?;
     let (status, entry) = match change {
         None => match history.last() {
             Some(e) => (DiffStatus::Available, Some(e.clone())),

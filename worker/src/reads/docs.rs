@@ -38,7 +38,7 @@ fn find_doc(w: &Worker, r: &DocRef, inactive_too: bool) -> Result<DocRow, ApiErr
         DocRef::Docid(id) if inactive_too => catalog::any_doc_by_docid(&conn, id),
         DocRef::Docid(id) => catalog::doc_by_docid(&conn, id),
     };
-    found.map_err(runtime)?.ok_or_else(|| ApiError::not_found("Document not found"))
+    found?.ok_or_else(|| ApiError::not_found("Document not found"))
 }
 
 pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
@@ -49,7 +49,7 @@ pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
 }
 
 pub fn tags(w: &Worker, collection: Option<String>, prefix: Option<String>) -> Result<JsonBody, ApiError> {
-    let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref()).map_err(runtime)?;
+    let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref())?;
     let tags: Vec<TagCount> = all
         .into_iter()
         .filter(|(t, _)| match &prefix {
@@ -127,7 +127,7 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
         it.collect::<Result<_, _>>().map_err(runtime)?
     };
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    let tags = catalog::tags_of(&conn, &ids).map_err(runtime)?;
+    let tags = catalog::tags_of(&conn, &ids)?;
     let documents: Vec<DocSummary> = rows
         .into_iter()
         .map(|r| DocSummary {
@@ -158,8 +158,8 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
 pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
     let conn = w.catalog.reader();
-    let content = catalog::content_text(&conn, &row.mirror_hash).map_err(runtime)?;
-    let tags = catalog::tags_of(&conn, &[row.id]).map_err(runtime)?.remove(&row.id).unwrap_or_default();
+    let content = catalog::content_text(&conn, &row.mirror_hash)?;
+    let tags = catalog::tags_of(&conn, &[row.id])?.remove(&row.id).unwrap_or_default();
     drop(conn);
     let source = DocSource {
         mime: row.source_mime.clone(),
@@ -188,7 +188,7 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
 
 pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
-    let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash).map_err(runtime)?;
+    let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
     let sections: Vec<DocSection> = match (content, source_kind(&row.rel_path)) {
         (Some(text), Some(SourceKind::Markdown)) => ingest::parse_markdown(&text, &row.rel_path)
             .sections

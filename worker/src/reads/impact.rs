@@ -6,7 +6,7 @@
 use crate::reads::docs::resolve_any_doc;
 use crate::reads::links::{resolver, Resolver};
 use crate::stores::catalog::{self, DocRow};
-use crate::{runtime, uri, Worker};
+use crate::{uri, Worker};
 use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
 use protocol::{ApiError, DocRef, ImpactBounds, JsonBody, LinkKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -83,7 +83,7 @@ impl Cuts {
 pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<JsonBody, ApiError> {
     let root = resolve_any_doc(w, r)?;
     let res = resolver(w)?;
-    let links = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
+    let links = catalog::active_links(&w.catalog.reader())?;
     let deps = dependents(&res, &links)?;
     // child -> (the document it links to on its path, the link's kind)
     let mut parent: HashMap<i64, (i64, LinkKind)> = HashMap::new();

@@ -5,7 +5,7 @@
 
 use crate::reads::docs::resolve_doc;
 use crate::stores::catalog::{self, DocRow, LinkRow};
-use crate::{runtime, uri, Worker};
+use crate::{uri, Worker};
 use protocol::api::{
     Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
     GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
@@ -96,12 +96,12 @@ impl Resolver {
 }
 
 pub(crate) fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
-    Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None).map_err(runtime)?))
+    Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None)?))
 }
 
 pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody, ApiError> {
     let doc = resolve_doc(w, r)?;
-    let rows = catalog::links_of(&w.catalog.reader(), doc.id).map_err(runtime)?;
+    let rows = catalog::links_of(&w.catalog.reader(), doc.id)?;
     let res = resolver(w)?;
     let links: Vec<OutgoingLink> = rows
         .iter()
@@ -143,7 +143,7 @@ pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody,
 pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let doc = resolve_doc(w, r)?;
     let res = resolver(w)?;
-    let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
+    let all = catalog::active_links(&w.catalog.reader())?;
     let backlinks: Vec<Backlink> = all
         .iter()
         .filter(|l| l.doc_id != doc.id)
@@ -173,7 +173,7 @@ type EdgeKey = (i64, i64, Reverse<LinkKind>);
 
 pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
     let res = resolver(w)?;
-    let all = catalog::active_links(&w.catalog.reader()).map_err(runtime)?;
+    let all = catalog::active_links(&w.catalog.reader())?;
     // Edges over the whole index: (source, target, type) -> count. The type is keyed in
     // reverse, so that ties order as the types' names do ("markdown" before "wiki"), as the
     // reply's edges always have.
@@ -279,7 +279,7 @@ fn similarity_edges(
     q: &GraphQuery,
 ) -> Result<(Vec<GraphEdge>, bool), ApiError> {
     let hashes: Vec<String> = nodes.iter().map(|d| d.mirror_hash.clone()).collect();
-    let vectors = ctx.store.first_vectors(&ctx.key, &hashes).map_err(runtime)?;
+    let vectors = ctx.store.first_vectors(&ctx.key, &hashes)?;
     let with: Vec<(&DocRow, &Vec<f32>)> =
         nodes.iter().filter_map(|d| vectors.get(&d.mirror_hash).map(|v| (*d, v))).collect();
     let truncated = with.len() > MAX_SIMILARITY_NODES;

@@ -1,6 +1,6 @@
 //! The status snapshot: computed after every job and published to `status.json`.
 
-use crate::{runtime, stores::catalog, time_fmt, Worker};
+use crate::{stores::catalog, time_fmt, Worker};
 use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, StatusSnapshot, WorkerState};
 use protocol::ApiError;
 
@@ -18,12 +18,12 @@ impl Worker {
 
     fn status_snapshot_as(&self, active_job_id: Option<String>) -> Result<StatusSnapshot, ApiError> {
         let conn = self.catalog.reader();
-        let counts = catalog::collection_counts(&conn).map_err(runtime)?;
-        let last = catalog::last_synced(&conn).map_err(runtime)?;
+        let counts = catalog::collection_counts(&conn)?;
+        let last = catalog::last_synced(&conn)?;
         // Before the embedder loaded, no table is known and everything counts as backlog.
         let table = self.embed_table().map_or_else(String::new, |k| k.name);
-        let embedded = catalog::embedded_counts(&conn, &table).map_err(runtime)?;
-        let backlog = catalog::embed_backlog_count(&conn, &table).map_err(runtime)?;
+        let embedded = catalog::embedded_counts(&conn, &table)?;
+        let backlog = catalog::embed_backlog_count(&conn, &table)?;
         drop(conn);
         let collections: Vec<CollectionStatus> = self
             .config()

@@ -4,7 +4,7 @@
 
 use crate::retrieval::content_types;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
-use crate::{index::ingest, runtime, time_fmt, uri, Worker};
+use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
 use protocol::{ApiError, SearchRequest};
 use regex::Regex;
@@ -158,7 +158,7 @@ impl Scope {
             let l = s.to_lowercase();
             self.exclude.iter().any(|x| l.contains(x.as_str()))
         };
-        let cs = catalog::chunks_of(conn, &row.mirror_hash).map_err(runtime)?;
+        let cs = catalog::chunks_of(conn, &row.mirror_hash)?;
         if hay(&row.title) || hay(&row.rel_path) || cs.iter().any(|c| hay(&c.text)) {
             return Ok(None);
         }
@@ -218,12 +218,12 @@ pub fn results(
 ) -> Result<Vec<SearchResult>, ApiError> {
     let conn = w.catalog.reader();
     let ids: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
-    let tags = catalog::tags_of(&conn, &ids).map_err(runtime)?;
+    let tags = catalog::tags_of(&conn, &ids)?;
     let mut out = Vec::with_capacity(ranked.len());
     for r in ranked {
         let chunks = match r.chunks {
             Some(c) => c,
-            None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
+            None => catalog::chunks_of(&conn, &r.row.mirror_hash)?,
         };
         let row = r.row;
         let (chunk, snippet, line) = match best_chunk(&chunks, terms, intent, r.seq) {

@@ -9,7 +9,7 @@ use crate::retrieval::content_types::{self, ContentTypes};
 use crate::retrieval::hybrid::{self, Trace};
 use crate::retrieval::query::KeywordQuery;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
-use crate::{runtime, uri, Worker};
+use crate::{uri, Worker};
 use protocol::api::{
     DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
     StageStatus, TargetStatus,
@@ -214,7 +214,7 @@ fn single_filters(req: &SearchRequest) -> Vec<(&'static str, SearchRequest)> {
 /// filter set (vector retrieval uses the same one) and the scope's admission (author,
 /// exclude).
 fn passes(w: &Worker, req: &SearchRequest, row: &DocRow) -> Result<bool, ApiError> {
-    if let Some(keys) = w.bm25.filter_keys(&req.filters).map_err(runtime)? {
+    if let Some(keys) = w.bm25.filter_keys(&req.filters)? {
         if !keys.contains(&row.id) {
             return Ok(false);
         }
@@ -267,9 +267,9 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<JsonB
     let row = {
         let conn = w.catalog.reader();
         match target {
-            DocRef::Docid(id) => catalog::any_doc_by_docid(&conn, id).map_err(runtime)?,
+            DocRef::Docid(id) => catalog::any_doc_by_docid(&conn, id)?,
             DocRef::Uri(u) => match uri::parse_uri(u) {
-                Some((c, rel)) => catalog::any_doc_by_path(&conn, &c, &rel).map_err(runtime)?,
+                Some((c, rel)) => catalog::any_doc_by_path(&conn, &c, &rel)?,
                 None => return Err(ApiError::validation("target must be a docid (#abcd1234) or a svc:// uri")),
             },
         }
@@ -280,7 +280,7 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<JsonB
     let (target, stage_list, chunk) = match &row {
         None => (target_of(target_ref, TargetStatus::NotFound, None, &[], &w.content_types), Vec::new(), None),
         Some(r) => {
-            let chunks = catalog::chunks_of(&w.catalog.reader(), &r.mirror_hash).map_err(runtime)?;
+            let chunks = catalog::chunks_of(&w.catalog.reader(), &r.mirror_hash)?;
             let configured = w.config().collections.iter().any(|c| c.name == r.collection);
             let mut reasons: Vec<&'static str> = Vec::new();
             let status = if !r.active || !configured {

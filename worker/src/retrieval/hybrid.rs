@@ -12,7 +12,7 @@ use crate::retrieval::keyword::bm25_candidates;
 use crate::retrieval::query::KeywordQuery;
 use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, VectorContext};
 use crate::stores::vectors::VectorHit;
-use crate::{runtime, stores::catalog, Worker};
+use crate::{stores::catalog, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
 use std::collections::{HashMap, HashSet};
@@ -254,7 +254,7 @@ fn rerank(
         };
         let chunks = match &r.chunks {
             Some(c) => c.clone(),
-            None => catalog::chunks_of(&conn, &r.row.mirror_hash).map_err(runtime)?,
+            None => catalog::chunks_of(&conn, &r.row.mirror_hash)?,
         };
         let text = common::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
         passages.push(text.chars().take(RERANK_CHARS).collect::<String>());

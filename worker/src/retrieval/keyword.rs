@@ -4,7 +4,7 @@
 use crate::retrieval::common::{self, Ranked, Scope};
 use crate::retrieval::query::KeywordQuery;
 use crate::stores::catalog::{self, DocRow};
-use crate::{runtime, Worker};
+use crate::Worker;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, SearchRequest};
 use std::collections::HashMap;
@@ -19,11 +19,10 @@ pub fn bm25_candidates(
     req: &SearchRequest,
     n: usize,
 ) -> Result<Vec<Ranked>, ApiError> {
-    let hits = w.bm25.search(q, &req.filters, n.clamp(1, MAX_CANDIDATES)).map_err(runtime)?;
+    let hits = w.bm25.search(q, &req.filters, n.clamp(1, MAX_CANDIDATES))?;
     let conn = w.catalog.reader();
     let keys: Vec<i64> = hits.iter().map(|(_, k)| *k).collect();
-    let mut rows: HashMap<i64, DocRow> =
-        catalog::docs_by_ids(&conn, &keys).map_err(runtime)?.into_iter().map(|r| (r.id, r)).collect();
+    let mut rows: HashMap<i64, DocRow> = catalog::docs_by_ids(&conn, &keys)?.into_iter().map(|r| (r.id, r)).collect();
     let mut out = Vec::with_capacity(hits.len());
     for (score, key) in hits {
         let Some(row) = rows.remove(&key) else { continue };

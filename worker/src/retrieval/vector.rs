@@ -94,14 +94,14 @@ pub fn documents_for_hits(
     req: &SearchRequest,
     hits: &[VectorHit],
 ) -> Result<Vec<Ranked>, ApiError> {
-    let allowed = w.bm25.filter_keys(&req.filters).map_err(runtime)?;
+    let allowed = w.bm25.filter_keys(&req.filters)?;
     let hashes: Vec<String> = {
         let mut seen = HashSet::new();
         hits.iter().filter(|h| seen.insert(h.mirror_hash.clone())).map(|h| h.mirror_hash.clone()).collect()
     };
     let conn = w.catalog.reader();
     let mut by_hash: HashMap<String, Vec<DocRow>> = HashMap::new();
-    for row in catalog::active_docs_by_mirror(&conn, &hashes).map_err(runtime)? {
+    for row in catalog::active_docs_by_mirror(&conn, &hashes)? {
         by_hash.entry(row.mirror_hash.clone()).or_default().push(row);
     }
     let mut seen_docs = HashSet::new();
@@ -178,10 +178,10 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
 
 /// The document's first chunk vector (seq 0, else its lowest chunk).
 fn first_vector(w: &Worker, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Option<Vec<f32>>, ApiError> {
-    if let Some(v) = ctx.store.vector(&ctx.key, &row.mirror_hash, 0).map_err(runtime)? {
+    if let Some(v) = ctx.store.vector(&ctx.key, &row.mirror_hash, 0)? {
         return Ok(Some(v));
     }
-    let chunks = catalog::chunks_of(&w.catalog.reader(), &row.mirror_hash).map_err(runtime)?;
+    let chunks = catalog::chunks_of(&w.catalog.reader(), &row.mirror_hash)?;
     match chunks.first() {
         Some(c) => ctx.store.vector(&ctx.key, &row.mirror_hash, c.seq).map_err(runtime),
         None => Ok(None),

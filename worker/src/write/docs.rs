@@ -151,7 +151,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     let (abs, rel, suffixed) = match note::place(&root, rel, &text, req.collision, exists)? {
         Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
         Placed::Existing { abs, rel } => {
-            let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).map_err(runtime)?;
+            let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str())?;
             return JsonBody::of(&CreatedDoc {
                 uri: file_uri(&abs),
                 path: abs.display().to_string(),
@@ -249,7 +249,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
 pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiError> {
     let _write = w.write_lock();
     let row = resolve_doc(w, doc)?;
-    w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save).map_err(runtime)?;
+    w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save)?;
     w.after_job();
     let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(&row.rel_path).display().to_string());
     JsonBody::of(&DeactivatedDoc {

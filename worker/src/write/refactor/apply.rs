@@ -5,7 +5,7 @@ use super::{plan, Plan, SCHEMA_VERSION};
 use crate::stores::catalog::Origin;
 use crate::write::atomic;
 use crate::write::path::RelPath;
-use crate::{runtime, uri, Worker};
+use crate::{uri, Worker};
 use protocol::api::{
     ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied,
     RefactorErrorDetails, RefactorErrorStatus, ReferenceClassification, StalePlanDetails,
@@ -204,7 +204,7 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
             errors: Some(pending),
         }
     };
-    let target_rel = RelPath::parse(plan.target_rel.as_str(), "relPath").map_err(runtime)?;
+    let target_rel = RelPath::parse(plan.target_rel.as_str(), "relPath")?;
     let preview = &plan.preview;
     JsonBody::of(&RefactorApplied {
         success: true,

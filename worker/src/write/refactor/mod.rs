@@ -169,8 +169,8 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
     }
 
     let conn = w.catalog.reader();
-    let docs = catalog::active_docs(&conn, None).map_err(runtime)?;
-    let links = catalog::active_links(&conn).map_err(runtime)?;
+    let docs = catalog::active_docs(&conn, None)?;
+    let links = catalog::active_links(&conn)?;
     drop(conn);
     let moved = |mut d: DocRow| {
         if d.id == source.id {
