@@ -25,7 +25,7 @@ use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache};
 use protocol::api;
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -48,6 +48,8 @@ fn poll_interval() -> Duration {
 
 /// What the watching thread does next.
 enum Work {
+    /// Events of every watched folder, from the one watcher: routed to their collections.
+    Batch { result: DebounceEventResult },
     /// Events of one collection's folder.
     Events { collection: String, result: DebounceEventResult },
     /// Reconcile a collection with its folder by a scan.
@@ -58,17 +60,20 @@ type FolderWatch = Debouncer<RecommendedWatcher, RecommendedCache>;
 
 /// How one collection's folder is followed.
 enum Follow {
-    /// Watched for as long as the debouncer lives.
-    Watched { _debouncer: FolderWatch },
+    /// Its root (canonical) is one of the shared watcher's roots.
+    Watched { root: PathBuf },
     /// Scanned at each `due`, and watched again when it can be.
     Polled { reason: String, due: Instant },
 }
 
-/// The folders followed now, by collection name, and the way to the watching thread (none
-/// until [`start`]: the CLI's in-process worker does not watch).
+/// The folders followed now, by collection name; the one watcher of them all (one inotify
+/// instance and one debounce thread, however many collections: the system's limit on
+/// instances is per user and small); and the way to the watching thread. None of it until
+/// [`start`]: the CLI's in-process worker does not watch.
 #[derive(Default)]
 pub struct Watchers {
     folders: Mutex<HashMap<String, Follow>>,
+    watcher: Mutex<Option<FolderWatch>>,
     work: Mutex<Option<Sender<Work>>>,
 }
 
@@ -79,6 +84,10 @@ impl Watchers {
 
     fn folders(&self) -> MutexGuard<'_, HashMap<String, Follow>> {
         self.folders.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn watcher(&self) -> MutexGuard<'_, Option<FolderWatch>> {
+        self.watcher.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// How `collection`'s folder is followed now (`off` when it is not).
@@ -92,6 +101,18 @@ impl Watchers {
         }
     }
 
+    /// The watched collections and their roots.
+    fn roots(&self) -> Vec<(String, PathBuf)> {
+        let folders = self.folders();
+        folders
+            .iter()
+            .filter_map(|(name, f)| match f {
+                Follow::Watched { root } => Some((name.clone(), root.clone())),
+                Follow::Polled { .. } => None,
+            })
+            .collect()
+    }
+
     /// Watches the collections of the config that are not followed yet and stops following
     /// those it no longer lists (or that opted out). With `scan_new`, a collection that starts
     /// being followed is reconciled by a scan (at start; a collection just added is synced by
@@ -99,13 +120,19 @@ impl Watchers {
     pub fn refresh(&self, collections: &[CollectionConfig], scan_new: bool) {
         let Some(tx) = self.sender() else { return };
         let mut folders = self.folders();
-        folders.retain(|name, _| collections.iter().any(|c| c.name == *name && c.watch));
+        let gone: Vec<String> =
+            folders.keys().filter(|name| !collections.iter().any(|c| c.name == **name && c.watch)).cloned().collect();
+        for name in gone {
+            if let Some(Follow::Watched { root }) = folders.remove(&name) {
+                self.release(&root, &folders);
+            }
+        }
         for coll in collections.iter().filter(|c| c.watch) {
             if folders.contains_key(&coll.name) {
                 continue;
             }
             // Watched first, scanned after: a change while the watch is set up is not lost.
-            folders.insert(coll.name.clone(), follow(coll, &tx));
+            folders.insert(coll.name.clone(), self.follow(coll));
             if scan_new {
                 let _ = tx.send(Work::Scan { collection: coll.name.clone() });
             }
@@ -115,13 +142,12 @@ impl Watchers {
     /// Collections whose poll is due: each is tried again (watched when it can be, else its
     /// next poll is set) and returned, to be scanned.
     fn due(&self, collections: &[CollectionConfig]) -> Vec<CollectionConfig> {
-        let Some(tx) = self.sender() else { return Vec::new() };
         let now = Instant::now();
         let mut folders = self.folders();
         let mut out = Vec::new();
         for coll in collections {
             if matches!(folders.get(&coll.name), Some(Follow::Polled { due, .. }) if *due <= now) {
-                folders.insert(coll.name.clone(), follow(coll, &tx));
+                folders.insert(coll.name.clone(), self.follow(coll));
                 out.push(coll.clone());
             }
         }
@@ -131,43 +157,110 @@ impl Watchers {
     /// The watched folder of `coll` is gone: it is polled from now on.
     fn lost(&self, coll: &CollectionConfig, reason: String) {
         tracing::warn!("{}: {reason}; scanned every {:?} until it can be watched again", coll.name, poll_interval());
-        self.folders().insert(coll.name.clone(), Follow::Polled { reason, due: Instant::now() + poll_interval() });
+        let mut folders = self.folders();
+        let polled = Follow::Polled { reason, due: Instant::now() + poll_interval() };
+        if let Some(Follow::Watched { root }) = folders.insert(coll.name.clone(), polled) {
+            self.release(&root, &folders);
+        }
     }
-}
 
-/// Watches `coll`'s folder, or polls it with the reason it cannot be watched.
-fn follow(coll: &CollectionConfig, tx: &Sender<Work>) -> Follow {
-    match watch_folder(coll, tx.clone()) {
-        Ok(debouncer) => Follow::Watched { _debouncer: debouncer },
-        Err(reason) => {
-            tracing::warn!(
-                "{}: the folder cannot be watched ({reason}); scanned every {:?}",
-                coll.name,
-                poll_interval()
-            );
-            Follow::Polled { reason, due: Instant::now() + poll_interval() }
+    /// Watches `coll`'s folder, or polls it with the reason it cannot be watched.
+    fn follow(&self, coll: &CollectionConfig) -> Follow {
+        match self.watch_root(coll) {
+            Ok(root) => Follow::Watched { root },
+            Err(reason) => {
+                tracing::warn!(
+                    "{}: the folder cannot be watched ({reason}); scanned every {:?}",
+                    coll.name,
+                    poll_interval()
+                );
+                Follow::Polled { reason, due: Instant::now() + poll_interval() }
+            }
+        }
+    }
+
+    fn watch_root(&self, coll: &CollectionConfig) -> Result<PathBuf, String> {
+        let root = Path::new(&coll.path).canonicalize().map_err(|e| e.to_string())?;
+        if let Some(kind) = mounts::remote_kind(&root) {
+            return Err(format!("on a {kind} file system, which does not report changes made elsewhere"));
+        }
+        let mut watcher = self.watcher();
+        let watcher = watcher.as_mut().ok_or_else(|| "the watcher is not running".to_string())?;
+        watcher.watch(&root, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
+        Ok(root)
+    }
+
+    /// Stops watching `root` unless another collection (of `folders`, which no longer holds
+    /// the one let go) watches it too; a collection whose root holds `root` is watched again,
+    /// since the watches under `root` were its watches as well.
+    fn release(&self, root: &Path, folders: &HashMap<String, Follow>) {
+        let still: Vec<&PathBuf> = folders
+            .values()
+            .filter_map(|f| match f {
+                Follow::Watched { root } => Some(root),
+                Follow::Polled { .. } => None,
+            })
+            .collect();
+        if still.iter().any(|r| r.as_path() == root) {
+            return;
+        }
+        let mut watcher = self.watcher();
+        let Some(watcher) = watcher.as_mut() else { return };
+        // A root that vanished has lost its watches already.
+        let _ = watcher.unwatch(root);
+        for outer in still.iter().filter(|r| root.starts_with(r)) {
+            if let Err(e) = watcher.watch(outer, RecursiveMode::Recursive) {
+                tracing::warn!("{}: watched again with an error: {e}", outer.display());
+            }
         }
     }
 }
 
-fn watch_folder(coll: &CollectionConfig, tx: Sender<Work>) -> Result<FolderWatch, String> {
-    let root = Path::new(&coll.path).canonicalize().map_err(|e| e.to_string())?;
-    if let Some(kind) = mounts::remote_kind(&root) {
-        return Err(format!("on a {kind} file system, which does not report changes made elsewhere"));
+/// Splits a batch of the one watcher into the events of each watched collection: an event
+/// belongs to every collection whose root holds one of its paths; an overflow (no path) and a
+/// watcher error that names no path belong to all of them.
+fn route(batch: DebounceEventResult, roots: &[(String, PathBuf)]) -> Vec<Work> {
+    let under = |paths: &[PathBuf], root: &Path| paths.is_empty() || paths.iter().any(|p| p.starts_with(root));
+    let mut out = Vec::new();
+    for (collection, root) in roots {
+        let result = match &batch {
+            Ok(events) => {
+                let mine: Vec<DebouncedEvent> = events.iter().filter(|e| under(&e.paths, root)).cloned().collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                Ok(mine)
+            }
+            Err(errors) => {
+                if !errors.iter().any(|e| under(&e.paths, root)) {
+                    continue;
+                }
+                // The errors are not Clone: each collection gets their text.
+                Err(errors
+                    .iter()
+                    .filter(|e| under(&e.paths, root))
+                    .map(|e| notify_debouncer_full::notify::Error::generic(&e.to_string()).set_paths(e.paths.clone()))
+                    .collect())
+            }
+        };
+        out.push(Work::Events { collection: collection.clone(), result });
     }
-    let collection = coll.name.clone();
-    let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
-        let _ = tx.send(Work::Events { collection: collection.clone(), result });
-    })
-    .map_err(|e| e.to_string())?;
-    debouncer.watch(&root, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
-    Ok(debouncer)
+    out
 }
 
-/// Starts the watching thread and watches every collection; it ends when the worker is
-/// dropped or shuts down.
+/// Starts the watching thread and the one watcher, and watches every collection; they end
+/// when the worker is dropped or shuts down.
 pub fn start(worker: &Arc<Worker>) {
     let (tx, rx) = channel();
+    let batches = tx.clone();
+    let watcher = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+        let _ = batches.send(Work::Batch { result });
+    });
+    match watcher {
+        Ok(w) => *worker.watchers.watcher() = Some(w),
+        // Every folder is then polled, with this reason.
+        Err(e) => tracing::error!("could not start the folder watcher: {e}"),
+    }
     *worker.watchers.work.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
     let weak = Arc::downgrade(worker);
     let started = std::thread::Builder::new().name("watcher".into()).spawn(move || run(&weak, &rx));
@@ -208,8 +301,14 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
 
 /// Does one piece of work of the watching thread.
 fn handle(w: &Worker, work: Work) {
-    let collection = match &work {
-        Work::Events { collection, .. } | Work::Scan { collection } => collection.clone(),
+    let collection = match work {
+        Work::Batch { result } => {
+            for work in route(result, &w.watchers.roots()) {
+                handle(w, work);
+            }
+            return;
+        }
+        Work::Events { ref collection, .. } | Work::Scan { ref collection } => collection.clone(),
     };
     // A collection removed since: nothing to do.
     let Some(coll) = w.config().find(&collection).cloned() else { return };
@@ -221,6 +320,7 @@ fn handle(w: &Worker, work: Work) {
             scan(w, &coll);
         }
         Work::Events { result: Ok(events), .. } => apply(w, &coll, &events),
+        Work::Batch { .. } => {}
     }
 }
 
@@ -428,6 +528,38 @@ mod tests {
         let p = plan(root, &m, &[event(EventKind::Remove(RemoveKind::Any), paths(root, &["gone"]))]);
         assert!(p.files.is_empty());
         assert_eq!(p.gone.iter().map(String::as_str).collect::<Vec<_>>(), vec!["gone"]);
+    }
+
+    #[test]
+    fn the_one_watchers_batch_goes_to_each_collection_whose_root_holds_a_path() {
+        let roots = vec![
+            ("notes".to_string(), PathBuf::from("/n")),
+            ("inner".to_string(), PathBuf::from("/n/sub")),
+            ("other".to_string(), PathBuf::from("/o")),
+        ];
+        let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        let batch = vec![
+            event(modify, vec![PathBuf::from("/n/a.md")]),
+            event(modify, vec![PathBuf::from("/n/sub/b.md")]),
+            event(modify, vec![PathBuf::from("/nx/c.md")]),
+        ];
+        let got: Vec<(String, usize)> = route(Ok(batch), &roots)
+            .into_iter()
+            .map(|w| match w {
+                Work::Events { collection, result: Ok(events) } => (collection, events.len()),
+                _ => panic!("not a batch of events"),
+            })
+            .collect();
+        let mut got = got;
+        got.sort();
+        assert_eq!(got, vec![("inner".to_string(), 1), ("notes".to_string(), 2)], "/nx is not under /n");
+        // An overflow names no path: every collection reconciles.
+        let mut overflow = event(EventKind::Other, vec![]);
+        overflow.event.attrs.set_flag(Flag::Rescan);
+        assert_eq!(route(Ok(vec![overflow]), &roots).len(), 3);
+        let error = notify_debouncer_full::notify::Error::generic("boom").add_path(PathBuf::from("/o/x.md"));
+        let routed = route(Err(vec![error]), &roots);
+        assert!(matches!(&routed[..], [Work::Events { collection, result: Err(_) }] if collection == "other"));
     }
 
     /// A worker with one collection over a fresh folder holding `a.md`, synced.
