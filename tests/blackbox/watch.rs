@@ -240,3 +240,48 @@ fn read_events(port: u16, within: Duration) -> Vec<Value> {
     }
     events
 }
+
+/// Fault injection: the worker is killed while it follows a burst of files written by another
+/// program. The restarted worker reconciles the folder at start, so every file ends up indexed
+/// once, with no sync request.
+#[test]
+fn a_worker_killed_during_a_burst_on_disk_catches_up_when_it_restarts() {
+    let s = Server::start();
+    let n = watched(&s, &[("seed.md", "# Seed\nfirst\n")]);
+    let worker = s.child_pid("worker").unwrap();
+    let writer = {
+        let n = n.clone();
+        std::thread::spawn(move || {
+            for i in 0..600 {
+                let p = n.join(format!("burst/d{}/b-{i}.md", i % 10));
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, format!("# Burst {i}\nburstword and marker{i}\n")).unwrap();
+                if i % 50 == 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        })
+    };
+    // Killed once some of the burst is in the index, not all of it.
+    let total = |s: &Server| {
+        let r = s.get("/api/docs?limit=1");
+        if r.status == 200 {
+            r.json()["total"].as_u64().unwrap_or(0)
+        } else {
+            0
+        }
+    };
+    s.wait_until(WITHIN, |s| total(s) > 1);
+    nix_kill(worker, libc::SIGKILL);
+    writer.join().unwrap();
+    // A new worker, then every file exactly once.
+    s.wait_until(WITHIN, |s| s.child_pid("worker").is_some_and(|p| p != worker));
+    s.wait_until(Duration::from_secs(60), |s| total(s) == 601);
+    // The published status follows once the new worker's scan is done.
+    s.wait_until(WITHIN, |s| s.get("/api/status").json()["totalDocuments"] == 601);
+    assert_eq!(hits(&s, "marker599"), ["svc://notes/burst/d9/b-599.md"]);
+    let mut all = uris(&s.search(json!({"query": "burstword", "limit": 50})));
+    let n_all = all.len();
+    all.dedup();
+    assert_eq!(all.len(), n_all, "no document twice");
+}
