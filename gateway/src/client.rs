@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 /// How long one call may take before the gateway gives up on it.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -80,6 +80,9 @@ pub struct WorkerClient {
     events: broadcast::Sender<Event>,
     /// Where the supervisor records a worker that keeps failing to start.
     failure_file: Arc<PathBuf>,
+    /// Bumped whenever the connection comes or goes: a call waiting for the worker wakes on
+    /// it instead of polling.
+    changed: Arc<watch::Sender<u64>>,
 }
 
 fn unavailable() -> ApiError {
@@ -95,6 +98,7 @@ impl WorkerClient {
             next_id: Arc::new(AtomicU64::new(1)),
             events: broadcast::channel(1024).0,
             failure_file: Arc::new(failure_file),
+            changed: Arc::new(watch::channel(0).0),
         };
         let c = client.clone();
         tokio::spawn(async move { c.maintain(socket).await });
@@ -159,6 +163,7 @@ impl WorkerClient {
         if let Ok(mut c) = self.conn.lock() {
             *c = Some(Arc::new(Connection { tx, pending: Arc::clone(&pending) }));
         }
+        self.changed.send_modify(|n| *n += 1);
         let writer = async {
             while let Some(frame) = rx.recv().await {
                 if write_frame(&mut wr, &frame).await.is_err() {
@@ -196,6 +201,7 @@ impl WorkerClient {
         if let Ok(mut c) = self.conn.lock() {
             *c = None;
         }
+        self.changed.send_modify(|n| *n += 1);
         let waiters: Vec<_> = match pending.lock() {
             Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
             Err(_) => Vec::new(),
@@ -223,18 +229,23 @@ impl WorkerClient {
         Ok((parts, PendingReply { reply, conn, id, deadline }))
     }
 
-    /// The worker connection, waiting up to `limit` for one while there is none.
+    /// The worker connection, waiting up to `limit` for one while there is none (woken when
+    /// the connection comes, not by polling).
     async fn connection_within(&self, limit: Duration) -> Option<Arc<Connection>> {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            if let Some(conn) = self.conn.lock().ok().and_then(|c| c.clone()) {
-                return Some(conn);
+        let mut changes = self.changed.subscribe();
+        let current = || self.conn.lock().ok().and_then(|c| c.clone());
+        let wait = async {
+            loop {
+                // Subscribed before looking: a connection that comes in between is a change.
+                if let Some(conn) = current() {
+                    return Some(conn);
+                }
+                if changes.changed().await.is_err() {
+                    return None;
+                }
             }
-            if tokio::time::Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        };
+        tokio::time::timeout(limit, wait).await.ok().flatten()
     }
 
     async fn send(
