@@ -8,6 +8,9 @@ use std::path::Path;
 pub enum SourceKind {
     Markdown,
     PlainText,
+    /// An org-mode note: read as the Markdown it means, line for line; never written through
+    /// the API (its syntax is its own).
+    Org,
     /// Converted to text on indexing; never written through the API.
     Pdf,
     Docx,
@@ -26,6 +29,7 @@ pub fn source_kind(rel: &str) -> Option<SourceKind> {
     match ext.as_str() {
         "md" | "markdown" | "mdx" => Some(SourceKind::Markdown),
         "txt" | "text" => Some(SourceKind::PlainText),
+        "org" => Some(SourceKind::Org),
         "pdf" => Some(SourceKind::Pdf),
         "docx" => Some(SourceKind::Docx),
         _ => None,
@@ -48,6 +52,8 @@ mod tests {
         assert_eq!(source_kind("a.PDF"), Some(SourceKind::Pdf));
         assert_eq!(source_kind("a.docx"), Some(SourceKind::Docx));
         assert_eq!(source_kind("a.doc"), None);
+        assert_eq!(source_kind("plan.org"), Some(SourceKind::Org));
+        assert!(!is_text_note("plan.org"));
         assert!(is_text_note("a.md") && is_text_note("a.txt"));
         assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));
     }

@@ -155,3 +155,42 @@ fn files_that_fail_to_convert_are_errored_and_keep_their_previous_version() {
     // The worker survived every bad file.
     assert_eq!(s.get("/api/status").json()["healthy"], true);
 }
+
+/// An org-mode note beside the Markdown ones (`include: **/*.org`): searchable by its words,
+/// titled by `#+TITLE:`, tagged by its heading tags and `#+FILETAGS:`, its sections at the
+/// org file's own lines, its text served as written, and a capsule citing its real lines.
+#[test]
+fn org_notes_are_read_as_notes_line_for_line() {
+    let s = Server::start();
+    let root = s.path("notes");
+    let org = "#+TITLE: Orchard log\n#+FILETAGS: :orchard:\n\n* Pruning :winter:\nCut the quince back in February.\n\n\
+** Tools\nSee [[file:shears.org][the shears]] and [[Sharpening]].\n";
+    write_notes(&root, &[("orchard.org", org), ("shears.org", "* Shears\nBypass shears.\n")]);
+    let r = s.post("/api/collections", json!({ "path": root, "name": "n", "include": "**/*.org", "watch": false }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(s.wait_job(r.json()["jobId"].as_str().unwrap())["status"], "completed");
+
+    let hit = only_hit(&s, "quince", "svc://n/orchard.org");
+    assert_eq!(hit["title"], "Orchard log", "{hit}");
+    let tags = s.get("/api/tags").json();
+    for t in ["orchard", "winter"] {
+        assert!(tags.to_string().contains(&format!("\"{t}\"")), "{t} in {tags}");
+    }
+    let doc = s.get("/api/doc?uri=svc://n/orchard.org").json();
+    assert_eq!(doc["content"], org, "the file as written");
+    let sections = s.get(&format!("/api/doc/{}/sections", doc["docid"].as_str().unwrap().replace('#', "%23"))).json();
+    let lines: Vec<u64> =
+        sections["sections"].as_array().unwrap().iter().map(|x| x["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, vec![1, 4, 7], "{sections}");
+    // The link to the other org note joins the link graph.
+    let backlinks = s.get("/api/doc?uri=svc://n/shears.org").json();
+    let b = s.get(&format!("/api/doc/{}/backlinks", backlinks["docid"].as_str().unwrap().replace('#', "%23"))).json();
+    assert!(b.to_string().contains("orchard.org"), "{b}");
+    // A capsule cites the org file's own lines.
+    let c =
+        s.post("/api/context", json!({"goal": "quince pruning", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    let e = &c["evidence"][0];
+    assert_eq!(e["uri"], "svc://n/orchard.org", "{c}");
+    let (a, z) = (e["startLine"].as_u64().unwrap() as usize, e["endLine"].as_u64().unwrap() as usize);
+    assert_eq!(e["text"].as_str().unwrap(), org.lines().collect::<Vec<_>>()[a - 1..z].join("\n"));
+}

@@ -50,7 +50,7 @@ fn converter(kind: SourceKind) -> Option<convert::Format> {
     match kind {
         SourceKind::Pdf => Some(convert::Format::Pdf),
         SourceKind::Docx => Some(convert::Format::Docx),
-        SourceKind::Markdown | SourceKind::PlainText => None,
+        SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org => None,
     }
 }
 
@@ -63,6 +63,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
     let mime = match source_kind(rel) {
         Some(SourceKind::Markdown) => "text/markdown".to_string(),
         Some(SourceKind::PlainText) => "text/plain".to_string(),
+        Some(SourceKind::Org) => "text/org".to_string(),
         Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => {
             converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
@@ -75,6 +76,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
 fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
     match kind {
         SourceKind::Markdown => ingest::parse_markdown(canonical, rel),
+        SourceKind::Org => ingest::parse_markdown(&ingest::org::to_markdown(canonical), rel),
         SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => ingest::parse_plain_text(canonical, rel),
     }
 }

@@ -190,11 +190,14 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
     let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
     let sections: Vec<DocSection> = match (content, source_kind(&row.rel_path)) {
-        (Some(text), Some(SourceKind::Markdown)) => ingest::parse_markdown(&text, &row.rel_path)
-            .sections
-            .into_iter()
-            .map(|s| DocSection { anchor: s.anchor, level: s.level, line: s.line, title: s.title })
-            .collect(),
+        (Some(text), Some(kind @ (SourceKind::Markdown | SourceKind::Org))) => {
+            let markdown = if kind == SourceKind::Org { ingest::org::to_markdown(&text) } else { text };
+            ingest::parse_markdown(&markdown, &row.rel_path)
+                .sections
+                .into_iter()
+                .map(|s| DocSection { anchor: s.anchor, level: s.level, line: s.line, title: s.title })
+                .collect()
+        }
         _ => Vec::new(),
     };
     JsonBody::of(&SectionsResponse {

@@ -11,6 +11,7 @@ mod dates;
 mod front_matter;
 mod lines;
 mod links;
+pub mod org;
 mod scan;
 mod sections;
 mod snippet;
