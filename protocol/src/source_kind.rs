@@ -14,6 +14,8 @@ pub enum SourceKind {
     /// Converted to text on indexing; never written through the API.
     Pdf,
     Docx,
+    /// XLSX, XLSM, XLSB, XLS, ODS.
+    Spreadsheet,
 }
 
 impl SourceKind {
@@ -32,6 +34,7 @@ pub fn source_kind(rel: &str) -> Option<SourceKind> {
         "org" => Some(SourceKind::Org),
         "pdf" => Some(SourceKind::Pdf),
         "docx" => Some(SourceKind::Docx),
+        "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Some(SourceKind::Spreadsheet),
         _ => None,
     }
 }
@@ -53,6 +56,8 @@ mod tests {
         assert_eq!(source_kind("a.docx"), Some(SourceKind::Docx));
         assert_eq!(source_kind("a.doc"), None);
         assert_eq!(source_kind("plan.org"), Some(SourceKind::Org));
+        assert_eq!(source_kind("Budget.XLSX"), Some(SourceKind::Spreadsheet));
+        assert_eq!(source_kind("b.ods"), Some(SourceKind::Spreadsheet));
         assert!(!is_text_note("plan.org"));
         assert!(is_text_note("a.md") && is_text_note("a.txt"));
         assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));

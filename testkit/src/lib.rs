@@ -111,3 +111,27 @@ pub fn zip_parts(parts: &[(&str, String)]) -> Vec<u8> {
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
+
+/// An XLSX workbook written by `rust_xlsxwriter`: each sheet's rows of cells, a cell that
+/// parses as a number written as a number, an empty string left empty.
+pub fn xlsx(sheets: &[(&str, &[&[&str]])]) -> Vec<u8> {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    for (name, rows) in sheets {
+        let sheet = book.add_worksheet();
+        sheet.set_name(*name).expect("a valid sheet name");
+        for (r, row) in rows.iter().enumerate() {
+            for (c, cell) in row.iter().enumerate() {
+                let (r, c) = (r as u32, c as u16);
+                if cell.is_empty() {
+                    continue;
+                }
+                match cell.parse::<f64>() {
+                    Ok(n) => sheet.write_number(r, c, n).map(drop),
+                    Err(_) => sheet.write_string(r, c, *cell).map(drop),
+                }
+                .expect("a cell within the sheet");
+            }
+        }
+    }
+    book.save_to_buffer().expect("an XLSX workbook")
+}

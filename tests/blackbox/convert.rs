@@ -194,3 +194,40 @@ fn org_notes_are_read_as_notes_line_for_line() {
     let (a, z) = (e["startLine"].as_u64().unwrap() as usize, e["endLine"].as_u64().unwrap() as usize);
     assert_eq!(e["text"].as_str().unwrap(), org.lines().collect::<Vec<_>>()[a - 1..z].join("\n"));
 }
+
+/// Spreadsheets through `include`: a workbook written by rust_xlsxwriter is one Markdown table
+/// per sheet, searchable by its cells, a section per sheet, cited by a capsule; a file that
+/// only says it is a workbook is one errored file of a sync that completes.
+#[test]
+fn spreadsheets_are_tables_per_sheet_and_a_broken_one_is_an_errored_file() {
+    let s = Server::start();
+    let root = s.path("sheets");
+    std::fs::create_dir_all(&root).unwrap();
+    let book = testkit::xlsx(&[
+        ("Plants", &[&["Plant", "Bed", "Water (l)"], &["Quince", "North", "12"], &["Medlar", "South", "8"]]),
+        ("Costs", &[&["Item", "Cost"], &["Compost", "40"]]),
+    ]);
+    std::fs::write(root.join("garden.xlsx"), book).unwrap();
+    std::fs::write(root.join("broken.xlsx"), b"this is no workbook").unwrap();
+    let r = s.post("/api/collections", json!({ "path": root, "name": "s", "include": "**/*.xlsx", "watch": false }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["result"]["totalFilesErrored"], 1, "{job}");
+
+    only_hit(&s, "medlar", "svc://s/garden.xlsx");
+    let doc = s.get("/api/doc?uri=svc://s/garden.xlsx").json();
+    let content = doc["content"].as_str().unwrap();
+    assert!(content.contains("## Plants") && content.contains("| Medlar | South | 8 |"), "{content}");
+    let id = doc["docid"].as_str().unwrap().replace('#', "%23");
+    let sections = s.get(&format!("/api/doc/{id}/sections")).json();
+    let titles: Vec<&str> =
+        sections["sections"].as_array().unwrap().iter().map(|x| x["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["Plants", "Costs"], "{sections}");
+    let c = s.post("/api/context", json!({"goal": "compost cost", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    let e = &c["evidence"][0];
+    assert_eq!(e["uri"], "svc://s/garden.xlsx", "{c}");
+    // A small workbook is one chunk: the passage starts under the first sheet's heading.
+    assert!(e["text"].as_str().unwrap().contains("| Compost | 40 |"), "{e}");
+    assert_eq!(e["heading"], "Plants", "{e}");
+}

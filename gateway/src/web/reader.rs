@@ -26,7 +26,8 @@ enum View {
 impl View {
     fn of(doc: &DocResponse) -> View {
         match source_kind(&doc.rel_path) {
-            Some(SourceKind::Markdown) => View::Markdown,
+            // A sheet's canonical text is Markdown tables.
+            Some(SourceKind::Markdown | SourceKind::Spreadsheet) => View::Markdown,
             Some(SourceKind::Pdf) => View::Pdf,
             _ => View::Text,
         }

@@ -269,7 +269,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         return Ok(None);
     };
     let heading = match source_kind(&hit.row.rel_path) {
-        Some(SourceKind::Markdown) => heading_at(&text, chunk.start_line),
+        Some(SourceKind::Markdown | SourceKind::Spreadsheet) => heading_at(&text, chunk.start_line),
         Some(SourceKind::Org) => heading_at(&crate::index::ingest::org::to_markdown(&text), chunk.start_line),
         _ => None,
     };

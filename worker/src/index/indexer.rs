@@ -50,6 +50,7 @@ fn converter(kind: SourceKind) -> Option<convert::Format> {
     match kind {
         SourceKind::Pdf => Some(convert::Format::Pdf),
         SourceKind::Docx => Some(convert::Format::Docx),
+        SourceKind::Spreadsheet => Some(convert::Format::Spreadsheet),
         SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org => None,
     }
 }
@@ -67,6 +68,8 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
         Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => {
             converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
+        // One kind, several formats: by the extension.
+        Some(SourceKind::Spreadsheet) => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
     (mime, ext)
@@ -75,7 +78,8 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
 /// Parses canonical text; converted documents are parsed as plain text.
 fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
     match kind {
-        SourceKind::Markdown => ingest::parse_markdown(canonical, rel),
+        // A sheet converts to Markdown: a section per sheet.
+        SourceKind::Markdown | SourceKind::Spreadsheet => ingest::parse_markdown(canonical, rel),
         SourceKind::Org => ingest::parse_markdown(&ingest::org::to_markdown(canonical), rel),
         SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => ingest::parse_plain_text(canonical, rel),
     }

@@ -190,7 +190,7 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
     let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
     let sections: Vec<DocSection> = match (content, source_kind(&row.rel_path)) {
-        (Some(text), Some(kind @ (SourceKind::Markdown | SourceKind::Org))) => {
+        (Some(text), Some(kind @ (SourceKind::Markdown | SourceKind::Org | SourceKind::Spreadsheet))) => {
             let markdown = if kind == SourceKind::Org { ingest::org::to_markdown(&text) } else { text };
             ingest::parse_markdown(&markdown, &row.rel_path)
                 .sections

@@ -1,4 +1,4 @@
-//! Converters from binary document formats (PDF, DOCX) to plain text plus a title.
+//! Converters from binary document formats (PDF, DOCX, spreadsheets) to text plus a title.
 //!
 //! A converter only turns bytes into text: canonicalization and parsing are the ingest
 //! module's job, exactly as for a plain-text note. Conversion runs on a thread of its own,
@@ -8,6 +8,7 @@
 
 mod docx;
 mod pdf;
+mod sheet;
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -24,6 +25,8 @@ const MAX_TITLE_CHARS: usize = 200;
 pub enum Format {
     Pdf,
     Docx,
+    /// XLSX, XLSM, XLSB, XLS and ODS: one Markdown table per sheet.
+    Spreadsheet,
 }
 
 impl Format {
@@ -31,6 +34,7 @@ impl Format {
         match self {
             Format::Pdf => "application/pdf",
             Format::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            Format::Spreadsheet => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         }
     }
 }
@@ -53,6 +57,8 @@ pub enum ConvertError {
     Encrypted,
     #[error("not a readable DOCX: {0}")]
     Docx(String),
+    #[error("not a readable spreadsheet: {0}")]
+    Spreadsheet(String),
     #[error("the DOCX part {part} is larger than {limit} bytes")]
     TooLarge { part: &'static str, limit: u64 },
     #[error("the converter crashed: {0}")]
@@ -72,6 +78,7 @@ pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError
         move || match format {
             Format::Pdf => pdf::convert(&bytes),
             Format::Docx => docx::convert(&bytes),
+            Format::Spreadsheet => sheet::convert(&bytes),
         },
         CONVERT_TIMEOUT,
     )
