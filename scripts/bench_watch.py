@@ -151,6 +151,36 @@ def log_tail(server):
         bench.log(f"watch: last server log lines:\n{tail}")
 
 
+class Session:
+    """A bench server and its client: `start()` (re)starts both; on the way out the client
+    is closed and the server stopped, after logging its last lines if something failed."""
+
+    def __init__(self, server):
+        self.server = server
+        self.client = None
+
+    def start(self):
+        self.stop()
+        self.server.start()
+        self.client = bench.Http(self.server.port)
+        return self.client
+
+    def stop(self):
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        self.server.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            log_tail(self.server)
+        self.stop()
+        return False
+
+
 # ---------------------------------------------------------------- measurements
 
 def measure_edits(client, corpus_dir, collection):
@@ -258,22 +288,18 @@ def measure_startup(args, tmp):
     res = {"startup_notes": len(bench.md_files(corpus_dir)),
            "watch_dirs": sum(1 for _ in os.walk(corpus_dir))}
     server = bench.Server(args.bin, tempfile.mkdtemp(prefix="svc-watch-startup-", dir=tmp))
-    client = None
-    try:
-        server.start()
-        client = bench.Http(server.port)
+    with Session(server) as session:
+        client = session.start()
         bench.log(f"watch: first index of {res['startup_notes']} notes")
         wall, _ = bench.run_job(client, "/api/collections", {"path": corpus_dir, "name": "big"}, args.job_timeout)
         res["startup_first_index_s"] = wall
-        client.close()
-        server.stop()
+        session.stop()
 
         words, deleted = change_while_stopped(corpus_dir)
         bench.log("watch: restart with 3 changes made while stopped")
         t0 = time.perf_counter()
-        server.start()
+        client = session.start()
         res["startup_healthy_s"] = time.perf_counter() - t0
-        client = bench.Http(server.port)
         wait_for("watching after start",
                  lambda: (collection_status(client, "big") or {}).get("watch", {}).get("state") == "watching",
                  STARTUP_TIMEOUT_S)
@@ -287,13 +313,11 @@ def measure_startup(args, tmp):
         time.sleep(2)  # let the scan's last writes settle
         res["idle_cpu_pct"] = idle_cpu_pct(server)
         res["worker_rss_watching_mb"] = bench.rss_mb(server.processes().get("worker"))
-        client.close()
-        server.stop()
+        session.stop()
 
         bench.log("watch: restart with watch: false (for the watcher's share of memory and CPU)")
         set_watch(os.path.join(server.root, "config"), False)
-        server.start()
-        client = bench.Http(server.port)
+        client = session.start()
         wait_for("unwatched start", lambda: (collection_status(client, "big") or {}).get("watch", {}).get("state") == "off",
                  STARTUP_TIMEOUT_S)
         time.sleep(2)
@@ -304,13 +328,6 @@ def measure_startup(args, tmp):
         time.sleep(2)
         res["worker_rss_unwatched_synced_mb"] = bench.rss_mb(server.processes().get("worker"))
         return res
-    except Exception:
-        log_tail(server)
-        raise
-    finally:
-        if client is not None:
-            client.close()
-        server.stop()
 
 
 def bench_watch(args, tmp):
@@ -318,24 +335,15 @@ def bench_watch(args, tmp):
     bench.log("watch: generating the 2,000-note corpus")
     queries = bench.make_notes(args.shared, corpus_dir)
     server = bench.Server(args.bin, tempfile.mkdtemp(prefix="svc-watch-", dir=tmp))
-    client = None
     res = {}
-    try:
-        server.start()
-        client = bench.Http(server.port)
+    with Session(server) as session:
+        client = session.start()
         bench.run_job(client, "/api/collections", {"path": corpus_dir, "name": "notes"}, args.job_timeout)
         wait_for("watching", lambda: collection_status(client, "notes")["watch"]["state"] == "watching", 30)
         bench.log(f"watch: {EDIT_PROBES} edits on disk -> searchable")
         res.update(measure_edits(client, corpus_dir, "notes"))
         bench.log(f"watch: a checkout of {CHECKOUT_FILES} files")
         res.update(measure_checkout(client, server, corpus_dir, "notes", queries[0], tmp))
-    except Exception:
-        log_tail(server)
-        raise
-    finally:
-        if client is not None:
-            client.close()
-        server.stop()
     res.update(measure_startup(args, tmp))
     return res
 
