@@ -103,14 +103,7 @@ impl Watchers {
 
     /// The watched collections and their roots.
     fn roots(&self) -> Vec<(String, PathBuf)> {
-        let folders = self.folders();
-        folders
-            .iter()
-            .filter_map(|(name, f)| match f {
-                Follow::Watched { root } => Some((name.clone(), root.clone())),
-                Follow::Polled { .. } => None,
-            })
-            .collect()
+        watched(&self.folders()).map(|(name, root)| (name.clone(), root.clone())).collect()
     }
 
     /// Watches the collections of the config that are not followed yet and stops following
@@ -194,13 +187,7 @@ impl Watchers {
     /// the one let go) watches it too; a collection whose root holds `root` is watched again,
     /// since the watches under `root` were its watches as well.
     fn release(&self, root: &Path, folders: &HashMap<String, Follow>) {
-        let still: Vec<&PathBuf> = folders
-            .values()
-            .filter_map(|f| match f {
-                Follow::Watched { root } => Some(root),
-                Follow::Polled { .. } => None,
-            })
-            .collect();
+        let still: Vec<&PathBuf> = watched(folders).map(|(_, root)| root).collect();
         if still.iter().any(|r| r.as_path() == root) {
             return;
         }
@@ -214,6 +201,14 @@ impl Watchers {
             }
         }
     }
+}
+
+/// The collections of `folders` that are watched, with their roots.
+fn watched(folders: &HashMap<String, Follow>) -> impl Iterator<Item = (&String, &PathBuf)> {
+    folders.iter().filter_map(|(name, f)| match f {
+        Follow::Watched { root } => Some((name, root)),
+        Follow::Polled { .. } => None,
+    })
 }
 
 /// Splits a batch of the one watcher into the events of each watched collection: an event
@@ -301,26 +296,27 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
 
 /// Does one piece of work of the watching thread.
 fn handle(w: &Worker, work: Work) {
-    let collection = match work {
+    // `None`: a scan was asked for.
+    let (collection, events) = match work {
         Work::Batch { result } => {
             for work in route(result, &w.watchers.roots()) {
                 handle(w, work);
             }
             return;
         }
-        Work::Events { ref collection, .. } | Work::Scan { ref collection } => collection.clone(),
+        Work::Events { collection, result } => (collection, Some(result)),
+        Work::Scan { collection } => (collection, None),
     };
     // A collection removed since: nothing to do.
     let Some(coll) = w.config().find(&collection).cloned() else { return };
-    match work {
-        Work::Scan { .. } => scan(w, &coll),
-        Work::Events { result: Err(errors), .. } => {
+    match events {
+        None => scan(w, &coll),
+        Some(Err(errors)) => {
             let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
             tracing::warn!("{}: the watcher reported {}; reconciling by a scan", coll.name, reasons.join("; "));
             scan(w, &coll);
         }
-        Work::Events { result: Ok(events), .. } => apply(w, &coll, &events),
-        Work::Batch { .. } => {}
+        Some(Ok(events)) => apply(w, &coll, &events),
     }
 }
 
