@@ -135,12 +135,7 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
         }
         println!("data: {}", dirs.index_dir().display());
         if let Some(f) = &failure {
-            println!(
-                "worker: failed to start {} times in a row: {} (svc tries again every {} s or sooner)",
-                f.attempts,
-                f.reason,
-                f.retry_interval_ms.div_ceil(1000)
-            );
+            println!("worker: {f}");
         }
         if let Some(s) = &snapshot {
             println!("documents: {}  chunks: {}", s.total_documents, s.total_chunks);

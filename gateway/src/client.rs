@@ -110,7 +110,12 @@ impl WorkerClient {
     }
 
     pub fn connected(&self) -> bool {
-        self.conn.lock().map(|c| c.is_some()).unwrap_or(false)
+        self.current().is_some()
+    }
+
+    /// The worker connection now, if there is one.
+    fn current(&self) -> Option<Arc<Connection>> {
+        self.conn.lock().ok().and_then(|c| c.clone())
     }
 
     /// The worker as `/api/status` shows it.
@@ -129,13 +134,7 @@ impl WorkerClient {
     /// The 503 of a call made while there is no worker: why, when it failed to start.
     fn not_connected(&self) -> ApiError {
         match self.failure() {
-            Some(f) => ApiError::unavailable(format!(
-                "The worker failed to start {} times in a row: {}. svc tries again every {} s or sooner (GET \
-                 /api/status shows when it runs).",
-                f.attempts,
-                f.reason,
-                f.retry_interval_ms.div_ceil(1000)
-            )),
+            Some(f) => ApiError::unavailable(format!("The worker {f}; GET /api/status shows when it runs.")),
             None => unavailable(),
         }
     }
@@ -233,11 +232,10 @@ impl WorkerClient {
     /// the connection comes, not by polling).
     async fn connection_within(&self, limit: Duration) -> Option<Arc<Connection>> {
         let mut changes = self.changed.subscribe();
-        let current = || self.conn.lock().ok().and_then(|c| c.clone());
         let wait = async {
             loop {
                 // Subscribed before looking: a connection that comes in between is a change.
-                if let Some(conn) = current() {
+                if let Some(conn) = self.current() {
                     return Some(conn);
                 }
                 if changes.changed().await.is_err() {
@@ -253,9 +251,15 @@ impl WorkerClient {
         request: Request,
         parts: Option<mpsc::UnboundedSender<String>>,
     ) -> Result<(Arc<Connection>, u64, oneshot::Receiver<Result<JsonBody, ApiError>>), ApiError> {
-        // A worker that failed to start will not come up within the wait: say so at once.
-        let wait = if self.failure().is_some() { Duration::ZERO } else { WORKER_WAIT };
-        let conn = self.connection_within(wait).await.ok_or_else(|| self.not_connected())?;
+        let conn = match self.current() {
+            Some(conn) => conn,
+            None => {
+                // Only without a worker is the supervisor's record read: a worker that failed
+                // to start will not come up within the wait, so say so at once.
+                let wait = if self.failure().is_some() { Duration::ZERO } else { WORKER_WAIT };
+                self.connection_within(wait).await.ok_or_else(|| self.not_connected())?
+            }
+        };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = conn.pending.lock() {

@@ -229,14 +229,9 @@ async fn keep_alive(spec: Spec, mut shutdown: watch::Receiver<bool>) {
                     tokio::select! {
                         status = child.wait() => break format!("exited ({})", status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())),
                         _ = tick.tick() => {
-                            let answered_before = beats.answered;
+                            // (A worker that starts removes the failure record itself.)
                             if beats.observe(spec.probe().await, started.elapsed()) {
                                 break "hung (missed 3 heartbeats)".to_string();
-                            }
-                            if beats.answered && !answered_before {
-                                if let Some(f) = &spec.failure {
-                                    f.clear();
-                                }
                             }
                             let rss = sys.as_mut().map(|s| rss_bytes(s, pid)).unwrap_or(0);
                             if rss > spec.kind.rss_limit_bytes() {

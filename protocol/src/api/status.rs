@@ -113,6 +113,19 @@ pub struct WorkerFailure {
     pub retry_interval_ms: u64,
 }
 
+/// How the failure reads for a person: the gateway's 503 and `svc status` say it alike.
+impl std::fmt::Display for WorkerFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "failed to start {} times in a row: {} (svc tries again every {} s or sooner)",
+            self.attempts,
+            self.reason,
+            self.retry_interval_ms.div_ceil(1000)
+        )
+    }
+}
+
 impl WorkerFailure {
     /// The recorded failure in `path`, if there is a readable one.
     pub fn read(path: &std::path::Path) -> Option<Self> {
