@@ -9,7 +9,7 @@
 
 use super::budget::{settle_size, Limits, TokenCounter};
 use super::{facets, fingerprint, identity};
-use crate::index::indexer::{source_kind, SourceKind};
+use crate::index::indexer::source_kind;
 use crate::reads::links::resolver;
 use crate::retrieval::{hybrid, keyword};
 use crate::stores::catalog::{self, DocRow};
@@ -268,11 +268,9 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
     let Some(passage) = identity::passage(&text, chunk.start_line, chunk.end_line) else {
         return Ok(None);
     };
-    let heading = match source_kind(&hit.row.rel_path) {
-        Some(SourceKind::Markdown | SourceKind::Spreadsheet) => heading_at(&text, chunk.start_line),
-        Some(SourceKind::Org) => heading_at(&crate::index::ingest::org::to_markdown(&text), chunk.start_line),
-        _ => None,
-    };
+    let heading = source_kind(&hit.row.rel_path)
+        .and_then(|kind| crate::index::ingest::as_markdown(kind, &text))
+        .and_then(|markdown| heading_at(&markdown, chunk.start_line));
     let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
     let passage_hash = identity::passage_hash(&passage);
     let words = crate::retrieval::common::query_terms(&passage);

@@ -75,13 +75,12 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
     (mime, ext)
 }
 
-/// Parses canonical text; converted documents are parsed as plain text.
+/// Parses canonical text: as Markdown where its kind reads as Markdown
+/// ([`ingest::as_markdown`]), else as plain text.
 fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
-    match kind {
-        // A sheet converts to Markdown: a section per sheet.
-        SourceKind::Markdown | SourceKind::Spreadsheet => ingest::parse_markdown(canonical, rel),
-        SourceKind::Org => ingest::parse_markdown(&ingest::org::to_markdown(canonical), rel),
-        SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => ingest::parse_plain_text(canonical, rel),
+    match ingest::as_markdown(kind, canonical) {
+        Some(markdown) => ingest::parse_markdown(&markdown, rel),
+        None => ingest::parse_plain_text(canonical, rel),
     }
 }
 
@@ -151,13 +150,23 @@ struct Touch {
     mtime_ns: i64,
 }
 
+/// A document a sync created, changed, reactivated or took out of the index: what its
+/// `document-changed` event says.
+#[derive(Debug, Clone)]
+struct ChangedDoc {
+    id: i64,
+    rel: String,
+    /// The version now indexed; `None`: the document left the index.
+    source_hash: Option<String>,
+}
+
 /// What one batch wrote.
 #[derive(Default)]
 struct BatchOutcome {
     added: u64,
     updated: u64,
-    /// `(row id, rel path)` of every document the batch created, changed or reactivated.
-    written: Vec<(i64, String)>,
+    /// Every document the batch created, changed or reactivated.
+    written: Vec<ChangedDoc>,
     absorbed: Vec<(i64, i64)>,
 }
 
@@ -314,7 +323,11 @@ impl Indexer<'_> {
                                 delta: &StructureDelta::default(),
                             },
                         )?;
-                        out.written.push((row.id, row.rel_path));
+                        out.written.push(ChangedDoc {
+                            id: row.id,
+                            rel: row.rel_path,
+                            source_hash: Some(row.source_hash),
+                        });
                     }
                 }
             }
@@ -335,7 +348,7 @@ impl Indexer<'_> {
                 modified_ms: p.file.mtime_ns / 1_000_000,
             })?;
             out.absorbed.push((id, gen));
-            out.written.push((id, p.file.rel.clone()));
+            out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
         }
         Ok(out)
     }
@@ -417,7 +430,10 @@ impl Indexer<'_> {
         }
         self.sync_file(coll, root, new_rel, origin)?;
         self.converge()?;
-        self.announce(&coll.name, new_rel, origin);
+        // The version at the new path, as the sync just above left it.
+        let state = catalog::file_state(&self.catalog.reader(), &coll.name, new_rel).ok().flatten();
+        let source_hash = state.filter(|s| s.active).map(|s| s.source_hash);
+        self.announce(&coll.name, &ChangedDoc { id, rel: new_rel.to_string(), source_hash }, origin);
         Ok(())
     }
 
@@ -425,15 +441,14 @@ impl Indexer<'_> {
     pub fn deactivate_now(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<(), SyncError> {
         let done = self.deactivate(coll, ids, origin)?;
         let absorbed: Vec<(i64, i64)> = done.iter().map(|(id, g, _)| (*id, *g)).collect();
-        let changed: Vec<(i64, String)> = done.into_iter().map(|(id, _, r)| (id, r)).collect();
+        let changed: Vec<ChangedDoc> =
+            done.into_iter().map(|(id, _, rel)| ChangedDoc { id, rel, source_hash: None }).collect();
         self.finish(coll, &absorbed, &changed, origin)
     }
 
-    /// Announces a changed document with the version the catalog now holds for it.
-    fn announce(&self, coll: &str, rel: &str, origin: Origin) {
-        let state = catalog::file_state(&self.catalog.reader(), coll, rel).ok().flatten();
-        let source_hash = state.filter(|s| s.active).map(|s| s.source_hash);
-        self.events.document_changed(&uri::doc_uri(coll, rel), coll, rel, origin, source_hash);
+    /// Announces a changed document with the version now indexed.
+    fn announce(&self, coll: &str, doc: &ChangedDoc, origin: Origin) {
+        self.events.document_changed(&uri::doc_uri(coll, &doc.rel), coll, &doc.rel, origin, doc.source_hash.clone());
     }
 
     /// Commits BM25, records what it absorbed, and announces the changed documents.
@@ -441,7 +456,7 @@ impl Indexer<'_> {
         &self,
         coll: &str,
         absorbed: &[(i64, i64)],
-        changed: &[(i64, String)],
+        changed: &[ChangedDoc],
         origin: Origin,
     ) -> Result<(), SyncError> {
         if absorbed.is_empty() {
@@ -449,8 +464,8 @@ impl Indexer<'_> {
         }
         self.bm25.commit()?;
         catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed)?;
-        for (_, rel) in changed {
-            self.announce(coll, rel, origin);
+        for doc in changed {
+            self.announce(coll, doc, origin);
         }
         Ok(())
     }
@@ -505,7 +520,7 @@ impl Indexer<'_> {
             .collect();
         let mut renamed: HashSet<i64> = HashSet::new();
         let mut absorbed: Vec<(i64, i64)> = Vec::new();
-        let mut changed: Vec<(i64, String)> = Vec::new();
+        let mut changed: Vec<ChangedDoc> = Vec::new();
         let mut pending = to_parse.into_iter().peekable();
         while pending.peek().is_some() {
             if self.cancel.load(Ordering::Relaxed) {
@@ -552,7 +567,7 @@ impl Indexer<'_> {
         if !vanished.is_empty() {
             for (id, gen, rel) in self.deactivate(&coll.name, &vanished, origin)? {
                 absorbed.push((id, gen));
-                changed.push((id, rel));
+                changed.push(ChangedDoc { id, rel, source_hash: None });
             }
             res.files_deactivated = vanished.len() as u64;
         }
@@ -590,7 +605,7 @@ impl Indexer<'_> {
         match read_and_parse(file, prev.as_ref(), kind) {
             FileOutcome::Parsed(p) => {
                 let out = self.apply_batch(&coll.name, &[p], &[], origin)?;
-                let id = out.written.first().map(|(id, _)| *id).unwrap_or(0);
+                let id = out.written.first().map_or(0, |doc| doc.id);
                 self.finish(&coll.name, &out.absorbed, &out.written, origin)?;
                 Ok(FileSync::Indexed(id))
             }
@@ -601,8 +616,8 @@ impl Indexer<'_> {
                 let out = self.apply_batch(&coll.name, &[], &[Touch { state, mtime_ns: file.mtime_ns }], origin)?;
                 if reactivate {
                     self.converge()?;
-                    for (_, rel) in &out.written {
-                        self.announce(&coll.name, rel, origin);
+                    for doc in &out.written {
+                        self.announce(&coll.name, doc, origin);
                     }
                     return Ok(FileSync::Indexed(id));
                 }

@@ -1,6 +1,6 @@
 //! Read endpoints over the catalog: tags, document lists, one document, sections.
 
-use crate::index::indexer::{source_kind, SourceKind};
+use crate::index::indexer::source_kind;
 use crate::stores::catalog::{self, DocRow, DOC_COLUMNS};
 use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{
@@ -189,16 +189,15 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
 pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
     let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
-    let sections: Vec<DocSection> = match (content, source_kind(&row.rel_path)) {
-        (Some(text), Some(kind @ (SourceKind::Markdown | SourceKind::Org | SourceKind::Spreadsheet))) => {
-            let markdown = if kind == SourceKind::Org { ingest::org::to_markdown(&text) } else { text };
-            ingest::parse_markdown(&markdown, &row.rel_path)
-                .sections
-                .into_iter()
-                .map(|s| DocSection { anchor: s.anchor, level: s.level, line: s.line, title: s.title })
-                .collect()
-        }
-        _ => Vec::new(),
+    let markdown =
+        content.as_deref().zip(source_kind(&row.rel_path)).and_then(|(text, kind)| ingest::as_markdown(kind, text));
+    let sections: Vec<DocSection> = match markdown {
+        Some(markdown) => ingest::parse_markdown(&markdown, &row.rel_path)
+            .sections
+            .into_iter()
+            .map(|s| DocSection { anchor: s.anchor, level: s.level, line: s.line, title: s.title })
+            .collect(),
+        None => Vec::new(),
     };
     JsonBody::of(&SectionsResponse {
         meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid },

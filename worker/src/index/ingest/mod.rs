@@ -72,6 +72,18 @@ pub struct ParsedDoc {
 /// A link's kind: the contract's own type, from the parser to the catalog and the replies.
 pub use protocol::LinkKind;
 
+/// The Markdown a stored text of `kind` reads as, the one rule for parsing, sections and
+/// headings: a Markdown note, or a converted spreadsheet (a section per sheet), as it is; an
+/// org note line for line ([`org::to_markdown`]); `None` for the kinds read as plain text.
+pub fn as_markdown(kind: protocol::source_kind::SourceKind, text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use protocol::source_kind::SourceKind;
+    match kind {
+        SourceKind::Markdown | SourceKind::Spreadsheet => Some(std::borrow::Cow::Borrowed(text)),
+        SourceKind::Org => Some(std::borrow::Cow::Owned(org::to_markdown(text))),
+        SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => None,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Link {
     pub link_type: LinkKind,
