@@ -12,6 +12,7 @@ streamed (time to the first token and to the answer) and in verified mode. Repor
 - cites the right file: a citation names one of the question's files;
 - loop cut / failed: the answer ended at a repetition (finishReason) / no 200;
 - unanswerable declined (raw): no answer generated, or the answer says the notes do not say;
+- answerable withheld (raw): answerable questions whose draft svc withheld (`meta.declined`);
 - abstained (verified) on unanswerable questions; verified-and-correct and verified-but-wrong;
 - p50/p90 seconds to the answer and to the first streamed token.
 Python standard library only.
@@ -114,6 +115,8 @@ def score(questions, raw, verified):
     failed = [qid for qid, res in list(r.items()) + list(v.items()) if not ok(res)]
     declined = [q["id"] for q in unanswerable
                 if ok(r[q["id"]]) and (not r[q["id"]][1]["meta"]["answerGenerated"] or contains_any(answer(r[q["id"]]), DECLINES))]
+    # Answerable questions whose draft svc withheld as not resting on its sources.
+    withheld = [q["id"] for q in answerable if ok(r[q["id"]]) and r[q["id"]][1]["meta"].get("declined")]
     is_verified = lambda qid: ok(v[qid]) and not v[qid][1]["meta"]["abstained"]  # noqa: E731
     abstained = [q["id"] for q in unanswerable if ok(v[q["id"]]) and v[q["id"]][1]["meta"]["abstained"]]
     verified_correct = [q["id"] for q in answerable if is_verified(q["id"]) and contains_any(answer(v[q["id"]]), q["answers"])]
@@ -127,11 +130,12 @@ def score(questions, raw, verified):
         "correct": round(len(correct) / na, 3), "cites_right_file": round(len(cited) / na, 3),
         "loop_cut": len(loops), "failed": len(failed),
         "unanswerable_declined_raw": round(len(declined) / nu, 3) if nu else None,
+        "answerable_withheld_raw": len(withheld),
         "unanswerable_abstained_verified": round(len(abstained) / nu, 3) if nu else None,
         "verified_and_correct": len(verified_correct), "verified_but_wrong": len(verified_wrong),
         "answer_p50_s": pct(totals, 0.5), "answer_p90_s": pct(totals, 0.9),
         "first_token_p50_s": pct(firsts, 0.5), "first_token_p90_s": pct(firsts, 0.9),
-        "ids": {"correct": correct, "cited": cited, "loops": loops, "failed": failed,
+        "ids": {"correct": correct, "cited": cited, "withheld": withheld, "declined": declined, "loops": loops, "failed": failed,
                 "verified_but_wrong": verified_wrong},
     }
 
@@ -179,6 +183,7 @@ def run(args, binary):
                 m = reports[preset]
                 print(f"preset={preset}: correct {m['correct']} cites-right-file {m['cites_right_file']} "
                       f"loop-cut {m['loop_cut']} failed {m['failed']} declined(raw) {m['unanswerable_declined_raw']} "
+                      f"answerable-withheld(raw) {m['answerable_withheld_raw']} "
                       f"abstained(verified) {m['unanswerable_abstained_verified']} verified-correct {m['verified_and_correct']} "
                       f"verified-wrong {m['verified_but_wrong']} answer p50/p90 {m['answer_p50_s']}/{m['answer_p90_s']} s "
                       f"first token p50/p90 {m['first_token_p50_s']}/{m['first_token_p90_s']} s")

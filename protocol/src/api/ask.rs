@@ -114,7 +114,33 @@ pub struct AskMeta {
     /// Why generation ended; absent when nothing was generated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<FinishReason>,
+    /// Present when the drafted answer was withheld because its sources do not hold it: the
+    /// reply's `answer` then says that the notes do not say, and `citations` is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declined: Option<Declined>,
     pub answer_context: AnswerContext,
+}
+
+/// A drafted answer that was withheld: what it said is not in the sources it was drawn from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Declined {
+    pub reason: DeclineReason,
+    /// The draft as generated (the text a streaming client has already received).
+    pub draft: String,
+    /// The words and numbers the draft added to the question that no source holds.
+    pub not_in_sources: Vec<String>,
+}
+
+/// Why a drafted answer was withheld.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeclineReason {
+    /// The draft only restates the question: it adds no word or number to it.
+    AddsNothing,
+    /// What the draft adds to the question (a number, or most of its words) is in none of the
+    /// sources: the model answered from what it knows, not from the notes.
+    NotInSources,
 }
 
 /// Why a generation ended.

@@ -252,6 +252,38 @@ impl Addition {
         self.words.is_empty() && self.numbers.is_empty()
     }
 
+    /// The words and numbers of this addition that none of `texts` holds (a text word
+    /// starting with the word, the number as written).
+    pub fn not_in(&self, texts: &[&str]) -> Absent {
+        let ws: Vec<String> = texts.iter().flat_map(|t| words(t)).collect();
+        let ns: Vec<String> = texts.iter().flat_map(|t| numbers(t)).collect();
+        Absent {
+            words: self.words.iter().filter(|w| !ws.iter().any(|p| p.starts_with(w.as_str()))).cloned().collect(),
+            numbers: self.numbers.iter().filter(|n| !ns.contains(n)).cloned().collect(),
+            of_words: self.words.len(),
+        }
+    }
+}
+
+/// What of an [`Addition`] a set of texts lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Absent {
+    pub words: Vec<String>,
+    pub numbers: Vec<String>,
+    /// How many words the addition has.
+    pub of_words: usize,
+}
+
+impl Absent {
+    /// The texts hold the addition loosely: every number and at least half of the words,
+    /// anywhere in them.
+    pub fn mostly_held(&self) -> bool {
+        self.numbers.is_empty() && self.words.len() * 2 <= self.of_words
+    }
+}
+
+impl Addition {
+
     /// Whether a passage (with its document's `title`) gives this addition as the answer to
     /// `question`: one sentence holds all of it, and that sentence, the one before it and the
     /// title hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
@@ -261,19 +293,37 @@ impl Addition {
         if self.is_empty() {
             return false;
         }
-        let sentences = prose_sentences(passage);
         let holds_all = |text: &str| {
             let ws = words(text);
             let ns = numbers(text);
             self.words.iter().all(|w| ws.iter().any(|p| p.starts_with(w.as_str())))
                 && self.numbers.iter().all(|n| ns.contains(n))
         };
-        let about_the_question = |k: usize| {
-            let before = if k > 0 { sentences[k - 1].as_str() } else { "" };
-            question.held_by(&format!("{title} {before} {}", sentences[k])) >= relevance::ABOUT_THE_QUESTION
-        };
-        (0..sentences.len()).any(|k| holds_all(&sentences[k]) && about_the_question(k))
+        about_the_question(question, title, passage).iter().any(|s| holds_all(s))
     }
+
+    /// The numbers of this addition that no sentence about `question` holds in any of
+    /// `sources` (`(title, passage)`): a number from a sentence about something else ("Rust
+    /// 1.41 or higher" in another crate's section) does not answer the question.
+    pub fn numbers_off_the_question(&self, question: &relevance::Question, sources: &[(&str, &str)]) -> Vec<String> {
+        let about: Vec<Vec<String>> = sources
+            .iter()
+            .flat_map(|(title, passage)| about_the_question(question, title, passage))
+            .map(|s| numbers(&s))
+            .collect();
+        self.numbers.iter().filter(|n| !about.iter().any(|ns| ns.contains(n))).cloned().collect()
+    }
+}
+
+/// The sentences of `passage` about `question`: the sentence, the one before it and the
+/// document's `title` hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight.
+fn about_the_question(question: &relevance::Question, title: &str, passage: &str) -> Vec<String> {
+    let sentences = prose_sentences(passage);
+    let about = |k: usize| {
+        let before = if k > 0 { sentences[k - 1].as_str() } else { "" };
+        question.held_by(&format!("{title} {before} {}", sentences[k])) >= relevance::ABOUT_THE_QUESTION
+    };
+    (0..sentences.len()).filter(|&k| about(k)).map(|k| sentences[k].clone()).collect()
 }
 
 /// The sentences of a Markdown passage: lines wrapped inside a paragraph are joined first; a

@@ -5,6 +5,7 @@
 
 mod citations;
 mod claims;
+mod grounding;
 mod relevance;
 pub mod sources;
 mod verified;
@@ -15,7 +16,8 @@ use crate::retrieval::hybrid;
 use crate::stores::catalog;
 use crate::Worker;
 use protocol::api::{
-    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, SearchResult, SourceChoice,
+    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, FinishReason, SearchResult,
+    SourceChoice,
 };
 use protocol::{ApiError, AskRequest, JsonBody};
 use sources::{Choice, Decision, Evidence, POOL};
@@ -109,11 +111,28 @@ fn ask(
     } else {
         Some(draft(&generator, &RAW, &req.query.search.query, &titled, req.max_answer_tokens, started, on_text)?)
     };
-    let (cited, unmatched) = generated.as_ref().map_or((Vec::new(), 0), |g| citations::markers(&g.text, sources.len()));
+    // A draft its sources do not hold is withheld (a cancelled one was never read to the end).
+    let declined = generated.as_ref().filter(|g| g.finish != FinishReason::Cancelled).and_then(|g| {
+        // Each source named by its address and title, as relevance weighs it: "which axum
+        // extractor" is about svc://…/axum-0.8.9/src/docs/extract.md.
+        let named: Vec<String> = sources.iter().map(|e| format!("{} {}", e.uri, e.title)).collect();
+        let shown = shown_sources(&req.query.search.query, &titled);
+        let shown: Vec<(&str, &str)> =
+            named.iter().zip(&shown).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
+        grounding::check(&g.text, &weighed, &shown)
+    });
+    if let Some(d) = &declined {
+        tracing::info!(reason = ?d.reason, not_in_sources = ?d.not_in_sources, "the drafted answer is withheld");
+    }
+    let (cited, unmatched) = match (&generated, &declined) {
+        (Some(g), None) => citations::markers(&g.text, sources.len()),
+        _ => (Vec::new(), 0),
+    };
     let texts: Vec<&str> = sources.iter().map(|e| e.text.as_str()).collect();
     let embed = |t: &[&str]| w.models.embedder().ok().and_then(|e| e.embed(t).ok());
-    let credited = generated.as_ref().map_or_else(Default::default, |g| citations::attributed(&g.text, &texts, &embed));
-    let answering = generated.as_ref().map_or_else(Vec::new, |g| citations::answered_by(&g.text, &weighed, &titled));
+    let kept = generated.as_ref().filter(|_| declined.is_none());
+    let credited = kept.map_or_else(Default::default, |g| citations::attributed(&g.text, &texts, &embed));
+    let answering = kept.map_or_else(Vec::new, |g| citations::answered_by(&g.text, &weighed, &titled));
     let marked = cited.into_iter().map(|n| (n, CitationVia::Marker));
     let attributed = answering
         .into_iter()
@@ -142,7 +161,10 @@ fn ask(
         query: response.query,
         mode: response.mode,
         query_language: response.query_language,
-        answer: generated.as_ref().map(|g| g.text.clone()),
+        answer: match &declined {
+            Some(d) => Some(grounding::decline_text(d)),
+            None => generated.as_ref().map(|g| g.text.clone()),
+        },
         citations,
         results,
         meta: AskMeta {
@@ -156,6 +178,7 @@ fn ask(
             answer_tokens: generated.as_ref().map_or(0, |g: &Generated| g.tokens as u32),
             truncated: generated.as_ref().is_some_and(|g| g.finish.truncated()),
             finish_reason: generated.as_ref().map(|g| g.finish),
+            declined,
             answer_context: answer_context(&choice, &pool),
         },
     })
@@ -217,16 +240,24 @@ const PROMPT_SOURCE_CHARS: usize = 2400;
 /// share of [`PROMPT_SOURCE_CHARS`])
 /// and the question.
 fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
-    let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
-    let words = crate::evidence::facets::content_words(question);
     let mut out = String::from("Sources:\n\n");
-    for (i, (title, text)) in sources.iter().enumerate() {
-        let passage = sources::focus(&words, text.trim(), 1, share);
-        out.push_str(&format!("[{}] {}\n{}\n\n", i + 1, title, passage.text.trim_end()));
+    for (i, (title, text)) in shown_sources(question, sources).iter().enumerate() {
+        out.push_str(&format!("[{}] {title}\n{text}\n\n", i + 1));
     }
     out.push_str("Question: ");
     out.push_str(question.trim());
     out
+}
+
+/// Each source as the prompt shows it: its title, then its text focused on the question's
+/// words within its share of [`PROMPT_SOURCE_CHARS`].
+fn shown_sources<'s>(question: &str, sources: &[(&'s str, &str)]) -> Vec<(&'s str, String)> {
+    let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
+    let words = crate::evidence::facets::content_words(question);
+    sources
+        .iter()
+        .map(|(title, text)| (*title, sources::focus(&words, text.trim(), 1, share).text.trim_end().to_string()))
+        .collect()
 }
 
 /// The evidence of each result: the lines of the chunk it matched around those that hold the
