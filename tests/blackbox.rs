@@ -35,6 +35,8 @@ mod openapi;
 mod process;
 #[path = "blackbox/reads.rs"]
 mod reads;
+#[path = "blackbox/recovery.rs"]
+mod recovery;
 #[path = "blackbox/refactor.rs"]
 mod refactor;
 #[path = "blackbox/search.rs"]

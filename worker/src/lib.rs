@@ -30,7 +30,9 @@ use protocol::{ApiError, Dirs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use stores::bm25::Bm25Index;
+use protocol::api::RepairedStore;
 use stores::catalog::{self, Catalog};
+use stores::recovery::{self, Repairs};
 use stores::{bm25, vectors};
 
 pub use models::generator::Flow;
@@ -74,6 +76,10 @@ pub struct Worker {
     embed_table: Mutex<Option<vectors::TableKey>>,
     /// The content-type rules of index.yml, as the worker started with them.
     content_types: retrieval::content_types::ContentTypes,
+    /// What was found broken and rebuilt since the worker started (`/api/status`).
+    repairs: Repairs,
+    /// Held by the embedding thread while it embeds; shutdown waits for it.
+    embedding_round: Mutex<()>,
 }
 
 impl Worker {
@@ -81,10 +87,24 @@ impl Worker {
     /// the catalog: whatever a crash left half-done is re-fed, nothing is rebuilt whole.
     pub fn open(dirs: Dirs) -> Result<Arc<Self>, WorkerError> {
         std::fs::create_dir_all(dirs.index_dir())?;
-        let catalog = Catalog::open(&dirs.catalog_file())?;
+        let repairs = Repairs::default();
+        let (catalog, catalog_rebuilt) = recovery::open_catalog(&dirs.catalog_file(), &repairs)?;
+        if catalog_rebuilt {
+            // Its keys were the old catalog's documents.
+            match std::fs::remove_dir_all(dirs.bm25_dir()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
         let (bm25, rebuilt) = Bm25Index::open(&dirs.bm25_dir())?;
         if rebuilt {
-            catalog::reset_bm25(&catalog.writer())?;
+            let fed = catalog::reset_bm25(&catalog.writer())?;
+            if fed > 0 {
+                repairs.record(
+                    RepairedStore::Bm25,
+                    format!("the keyword index was missing or unreadable: rebuilt from the catalog ({fed} documents)"),
+                );
+            }
         }
         catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
         let config = IndexConfig::load(&dirs.config_file())?;
@@ -121,12 +141,20 @@ impl Worker {
             vectors,
             embed_table: Mutex::new(None),
             content_types,
+            repairs,
+            embedding_round: Mutex::new(()),
         });
         worker.reconcile_collections()?;
         worker.after_job();
         let fed = worker.indexer().converge()?;
         if fed > 0 {
             tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+        }
+        if catalog_rebuilt {
+            // Every collection, watched or not, is read again from disk.
+            if let Err(e) = collections::sync(&worker, None, Some(false)) {
+                tracing::error!("could not start filling the new catalog: {}", e.message);
+            }
         }
         worker.publish_status();
         Ok(worker)
@@ -206,7 +234,7 @@ impl Worker {
 
     /// Embeds the whole backlog now, in this thread (the CLI's in-process mode).
     pub fn embed_now(&self) -> Result<usize, String> {
-        let n = embedding::run(self).map_err(|e| e.to_string())?;
+        let n = embedding::run(self, true).map_err(|e| e.to_string())?;
         self.publish_status();
         Ok(n)
     }
@@ -215,6 +243,12 @@ impl Worker {
     pub fn shutdown(&self) {
         self.cancel.store(true, Ordering::SeqCst);
         self.jobs.wait_idle();
+        // The embedding thread stops at its next batch; the model is never torn down under it.
+        drop(self.embedding_round.lock().unwrap_or_else(|p| p.into_inner()));
+        // The write-ahead log folded into the catalog: the next start reads one file.
+        if let Err(e) = self.catalog.checkpoint() {
+            tracing::warn!("catalog checkpoint at shutdown failed: {e}");
+        }
     }
 
     /// Blocks until no job runs (the CLI's in-process mode waits for its job).

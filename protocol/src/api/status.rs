@@ -155,7 +155,33 @@ pub struct StatusSnapshot {
     pub content_type_boost: ContentTypeBoost,
     pub capabilities: Capabilities,
     pub active_job_id: Option<String>,
+    /// What the worker found broken and rebuilt since it started (empty when nothing was).
+    #[serde(default)]
+    pub repairs: Vec<Repair>,
     /// Set by the gateway as it serves the snapshot.
     #[serde(default)]
     pub worker: WorkerState,
+}
+
+/// A store the worker found missing, unreadable or out of step with the catalog, and rebuilt.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Repair {
+    pub store: RepairedStore,
+    /// What was found and what was done, in a sentence.
+    pub message: String,
+    /// When (ISO 8601, UTC).
+    pub at: String,
+}
+
+/// The stores the worker keeps.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairedStore {
+    /// `catalog.sqlite`: rebuilt from the notes on disk, the unreadable file kept aside.
+    Catalog,
+    /// The keyword index (`bm25/`): rebuilt from the catalog.
+    Bm25,
+    /// The vector tables (`vectors/`): the lost contents embedded again.
+    Vectors,
 }

@@ -11,6 +11,7 @@ use crate::models::ModelError;
 use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};
+use protocol::api::RepairedStore;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -43,6 +44,7 @@ pub fn spawn(worker: &Arc<Worker>) {
     let weak: Weak<Worker> = Arc::downgrade(worker);
     let started = std::thread::Builder::new().name("embedder".into()).spawn(move || {
         let mut first = true;
+        let mut check_lost = true;
         // A model server that did not answer is asked again after a while, change or not.
         let mut retry_at: Option<Instant> = None;
         loop {
@@ -59,8 +61,14 @@ pub fn spawn(worker: &Arc<Worker>) {
             // Debounce: let a burst of writes settle.
             while w.events.changes.wait(DEBOUNCE) {}
             retry_at = None;
-            match run(&w) {
+            // Once per start: contents recorded as embedded whose vectors are gone go back
+            // to the backlog.
+            let round = w.embedding_round.lock().unwrap_or_else(|p| p.into_inner());
+            let result = run(&w, std::mem::take(&mut check_lost));
+            drop(round);
+            match result {
                 Ok(_) => {}
+                Err(EmbedError::Cancelled) => return,
                 Err(EmbedError::Model(e @ ModelError::Server(_))) => {
                     tracing::warn!("embedding paused: {e}; trying again in {SERVER_RETRY:?}");
                     retry_at = Some(Instant::now() + SERVER_RETRY);
@@ -83,10 +91,14 @@ pub enum EmbedError {
     Vectors(#[from] crate::stores::vectors::VectorError),
     #[error(transparent)]
     Catalog(#[from] catalog::CatalogError),
+    /// The worker is shutting down: the round stops between batches, nothing of it recorded.
+    #[error("embedding stopped: the worker is shutting down")]
+    Cancelled,
 }
 
-/// Embeds the whole backlog; returns how many contents were embedded.
-pub fn run(w: &Worker) -> Result<usize, EmbedError> {
+/// Embeds the whole backlog, after checking the table against the record when
+/// `check_lost` ([`forget_lost`]); returns how many contents were embedded.
+pub fn run(w: &Worker, check_lost: bool) -> Result<usize, EmbedError> {
     let Some(vectors) = w.vectors.as_ref() else { return Ok(0) };
     let embedder = match w.models.embedder() {
         Ok(e) => e,
@@ -95,6 +107,9 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
     };
     let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
     w.set_embed_table(Some(key.clone()));
+    if check_lost {
+        forget_lost(w, vectors, &key)?;
+    }
     drop_leftovers(w, vectors, &key)?;
     let done = work_off_backlog(w, vectors, &key, &embedder)?;
     sweep_orphans(w, vectors, &key)?;
@@ -106,6 +121,34 @@ pub fn run(w: &Worker) -> Result<usize, EmbedError> {
         tracing::warn!("ANN index not built: {e}");
     }
     Ok(done)
+}
+
+/// Contents the record says the table holds, but of which it has no rows (its files were
+/// deleted or lost): forgotten, so that they are embedded again. The counts are compared
+/// first; the table's contents are read only when it holds fewer rows than recorded.
+/// Returns how many contents were forgotten.
+fn forget_lost(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<usize, EmbedError> {
+    let recorded = catalog::embedded_chunk_count(&w.catalog.reader(), &key.name)?;
+    if vectors.count(key)? as u64 >= recorded {
+        return Ok(0);
+    }
+    let present = vectors.contents(key)?;
+    let lost: Vec<String> = catalog::embedded_contents(&w.catalog.reader(), &key.name)?
+        .into_iter()
+        .filter(|h| !present.contains(h))
+        .collect();
+    if !lost.is_empty() {
+        w.repairs.record(
+            RepairedStore::Vectors,
+            format!(
+                "the vector table {} lacked {} contents the catalog records as embedded: they are embedded again",
+                key.name,
+                lost.len()
+            ),
+        );
+        catalog::forget_embeddings(&w.catalog.writer(), &key.name, &lost)?;
+    }
+    Ok(lost.len())
 }
 
 /// Rows of backlog contents can only be leftovers: of a round a crash cut short before its
@@ -237,6 +280,9 @@ fn embed_contents(w: &Worker, embedder: &Embedder, pending: &[PendingContent]) -
     items.sort_by_key(|(_, _, t)| t.len());
     let mut rows = Vec::with_capacity(items.len());
     for batch in items.chunks(TEXTS_PER_BATCH) {
+        if w.cancel.load(Ordering::SeqCst) {
+            return Err(EmbedError::Cancelled);
+        }
         let texts: Vec<&str> = batch.iter().map(|(_, _, t)| t.as_str()).collect();
         let vecs = embedder.embed(&texts)?;
         for ((h, seq, _), vector) in batch.iter().zip(vecs) {

@@ -55,6 +55,7 @@ impl Worker {
             content_type_boost: self.content_types.status(),
             capabilities: self.capabilities(),
             active_job_id,
+            repairs: self.repairs.list(),
             worker: WorkerState::Running,
         })
     }

@@ -284,7 +284,24 @@ impl VectorStore {
         Ok(())
     }
 
-    #[cfg(test)]
+    /// The contents the table holds rows of (none when it does not exist).
+    pub fn contents(&self, key: &TableKey) -> Result<std::collections::HashSet<String>> {
+        let mut out = std::collections::HashSet::new();
+        let Some(t) = self.table(key, false)? else { return Ok(out) };
+        let batches: Vec<RecordBatch> = self.rt.block_on(async {
+            t.table.query().select(Select::columns(&["mirror_hash"])).execute().await?.try_collect().await
+        })?;
+        for b in &batches {
+            let col = b
+                .column_by_name("mirror_hash")
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .ok_or_else(|| VectorError::Data("mirror_hash column missing".into()))?;
+            out.extend(col.iter().flatten().map(str::to_string));
+        }
+        Ok(out)
+    }
+
+    /// How many chunk vectors the table holds (0 when it does not exist).
     pub fn count(&self, key: &TableKey) -> Result<usize> {
         match self.table(key, false)? {
             Some(t) => Ok(self.rt.block_on(t.table.count_rows(None))?),

@@ -377,9 +377,11 @@ pub fn adopt_content_type_rules(conn: &Connection, fingerprint: &str) -> Result<
 }
 
 /// Forgets what BM25 absorbed, so that the next convergence rebuilds it from the catalog.
-pub fn reset_bm25(conn: &Connection) -> Result<()> {
+/// Marks every document for a new feed into BM25; returns how many active ones there are.
+pub fn reset_bm25(conn: &Connection) -> Result<u64> {
     conn.execute("UPDATE documents SET bm25_gen = 0", [])?;
-    Ok(())
+    let active: i64 = conn.query_row("SELECT COUNT(*) FROM documents WHERE active = 1", [], |r| r.get(0))?;
+    Ok(active.max(0) as u64)
 }
 
 pub fn docs_by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<DocRow>> {

@@ -53,6 +53,23 @@ pub fn embedded_counts(conn: &Connection, model: &str) -> Result<HashMap<String,
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The contents `model`'s table should hold, by the record.
+pub fn embedded_contents(conn: &Connection, model: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT mirror_hash FROM embeddings WHERE model = ?1")?;
+    let rows = stmt.query_map([model], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many chunk vectors `model`'s table should hold, by the record.
+pub fn embedded_chunk_count(conn: &Connection, model: &str) -> Result<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.mirror_hash = c.mirror_hash AND e.model = ?1)",
+        [model],
+        |r| r.get(0),
+    )?;
+    Ok(n.max(0) as u64)
+}
+
 /// Records that `model`'s table now holds these contents.
 pub fn mark_embedded(conn: &mut Connection, model: &str, hashes: &[String], at: &str) -> Result<()> {
     let tx = conn.transaction()?;

@@ -26,6 +26,8 @@ pub enum CatalogError {
     Sql(#[from] rusqlite::Error),
     #[error("catalog row is malformed: {0}")]
     Malformed(String),
+    #[error("catalog file: {0}")]
+    Io(#[from] std::io::Error),
 }
 
 pub type Result<T, E = CatalogError> = std::result::Result<T, E>;

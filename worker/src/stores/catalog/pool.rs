@@ -39,6 +39,21 @@ impl Catalog {
         Ok(Catalog { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0) })
     }
 
+    /// SQLite's quick integrity check (`PRAGMA quick_check`): `None` when the file is sound,
+    /// else what is wrong with it.
+    pub fn damage(&self) -> Result<Option<String>> {
+        let conn = self.writer();
+        let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
+        let found: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok((found != ["ok"]).then(|| found.join("; ")))
+    }
+
+    /// Folds the write-ahead log into the database file and empties it.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.writer().execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        Ok(())
+    }
+
     /// The single writing connection. Jobs hold it per batch, never across a whole job.
     pub fn writer(&self) -> MutexGuard<'_, Connection> {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
