@@ -17,7 +17,7 @@ const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
 /// The default preset's generator file, as the model cache lays it out.
 const GEN_FILE: &str = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
-fn test_models() -> PathBuf {
+pub(crate) fn test_models() -> PathBuf {
     let dir = std::env::var_os("SVC_TEST_MODELS")
         .map(PathBuf::from)
         .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test, which prepares the test models");

@@ -83,3 +83,73 @@ fn deleted_keyword_and_vector_stores_are_rebuilt_from_the_catalog() {
     assert_eq!(v.status, 200, "{}", String::from_utf8_lossy(&v.body));
     assert_eq!(uris(&v.json()), vec!["svc://notes/sockets.md"]);
 }
+
+/// The whole tree killed 50 times, the worker first, at random points of syncs and of the
+/// embedding runs they start (the tiny embedder, so that each run is short and a kill lands in
+/// one often); `svc serve` started again each time on the same dirs. Once the last start is
+/// idle, the keyword index and the vector table agree with the catalog, every note's newest
+/// word finds it, and a final sync changes nothing.
+#[test]
+fn fifty_kills_during_syncs_and_embedding_leave_the_stores_in_agreement() {
+    const NOTES: usize = 300;
+    const KILLS: usize = 50;
+    let tiny = crate::models::test_models().join("tiny");
+    let mut s = Server::start();
+    install(&s.path("cache"), &tiny.join("embed"), EMBED);
+    let n = s.path("notes");
+    let body = |i: usize, round: usize| format!("# Note {i}\nround{round}word note{i}word and some text about topic {i}.\n");
+    let files: Vec<(String, String)> = (0..NOTES).map(|i| (format!("n{i:03}.md"), body(i, 0))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    write_notes(&n, &refs);
+    s.add_collection(&n, "notes");
+    let mut newest = vec![0usize; NOTES];
+    let mut seed: u64 = 0x5eed;
+    let mut next = |m: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % m
+    };
+    for round in 1..=KILLS {
+        // Work for the sync and the embedder: a tenth of the notes rewritten.
+        for _ in 0..NOTES / 10 {
+            let i = next(NOTES as u64) as usize;
+            std::fs::write(n.join(format!("n{i:03}.md")), body(i, round)).unwrap();
+            newest[i] = round;
+        }
+        let r = s.post("/api/sync", json!({}));
+        assert!(r.status == 202 || r.status == 409, "{}", String::from_utf8_lossy(&r.body));
+        std::thread::sleep(Duration::from_millis(next(400)));
+        let worker = s.child_pid("worker").expect("worker pid");
+        nix_kill(worker, libc::SIGKILL);
+        if let Some(gateway) = s.child_pid("gateway") {
+            nix_kill(gateway, libc::SIGKILL);
+        }
+        let mut supervisor = s.child.take().unwrap();
+        let _ = supervisor.kill();
+        let _ = supervisor.wait();
+        s.spawn();
+    }
+    let done = s.sync(json!({}));
+    assert_eq!(done["status"], "completed", "{done}");
+    wait_embedded(&s);
+    let st = s.get("/api/status").json();
+    let stores = &st["stores"];
+    assert_eq!(stores["catalogDocuments"], NOTES, "{st}");
+    assert_eq!(stores["keywordDocuments"], NOTES, "{st}");
+    assert!(stores["recordedVectors"].as_u64().unwrap() >= NOTES as u64, "{st}");
+    s.wait_until(Duration::from_secs(30), |s| {
+        let st = s.get("/api/status").json();
+        st["stores"]["vectorRows"] == st["stores"]["recordedVectors"]
+    });
+    for i in (0..NOTES).step_by(7) {
+        let hits = uris(&s.search(json!({ "query": format!("round{}word note{i}word", newest[i]), "limit": 1 })));
+        assert_eq!(hits, vec![format!("svc://notes/n{i:03}.md")], "note {i}, round {}", newest[i]);
+    }
+    let again = s.sync(json!({}));
+    let r = &again["result"];
+    assert_eq!(
+        (&r["totalFilesAdded"], &r["totalFilesUpdated"], &r["totalFilesErrored"]),
+        (&json!(0), &json!(0), &json!(0)),
+        "{again}"
+    );
+    assert_eq!(r["collections"][0]["filesDeactivated"], 0, "{again}");
+}

@@ -25,6 +25,11 @@ onEvents({
       refreshSoon = setTimeout(refresh, 300);
     }
   },
+  // Changes this page missed: the counts are read again.
+  "events-dropped": () => {
+    clearTimeout(refreshSoon);
+    refreshSoon = setTimeout(refresh, 300);
+  },
 });
 
 /** The `watch` state of `/api/status` as a table cell. */

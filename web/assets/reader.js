@@ -228,6 +228,10 @@ if (article) {
       if (editing) say("This note changed on disk while you edit it: saving will show both versions.", "error");
       else location.reload();
     },
+    // Changes this page missed may include this note's: shown again unless it is being edited.
+    "events-dropped": () => {
+      if (!editing && !ownWrite) location.reload();
+    },
   });
 }
 ready();

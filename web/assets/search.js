@@ -172,7 +172,8 @@ results.addEventListener("keydown", (e) => {
     else select(active - 1);
   }
 });
-onEvents({ "document-changed": debounce(() => q.value.trim() && run(), 300) });
+const rerun = debounce(() => q.value.trim() && run(), 300);
+onEvents({ "document-changed": rerun, "events-dropped": rerun });
 await Promise.all([loadFilters(), loadModes()]);
 if (q.value.trim()) run();
 else q.focus();

@@ -2,7 +2,8 @@
 
 use crate::{Flow, Worker, WorkerError};
 use interprocess::local_socket::traits::tokio::Listener as _;
-use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, ServerFrame, PROTOCOL_VERSION};
+use protocol::api::{EventKind, EventsDroppedEvent};
+use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, Event, JsonBody, ServerFrame, PROTOCOL_VERSION};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -140,7 +141,12 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                                 }
                             }
                             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                                tracing::warn!("event subscriber lagged; {n} events dropped");
+                                tracing::warn!("event subscriber lagged; {n} events dropped, it is told so");
+                                let Ok(data) = JsonBody::of(&EventsDroppedEvent::new(n)) else { continue };
+                                let told = ServerFrame::Event(Event { kind: EventKind::EventsDropped, data });
+                                if tx.send(told).await.is_err() {
+                                    return;
+                                }
                             }
                             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                         }

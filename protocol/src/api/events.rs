@@ -10,6 +10,9 @@ pub enum EventKind {
     DocumentChanged,
     JobFinished,
     CapsuleReverified,
+    /// Events were dropped for this subscriber (it read too slowly): what it shows may be
+    /// stale, and it should fetch it again.
+    EventsDropped,
 }
 
 impl EventKind {
@@ -18,6 +21,7 @@ impl EventKind {
             EventKind::DocumentChanged => "document-changed",
             EventKind::JobFinished => "job-finished",
             EventKind::CapsuleReverified => "capsule-reverified",
+            EventKind::EventsDropped => "events-dropped",
         }
     }
 }
@@ -84,6 +88,26 @@ pub struct CapsuleReverifiedEvent {
     pub changed_at: String,
 }
 
+/// `GET /api/events`, `event: events-dropped`: the stream skipped events this subscriber
+/// could not take in time. Every state it shows from events (counts, a note's text, search
+/// results) should be fetched again.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsDroppedEvent {
+    /// Always `events-dropped`.
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    /// How many events were skipped (at least; between the worker and the gateway and
+    /// between the gateway and this subscriber).
+    pub dropped: u64,
+}
+
+impl EventsDroppedEvent {
+    pub fn new(dropped: u64) -> Self {
+        EventsDroppedEvent { kind: EventKind::EventsDropped, dropped }
+    }
+}
+
 /// A saved capsule (`svc context add`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -110,7 +134,7 @@ mod tests {
 
     #[test]
     fn event_names_match_their_serde_names() {
-        for k in [EventKind::DocumentChanged, EventKind::JobFinished, EventKind::CapsuleReverified] {
+        for k in [EventKind::DocumentChanged, EventKind::JobFinished, EventKind::CapsuleReverified, EventKind::EventsDropped] {
             assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
         }
     }

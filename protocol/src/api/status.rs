@@ -158,9 +158,27 @@ pub struct StatusSnapshot {
     /// What the worker found broken and rebuilt since it started (empty when nothing was).
     #[serde(default)]
     pub repairs: Vec<Repair>,
+    /// What each store holds: the derived ones agree with the catalog once the worker is idle.
+    #[serde(default)]
+    pub stores: StoreCounts,
     /// Set by the gateway as it serves the snapshot.
     #[serde(default)]
     pub worker: WorkerState,
+}
+
+/// What each store holds, to check that the derived ones agree with the catalog.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreCounts {
+    /// Active documents in the catalog.
+    pub catalog_documents: u64,
+    /// Documents in the keyword index (equal to `catalogDocuments` once converged).
+    pub keyword_documents: u64,
+    /// Chunk vectors the catalog records as embedded by the loaded embedder.
+    pub recorded_vectors: u64,
+    /// Chunk vectors the embedder's table holds (at least `recordedVectors`; more only while
+    /// rows of removed contents wait for the next embedding run to drop them).
+    pub vector_rows: u64,
 }
 
 /// A store the worker found missing, unreadable or out of step with the catalog, and rebuilt.

@@ -1,7 +1,7 @@
 //! The status snapshot: computed after every job and published to `status.json`.
 
 use crate::{stores::catalog, time_fmt, Worker};
-use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, StatusSnapshot, WorkerState};
+use protocol::api::{Capabilities, CollectionStatus, ConnectorProjection, StatusSnapshot, StoreCounts, WorkerState};
 use protocol::ApiError;
 
 impl Worker {
@@ -24,7 +24,12 @@ impl Worker {
         let table = self.embed_table().map_or_else(String::new, |k| k.name);
         let embedded = catalog::embedded_counts(&conn, &table)?;
         let backlog = catalog::embed_backlog_count(&conn, &table)?;
+        let recorded_vectors = catalog::embedded_chunk_count(&conn, &table)?;
         drop(conn);
+        let vector_rows = match (self.embed_table(), &self.vectors) {
+            (Some(key), Some(v)) => v.count(&key).unwrap_or(0) as u64,
+            _ => 0,
+        };
         let collections: Vec<CollectionStatus> = self
             .config()
             .collections
@@ -41,11 +46,12 @@ impl Worker {
                 }
             })
             .collect();
+        let documents = collections.iter().map(|c| c.document_count).sum();
         Ok(StatusSnapshot {
             index_name: self.dirs.index_name.clone(),
             config_path: self.dirs.config_file().display().to_string(),
             db_path: self.dirs.catalog_file().display().to_string(),
-            total_documents: collections.iter().map(|c| c.document_count).sum(),
+            total_documents: documents,
             total_chunks: collections.iter().map(|c| c.chunk_count).sum(),
             collections,
             embedding_backlog: backlog,
@@ -56,6 +62,12 @@ impl Worker {
             capabilities: self.capabilities(),
             active_job_id,
             repairs: self.repairs.list(),
+            stores: StoreCounts {
+                catalog_documents: documents,
+                keyword_documents: self.bm25.num_docs(),
+                recorded_vectors,
+                vector_rows,
+            },
             worker: WorkerState::Running,
         })
     }

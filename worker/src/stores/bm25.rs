@@ -186,7 +186,7 @@ impl Bm25Index {
         Ok(())
     }
 
-    #[cfg(test)]
+    /// Documents in the index as of the last commit.
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
