@@ -72,12 +72,16 @@ class Tally:
         self.by_status = {}
         self.refused = 0
         self.bad = []
+        # Readers only ask for notes that exist and writers send valid bodies: a 4xx is a defect.
+        self.client_errors = []
 
     def count(self, method, path, status, payload):
         with self.lock:
             self.by_status[status] = self.by_status.get(status, 0) + 1
             if status >= 500 and status != 503:
                 self.bad.append(f"{method} {path} -> {status}: {str(payload)[:300]}")
+            elif 400 <= status < 500 and len(self.client_errors) < 20:
+                self.client_errors.append(f"{method} {path} -> {status}: {str(payload)[:300]}")
 
     def refuse(self):
         with self.lock:
@@ -395,6 +399,8 @@ def main():
         problems = doc_bytes_agree(target, tally, root)
         if problems:
             failures.append(f"/api/doc differs from the disk: {problems[:10]}")
+        if tally.client_errors:
+            failures.append(f"4xx replies to valid requests: {tally.client_errors[:5]}")
         if tally.bad:
             failures.append(f"{len(tally.bad)} replies 5xx other than 503: {tally.bad[:5]}")
         slow = [(role, took) for role, took in kills if took is None or took > RECOVERY_LIMIT_S]

@@ -19,6 +19,8 @@ mod content_types;
 mod context;
 #[path = "blackbox/convert.rs"]
 mod convert;
+#[path = "blackbox/faults.rs"]
+mod faults;
 #[path = "blackbox/hub.rs"]
 mod hub;
 #[path = "blackbox/indexing.rs"]

@@ -119,6 +119,31 @@ pub struct CollectionSyncResult {
     pub files_skipped: u64,
     pub files_deactivated: u64,
     pub duration_ms: u64,
+    /// The files counted in `filesErrored` and those skipped as too large, each with why (the
+    /// first [`CollectionSyncResult::MAX_PROBLEMS`]); their earlier version, if any, stays
+    /// indexed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<FileProblem>,
+}
+
+impl CollectionSyncResult {
+    /// Problems listed per collection at most.
+    pub const MAX_PROBLEMS: usize = 100;
+
+    /// Notes a file that could not be indexed, within [`Self::MAX_PROBLEMS`].
+    pub fn problem(&mut self, rel_path: &str, reason: impl Into<String>) {
+        if self.problems.len() < Self::MAX_PROBLEMS {
+            self.problems.push(FileProblem { rel_path: rel_path.to_string(), reason: reason.into() });
+        }
+    }
+}
+
+/// A file a sync could not index, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileProblem {
+    pub rel_path: String,
+    pub reason: String,
 }
 
 /// The `result` of a completed `add` or `sync` job.

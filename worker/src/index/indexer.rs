@@ -84,18 +84,17 @@ fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
     }
 }
 
-/// A file's text and, for converted documents, the title the converter found.
-fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Option<(String, Option<String>)> {
-    match converter(kind) {
-        None => ingest::decode_utf8(&bytes).ok().map(|t| (t, None)),
-        Some(format) => match convert::convert(format, bytes) {
-            Ok(c) => Some((c.text, c.title)),
-            Err(e) => {
-                tracing::warn!("{rel}: {e}");
-                None
-            }
-        },
+/// A file's text and, for converted documents, the title the converter found; else why
+/// there is none.
+fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Result<(String, Option<String>), String> {
+    let found = match converter(kind) {
+        None => ingest::decode_text(&bytes).map(|t| (t, None)).map_err(|e| e.to_string()),
+        Some(format) => convert::convert(format, bytes).map(|c| (c.text, c.title)).map_err(|e| e.to_string()),
+    };
+    if let Err(e) = &found {
+        tracing::warn!("{rel}: {e}");
     }
+    found
 }
 
 /// A file read and parsed, waiting for its batch to be written.
@@ -114,19 +113,25 @@ enum FileOutcome {
     Parsed(Box<Parsed>),
     /// The bytes equal what the catalog holds (only the mtime moved).
     SameBytes(FoundFile),
-    /// Unreadable, not UTF-8, or a conversion failed: counted as errored, the previous
+    /// Unreadable, binary, or a conversion failed (why): counted as errored, the previous
     /// version stays.
-    Failed,
+    Failed(String),
 }
 
 /// Reads, hashes, converts (PDF, DOCX) and parses a file.
 fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -> FileOutcome {
-    let Ok(bytes) = std::fs::read(&file.abs) else { return FileOutcome::Failed };
+    let bytes = match std::fs::read(&file.abs) {
+        Ok(bytes) => bytes,
+        Err(e) => return FileOutcome::Failed(format!("cannot be read: {e}")),
+    };
     let source_hash = ingest::sha256_hex(&bytes);
     if prev.is_some_and(|p| p.source_hash == source_hash) {
         return FileOutcome::SameBytes(file);
     }
-    let Some((text, title)) = text_of(bytes, kind, &file.rel) else { return FileOutcome::Failed };
+    let (text, title) = match text_of(bytes, kind, &file.rel) {
+        Ok(found) => found,
+        Err(reason) => return FileOutcome::Failed(reason),
+    };
     let canonical = ingest::canonicalize(&text);
     let mirror_hash = ingest::sha256_hex(canonical.as_bytes());
     let mut doc = parse(&canonical, &file.rel, kind);
@@ -488,10 +493,11 @@ impl Indexer<'_> {
         for item in walk::walk(&root, &matcher) {
             let file = match item {
                 WalkItem::File(f) => f,
-                WalkItem::Error(rel) => {
-                    tracing::debug!("{}: cannot read {rel}", coll.name);
+                WalkItem::Error { rel, reason } => {
+                    tracing::debug!("{}: {rel} {reason}", coll.name);
                     res.files_processed += 1;
                     res.files_errored += 1;
+                    res.problem(&rel, reason);
                     continue;
                 }
             };
@@ -503,6 +509,7 @@ impl Indexer<'_> {
             };
             if file.size > MAX_FILE_BYTES {
                 res.files_skipped += 1;
+                res.problem(&file.rel, format!("skipped: {} MB, over the {} MB limit", file.size >> 20, MAX_FILE_BYTES >> 20));
                 continue;
             }
             match known.get(&file.rel) {
@@ -530,6 +537,7 @@ impl Indexer<'_> {
             let mut touched: Vec<Touch> = Vec::new();
             for (file, kind) in pending.by_ref().take(BATCH) {
                 let prev = known.get(&file.rel);
+                let rel = file.rel.clone();
                 match (read_and_parse(file, prev, kind), prev) {
                     (FileOutcome::Parsed(mut p), _) => {
                         if p.previous.is_none() {
@@ -548,7 +556,11 @@ impl Indexer<'_> {
                         }
                         touched.push(Touch { state: p.clone(), mtime_ns: file.mtime_ns });
                     }
-                    _ => res.files_errored += 1,
+                    (FileOutcome::Failed(reason), _) => {
+                        res.files_errored += 1;
+                        res.problem(&rel, reason);
+                    }
+                    (FileOutcome::SameBytes(_), None) => res.files_errored += 1,
                 }
             }
             let out = self.apply_batch(&coll.name, &parsed, &touched, origin)?;
@@ -623,7 +635,10 @@ impl Indexer<'_> {
                 }
                 Ok(FileSync::Unchanged(id))
             }
-            FileOutcome::Failed => Ok(FileSync::Failed),
+            FileOutcome::Failed(reason) => {
+                tracing::debug!("{}: {rel} {reason}", coll.name);
+                Ok(FileSync::Failed)
+            }
         }
     }
 

@@ -90,8 +90,8 @@ pub struct FoundFile {
 
 pub enum WalkItem {
     File(FoundFile),
-    /// A matching path that could not be used (unreadable metadata, non-UTF-8 name).
-    Error(String),
+    /// A matching path that could not be used (unreadable metadata, non-UTF-8 name), and why.
+    Error { rel: String, reason: String },
 }
 
 pub fn mtime_ns(md: &std::fs::Metadata) -> i64 {
@@ -115,7 +115,8 @@ pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
                 if let Some(p) = e.path() {
                     if let Ok(rel) = p.strip_prefix(root) {
                         if rel.to_str().is_some_and(|r| matcher.matches(r) && !is_litter(r)) {
-                            out.push(WalkItem::Error(rel.display().to_string()));
+                            let reason = format!("cannot be read: {e}");
+                            out.push(WalkItem::Error { rel: rel.display().to_string(), reason });
                         }
                     }
                 }
@@ -127,7 +128,8 @@ pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
         }
         let Ok(rel_path) = entry.path().strip_prefix(root) else { continue };
         let Some(rel) = rel_path.to_str() else {
-            out.push(WalkItem::Error(rel_path.display().to_string()));
+            let reason = "its name is not valid UTF-8".to_string();
+            out.push(WalkItem::Error { rel: rel_path.display().to_string(), reason });
             continue;
         };
         if !matcher.matches(rel) || is_litter(rel) {
@@ -146,7 +148,7 @@ pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
                 size: md.len(),
                 mtime_ns: mtime_ns(&md),
             })),
-            Err(_) => out.push(WalkItem::Error(rel.to_string())),
+            Err(e) => out.push(WalkItem::Error { rel: rel.to_string(), reason: format!("cannot be read: {e}") }),
         }
     }
     out
@@ -198,7 +200,7 @@ mod tests {
             .into_iter()
             .filter_map(|i| match i {
                 WalkItem::File(f) => Some(f.rel),
-                WalkItem::Error(_) => None,
+                WalkItem::Error { .. } => None,
             })
             .collect();
         assert_eq!(found, vec!["a.md", "sub/b.md"]);

@@ -15,6 +15,24 @@ pub fn decode_utf8(bytes: &[u8]) -> Result<String, IngestError> {
     }
 }
 
+/// Bytes of a text file as text: UTF-8; UTF-16 with its byte-order mark; else, when the bytes
+/// hold no NUL, Windows-1252 (the Latin-1 superset most non-UTF-8 notes are saved in, which
+/// maps every byte). Bytes with a NUL and no byte-order mark are binary: an error.
+pub fn decode_text(bytes: &[u8]) -> Result<String, IngestError> {
+    if let Some((encoding, bom)) = encoding_rs::Encoding::for_bom(bytes) {
+        let (text, malformed) = encoding.decode_without_bom_handling(&bytes[bom..]);
+        return if malformed { Err(IngestError::NotUtf8) } else { Ok(text.into_owned()) };
+    }
+    // NUL is valid UTF-8, but no text file holds one.
+    if bytes.contains(&0) {
+        return Err(IngestError::Binary);
+    }
+    match decode_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(_) => Ok(encoding_rs::WINDOWS_1252.decode_without_bom_handling(bytes).0.into_owned()),
+    }
+}
+
 pub(super) use protocol::anchor::nfc;
 
 /// Canonical text form: no BOM (no U+FEFF at all), LF line ends, NFC, no control chars except
@@ -79,6 +97,14 @@ mod tests {
         assert_eq!(decode_utf8("é".as_bytes()).unwrap(), "é");
         assert_eq!(decode_utf8(b"\xff\xfe"), Err(IngestError::NotUtf8));
         assert_eq!(decode_utf8(b"").unwrap(), "");
+    }
+
+    #[test]
+    fn other_encodings_decode_and_binary_does_not() {
+        assert_eq!(decode_text("é".as_bytes()).unwrap(), "é");
+        assert_eq!(decode_text(b"Caf\xe9 \x93quoted\x94").unwrap(), "Caf\u{e9} \u{201c}quoted\u{201d}");
+        assert_eq!(decode_text(b"\xff\xfeh\x00i\x00").unwrap(), "hi");
+        assert_eq!(decode_text(b"\x00\x01\x02ELF"), Err(IngestError::Binary));
     }
 
     #[test]

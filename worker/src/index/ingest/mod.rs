@@ -22,7 +22,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use canonical::{canonicalize, decode_utf8, sha256_hex};
+pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
 pub use sections::section_anchor;
 pub use snippet::snippet;
 pub use tags::normalize_tag;
@@ -30,14 +30,17 @@ pub use tags::normalize_tag;
 /// Errors produced while ingesting raw file content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IngestError {
-    /// The bytes are not valid UTF-8.
+    /// The bytes are not valid UTF-8 (nor the encoding their byte-order mark names).
     NotUtf8,
+    /// The bytes hold NUL bytes and no byte-order mark: not text.
+    Binary,
 }
 
 impl fmt::Display for IngestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IngestError::NotUtf8 => f.write_str("file content is not valid UTF-8"),
+            IngestError::Binary => f.write_str("file content is binary (it holds NUL bytes), not text"),
         }
     }
 }
