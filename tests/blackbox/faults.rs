@@ -63,3 +63,116 @@ fn hostile_files_are_problems_of_their_own_and_the_sync_completes() {
     assert_eq!(problems(&again).len(), 3, "{again}");
     assert_eq!(again["result"]["totalFilesAdded"], 0, "{again}");
 }
+
+/// A small tmpfs mounted for a test, unmounted when dropped. `None` (with the reason printed)
+/// where this process may not mount one: not root, or a container without the right.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &std::path::Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs(at.to_path_buf())),
+            Ok(o) => {
+                eprintln!("skipped: cannot mount a tmpfs here ({})", String::from_utf8_lossy(&o.stderr).trim());
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: cannot run mount ({e})");
+                None
+            }
+        }
+    }
+
+    /// Fills the file system: a file of every byte left. Returns it (remove it to free space).
+    fn fill(&self) -> std::path::PathBuf {
+        let filler = self.0.join("filler.bin");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let block = vec![0xAB_u8; 64 * 1024];
+        use std::io::Write;
+        while f.write_all(&block).is_ok() {}
+        let _ = f.flush();
+        while f.write_all(&[0]).is_ok() {}
+        filler
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_full_notes_folder_refuses_the_write_leaves_nothing_partial_and_recovers() {
+    let s = Server::start();
+    let n = s.path("notes");
+    let Some(fs) = Tmpfs::mount(&n, "2m") else { return };
+    write_notes(&n, &[("kept.md", "# Kept\nkeptword original\n")]);
+    s.add_collection(&n, "notes");
+    let filler = fs.fill();
+    let before = names_in(&n);
+    let big = format!("# Big\nbigword {}\n", "lorem ipsum ".repeat(20_000));
+
+    let created = s.post("/api/docs", json!({ "collection": "notes", "relPath": "big.md", "content": big }));
+    created.assert_error(500, "RUNTIME");
+    assert!(created.json()["error"]["message"].as_str().unwrap().contains("space"), "{}", created.json());
+    let replaced =
+        s.post("/api/docs", json!({ "collection": "notes", "relPath": "kept.md", "content": big, "overwrite": true }));
+    replaced.assert_error(500, "RUNTIME");
+    assert_eq!(names_in(&n), before, "no temp file or partial note is left");
+    assert_eq!(std::fs::read_to_string(n.join("kept.md")).unwrap(), "# Kept\nkeptword original\n");
+    assert_eq!(uris(&s.search(json!({ "query": "keptword" }))), vec!["svc://notes/kept.md"]);
+
+    std::fs::remove_file(filler).unwrap();
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "big.md", "content": big }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(uris(&s.search(json!({ "query": "bigword" }))), vec!["svc://notes/big.md"]);
+}
+
+#[test]
+fn a_full_data_folder_keeps_the_notes_safe_and_catches_up_once_space_is_back() {
+    let base = tempfile::tempdir().unwrap();
+    let data = base.path().join("data");
+    let Some(fs) = Tmpfs::mount(&data, "24m") else { return };
+    let s = Server::start_with(&[("SVC_DATA_DIR", data.to_str().unwrap())]);
+    let n = s.path("notes");
+    write_notes(&n, &[("a.md", "# A\nalphaword\n")]);
+    s.add_collection(&n, "notes");
+    let filler = fs.fill();
+
+    // Reads go on.
+    assert_eq!(uris(&s.search(json!({ "query": "alphaword" }))), vec!["svc://notes/a.md"]);
+    // A write reaches the disk (the notes are elsewhere) and says the index could not take it.
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "b.md", "content": "# B\nbetaword\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let note = r.json()["note"].as_str().unwrap().to_string();
+    assert!(note.contains("indexing failed") && note.contains("full"), "{note}");
+    assert_eq!(std::fs::read_to_string(n.join("b.md")).unwrap(), "# B\nbetaword\n");
+    let sync = s.post("/api/sync", json!({}));
+    if sync.status == 202 {
+        let job = s.wait_job(sync.json()["jobId"].as_str().unwrap());
+        assert!(job["status"] == "failed" || job["status"] == "completed", "{job}");
+    }
+    assert_eq!(s.get("/api/health").status, 200);
+
+    // Space comes back: the note that was written is indexed without a restart or a sync.
+    std::fs::remove_file(filler).unwrap();
+    s.wait_until(std::time::Duration::from_secs(30), |s| {
+        uris(&s.search(json!({ "query": "betaword" }))) == vec!["svc://notes/b.md"]
+    });
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "c.md", "content": "# C\ngammaword\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(uris(&s.search(json!({ "query": "gammaword" }))), vec!["svc://notes/c.md"]);
+}

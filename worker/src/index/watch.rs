@@ -75,9 +75,33 @@ pub struct Watchers {
     folders: Mutex<HashMap<String, Follow>>,
     watcher: Mutex<Option<FolderWatch>>,
     work: Mutex<Option<Sender<Work>>>,
+    /// Collections whose indexing failed for a cause outside their files (a full disk, a
+    /// catalog error), with when to scan them again.
+    retries: Mutex<HashMap<String, Instant>>,
 }
 
+/// How long after a failed indexing its collection is scanned again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
 impl Watchers {
+    /// Asks for a scan of `collection` in [`RETRY_AFTER`] (and again after each scan that
+    /// fails): what could not be indexed comes in once the cause is gone, without a restart.
+    pub fn retry_later(&self, collection: &str) {
+        let mut retries = self.retries.lock().unwrap_or_else(|p| p.into_inner());
+        retries.entry(collection.to_string()).or_insert_with(|| Instant::now() + RETRY_AFTER);
+    }
+
+    /// Collections whose retry is due, taken off the list.
+    fn due_retries(&self) -> Vec<String> {
+        let now = Instant::now();
+        let mut retries = self.retries.lock().unwrap_or_else(|p| p.into_inner());
+        let due: Vec<String> = retries.iter().filter(|(_, at)| **at <= now).map(|(c, _)| c.clone()).collect();
+        for c in &due {
+            retries.remove(c);
+        }
+        due
+    }
+
     fn sender(&self) -> Option<Sender<Work>> {
         self.work.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -278,6 +302,12 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
                 for coll in &due {
                     scan(&w, coll);
                 }
+                for name in w.watchers.due_retries() {
+                    if let Some(coll) = collections.iter().find(|c| c.name == name) {
+                        tracing::info!("{name}: scanning again after a failed indexing");
+                        scan(&w, coll);
+                    }
+                }
                 if !due.is_empty() {
                     // Watched again, or still polled: /api/status says which.
                     w.publish_status();
@@ -335,7 +365,10 @@ fn scan(w: &Worker, coll: &CollectionConfig) {
             w.publish_status();
         }
         Ok(_) => {}
-        Err(e) => tracing::warn!("{}: the scan failed: {e}", coll.name),
+        Err(e) => {
+            tracing::warn!("{}: the scan failed: {e}; trying again in {RETRY_AFTER:?}", coll.name);
+            w.watchers.retry_later(&coll.name);
+        }
     }
 }
 
@@ -473,7 +506,8 @@ fn sync(w: &Worker, coll: &CollectionConfig, root: &Path, rel: &str) -> bool {
             false
         }
         Err(e) => {
-            tracing::warn!("{}: {rel}: {e}", coll.name);
+            tracing::warn!("{}: {rel}: {e}; the collection is scanned again in {RETRY_AFTER:?}", coll.name);
+            w.watchers.retry_later(&coll.name);
             false
         }
     }

@@ -52,6 +52,10 @@ fn index_after_write(
     origin: Origin,
 ) -> (String, Result<FileSync, String>) {
     let (result, outcome) = sync_one(w, coll, root, rel.as_str(), origin);
+    if outcome.is_err() {
+        // The note is on disk; the index takes it in once the cause (a full disk, say) is gone.
+        w.watchers.retry_later(&coll.name);
+    }
     let job_id = w.record_finished_job(JobKind::Sync, outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
     (job_id, outcome)
 }
@@ -181,7 +185,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
         created_with_suffix: suffixed,
         note: match outcome {
             Ok(_) => "Created and indexed; it is searchable now.".to_string(),
-            Err(e) => format!("Created, but indexing failed ({e}); the next sync retries."),
+            Err(e) => format!("Created, but indexing failed ({e}); svc indexes it once the cause is gone."),
         },
     })
 }
