@@ -28,19 +28,28 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 
 /// A part's text, `None` when the archive has no such part.
 fn read_part(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &'static str) -> Result<Option<String>, ConvertError> {
+    read_part_within(zip, name, MAX_PART_BYTES)
+}
+
+/// A part's text, refused past `limit` uncompressed bytes, whatever the archive declares.
+fn read_part_within(
+    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
+    name: &'static str,
+    limit: u64,
+) -> Result<Option<String>, ConvertError> {
     let file = match zip.by_name(name) {
         Ok(f) => f,
         Err(zip::result::ZipError::FileNotFound) => return Ok(None),
         Err(e) => return Err(ConvertError::Docx(format!("{name}: {e}"))),
     };
-    if file.size() > MAX_PART_BYTES {
-        return Err(ConvertError::TooLarge { part: name, limit: MAX_PART_BYTES });
+    if file.size() > limit {
+        return Err(ConvertError::TooLarge { part: name, limit });
     }
     let mut raw = Vec::new();
     // The declared size may lie: never read past the limit.
-    file.take(MAX_PART_BYTES + 1).read_to_end(&mut raw).map_err(|e| ConvertError::Docx(format!("{name}: {e}")))?;
-    if raw.len() as u64 > MAX_PART_BYTES {
-        return Err(ConvertError::TooLarge { part: name, limit: MAX_PART_BYTES });
+    file.take(limit + 1).read_to_end(&mut raw).map_err(|e| ConvertError::Docx(format!("{name}: {e}")))?;
+    if raw.len() as u64 > limit {
+        return Err(ConvertError::TooLarge { part: name, limit });
     }
     let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw);
     String::from_utf8(raw.to_vec()).map(Some).map_err(|_| ConvertError::Docx(format!("{name} is not UTF-8")))
@@ -201,6 +210,35 @@ fn push_paragraph(text: &mut String, first_heading: &mut Option<String>, para: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sets the uncompressed size every header of `zip` declares to `size` (a zip bomb lies).
+    fn declare_size(zip: &mut [u8], size: u32) {
+        for i in 0..zip.len().saturating_sub(46) {
+            let at = match &zip[i..i + 4] {
+                [0x50, 0x4b, 0x03, 0x04] => i + 22,
+                [0x50, 0x4b, 0x01, 0x02] => i + 24,
+                _ => continue,
+            };
+            zip[at..at + 4].copy_from_slice(&size.to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn a_part_past_the_limit_is_refused_even_when_its_size_lies() {
+        let big = testkit::zip_parts(&[(DOCUMENT, "<w:p/>".repeat(2_000))]);
+        let mut zip = zip::ZipArchive::new(Cursor::new(big.as_slice())).unwrap();
+        let honest = read_part_within(&mut zip, DOCUMENT, 1_000);
+        assert!(matches!(honest, Err(ConvertError::TooLarge { limit: 1_000, .. })), "{honest:?}");
+        let mut lying = big.clone();
+        declare_size(&mut lying, 100);
+        let mut zip = zip::ZipArchive::new(Cursor::new(lying.as_slice())).unwrap();
+        let bomb = read_part_within(&mut zip, DOCUMENT, 1_000);
+        // The zip crate itself stops at the declared size ("larger than its declared
+        // uncompressed size"); the limit holds either way.
+        assert!(matches!(bomb, Err(ConvertError::TooLarge { .. }) | Err(ConvertError::Docx(_))), "{bomb:?}");
+        let mut zip = zip::ZipArchive::new(Cursor::new(big.as_slice())).unwrap();
+        assert!(read_part_within(&mut zip, DOCUMENT, 100_000).unwrap().is_some());
+    }
 
     #[test]
     fn paragraphs_headings_and_core_title() {
