@@ -221,7 +221,7 @@ def wait_recovered(target, since, old_pid, role, server):
 
 def chaos(server, target, stop, kills, minutes):
     """Kills the worker and the gateway in turn; the whole tree once, halfway."""
-    interval = max(6.0, minutes * 60 / 14)
+    interval = min(15.0, max(6.0, minutes * 60 / 14))
     rng = random.Random(3)
     whole_done = False
     started = time.monotonic()
