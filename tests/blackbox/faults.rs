@@ -176,3 +176,60 @@ fn a_full_data_folder_keeps_the_notes_safe_and_catches_up_once_space_is_back() {
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(uris(&s.search(json!({ "query": "gammaword" }))), vec!["svc://notes/c.md"]);
 }
+
+/// Another program deletes, truncates and rewrites notes while a sync reads them: every file
+/// is either indexed as it was read or a problem of its own, the sync completes, and once the
+/// churn stops the index agrees with the disk.
+#[test]
+fn notes_deleted_or_truncated_while_a_sync_reads_them() {
+    const NOTES: usize = 1500;
+    let s = Server::start();
+    let n = s.path("notes");
+    let files: Vec<(String, String)> =
+        (0..NOTES).map(|i| (format!("n{i:04}.md"), format!("# Note {i}\nchurnword{i} {}\n", "text ".repeat(200)))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    write_notes(&n, &refs);
+    let added = s.post("/api/collections", json!({ "path": n, "name": "notes", "watch": false }));
+    assert_eq!(added.status, 202);
+    // The churn runs while the first sync reads the folder.
+    let churn_dir = n.clone();
+    let churn = std::thread::spawn(move || {
+        for round in 0..3 {
+            for i in (round..NOTES).step_by(7) {
+                let p = churn_dir.join(format!("n{i:04}.md"));
+                match i % 3 {
+                    0 => {
+                        let _ = std::fs::remove_file(&p);
+                    }
+                    1 => {
+                        let _ = std::fs::OpenOptions::new().write(true).open(&p).and_then(|f| f.set_len(3));
+                    }
+                    _ => {
+                        let _ = std::fs::write(&p, format!("# Note {i}\nrewritten{i}\n"));
+                    }
+                }
+            }
+        }
+    });
+    let job = s.wait_job(added.json()["jobId"].as_str().unwrap());
+    churn.join().unwrap();
+    assert_eq!(job["status"], "completed", "{job}");
+    let done = s.sync(json!({}));
+    assert_eq!(done["status"], "completed", "{done}");
+    let on_disk = std::fs::read_dir(&n).unwrap().count();
+    let st = s.get("/api/status").json();
+    assert_eq!(st["totalDocuments"], on_disk, "{st}");
+    assert_eq!(st["stores"]["keywordDocuments"], on_disk, "{st}");
+    for i in (0..NOTES).step_by(50) {
+        let p = n.join(format!("n{i:04}.md"));
+        let doc = s.get(&format!("/api/doc?uri=svc://notes/n{i:04}.md"));
+        match std::fs::read_to_string(&p) {
+            Ok(text) => {
+                assert_eq!(doc.status, 200, "n{i:04}");
+                // The canonical text: one final line break.
+                assert_eq!(doc.json()["content"].as_str().unwrap().trim_end(), text.trim_end(), "n{i:04}");
+            }
+            Err(_) => assert_eq!(doc.status, 404, "n{i:04} was deleted"),
+        }
+    }
+}
