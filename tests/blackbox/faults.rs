@@ -233,3 +233,55 @@ fn notes_deleted_or_truncated_while_a_sync_reads_them() {
         }
     }
 }
+
+/// Makes `path` unwritable: immutable (`chattr +i`) for root, whom permissions do not stop;
+/// read-only permissions for anyone else. `false` when neither works here.
+fn lock(path: &std::path::Path, locked: bool) -> bool {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        let flag = if locked { "+i" } else { "-i" };
+        return std::process::Command::new("chattr").arg(flag).arg(path).status().is_ok_and(|s| s.success());
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match (path.is_dir(), locked) {
+        (true, true) => 0o555,
+        (false, true) => 0o444,
+        (true, false) => 0o755,
+        (false, false) => 0o644,
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).is_ok()
+}
+
+#[test]
+fn a_read_only_note_or_folder_refuses_the_write_and_works_once_writable() {
+    let s = Server::start();
+    let n = s.path("notes");
+    write_notes(&n, &[("locked.md", "# Locked\nlockedword\n"), ("ro/inside.md", "# Inside\n")]);
+    s.add_collection(&n, "notes");
+    if !lock(&n.join("locked.md"), true) {
+        eprintln!("skipped: cannot make a file unwritable here (chattr +i needs a file system that has it)");
+        return;
+    }
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "locked.md", "content": "# New\n", "overwrite": true }));
+    lock(&n.join("locked.md"), false);
+    r.assert_error(500, "RUNTIME");
+    assert_eq!(std::fs::read_to_string(n.join("locked.md")).unwrap(), "# Locked\nlockedword\n");
+
+    assert!(lock(&n.join("ro"), true));
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "ro/new.md", "content": "# New\nnewword\n" }));
+    let listed = names_in(&n.join("ro"));
+    lock(&n.join("ro"), false);
+    r.assert_error(500, "RUNTIME");
+    assert_eq!(listed, vec!["inside.md"], "nothing partial is left");
+    assert_eq!(names_in(&n), vec!["locked.md", "ro"]);
+
+    // Writable again: the same writes work, without a restart.
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "ro/new.md", "content": "# New\nnewword\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "locked.md", "content": "# Locked\nfreedword\n", "overwrite": true }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(uris(&s.search(json!({ "query": "freedword" }))), vec!["svc://notes/locked.md"]);
+    assert_eq!(uris(&s.search(json!({ "query": "newword" }))), vec!["svc://notes/ro/new.md"]);
+}
