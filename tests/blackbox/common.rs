@@ -180,6 +180,10 @@ impl Server {
     }
 
     pub fn wait_job(&self, id: &str) -> Value {
+        self.wait_job_within(id, Duration::from_secs(120))
+    }
+
+    pub fn wait_job_within(&self, id: &str, within: Duration) -> Value {
         let start = Instant::now();
         loop {
             let r = self.get(&format!("/api/jobs/{id}"));
@@ -189,7 +193,7 @@ impl Server {
                     return j;
                 }
             }
-            assert!(start.elapsed() < Duration::from_secs(120), "job {id} did not finish");
+            assert!(start.elapsed() < within, "job {id} did not finish within {within:?}");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
