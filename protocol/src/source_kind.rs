@@ -16,6 +16,8 @@ pub enum SourceKind {
     Docx,
     /// XLSX, XLSM, XLSB, XLS, ODS.
     Spreadsheet,
+    /// A saved web page (`.html`, `.htm`): indexed as the Markdown of its main text.
+    Html,
 }
 
 impl SourceKind {
@@ -35,6 +37,7 @@ pub fn source_kind(rel: &str) -> Option<SourceKind> {
         "pdf" => Some(SourceKind::Pdf),
         "docx" => Some(SourceKind::Docx),
         "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Some(SourceKind::Spreadsheet),
+        "html" | "htm" => Some(SourceKind::Html),
         _ => None,
     }
 }
@@ -58,6 +61,7 @@ mod tests {
         assert_eq!(source_kind("plan.org"), Some(SourceKind::Org));
         assert_eq!(source_kind("Budget.XLSX"), Some(SourceKind::Spreadsheet));
         assert_eq!(source_kind("b.ods"), Some(SourceKind::Spreadsheet));
+        assert_eq!(source_kind("saved/Page.HTM"), Some(SourceKind::Html));
         assert!(!is_text_note("plan.org"));
         assert!(is_text_note("a.md") && is_text_note("a.txt"));
         assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));

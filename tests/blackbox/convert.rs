@@ -231,3 +231,42 @@ fn spreadsheets_are_tables_per_sheet_and_a_broken_one_is_an_errored_file() {
     assert!(e["text"].as_str().unwrap().contains("| Compost | 40 |"), "{e}");
     assert_eq!(e["heading"], "Plants", "{e}");
 }
+
+/// Saved web pages through `include`: the main text as Markdown (no script, style or
+/// navigation), titled by `<title>`, searchable, its links to notes in the link graph, shown
+/// as Markdown in the workspace, and cited by a capsule; a page nested past the limit is one
+/// file's problem of a sync that completes.
+#[test]
+fn web_pages_are_their_main_text_with_links_into_the_graph() {
+    let s = Server::start();
+    let root = s.path("web");
+    let page = "<!doctype html><html><head><title>Kettle guide</title><script>var trackingword = 1;</script></head>\
+<body><nav>menuword <a href=\"/\">Home</a></nav><main><h1>Descaling</h1>\
+<p>Boil <em>citric acid</em> in the kettle to remove limescale. See <a href=\"tea.md\">the tea note</a>.</p>\
+</main><footer>footerword</footer></body></html>";
+    write_notes(&root, &[("kettle.html", page), ("tea.md", "# Tea\nSteep green tea gently.\n")]);
+    std::fs::write(root.join("deep.htm"), "<div>".repeat(5_000)).unwrap();
+    let r = s.post("/api/collections", json!({ "path": root, "name": "w", "include": "**/*.html,**/*.htm", "watch": false }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+    let problems = job["result"]["collections"][0]["problems"].to_string();
+    assert!(problems.contains("deep.htm") && problems.contains("nested"), "{job}");
+
+    let hit = only_hit(&s, "limescale", "svc://w/kettle.html");
+    assert_eq!(hit["title"], "Kettle guide", "{hit}");
+    for gone in ["trackingword", "menuword", "footerword"] {
+        assert!(uris(&s.search(json!({ "query": gone }))).is_empty(), "{gone} is not the page's text");
+    }
+    let doc = s.get("/api/doc?uri=svc://w/kettle.html").json();
+    let text = doc["content"].as_str().unwrap();
+    assert!(text.contains("# Descaling") && text.contains("*citric acid*"), "{text}");
+    let tea = s.get("/api/doc?uri=svc://w/tea.md").json();
+    let b = s.get(&format!("/api/doc/{}/backlinks", tea["docid"].as_str().unwrap().replace('#', "%23"))).json();
+    assert!(b.to_string().contains("kettle.html"), "{b}");
+    let view = s.get("/doc?uri=svc://w/kettle.html");
+    assert_eq!(view.status, 200);
+    assert!(String::from_utf8_lossy(&view.body).contains("<h1"), "rendered as Markdown");
+    let c = s.post("/api/context", json!({"goal": "kettle limescale", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    assert_eq!(c["evidence"][0]["uri"], "svc://w/kettle.html", "{c}");
+}

@@ -26,8 +26,8 @@ enum View {
 impl View {
     fn of(doc: &DocResponse) -> View {
         match source_kind(&doc.rel_path) {
-            // A sheet's canonical text is Markdown tables.
-            Some(SourceKind::Markdown | SourceKind::Spreadsheet) => View::Markdown,
+            // A sheet's canonical text is Markdown tables; a page's, the Markdown of its text.
+            Some(SourceKind::Markdown | SourceKind::Spreadsheet | SourceKind::Html) => View::Markdown,
             Some(SourceKind::Pdf) => View::Pdf,
             _ => View::Text,
         }

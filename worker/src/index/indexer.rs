@@ -51,6 +51,7 @@ fn converter(kind: SourceKind) -> Option<convert::Format> {
         SourceKind::Pdf => Some(convert::Format::Pdf),
         SourceKind::Docx => Some(convert::Format::Docx),
         SourceKind::Spreadsheet => Some(convert::Format::Spreadsheet),
+        SourceKind::Html => Some(convert::Format::Html),
         SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org => None,
     }
 }
@@ -65,7 +66,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
         Some(SourceKind::Markdown) => "text/markdown".to_string(),
         Some(SourceKind::PlainText) => "text/plain".to_string(),
         Some(SourceKind::Org) => "text/org".to_string(),
-        Some(kind @ (SourceKind::Pdf | SourceKind::Docx)) => {
+        Some(kind @ (SourceKind::Pdf | SourceKind::Docx | SourceKind::Html)) => {
             converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
         // One kind, several formats: by the extension.

@@ -1,4 +1,4 @@
-//! Converters from binary document formats (PDF, DOCX, spreadsheets) to text plus a title.
+//! Converters from document formats (PDF, DOCX, spreadsheets, HTML) to text plus a title.
 //!
 //! A converter only turns bytes into text: canonicalization and parsing are the ingest
 //! module's job, exactly as for a plain-text note. Conversion runs on a thread of its own,
@@ -7,6 +7,7 @@
 //! counts the file as errored and keeps its previously indexed version.
 
 mod docx;
+mod html;
 mod pdf;
 mod sheet;
 
@@ -15,6 +16,8 @@ use std::time::Duration;
 
 /// The longest a single file may take to convert.
 pub const CONVERT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The stack of a conversion thread (reserved, used as needed).
+const CONVERT_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// Converted text beyond this many bytes is cut off (the rest of the file is not indexed).
 pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
 /// A title taken from the first line of the text is cut to this many characters.
@@ -27,6 +30,8 @@ pub enum Format {
     Docx,
     /// XLSX, XLSM, XLSB, XLS and ODS: one Markdown table per sheet.
     Spreadsheet,
+    /// HTML pages, as Markdown.
+    Html,
 }
 
 impl Format {
@@ -35,6 +40,7 @@ impl Format {
             Format::Pdf => "application/pdf",
             Format::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             Format::Spreadsheet => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            Format::Html => "text/html",
         }
     }
 }
@@ -59,6 +65,8 @@ pub enum ConvertError {
     Docx(String),
     #[error("not a readable spreadsheet: {0}")]
     Spreadsheet(String),
+    #[error("not a readable HTML page: {0}")]
+    Html(String),
     #[error("the DOCX part {part} is larger than {limit} bytes")]
     TooLarge { part: &'static str, limit: u64 },
     #[error("the converter crashed: {0}")]
@@ -79,6 +87,7 @@ pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError
             Format::Pdf => pdf::convert(&bytes),
             Format::Docx => docx::convert(&bytes),
             Format::Spreadsheet => sheet::convert(&bytes),
+            Format::Html => html::convert(&bytes),
         },
         CONVERT_TIMEOUT,
     )
@@ -90,7 +99,8 @@ where
     F: FnOnce() -> Result<Converted, ConvertError> + Send + 'static,
 {
     let (tx, rx) = mpsc::sync_channel(1);
-    std::thread::Builder::new().name("svc-convert".into()).spawn(move || {
+    // Parsers recurse per level of nesting: room for deep (but bounded) documents.
+    std::thread::Builder::new().name("svc-convert".into()).stack_size(CONVERT_STACK_BYTES).spawn(move || {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
             .unwrap_or_else(|payload| Err(ConvertError::Panicked(panic_message(payload.as_ref()))));
         // The receiver is gone after a timeout: nothing left to tell.

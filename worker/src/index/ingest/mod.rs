@@ -81,7 +81,7 @@ pub use protocol::LinkKind;
 pub fn as_markdown(kind: protocol::source_kind::SourceKind, text: &str) -> Option<std::borrow::Cow<'_, str>> {
     use protocol::source_kind::SourceKind;
     match kind {
-        SourceKind::Markdown | SourceKind::Spreadsheet => Some(std::borrow::Cow::Borrowed(text)),
+        SourceKind::Markdown | SourceKind::Spreadsheet | SourceKind::Html => Some(std::borrow::Cow::Borrowed(text)),
         SourceKind::Org => Some(std::borrow::Cow::Owned(org::to_markdown(text))),
         SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => None,
     }

@@ -1,0 +1,121 @@
+//! HTML → Markdown with `htmd` (html5ever's parser): the page's main text with its headings,
+//! lists, tables, emphasis and links (links stay links, so those that point at notes join
+//! the link graph); scripts, styles, navigation, forms and embedded media dropped. The title
+//! is the page's `<title>`, else its first heading.
+
+use super::{non_empty_title, ConvertError, Converted};
+use crate::index::ingest;
+
+/// Elements whose content is never the page's text.
+const DROPPED: &[&str] = &[
+    "head", "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "button", "select",
+    "iframe", "object", "embed", "svg", "canvas", "video", "audio", "img", "picture",
+];
+
+/// Elements nested deeper than this are refused: parsing and converting recurse per level,
+/// and a page this deep is generated, not written.
+pub const MAX_DEPTH: usize = 2_000;
+
+pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
+    let html = ingest::decode_text(bytes).map_err(|e| ConvertError::Html(e.to_string()))?;
+    let depth = nesting_depth(&html);
+    if depth > MAX_DEPTH {
+        return Err(ConvertError::Html(format!("elements nested {depth} deep, over the limit of {MAX_DEPTH}")));
+    }
+    let converter = htmd::HtmlToMarkdown::builder().skip_tags(DROPPED.to_vec()).build();
+    let text = converter.convert(&html).map_err(|e| ConvertError::Html(e.to_string()))?;
+    let title = page_title(&html)
+        .and_then(|t| htmd::HtmlToMarkdown::new().convert(&t).ok())
+        .and_then(|t| non_empty_title(&t))
+        .or_else(|| first_heading(&text));
+    Ok(Converted { title, text })
+}
+
+/// The inner HTML of the first `<title>` element.
+fn page_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    Some(html[start..end].to_string())
+}
+
+fn first_heading(markdown: &str) -> Option<String> {
+    markdown.lines().find_map(|l| l.trim_start().strip_prefix('#').map(|h| h.trim_start_matches('#').trim()).and_then(non_empty_title))
+}
+
+/// How deep elements nest, counted from the tags as written: an opening tag goes one level
+/// down, a closing one up; void and self-closed elements do not nest. Unclosed elements (a
+/// sloppy `<p>`) count as nested, so this is an upper bound of what the parser builds.
+fn nesting_depth(html: &str) -> usize {
+    const VOID: &[&str] =
+        &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
+    let bytes = html.as_bytes();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut i = 0;
+    while let Some(off) = html[i..].find('<') {
+        let at = i + off + 1;
+        i = at;
+        let closing = bytes.get(at) == Some(&b'/');
+        let name_start = if closing { at + 1 } else { at };
+        let name: String = html[name_start..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if name.is_empty() {
+            continue;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+            continue;
+        }
+        let end = html[at..].find('>').map_or(html.len(), |e| at + e);
+        if VOID.contains(&name.as_str()) || html[..end].ends_with('/') {
+            continue;
+        }
+        depth += 1;
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn main_text_headings_and_links_without_scripts_or_navigation() {
+        let page = br#"<!doctype html><html><head><title>Tea &amp; Biscuits</title><style>p{color:red}</style>
+<script>var secret = "scriptword";</script></head>
+<body><nav><a href="/">Home</a> navword</nav>
+<h1>Brewing</h1><p>Steep the <b>leaves</b> for three minutes. See <a href="kettle.md">the kettle note</a>.</p>
+<ul><li>Green</li><li>Black</li></ul><footer>footerword</footer></body></html>"#;
+        let c = convert(page).expect("converts");
+        assert_eq!(c.title.as_deref(), Some("Tea & Biscuits"));
+        assert!(c.text.contains("# Brewing"), "{}", c.text);
+        assert!(c.text.contains("Steep the **leaves** for three minutes."), "{}", c.text);
+        assert!(c.text.contains("[the kettle note](kettle.md)"), "{}", c.text);
+        assert!(c.text.contains("Green") && c.text.contains("Black"), "{}", c.text);
+        for dropped in ["scriptword", "navword", "footerword", "color:red"] {
+            assert!(!c.text.contains(dropped), "{dropped} in {}", c.text);
+        }
+    }
+
+    #[test]
+    fn the_first_heading_titles_a_page_without_a_title() {
+        let c = convert(b"<h2>Only Heading</h2><p>text</p>").expect("converts");
+        assert_eq!(c.title.as_deref(), Some("Only Heading"));
+        // Latin-1 bytes decode by the stated fallback.
+        let c = convert(b"<p>caf\xe9</p>").expect("converts");
+        assert!(c.text.contains("caf\u{e9}"), "{}", c.text);
+    }
+
+    #[test]
+    fn deeply_nested_pages_are_refused_before_parsing() {
+        let deep = "<div>".repeat(MAX_DEPTH + 10);
+        assert!(matches!(convert(deep.as_bytes()), Err(ConvertError::Html(_))));
+        assert_eq!(nesting_depth("<p>a<br>b<img src=x/></p><div><span/></div>"), 1);
+        assert_eq!(nesting_depth("<div><div><p>x</p></div></div>"), 3);
+    }
+}
