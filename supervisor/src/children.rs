@@ -21,7 +21,9 @@ const MISSES_BEFORE_HUNG: u32 = 3;
 const START_GRACE: Duration = Duration::from_secs(60);
 const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
-const HEALTHY_RESET: Duration = Duration::from_secs(60);
+/// A run this long was a healthy one: the next restart pauses [`BACKOFF_START`] again. The
+/// soak kills the worker every 15 s; with a minute here, its restarts paused 5 s each.
+const HEALTHY_RESET: Duration = Duration::from_secs(10);
 /// How long a child gets to stop after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(8);
 /// Starts in a row that never answered before the worker counts as failed (it is still

@@ -246,7 +246,10 @@ fn web_pages_are_their_main_text_with_links_into_the_graph() {
 </main><footer>footerword</footer></body></html>";
     write_notes(&root, &[("kettle.html", page), ("tea.md", "# Tea\nSteep green tea gently.\n")]);
     std::fs::write(root.join("deep.htm"), "<div>".repeat(5_000)).unwrap();
-    let r = s.post("/api/collections", json!({ "path": root, "name": "w", "include": "**/*.html,**/*.htm", "watch": false }));
+    let r = s.post(
+        "/api/collections",
+        json!({ "path": root, "name": "w", "include": "**/*.html,**/*.htm", "watch": false }),
+    );
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
     let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
     assert_eq!(job["status"], "completed", "{job}");
@@ -267,6 +270,7 @@ fn web_pages_are_their_main_text_with_links_into_the_graph() {
     let view = s.get("/doc?uri=svc://w/kettle.html");
     assert_eq!(view.status, 200);
     assert!(String::from_utf8_lossy(&view.body).contains("<h1"), "rendered as Markdown");
-    let c = s.post("/api/context", json!({"goal": "kettle limescale", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    let c =
+        s.post("/api/context", json!({"goal": "kettle limescale", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
     assert_eq!(c["evidence"][0]["uri"], "svc://w/kettle.html", "{c}");
 }

@@ -108,8 +108,11 @@ impl Drop for Tmpfs {
 }
 
 fn names_in(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -185,8 +188,9 @@ fn notes_deleted_or_truncated_while_a_sync_reads_them() {
     const NOTES: usize = 1500;
     let s = Server::start();
     let n = s.path("notes");
-    let files: Vec<(String, String)> =
-        (0..NOTES).map(|i| (format!("n{i:04}.md"), format!("# Note {i}\nchurnword{i} {}\n", "text ".repeat(200)))).collect();
+    let files: Vec<(String, String)> = (0..NOTES)
+        .map(|i| (format!("n{i:04}.md"), format!("# Note {i}\nchurnword{i} {}\n", "text ".repeat(200))))
+        .collect();
     let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     write_notes(&n, &refs);
     let added = s.post("/api/collections", json!({ "path": n, "name": "notes", "watch": false }));
@@ -264,13 +268,17 @@ fn a_read_only_note_or_folder_refuses_the_write_and_works_once_writable() {
         eprintln!("skipped: cannot make a file unwritable here (chattr +i needs a file system that has it)");
         return;
     }
-    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "locked.md", "content": "# New\n", "overwrite": true }));
+    let r = s.post(
+        "/api/docs",
+        json!({ "collection": "notes", "relPath": "locked.md", "content": "# New\n", "overwrite": true }),
+    );
     lock(&n.join("locked.md"), false);
     r.assert_error(500, "RUNTIME");
     assert_eq!(std::fs::read_to_string(n.join("locked.md")).unwrap(), "# Locked\nlockedword\n");
 
     assert!(lock(&n.join("ro"), true));
-    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "ro/new.md", "content": "# New\nnewword\n" }));
+    let r =
+        s.post("/api/docs", json!({ "collection": "notes", "relPath": "ro/new.md", "content": "# New\nnewword\n" }));
     let listed = names_in(&n.join("ro"));
     lock(&n.join("ro"), false);
     r.assert_error(500, "RUNTIME");
@@ -278,9 +286,13 @@ fn a_read_only_note_or_folder_refuses_the_write_and_works_once_writable() {
     assert_eq!(names_in(&n), vec!["locked.md", "ro"]);
 
     // Writable again: the same writes work, without a restart.
-    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "ro/new.md", "content": "# New\nnewword\n" }));
+    let r =
+        s.post("/api/docs", json!({ "collection": "notes", "relPath": "ro/new.md", "content": "# New\nnewword\n" }));
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
-    let r = s.post("/api/docs", json!({ "collection": "notes", "relPath": "locked.md", "content": "# Locked\nfreedword\n", "overwrite": true }));
+    let r = s.post(
+        "/api/docs",
+        json!({ "collection": "notes", "relPath": "locked.md", "content": "# Locked\nfreedword\n", "overwrite": true }),
+    );
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(uris(&s.search(json!({ "query": "freedword" }))), vec!["svc://notes/locked.md"]);
     assert_eq!(uris(&s.search(json!({ "query": "newword" }))), vec!["svc://notes/ro/new.md"]);

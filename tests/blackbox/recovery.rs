@@ -61,7 +61,10 @@ fn deleted_keyword_and_vector_stores_are_rebuilt_from_the_catalog() {
     write_notes(
         &n,
         &[
-            ("sockets.md", "# Unix domain sockets\nLocal sockets let two programs on one computer exchange messages.\n"),
+            (
+                "sockets.md",
+                "# Unix domain sockets\nLocal sockets let two programs on one computer exchange messages.\n",
+            ),
             ("bread.md", "# Sourdough\nMix flour, water and salt, let the dough rise overnight, then bake it.\n"),
         ],
     );
@@ -97,7 +100,8 @@ fn fifty_kills_during_syncs_and_embedding_leave_the_stores_in_agreement() {
     let mut s = Server::start();
     install(&s.path("cache"), &tiny.join("embed"), EMBED);
     let n = s.path("notes");
-    let body = |i: usize, round: usize| format!("# Note {i}\nround{round}word note{i}word and some text about topic {i}.\n");
+    let body =
+        |i: usize, round: usize| format!("# Note {i}\nround{round}word note{i}word and some text about topic {i}.\n");
     let files: Vec<(String, String)> = (0..NOTES).map(|i| (format!("n{i:03}.md"), body(i, 0))).collect();
     let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     write_notes(&n, &refs);

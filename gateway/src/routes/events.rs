@@ -6,9 +6,9 @@ use crate::AppState;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
+use protocol::api::{EventKind, EventsDroppedEvent};
 use std::convert::Infallible;
 use std::time::Duration;
-use protocol::api::{EventKind, EventsDroppedEvent};
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 

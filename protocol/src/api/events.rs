@@ -134,7 +134,9 @@ mod tests {
 
     #[test]
     fn event_names_match_their_serde_names() {
-        for k in [EventKind::DocumentChanged, EventKind::JobFinished, EventKind::CapsuleReverified, EventKind::EventsDropped] {
+        for k in
+            [EventKind::DocumentChanged, EventKind::JobFinished, EventKind::CapsuleReverified, EventKind::EventsDropped]
+        {
             assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
         }
     }

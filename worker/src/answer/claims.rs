@@ -283,7 +283,6 @@ impl Absent {
 }
 
 impl Addition {
-
     /// Whether a passage (with its document's `title`) gives this addition as the answer to
     /// `question`: one sentence holds all of it, and that sentence, the one before it and the
     /// title hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The

@@ -91,7 +91,8 @@ mod tests {
     #[test]
     fn a_restated_question_answers_nothing() {
         let shown = [("rusqlite", "A new Connection has a busy timeout of 5000 ms.")];
-        let d = check("rusqlite does set a busy timeout on a new Connection by default [1].", &q(), &shown).expect("declined");
+        let d = check("rusqlite does set a busy timeout on a new Connection by default [1].", &q(), &shown)
+            .expect("declined");
         assert_eq!(d.reason, DeclineReason::AddsNothing);
         assert_eq!(check("", &q(), &shown).map(|d| d.reason), Some(DeclineReason::AddsNothing));
     }

@@ -510,7 +510,10 @@ impl Indexer<'_> {
             };
             if file.size > MAX_FILE_BYTES {
                 res.files_skipped += 1;
-                res.problem(&file.rel, format!("skipped: {} MB, over the {} MB limit", file.size >> 20, MAX_FILE_BYTES >> 20));
+                res.problem(
+                    &file.rel,
+                    format!("skipped: {} MB, over the {} MB limit", file.size >> 20, MAX_FILE_BYTES >> 20),
+                );
                 continue;
             }
             match known.get(&file.rel) {

@@ -91,7 +91,10 @@ pub struct FoundFile {
 pub enum WalkItem {
     File(FoundFile),
     /// A matching path that could not be used (unreadable metadata, non-UTF-8 name), and why.
-    Error { rel: String, reason: String },
+    Error {
+        rel: String,
+        reason: String,
+    },
 }
 
 pub fn mtime_ns(md: &std::fs::Metadata) -> i64 {

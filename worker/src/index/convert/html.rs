@@ -41,15 +41,18 @@ fn page_title(html: &str) -> Option<String> {
 }
 
 fn first_heading(markdown: &str) -> Option<String> {
-    markdown.lines().find_map(|l| l.trim_start().strip_prefix('#').map(|h| h.trim_start_matches('#').trim()).and_then(non_empty_title))
+    markdown.lines().find_map(|l| {
+        l.trim_start().strip_prefix('#').map(|h| h.trim_start_matches('#').trim()).and_then(non_empty_title)
+    })
 }
 
 /// How deep elements nest, counted from the tags as written: an opening tag goes one level
 /// down, a closing one up; void and self-closed elements do not nest. Unclosed elements (a
 /// sloppy `<p>`) count as nested, so this is an upper bound of what the parser builds.
 fn nesting_depth(html: &str) -> usize {
-    const VOID: &[&str] =
-        &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
+    const VOID: &[&str] = &[
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
+    ];
     let bytes = html.as_bytes();
     let (mut depth, mut deepest) = (0usize, 0usize);
     let mut i = 0;
