@@ -56,6 +56,10 @@ pub enum ServerFrame {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub kind: crate::api::EventKind,
+    /// The SSE `id:`: for `document-changed`, the change journal's cursor at the document's
+    /// newest change ([`ChangeCursor`]); a client that reconnects with it as `Last-Event-ID`
+    /// gets what it missed.
+    pub id: Option<String>,
     pub data: JsonBody,
 }
 
@@ -239,6 +243,11 @@ pub enum Request {
     PullModels,
     ModelStatus,
     ListChanges(ChangesQuery),
+    /// The `document-changed` events of the changes after a cursor (a reconnecting
+    /// `/api/events` subscriber's `Last-Event-ID`), oldest first.
+    ReplayEvents {
+        after: ChangeCursor,
+    },
     Diff {
         doc: DocRef,
         /// The change asked for (its cursor); the document's newest when absent.
@@ -310,6 +319,7 @@ impl Request {
             Request::PullModels => "pull_models",
             Request::ModelStatus => "model_status",
             Request::ListChanges(_) => "list_changes",
+            Request::ReplayEvents { .. } => "replay_events",
             Request::Diff { .. } => "diff",
             Request::Impact { .. } => "impact",
             Request::Context(_) => "context",

@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 fn enc(s: &str) -> String {
     s.replace('#', "%23").replace('+', "%2B").replace(':', "%3A")
@@ -274,4 +275,84 @@ fn cli_reads_changes_diff_and_impact() {
         assert_eq!(i["impacted"][0]["document"]["uri"], "svc://n/b.md");
         assert!(run(&s, &["impact", "svc://n/a.md"]).contains("svc://n/b.md"));
     }
+}
+
+/// `document-changed` events of `/api/events` as `(id, data)`, read until `count` came or
+/// `within` passed; `last_event_id` is sent as `Last-Event-ID`.
+fn read_changed_events(port: u16, last_event_id: Option<&str>, count: usize, within: Duration) -> Vec<(String, Value)> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(within)).unwrap();
+    let resume = last_event_id.map(|id| format!("Last-Event-ID: {id}\r\n")).unwrap_or_default();
+    write!(stream, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n{resume}\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let start = std::time::Instant::now();
+    let (mut events, mut kind, mut id, mut data, mut line) =
+        (Vec::new(), String::new(), String::new(), String::new(), String::new());
+    // An event's fields come in any order; a blank line ends it.
+    while start.elapsed() < within && events.len() < count {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let l = line.trim_end();
+        if let Some(k) = l.strip_prefix("event:") {
+            kind = k.trim().to_string();
+        } else if let Some(i) = l.strip_prefix("id:") {
+            id = i.trim().to_string();
+        } else if let Some(d) = l.strip_prefix("data:") {
+            data = d.trim().to_string();
+        } else if l.is_empty() {
+            if kind == "document-changed" {
+                events.push((id.clone(), serde_json::from_str(&data).unwrap()));
+            }
+            kind.clear();
+            id.clear();
+            data.clear();
+        }
+    }
+    events
+}
+
+/// A subscriber that reconnects with the last event id it got (as browsers do) first receives
+/// the changes it missed, from the journal, in order; an id that is no change cursor replays
+/// nothing.
+#[test]
+fn a_reconnecting_subscriber_gets_the_changes_it_missed() {
+    let s = Server::start();
+    write_notes(&s.path("notes"), &[("a.md", "# A\nfirst\n")]);
+    s.add_collection(&s.path("notes"), "notes");
+    let port = s.port;
+    let reader = std::thread::spawn(move || read_changed_events(port, None, 1, Duration::from_secs(20)));
+    std::thread::sleep(Duration::from_millis(500));
+    let create = |rel: &str, body: &str| {
+        let r =
+            s.post("/api/docs", json!({ "collection": "notes", "relPath": rel, "content": body, "overwrite": true }));
+        assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    };
+    create("b.md", "# B\n");
+    let seen = reader.join().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let (last_id, first) = &seen[0];
+    assert_eq!(first["uri"], "svc://notes/b.md");
+    assert!(last_id.starts_with("svc-change-v1."), "{last_id}");
+    assert_eq!(first["changeId"], last_id.as_str());
+
+    // Missed while disconnected.
+    create("c.md", "# C\n");
+    create("a.md", "# A\nsecond\n");
+    create("d.md", "# D\n");
+    let replayed = read_changed_events(port, Some(last_id), 3, Duration::from_secs(10));
+    let uris: Vec<&str> = replayed.iter().map(|(_, e)| e["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, vec!["svc://notes/c.md", "svc://notes/a.md", "svc://notes/d.md"], "{replayed:?}");
+    let ids: std::collections::HashSet<&str> = replayed.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(ids.len() == 3 && ids.iter().all(|id| id.starts_with("svc-change-v1.")), "{replayed:?}");
+    assert!(replayed.iter().all(|(_, e)| e["origin"] == "save" || e["origin"] == "create"), "{replayed:?}");
+    // The ids are change cursors: /api/changes reads from them.
+    let after = s.get(&format!("/api/changes?since={}", replayed[0].0)).json();
+    assert_eq!(after["changes"].as_array().unwrap().len(), 2, "{after}");
+    // Nothing is replayed from an id that is no cursor.
+    assert!(read_changed_events(port, Some("not-a-cursor"), 1, Duration::from_secs(1)).is_empty());
 }

@@ -75,6 +75,7 @@ impl Worker {
             Request::PullModels => models::api::pull(self),
             Request::ModelStatus => models::api::status(self),
             Request::ListChanges(q) => changes::changes(self, &q),
+            Request::ReplayEvents { after } => JsonBody::of(&crate::events::replay(&self.catalog.reader(), after)?),
             Request::Diff { doc, change } => changes::diff(self, &doc, change),
             Request::Impact { doc, bounds } => impact::impact(self, &doc, &bounds),
             Request::Context(mut req) => {

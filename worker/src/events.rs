@@ -1,12 +1,13 @@
 //! The event bus behind `/api/events`: the worker publishes, every subscribed gateway
 //! connection forwards. Events carry identities and paths only, never content or tokens.
 
-use crate::stores::catalog::Origin;
+use crate::stores::catalog::{self, Origin};
 use crate::time_fmt;
 use protocol::api::{
     CapsuleReverifiedEvent, ChangeOrigin, DocumentChangedEvent, EventKind, JobFinishedEvent, JobKind, JobStatus,
+    ReplayedEvents,
 };
-use protocol::{Event, JsonBody};
+use protocol::{ChangeCursor, Event, JsonBody};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -51,15 +52,15 @@ impl EventBus {
         self.tx.subscribe()
     }
 
-    fn publish(&self, kind: EventKind, data: &impl serde::Serialize) {
+    fn publish(&self, kind: EventKind, id: Option<String>, data: &impl serde::Serialize) {
         if let Ok(body) = JsonBody::of(data) {
             // No subscriber is not an error.
-            let _ = self.tx.send(Event { kind, data: body });
+            let _ = self.tx.send(Event { kind, id, data: body });
         }
     }
 
     /// Announces a changed document; `source_hash` is the version now indexed (`None`: it
-    /// left the index).
+    /// left the index), `change` the journal's sequence at its newest change.
     pub fn document_changed(
         &self,
         uri: &str,
@@ -67,33 +68,68 @@ impl EventBus {
         rel_path: &str,
         origin: Origin,
         source_hash: Option<String>,
+        change: Option<u64>,
     ) {
         self.changes.fire();
-        let origin = match origin {
-            Origin::Sync => ChangeOrigin::Sync,
-            Origin::Save => ChangeOrigin::Save,
-            Origin::Create => ChangeOrigin::Create,
-            Origin::Watch => ChangeOrigin::Watch,
-        };
         let event = DocumentChangedEvent {
             kind: EventKind::DocumentChanged,
             uri: uri.to_string(),
             collection: collection.to_string(),
             rel_path: rel_path.to_string(),
-            origin,
+            origin: change_origin(origin),
             changed_at: time_fmt::now_iso(),
             source_hash,
+            change_id: change.map(|c| ChangeCursor(c).encode()),
         };
-        self.publish(EventKind::DocumentChanged, &event);
+        self.publish(EventKind::DocumentChanged, event.change_id.clone(), &event);
     }
 
     pub fn capsule_reverified(&self, event: &CapsuleReverifiedEvent) {
-        self.publish(EventKind::CapsuleReverified, event);
+        self.publish(EventKind::CapsuleReverified, None, event);
     }
 
     pub fn job_finished(&self, id: &str, kind: JobKind, status: JobStatus) {
-        self.publish(EventKind::JobFinished, &JobFinishedEvent { id: id.to_string(), kind, status });
+        self.publish(EventKind::JobFinished, None, &JobFinishedEvent { id: id.to_string(), kind, status });
     }
+}
+
+fn change_origin(origin: Origin) -> ChangeOrigin {
+    match origin {
+        Origin::Sync => ChangeOrigin::Sync,
+        Origin::Save => ChangeOrigin::Save,
+        Origin::Create => ChangeOrigin::Create,
+        Origin::Watch => ChangeOrigin::Watch,
+    }
+}
+
+/// Changes replayed per reconnect at most; past it, the subscriber is told to fetch again.
+const REPLAY_MAX: u32 = 1000;
+
+/// The `document-changed` events of the journal's changes after `after` (a reconnecting
+/// subscriber's `Last-Event-ID`), oldest first; not `complete` when there were more than
+/// [`REPLAY_MAX`] or the journal was cut past the cursor.
+pub fn replay(conn: &rusqlite::Connection, after: ChangeCursor) -> Result<ReplayedEvents, catalog::CatalogError> {
+    let cut_past_cursor = catalog::journal_span(conn)?.is_some_and(|(oldest, _)| oldest > after.0 + 1);
+    let mut entries = catalog::changes_after(conn, after.0, None, REPLAY_MAX + 1)?;
+    let more = entries.len() > REPLAY_MAX as usize;
+    entries.truncate(REPLAY_MAX as usize);
+    let events = entries
+        .into_iter()
+        .filter_map(|e| {
+            let snap = e.current.as_ref().or(e.previous.as_ref())?;
+            Some(DocumentChangedEvent {
+                kind: EventKind::DocumentChanged,
+                uri: snap.uri.clone(),
+                collection: e.collection.clone(),
+                rel_path: snap.rel_path.clone(),
+                origin: change_origin(e.origin),
+                changed_at: e.observed_at.clone(),
+                source_hash: e.current.as_ref().filter(|c| c.active).map(|c| c.source_hash.clone()),
+                change_id: Some(ChangeCursor(e.seq).encode()),
+            })
+        })
+        .collect();
+    Ok(ReplayedEvents { events, complete: !more && !cut_past_cursor })
 }
 
 #[cfg(test)]
@@ -104,7 +140,7 @@ mod tests {
     fn a_change_wakes_the_listener_once() {
         let bus = EventBus::default();
         assert!(!bus.changes.wait(Duration::from_millis(5)));
-        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Save, None);
+        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Save, None, None);
         assert!(bus.changes.wait(Duration::from_millis(5)));
         assert!(!bus.changes.wait(Duration::from_millis(5)));
     }
@@ -113,7 +149,7 @@ mod tests {
     fn payloads_keep_their_wire_keys() {
         let bus = EventBus::default();
         let mut rx = bus.subscribe();
-        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Create, None);
+        bus.document_changed("svc://n/a.md", "n", "a.md", Origin::Create, None, None);
         bus.job_finished("j1", JobKind::Sync, JobStatus::Completed);
         let changed = rx.try_recv().unwrap();
         assert_eq!(changed.kind, EventKind::DocumentChanged);

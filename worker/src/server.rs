@@ -143,7 +143,7 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                                 tracing::warn!("event subscriber lagged; {n} events dropped, it is told so");
                                 let Ok(data) = JsonBody::of(&EventsDroppedEvent::new(n)) else { continue };
-                                let told = ServerFrame::Event(Event { kind: EventKind::EventsDropped, data });
+                                let told = ServerFrame::Event(Event { kind: EventKind::EventsDropped, id: None, data });
                                 if tx.send(told).await.is_err() {
                                     return;
                                 }

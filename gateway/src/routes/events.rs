@@ -1,12 +1,17 @@
 //! `GET /api/events`: Server-Sent Events. First frame `retry: 2000`, a comment keepalive
-//! every 15 s, then `event: <kind>` / `data: <json>` frames pushed by the worker. A subscriber
-//! that reads too slowly gets `events-dropped` in place of what it missed, never a silent gap.
+//! every 15 s, then `event: <kind>` / `data: <json>` frames pushed by the worker. A
+//! `document-changed` event carries the change journal's cursor as its `id:`; a client that
+//! reconnects with it as `Last-Event-ID` first gets the changes it missed, replayed from the
+//! journal. A subscriber that reads too slowly, or whose missed changes cannot all be
+//! replayed, gets `events-dropped` in place of what it missed, never a silent gap.
 
 use crate::AppState;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
-use protocol::api::{EventKind, EventsDroppedEvent};
+use protocol::api::{DocumentChangedEvent, EventKind, EventsDroppedEvent, ReplayedEvents};
+use protocol::{ChangeCursor, Request};
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
@@ -14,20 +19,69 @@ use tokio_stream::wrappers::BroadcastStream;
 
 /// Server-Sent Events: `document-changed`, `job-finished`, ... as the worker publishes them.
 #[utoipa::path(get, path = "/api/events", tag = "system",
+    params(("Last-Event-ID" = Option<String>, Header, description = "The `id:` of the last `document-changed` event received: the changes after it are sent first")),
     responses((status = 200, description = "An event stream that stays open", content_type = "text/event-stream", body = String)))]
-pub async fn events(State(s): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub async fn events(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    // Subscribed before the replay is read, so that nothing falls between the two.
+    let live_events = s.worker.events();
+    let resume = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| ChangeCursor::parse(v.trim()));
+    let mut replayed: Vec<Result<Event, Infallible>> = Vec::new();
+    let mut replayed_up_to = resume.map_or(0, |c| c.0);
+    if let Some(after) = resume {
+        match s.worker.call(Request::ReplayEvents { after }).await.and_then(|r| r.decode::<ReplayedEvents>()) {
+            Ok(r) => {
+                for e in &r.events {
+                    replayed_up_to = replayed_up_to.max(sequence(e.change_id.as_deref()));
+                    replayed.extend(document_changed(e).map(Ok));
+                }
+                if !r.complete {
+                    replayed.extend(dropped(0).map(Ok));
+                }
+            }
+            // The worker is not there to say what was missed: fetch again.
+            Err(_) => replayed.extend(dropped(0).map(Ok)),
+        }
+    }
     let first = stream::once(async { Ok(Event::default().retry(Duration::from_millis(2000)).comment("connected")) });
-    let live = BroadcastStream::new(s.worker.events()).filter_map(|ev| async move {
+    let live = BroadcastStream::new(live_events).filter_map(move |ev| async move {
         let ev = match ev {
             Ok(ev) => ev,
             // This subscriber read too slowly: it is told, to fetch what it shows again.
-            Err(BroadcastStreamRecvError::Lagged(n)) => {
-                let data = serde_json::to_string(&EventsDroppedEvent::new(n)).ok()?;
-                return Some(Ok(Event::default().event(EventKind::EventsDropped.as_str()).data(data)));
-            }
+            Err(BroadcastStreamRecvError::Lagged(n)) => return dropped(n).map(Ok),
         };
+        // Already replayed.
+        if ev.kind == EventKind::DocumentChanged && sequence(ev.id.as_deref()) <= replayed_up_to && replayed_up_to > 0 {
+            return None;
+        }
         let data = String::from_utf8(ev.data.bytes).ok()?;
-        Some(Ok(Event::default().event(ev.kind.as_str()).data(data)))
+        let event = Event::default().event(ev.kind.as_str()).data(data);
+        Some(Ok(match ev.id {
+            Some(id) => event.id(id),
+            None => event,
+        }))
     });
-    Sse::new(first.chain(live)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keepalive"))
+    Sse::new(first.chain(stream::iter(replayed)).chain(live))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keepalive"))
+}
+
+/// The journal sequence of an event id (0 for none).
+fn sequence(id: Option<&str>) -> u64 {
+    id.and_then(ChangeCursor::parse).map_or(0, |c| c.0)
+}
+
+fn document_changed(e: &DocumentChangedEvent) -> Option<Event> {
+    let data = serde_json::to_string(e).ok()?;
+    let event = Event::default().event(EventKind::DocumentChanged.as_str()).data(data);
+    Some(match &e.change_id {
+        Some(id) => event.id(id.clone()),
+        None => event,
+    })
+}
+
+fn dropped(n: u64) -> Option<Event> {
+    let data = serde_json::to_string(&EventsDroppedEvent::new(n)).ok()?;
+    Some(Event::default().event(EventKind::EventsDropped.as_str()).data(data))
 }

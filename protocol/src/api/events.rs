@@ -59,6 +59,21 @@ pub struct DocumentChangedEvent {
     /// the index (deleted, excluded). A page that saved a note knows its own version by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_hash: Option<String>,
+    /// The change journal's cursor at this document's newest change (also the SSE `id:`):
+    /// `GET /api/changes?since=` and `/api/diff` take it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
+}
+
+/// The reply to a replay of events (`Last-Event-ID`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayedEvents {
+    /// Oldest first.
+    pub events: Vec<DocumentChangedEvent>,
+    /// False when the changes after the cursor were not all replayed (more than a page of
+    /// them, or the journal was cut past the cursor): the subscriber should fetch again.
+    pub complete: bool,
 }
 
 /// `GET /api/events`, `event: job-finished`.

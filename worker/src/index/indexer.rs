@@ -454,7 +454,11 @@ impl Indexer<'_> {
 
     /// Announces a changed document with the version now indexed.
     fn announce(&self, coll: &str, doc: &ChangedDoc, origin: Origin) {
-        self.events.document_changed(&uri::doc_uri(coll, &doc.rel), coll, &doc.rel, origin, doc.source_hash.clone());
+        // Its newest journal position: a subscriber that reconnects from it misses nothing of
+        // this document (a change after it is replayed, or announced with a later id).
+        let change = catalog::latest_change_of(&self.catalog.reader(), doc.id).ok().flatten();
+        let uri = uri::doc_uri(coll, &doc.rel);
+        self.events.document_changed(&uri, coll, &doc.rel, origin, doc.source_hash.clone(), change);
     }
 
     /// Commits BM25, records what it absorbed, and announces the changed documents.

@@ -27,6 +27,10 @@ impl Origin {
             Origin::Watch => "watch",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Origin> {
+        [Origin::Sync, Origin::Save, Origin::Create, Origin::Watch].into_iter().find(|o| o.as_str() == s)
+    }
 }
 
 /// A document's identity at one point in time.
@@ -149,6 +153,7 @@ pub fn changes_of(conn: &rusqlite::Connection, doc_id: i64) -> Result<Vec<Journa
 pub struct JournalEntry {
     pub seq: u64,
     pub kind: ChangeKind,
+    pub origin: Origin,
     pub collection: String,
     pub doc_id: i64,
     pub observed_at: String,
@@ -157,7 +162,7 @@ pub struct JournalEntry {
     pub delta: StructureDelta,
 }
 
-const ENTRY_COLUMNS: &str = "seq, kind, collection, doc_id, observed_at, previous, current, delta";
+const ENTRY_COLUMNS: &str = "seq, kind, collection, doc_id, observed_at, previous, current, delta, origin";
 
 /// A journal row's columns, before its JSON is read.
 struct RawEntry {
@@ -169,6 +174,7 @@ struct RawEntry {
     previous: Option<String>,
     current: Option<String>,
     delta: String,
+    origin: String,
 }
 
 fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEntry> {
@@ -181,11 +187,12 @@ fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEntry> {
         previous: r.get(5)?,
         current: r.get(6)?,
         delta: r.get(7)?,
+        origin: r.get(8)?,
     })
 }
 
 fn to_entry(raw: RawEntry) -> Result<JournalEntry> {
-    let RawEntry { seq, kind, collection, doc_id, observed_at, previous, current, delta } = raw;
+    let RawEntry { seq, kind, collection, doc_id, observed_at, previous, current, delta, origin } = raw;
     let malformed = |what: &str| super::CatalogError::Malformed(format!("journal row {seq}: {what}"));
     let snapshot = |s: Option<String>| -> Result<Option<Snapshot>> {
         s.map(|j| serde_json::from_str(&j).map_err(|_| malformed("snapshot"))).transpose()
@@ -193,6 +200,7 @@ fn to_entry(raw: RawEntry) -> Result<JournalEntry> {
     Ok(JournalEntry {
         seq: seq as u64,
         kind: ChangeKind::parse(&kind).ok_or_else(|| malformed("kind"))?,
+        origin: Origin::parse(&origin).ok_or_else(|| malformed("origin"))?,
         collection,
         doc_id,
         observed_at,
@@ -221,6 +229,12 @@ pub fn changes_after(conn: &Connection, after: u64, collection: Option<&str>, li
             entries(conn, &sql, &[&(after as i64), &c, &limit])
         }
     }
+}
+
+/// The newest change of one document (its sequence), if the journal holds one.
+pub fn latest_change_of(conn: &Connection, doc_id: i64) -> Result<Option<u64>> {
+    let seq: Option<i64> = conn.query_row("SELECT MAX(seq) FROM changes WHERE doc_id = ?1", [doc_id], |r| r.get(0))?;
+    Ok(seq.map(|s| s.max(0) as u64))
 }
 
 /// The changes of one document, oldest first.
