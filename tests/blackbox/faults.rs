@@ -34,6 +34,8 @@ fn hostile_files_are_problems_of_their_own_and_the_sync_completes() {
     std::os::unix::fs::symlink(&n, n.join("loop")).unwrap();
     // Not a DOCX at all.
     std::fs::write(n.join("broken.docx"), b"PK\x03\x04 not really a zip").unwrap();
+    // A zip bomb: a small archive whose document part says it inflates to 3 GB.
+    std::fs::write(n.join("bomb.docx"), bomb(testkit::docx(Some("Bomb"), &[(None, "bombword")]))).unwrap();
 
     let added = s.post("/api/collections", json!({ "path": n, "name": "notes", "include": "**/*.docx" }));
     assert_eq!(added.status, 202, "{}", String::from_utf8_lossy(&added.body));
@@ -44,9 +46,11 @@ fn hostile_files_are_problems_of_their_own_and_the_sync_completes() {
     assert!(reason("binary.md").is_some_and(|r| r.contains("binary")), "{job}");
     assert!(reason("huge.md").is_some_and(|r| r.contains("200 MB") && r.contains("limit")), "{job}");
     assert!(reason("broken.docx").is_some(), "{job}");
-    assert_eq!(listed.len(), 3, "{job}");
+    assert!(reason("bomb.docx").is_some_and(|r| r.contains("larger than")), "{job}");
+    assert_eq!(listed.len(), 4, "{job}");
     let r = &job["result"]["collections"][0];
-    assert_eq!(r["filesErrored"], 2, "{job}");
+    assert_eq!(r["filesErrored"], 3, "{job}");
+    assert!(uris(&s.search(json!({ "query": "bombword" }))).is_empty());
 
     assert_eq!(uris(&s.search(json!({ "query": "goodword" }))), vec!["svc://notes/good.md"]);
     assert_eq!(uris(&s.search(json!({ "query": "latinword" }))), vec!["svc://notes/latin.md"]);
@@ -60,8 +64,22 @@ fn hostile_files_are_problems_of_their_own_and_the_sync_completes() {
     // A later sync lists the same problems and changes nothing else.
     let again = s.sync(json!({}));
     assert_eq!(again["status"], "completed");
-    assert_eq!(problems(&again).len(), 3, "{again}");
+    assert_eq!(problems(&again).len(), 4, "{again}");
     assert_eq!(again["result"]["totalFilesAdded"], 0, "{again}");
+}
+
+/// `docx` with every part declaring 3 GB once inflated, as a zip bomb's headers do.
+fn bomb(mut docx: Vec<u8>) -> Vec<u8> {
+    let size = 3_000_000_000_u32.to_le_bytes();
+    for i in 0..docx.len().saturating_sub(46) {
+        let at = match &docx[i..i + 4] {
+            [0x50, 0x4b, 0x03, 0x04] => i + 22,
+            [0x50, 0x4b, 0x01, 0x02] => i + 24,
+            _ => continue,
+        };
+        docx[at..at + 4].copy_from_slice(&size);
+    }
+    docx
 }
 
 /// A small tmpfs mounted for a test, unmounted when dropped. `None` (with the reason printed)
