@@ -304,3 +304,47 @@ pub fn write_notes(root: &Path, files: &[(&str, &str)]) {
 pub fn uris(v: &Value) -> Vec<String> {
     v["results"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap().to_string()).collect()
 }
+
+/// `document-changed` events of `/api/events` as `(id, data)`, read until `count` came or
+/// `within` passed; `last_event_id` is sent as `Last-Event-ID`.
+pub fn read_changed_events(
+    port: u16,
+    last_event_id: Option<&str>,
+    count: usize,
+    within: Duration,
+) -> Vec<(String, Value)> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(within)).unwrap();
+    let resume = last_event_id.map(|id| format!("Last-Event-ID: {id}\r\n")).unwrap_or_default();
+    write!(stream, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n{resume}\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let start = std::time::Instant::now();
+    let (mut events, mut kind, mut id, mut data, mut line) =
+        (Vec::new(), String::new(), String::new(), String::new(), String::new());
+    // An event's fields come in any order; a blank line ends it.
+    while start.elapsed() < within && events.len() < count {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let l = line.trim_end();
+        if let Some(k) = l.strip_prefix("event:") {
+            kind = k.trim().to_string();
+        } else if let Some(i) = l.strip_prefix("id:") {
+            id = i.trim().to_string();
+        } else if let Some(d) = l.strip_prefix("data:") {
+            data = d.trim().to_string();
+        } else if l.is_empty() {
+            if kind == "document-changed" {
+                events.push((id.clone(), serde_json::from_str(&data).unwrap()));
+            }
+            kind.clear();
+            id.clear();
+            data.clear();
+        }
+    }
+    events
+}

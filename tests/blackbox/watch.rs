@@ -196,49 +196,17 @@ fn the_watchers_changes_are_events_with_their_own_origin() {
     let n = watched(&s, &[("a.md", "# A\n")]);
     // The event stream: `curl`-like read of /api/events while a file changes.
     let port = s.port;
-    let reader = std::thread::spawn(move || read_events(port, Duration::from_secs(20)));
+    let reader = std::thread::spawn(move || read_changed_events(port, None, 1, Duration::from_secs(20)));
     std::thread::sleep(Duration::from_millis(500));
     let text = "# A\nchanged by another program\n";
     std::fs::write(n.join("a.md"), text).unwrap();
-    let events = reader.join().unwrap();
+    let events: Vec<Value> = reader.join().unwrap().into_iter().map(|(_, e)| e).collect();
     let changed: Vec<&Value> = events.iter().filter(|e| e["uri"] == "svc://notes/a.md").collect();
     assert!(!changed.is_empty(), "no document-changed event: {events:?}");
     assert!(changed.iter().all(|e| e["origin"] == "watcher"), "{changed:?}");
     // The version now indexed, so a page that saved a note knows its own echo.
     let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
     assert_eq!(changed.last().unwrap()["sourceHash"], sha, "{changed:?}");
-}
-
-/// The `document-changed` events of `/api/events` read for at most `within` (or until one came).
-fn read_events(port: u16, within: Duration) -> Vec<Value> {
-    use std::io::{BufRead, BufReader, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(within)).unwrap();
-    write!(stream, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n").unwrap();
-    let mut reader = BufReader::new(stream);
-    let start = std::time::Instant::now();
-    let mut events = Vec::new();
-    let mut kind = String::new();
-    let mut line = String::new();
-    while start.elapsed() < within {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let l = line.trim_end();
-        if let Some(k) = l.strip_prefix("event:") {
-            kind = k.trim().to_string();
-        } else if let Some(d) = l.strip_prefix("data:") {
-            if kind == "document-changed" {
-                if let Ok(v) = serde_json::from_str::<Value>(d.trim()) {
-                    events.push(v);
-                    return events;
-                }
-            }
-        }
-    }
-    events
 }
 
 /// Fault injection: the worker is killed while it follows a burst of files written by another
