@@ -14,6 +14,7 @@ use protocol::api::{DocumentChangedEvent, EventKind, EventsDroppedEvent, Replaye
 use protocol::{ChangeCursor, Request};
 use std::convert::Infallible;
 use std::time::Duration;
+use tokio::sync::broadcast;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
@@ -46,14 +47,24 @@ pub async fn events(
         }
     }
     let first = stream::once(async { Ok(Event::default().retry(Duration::from_millis(2000)).comment("connected")) });
-    let live = BroadcastStream::new(live_events).filter_map(move |ev| async move {
+    Sse::new(first.chain(stream::iter(replayed)).chain(live(live_events, replayed_up_to)))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keepalive"))
+}
+
+/// The worker's events as they come, past what the replay covered (`replayed_up_to`, a journal
+/// sequence; 0 for none); a lag is told as `events-dropped`.
+fn live(
+    events: broadcast::Receiver<protocol::Event>,
+    replayed_up_to: u64,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    BroadcastStream::new(events).filter_map(move |ev| async move {
         let ev = match ev {
             Ok(ev) => ev,
             // This subscriber read too slowly: it is told, to fetch what it shows again.
             Err(BroadcastStreamRecvError::Lagged(n)) => return dropped(n).map(Ok),
         };
         // Already replayed.
-        if ev.kind == EventKind::DocumentChanged && sequence(ev.id.as_deref()) <= replayed_up_to && replayed_up_to > 0 {
+        if ev.kind == EventKind::DocumentChanged && replayed_up_to > 0 && sequence(ev.id.as_deref()) <= replayed_up_to {
             return None;
         }
         let data = String::from_utf8(ev.data.bytes).ok()?;
@@ -62,9 +73,7 @@ pub async fn events(
             Some(id) => event.id(id),
             None => event,
         }))
-    });
-    Sse::new(first.chain(stream::iter(replayed)).chain(live))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keepalive"))
+    })
 }
 
 /// The journal sequence of an event id (0 for none).
@@ -84,4 +93,48 @@ fn document_changed(e: &DocumentChangedEvent) -> Option<Event> {
 fn dropped(n: u64) -> Option<Event> {
     let data = serde_json::to_string(&EventsDroppedEvent::new(n)).ok()?;
     Some(Event::default().event(EventKind::EventsDropped.as_str()).data(data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::JsonBody;
+
+    fn changed(seq: u64) -> protocol::Event {
+        protocol::Event {
+            kind: EventKind::DocumentChanged,
+            id: Some(ChangeCursor(seq).encode()),
+            data: JsonBody::of(&serde_json::json!({ "seq": seq })).unwrap(),
+        }
+    }
+
+    /// The SSE text of an event (axum's `Event` shows its buffer in its `Debug` form).
+    fn text(e: &Event) -> String {
+        format!("{e:?}")
+    }
+
+    #[tokio::test]
+    async fn a_lagging_subscriber_is_told_and_then_goes_on() {
+        let (tx, rx) = broadcast::channel(2);
+        for seq in 1..=5 {
+            tx.send(changed(seq)).unwrap();
+        }
+        drop(tx);
+        let got: Vec<String> = live(rx, 0).map(|e| text(&e.unwrap())).collect().await;
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got[0].contains("events-dropped") && got[0].contains("\\\"dropped\\\":3"), "{got:?}");
+        assert!(got[1].contains("document-changed") && got[1].contains(&ChangeCursor(4).encode()), "{got:?}");
+    }
+
+    #[tokio::test]
+    async fn what_the_replay_covered_is_not_sent_twice() {
+        let (tx, rx) = broadcast::channel(8);
+        for seq in [3, 4, 5] {
+            tx.send(changed(seq)).unwrap();
+        }
+        drop(tx);
+        let got: Vec<String> = live(rx, 4).map(|e| text(&e.unwrap())).collect().await;
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].contains(&ChangeCursor(5).encode()), "{got:?}");
+    }
 }
