@@ -215,7 +215,8 @@ fn spreadsheets_are_tables_per_sheet_and_a_broken_one_is_an_errored_file() {
     assert_eq!(job["status"], "completed", "{job}");
     assert_eq!(job["result"]["totalFilesErrored"], 1, "{job}");
 
-    only_hit(&s, "medlar", "svc://s/garden.xlsx");
+    let hit = only_hit(&s, "medlar", "svc://s/garden.xlsx");
+    assert_eq!(hit["contentType"], "spreadsheet", "{hit}");
     let doc = s.get("/api/doc?uri=svc://s/garden.xlsx").json();
     let content = doc["content"].as_str().unwrap();
     assert!(content.contains("## Plants") && content.contains("| Medlar | South | 8 |"), "{content}");
@@ -258,6 +259,7 @@ fn web_pages_are_their_main_text_with_links_into_the_graph() {
 
     let hit = only_hit(&s, "limescale", "svc://w/kettle.html");
     assert_eq!(hit["title"], "Kettle guide", "{hit}");
+    assert_eq!(hit["contentType"], "web", "{hit}");
     for gone in ["trackingword", "menuword", "footerword"] {
         assert!(uris(&s.search(json!({ "query": gone }))).is_empty(), "{gone} is not the page's text");
     }

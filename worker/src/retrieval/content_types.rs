@@ -4,7 +4,8 @@
 //!
 //! Resolution, first match wins: (1) front-matter `type` equal to a configured id; (2) the
 //! longest configured prefix of the document's path in its collection (`meetings/`);
-//! (3) the path: code extensions are `code`, `meeting|standup|retro|minutes` in the path is
+//! (3) the path: code extensions are `code`, workbooks `spreadsheet`, saved web pages `web`,
+//! `meeting|standup|retro|minutes` in the path is
 //! `meeting`, `spec|rfc|adr|design` is `spec`, `notes|journal|log` is `notes`; (4) `prose`.
 
 use crate::config::ContentTypeConfig;
@@ -20,6 +21,9 @@ const CODE_EXTS: [&str; 24] = [
     "rs", "py", "js", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "cs", "rb", "php", "swift",
     "scala", "sh", "sql", "lua", "zig", "hs",
 ];
+/// Formats that say what a document is whatever its path: a workbook, a saved web page.
+const FORMAT_TYPES: [(&str, &[&str]); 2] =
+    [("spreadsheet", &["xlsx", "xlsm", "xlsb", "xls", "ods"]), ("web", &["html", "htm"])];
 const PATH_TYPES: [(&str, &[&str]); 3] = [
     ("meeting", &["meeting", "standup", "retro", "minutes"]),
     ("spec", &["spec", "rfc", "adr", "design"]),
@@ -123,6 +127,9 @@ impl ContentTypes {
         if CODE_EXTS.contains(&ext.as_str()) {
             return ("code".into(), ContentTypeSource::PathExt);
         }
+        if let Some((id, _)) = FORMAT_TYPES.iter().find(|(_, exts)| exts.contains(&ext.as_str())) {
+            return ((*id).into(), ContentTypeSource::PathExt);
+        }
         for (id, words) in PATH_TYPES {
             if words.iter().any(|w| has_word(rel_path, w)) {
                 return (id.into(), ContentTypeSource::PathExt);
@@ -207,6 +214,8 @@ mod tests {
         assert_eq!(ct.resolve(Some("unknown"), "food/sweet/pie.md", ".md"), ("dessert".into(), Prefix));
         assert_eq!(ct.resolve(None, "food/bread.md", ".md"), ("recipe".into(), Prefix));
         assert_eq!(ct.resolve(None, "src/main.rs", ".rs"), ("code".into(), PathExt));
+        assert_eq!(ct.resolve(None, "meetings/budget.XLSX", ".xlsx"), ("spreadsheet".into(), PathExt));
+        assert_eq!(ct.resolve(None, "saved/page.htm", ".htm"), ("web".into(), PathExt));
         assert_eq!(ct.resolve(None, "team/standup-2026-01.md", ".md"), ("meeting".into(), PathExt));
         assert_eq!(ct.resolve(None, "adr/0001-db.md", ".md"), ("spec".into(), PathExt));
         assert_eq!(ct.resolve(None, "journal/today.md", ".md"), ("notes".into(), PathExt));
