@@ -133,7 +133,19 @@ impl Server {
 
     pub fn spawn(&mut self) {
         self.spawn_gateway_only();
-        self.wait_until(Duration::from_secs(30), |s| s.get("/api/collections").status == 200);
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if self.get("/api/collections").status == 200 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let log = self.log();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        panic!(
+            "the worker did not answer within 30 s; the server log ends:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
     }
 
     /// Starts `svc serve` and waits for the gateway alone (for a worker that cannot start).

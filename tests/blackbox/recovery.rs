@@ -124,12 +124,19 @@ fn fifty_kills_during_syncs_and_embedding_leave_the_stores_in_agreement() {
         std::thread::sleep(Duration::from_millis(next(400)));
         let worker = s.child_pid("worker").expect("worker pid");
         nix_kill(worker, libc::SIGKILL);
-        if let Some(gateway) = s.child_pid("gateway") {
+        let gateway = s.child_pid("gateway");
+        if let Some(gateway) = gateway {
             nix_kill(gateway, libc::SIGKILL);
         }
         let mut supervisor = s.child.take().unwrap();
         let _ = supervisor.kill();
         let _ = supervisor.wait();
+        // A killed process lets go of its files only once it is gone (a busy disk can keep it
+        // in an fsync for a while): start again after that, as a user restarting would.
+        let start = std::time::Instant::now();
+        while (alive(worker) || gateway.is_some_and(alive)) && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         s.spawn();
     }
     let done = s.sync(json!({}));
