@@ -108,6 +108,19 @@ pub fn zip_parts(parts: &[(&str, String)]) -> Vec<u8> {
     w.finish().expect("finish the zip").into_inner()
 }
 
+/// Sets the uncompressed size every local and central header of the archive `zip` declares
+/// to `size`, as a zip bomb's headers do (to lie, or to announce gigabytes).
+pub fn declare_uncompressed_size(zip: &mut [u8], size: u32) {
+    for i in 0..zip.len().saturating_sub(46) {
+        let at = match &zip[i..i + 4] {
+            [0x50, 0x4b, 0x03, 0x04] => i + 22,
+            [0x50, 0x4b, 0x01, 0x02] => i + 24,
+            _ => continue,
+        };
+        zip[at..at + 4].copy_from_slice(&size.to_le_bytes());
+    }
+}
+
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

@@ -68,12 +68,17 @@ fn live(
             return None;
         }
         let data = String::from_utf8(ev.data.bytes).ok()?;
-        let event = Event::default().event(ev.kind.as_str()).data(data);
-        Some(Ok(match ev.id {
-            Some(id) => event.id(id),
-            None => event,
-        }))
+        Some(Ok(sse(ev.kind, ev.id, data)))
     })
+}
+
+/// One server-sent event: its name, its `id:` when it has one, its data.
+fn sse(kind: EventKind, id: Option<String>, data: String) -> Event {
+    let event = Event::default().event(kind.as_str()).data(data);
+    match id {
+        Some(id) => event.id(id),
+        None => event,
+    }
 }
 
 /// The journal sequence of an event id (0 for none).
@@ -82,17 +87,11 @@ fn sequence(id: Option<&str>) -> u64 {
 }
 
 fn document_changed(e: &DocumentChangedEvent) -> Option<Event> {
-    let data = serde_json::to_string(e).ok()?;
-    let event = Event::default().event(EventKind::DocumentChanged.as_str()).data(data);
-    Some(match &e.change_id {
-        Some(id) => event.id(id.clone()),
-        None => event,
-    })
+    Some(sse(EventKind::DocumentChanged, e.change_id.clone(), serde_json::to_string(e).ok()?))
 }
 
 fn dropped(n: u64) -> Option<Event> {
-    let data = serde_json::to_string(&EventsDroppedEvent::new(n)).ok()?;
-    Some(Event::default().event(EventKind::EventsDropped.as_str()).data(data))
+    Some(sse(EventKind::EventsDropped, None, serde_json::to_string(&EventsDroppedEvent::new(n)).ok()?))
 }
 
 #[cfg(test)]

@@ -106,20 +106,29 @@ fn ask(
     // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.
     let generator = w.models.generator().map_err(generator_unavailable)?;
     let titled: Vec<(&str, &str)> = sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect();
+    // What the prompt shows of each source: the draft is generated from it and checked against it.
+    let prompt_sources = shown_sources(&req.query.search.query, &titled);
     let generated = if sources.is_empty() {
         None
     } else {
-        Some(draft(&generator, &RAW, &req.query.search.query, &titled, req.max_answer_tokens, started, on_text)?)
+        Some(draft(
+            &generator,
+            &RAW,
+            &req.query.search.query,
+            &prompt_sources,
+            req.max_answer_tokens,
+            started,
+            on_text,
+        )?)
     };
     // A draft its sources do not hold is withheld (a cancelled one was never read to the end).
     let declined = generated.as_ref().filter(|g| g.finish != FinishReason::Cancelled).and_then(|g| {
         // Each source named by its address and title, as relevance weighs it: "which axum
         // extractor" is about svc://…/axum-0.8.9/src/docs/extract.md.
         let named: Vec<String> = sources.iter().map(|e| format!("{} {}", e.uri, e.title)).collect();
-        let shown = shown_sources(&req.query.search.query, &titled);
-        let shown: Vec<(&str, &str)> =
-            named.iter().zip(&shown).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
-        grounding::check(&g.text, &weighed, &shown)
+        let named_shown: Vec<(&str, &str)> =
+            named.iter().zip(&prompt_sources).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
+        grounding::check(&g.text, &weighed, &named_shown)
     });
     if let Some(d) = &declined {
         tracing::info!(reason = ?d.reason, not_in_sources = ?d.not_in_sources, "the drafted answer is withheld");
@@ -184,14 +193,14 @@ fn ask(
     })
 }
 
-/// The generator's answer to `question` from the numbered `sources` (`(title, text)`) under
-/// the instruction `system`, its text handed to `on_text` as it is generated, within the
-/// request's time.
+/// The generator's answer to `question` from the numbered `sources` as the prompt shows them
+/// ([`shown_sources`]) under the instruction `system`, its text handed to `on_text` as it is
+/// generated, within the request's time.
 pub(super) fn draft(
     generator: &Generator,
     instruction: &Instruction,
     question: &str,
-    sources: &[(&str, &str)],
+    sources: &[(&str, String)],
     max_tokens: u32,
     started: Instant,
     on_text: &mut dyn FnMut(&str) -> Flow,
@@ -236,12 +245,10 @@ fn failed(e: ModelError) -> ApiError {
 /// verified; 0.58 correct against 0.63 (docs/retrieval.md).
 const PROMPT_SOURCE_CHARS: usize = 2400;
 
-/// The numbered sources (`(title, text)`, each focused on the question's words within its
-/// share of [`PROMPT_SOURCE_CHARS`])
-/// and the question.
-fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
+/// The numbered sources (as [`shown_sources`] gives them) and the question.
+fn user_turn(question: &str, sources: &[(&str, String)]) -> String {
     let mut out = String::from("Sources:\n\n");
-    for (i, (title, text)) in shown_sources(question, sources).iter().enumerate() {
+    for (i, (title, text)) in sources.iter().enumerate() {
         out.push_str(&format!("[{}] {title}\n{text}\n\n", i + 1));
     }
     out.push_str("Question: ");
@@ -251,7 +258,7 @@ fn user_turn(question: &str, sources: &[(&str, &str)]) -> String {
 
 /// Each source as the prompt shows it: its title, then its text focused on the question's
 /// words within its share of [`PROMPT_SOURCE_CHARS`].
-fn shown_sources<'s>(question: &str, sources: &[(&'s str, &str)]) -> Vec<(&'s str, String)> {
+pub(super) fn shown_sources<'s>(question: &str, sources: &[(&'s str, &str)]) -> Vec<(&'s str, String)> {
     let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
     let words = crate::evidence::facets::content_words(question);
     sources

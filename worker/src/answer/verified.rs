@@ -77,7 +77,7 @@ pub fn ask(
                 &generator,
                 &DRAFT,
                 &req.query.search.query,
-                &titled,
+                &super::shown_sources(&req.query.search.query, &titled),
                 req.max_answer_tokens,
                 started,
                 &mut |_| crate::Flow::Continue,

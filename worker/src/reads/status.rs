@@ -21,13 +21,14 @@ impl Worker {
         let counts = catalog::collection_counts(&conn)?;
         let last = catalog::last_synced(&conn)?;
         // Before the embedder loaded, no table is known and everything counts as backlog.
-        let table = self.embed_table().map_or_else(String::new, |k| k.name);
+        let key = self.embed_table();
+        let table = key.as_ref().map_or_else(String::new, |k| k.name.clone());
         let embedded = catalog::embedded_counts(&conn, &table)?;
         let backlog = catalog::embed_backlog_count(&conn, &table)?;
         let recorded_vectors = catalog::embedded_chunk_count(&conn, &table)?;
         drop(conn);
-        let vector_rows = match (self.embed_table(), &self.vectors) {
-            (Some(key), Some(v)) => v.count(&key).unwrap_or(0) as u64,
+        let vector_rows = match (&key, &self.vectors) {
+            (Some(key), Some(v)) => v.count(key).unwrap_or(0) as u64,
             _ => 0,
         };
         let collections: Vec<CollectionStatus> = self

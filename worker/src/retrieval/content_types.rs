@@ -10,6 +10,7 @@
 
 use crate::config::ContentTypeConfig;
 use protocol::api::{ContentTypeBoost, ContentTypeBoostRule, ContentTypeSource};
+use protocol::source_kind::{source_kind, SourceKind};
 use sha2::{Digest, Sha256};
 
 /// The additive score of the strongest boost (`searchBoost: 2`) and of the weakest (`0.5`).
@@ -21,9 +22,6 @@ const CODE_EXTS: [&str; 24] = [
     "rs", "py", "js", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "cs", "rb", "php", "swift",
     "scala", "sh", "sql", "lua", "zig", "hs",
 ];
-/// Formats that say what a document is whatever its path: a workbook, a saved web page.
-const FORMAT_TYPES: [(&str, &[&str]); 2] =
-    [("spreadsheet", &["xlsx", "xlsm", "xlsb", "xls", "ods"]), ("web", &["html", "htm"])];
 const PATH_TYPES: [(&str, &[&str]); 3] = [
     ("meeting", &["meeting", "standup", "retro", "minutes"]),
     ("spec", &["spec", "rfc", "adr", "design"]),
@@ -127,8 +125,12 @@ impl ContentTypes {
         if CODE_EXTS.contains(&ext.as_str()) {
             return ("code".into(), ContentTypeSource::PathExt);
         }
-        if let Some((id, _)) = FORMAT_TYPES.iter().find(|(_, exts)| exts.contains(&ext.as_str())) {
-            return ((*id).into(), ContentTypeSource::PathExt);
+        // Formats that say what a document is whatever its path (their extensions are
+        // `source_kind`'s).
+        match source_kind(rel_path) {
+            Some(SourceKind::Spreadsheet) => return ("spreadsheet".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Html) => return ("web".into(), ContentTypeSource::PathExt),
+            _ => {}
         }
         for (id, words) in PATH_TYPES {
             if words.iter().any(|w| has_word(rel_path, w)) {

@@ -211,18 +211,6 @@ fn push_paragraph(text: &mut String, first_heading: &mut Option<String>, para: &
 mod tests {
     use super::*;
 
-    /// Sets the uncompressed size every header of `zip` declares to `size` (a zip bomb lies).
-    fn declare_size(zip: &mut [u8], size: u32) {
-        for i in 0..zip.len().saturating_sub(46) {
-            let at = match &zip[i..i + 4] {
-                [0x50, 0x4b, 0x03, 0x04] => i + 22,
-                [0x50, 0x4b, 0x01, 0x02] => i + 24,
-                _ => continue,
-            };
-            zip[at..at + 4].copy_from_slice(&size.to_le_bytes());
-        }
-    }
-
     #[test]
     fn a_part_past_the_limit_is_refused_even_when_its_size_lies() {
         let big = testkit::zip_parts(&[(DOCUMENT, "<w:p/>".repeat(2_000))]);
@@ -230,7 +218,7 @@ mod tests {
         let honest = read_part_within(&mut zip, DOCUMENT, 1_000);
         assert!(matches!(honest, Err(ConvertError::TooLarge { limit: 1_000, .. })), "{honest:?}");
         let mut lying = big.clone();
-        declare_size(&mut lying, 100);
+        testkit::declare_uncompressed_size(&mut lying, 100);
         let mut zip = zip::ZipArchive::new(Cursor::new(lying.as_slice())).unwrap();
         let bomb = read_part_within(&mut zip, DOCUMENT, 1_000);
         // The zip crate itself stops at the declared size ("larger than its declared
