@@ -18,12 +18,26 @@ pub enum SourceKind {
     Spreadsheet,
     /// A saved web page (`.html`, `.htm`): indexed as the Markdown of its main text.
     Html,
+    /// A slide deck (`.pptx`, `.odp`): a section per slide.
+    Slides,
+    /// Mail: one message (`.eml`) or a mailbox (`.mbox`, a section per message).
+    Mail,
 }
 
 impl SourceKind {
     /// A text note that the API may create and edit (the others are converted documents).
     pub fn is_text_note(self) -> bool {
         matches!(self, SourceKind::Markdown | SourceKind::PlainText)
+    }
+
+    /// Whether the stored text of this kind is Markdown as it is: a Markdown note, or a
+    /// document its converter turned into Markdown (a sheet, a page, a deck, mail). An org
+    /// note reads as Markdown after its own translation; the others are plain text.
+    pub fn stores_markdown(self) -> bool {
+        matches!(
+            self,
+            SourceKind::Markdown | SourceKind::Spreadsheet | SourceKind::Html | SourceKind::Slides | SourceKind::Mail
+        )
     }
 }
 
@@ -38,6 +52,8 @@ pub fn source_kind(rel: &str) -> Option<SourceKind> {
         "docx" => Some(SourceKind::Docx),
         "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Some(SourceKind::Spreadsheet),
         "html" | "htm" => Some(SourceKind::Html),
+        "pptx" | "odp" => Some(SourceKind::Slides),
+        "eml" | "mbox" => Some(SourceKind::Mail),
         _ => None,
     }
 }
@@ -62,6 +78,10 @@ mod tests {
         assert_eq!(source_kind("Budget.XLSX"), Some(SourceKind::Spreadsheet));
         assert_eq!(source_kind("b.ods"), Some(SourceKind::Spreadsheet));
         assert_eq!(source_kind("saved/Page.HTM"), Some(SourceKind::Html));
+        assert_eq!(source_kind("Deck.PPTX"), Some(SourceKind::Slides));
+        assert_eq!(source_kind("talk.odp"), Some(SourceKind::Slides));
+        assert_eq!(source_kind("mail/hello.eml"), Some(SourceKind::Mail));
+        assert_eq!(source_kind("Inbox.mbox"), Some(SourceKind::Mail));
         assert!(!is_text_note("plan.org"));
         assert!(is_text_note("a.md") && is_text_note("a.txt"));
         assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));

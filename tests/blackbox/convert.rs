@@ -276,3 +276,99 @@ fn web_pages_are_their_main_text_with_links_into_the_graph() {
         s.post("/api/context", json!({"goal": "kettle limescale", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
     assert_eq!(c["evidence"][0]["uri"], "svc://w/kettle.html", "{c}");
 }
+
+/// Writes real decks and mail into `dir` with their formats' own libraries
+/// (`tests/tools/write_formats.py` in the repository's .venv, which `scripts/test` prepares).
+fn write_real_formats(dir: &Path) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = repo.join(".venv/bin/python");
+    let out = std::process::Command::new(&python)
+        .arg(repo.join("tests/tools/write_formats.py"))
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{} cannot run ({e}): run scripts/browser-env first", python.display()));
+    assert!(out.status.success(), "write_formats.py failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The anchors of a document's sections, in order.
+fn section_anchors(s: &Server, doc: &Value) -> Vec<String> {
+    let id = doc["docid"].as_str().unwrap().replace('#', "%23");
+    let r = s.get(&format!("/api/doc/{id}/sections")).json();
+    r["sections"].as_array().unwrap().iter().filter_map(|x| x["anchor"].as_str().map(str::to_string)).collect()
+}
+
+/// Slide decks (PPTX by python-pptx, ODP by odfpy) and mail (an .eml and an .mbox by Python's
+/// email and mailbox modules): a section per slide with its title, text, table rows and
+/// speaker notes; a message titled by its subject, with its sender and date; a mailbox a
+/// section per message. A zip bomb of a deck and noise named `.eml` are problems of a sync
+/// that completes.
+#[test]
+fn slide_decks_and_mail_are_sections_with_their_own_titles() {
+    let s = Server::start();
+    let root = s.path("formats");
+    write_real_formats(&root);
+    let mut bomb = testkit::zip_parts(&[("ppt/presentation.xml", "<p:presentation/>".into())]);
+    testkit::declare_uncompressed_size(&mut bomb, 3_000_000_000);
+    std::fs::write(root.join("bomb.pptx"), bomb).unwrap();
+    std::fs::write(root.join("noise.eml"), noise(4096, 7)).unwrap();
+    let r = s.post(
+        "/api/collections",
+        json!({ "path": root, "name": "f", "include": "**/*.pptx,**/*.odp,**/*.eml,**/*.mbox", "watch": false }),
+    );
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+    let problems = job["result"]["collections"][0]["problems"].to_string();
+    assert!(problems.contains("bomb.pptx") && problems.contains("larger than"), "{job}");
+    assert!(problems.contains("noise.eml"), "{job}");
+    assert_eq!(job["result"]["collections"][0]["filesErrored"], 2, "{job}");
+
+    // PPTX: titled by its metadata, a section per slide, notes and table rows searchable.
+    let hit = only_hit(&s, "loppers", "svc://f/orchard.pptx");
+    assert_eq!(hit["title"], "Orchard review", "{hit}");
+    assert_eq!(hit["contentType"], "slides", "{hit}");
+    only_hit(&s, "mulberry", "svc://f/orchard.pptx");
+    let doc = s.get("/api/doc?uri=svc://f/orchard.pptx").json();
+    let text = doc["content"].as_str().unwrap();
+    assert!(
+        text.contains("## Slide 2: Pruning plan\n\nPrune the quince in late winter\n\nBurn the canker wood\n"),
+        "{text}"
+    );
+    assert!(text.contains("### Speaker notes\n\nRemind everyone about the loppers"), "{text}");
+    assert!(text.contains("Tree | Crates\n\nMulberry | 17"), "{text}");
+    let anchors = section_anchors(&s, &doc);
+    assert!(anchors.contains(&"slide-2-pruning-plan".to_string()), "{anchors:?}");
+
+    // ODP: a page per slide, its title frame as the title.
+    let hit = only_hit(&s, "loam", "svc://f/soil.odp");
+    assert_eq!((hit["title"].as_str(), hit["contentType"].as_str()), (Some("Soil health"), Some("slides")), "{hit}");
+    let odp = s.get("/api/doc?uri=svc://f/soil.odp").json();
+    assert!(odp["content"].as_str().unwrap().contains("## Slide 2: Compost\n\nTurn the heap weekly"), "{odp}");
+
+    // One message: subject as title, sender as author, date as the document's date.
+    let hit = only_hit(&s, "varroa", "svc://f/inspection.eml");
+    assert_eq!(
+        (hit["title"].as_str(), hit["contentType"].as_str()),
+        (Some("Beehive inspection"), Some("mail")),
+        "{hit}"
+    );
+    let eml = s.get("/api/doc?uri=svc://f/inspection.eml").json();
+    let text = eml["content"].as_str().unwrap();
+    assert!(
+        text.contains("From: Ann Keeper <ann@example.org>") && text.contains("Attachments: hive-four.pdf"),
+        "{text}"
+    );
+    assert_eq!(eml["author"], "Ann Keeper <ann@example.org>", "{eml}");
+    assert_eq!(eml["documentDate"], "2026-03-03T09:15:00Z", "{eml}");
+
+    // A mailbox: a section per message, each findable.
+    only_hit(&s, "nucleus", "svc://f/club.mbox");
+    let mbox = s.get("/api/doc?uri=svc://f/club.mbox").json();
+    assert_eq!(section_anchors(&s, &mbox), vec!["swarm-season", "honey-harvest"], "{mbox}");
+    let c =
+        s.post("/api/context", json!({"goal": "extractor booked", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    assert_eq!(c["evidence"][0]["uri"], "svc://f/club.mbox", "{c}");
+    let view = s.get("/doc?uri=svc://f/orchard.pptx");
+    assert_eq!(view.status, 200);
+    assert!(String::from_utf8_lossy(&view.body).contains("<h2"), "a deck shows as Markdown, slide by slide");
+}

@@ -26,8 +26,9 @@ enum View {
 impl View {
     fn of(doc: &DocResponse) -> View {
         match source_kind(&doc.rel_path) {
-            // A sheet's canonical text is Markdown tables; a page's, the Markdown of its text.
-            Some(SourceKind::Markdown | SourceKind::Spreadsheet | SourceKind::Html) => View::Markdown,
+            // A sheet's canonical text is Markdown tables; a page's, a deck's or mail's, the
+            // Markdown of its text.
+            Some(kind) if kind.stores_markdown() => View::Markdown,
             Some(SourceKind::Pdf) => View::Pdf,
             _ => View::Text,
         }

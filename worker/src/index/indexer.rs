@@ -52,6 +52,8 @@ fn converter(kind: SourceKind) -> Option<convert::Format> {
         SourceKind::Docx => Some(convert::Format::Docx),
         SourceKind::Spreadsheet => Some(convert::Format::Spreadsheet),
         SourceKind::Html => Some(convert::Format::Html),
+        SourceKind::Slides => Some(convert::Format::Slides),
+        SourceKind::Mail => Some(convert::Format::Mail),
         SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org => None,
     }
 }
@@ -70,7 +72,9 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
             converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
         // One kind, several formats: by the extension.
-        Some(SourceKind::Spreadsheet) => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
+        Some(SourceKind::Spreadsheet | SourceKind::Slides | SourceKind::Mail) => {
+            mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string()
+        }
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
     (mime, ext)

@@ -130,6 +130,8 @@ impl ContentTypes {
         match source_kind(rel_path) {
             Some(SourceKind::Spreadsheet) => return ("spreadsheet".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Html) => return ("web".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Slides) => return ("slides".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Mail) => return ("mail".into(), ContentTypeSource::PathExt),
             _ => {}
         }
         for (id, words) in PATH_TYPES {

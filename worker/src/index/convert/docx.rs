@@ -2,66 +2,26 @@
 //! line, blank lines between), heading paragraphs as `#` lines, and the title from
 //! `docProps/core.xml` (`dc:title`), else the first heading, else the first line.
 
+use super::package::{attr, element_text, resolve_ref, Package};
 use super::{first_line_title, non_empty_title, ConvertError, Converted};
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::{Reader, XmlVersion};
+use quick_xml::events::Event;
+use quick_xml::Reader;
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
 
-/// The largest uncompressed XML part read (a guard against zip bombs).
-const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
 const DOCUMENT: &str = "word/document.xml";
 const CORE: &str = "docProps/core.xml";
 const STYLES: &str = "word/styles.xml";
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
-    let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| ConvertError::Docx(e.to_string()))?;
-    let document =
-        read_part(&mut zip, DOCUMENT)?.ok_or_else(|| ConvertError::Docx(format!("{DOCUMENT} is missing")))?;
+    let mut package = Package::open(bytes, ConvertError::Docx)?;
+    let document = package.part(DOCUMENT)?.ok_or_else(|| ConvertError::Docx(format!("{DOCUMENT} is missing")))?;
     // The optional parts only improve the result: a broken one is ignored.
-    let styles = read_part(&mut zip, STYLES).ok().flatten().map(|x| heading_styles(&x)).unwrap_or_default();
-    let core_title = read_part(&mut zip, CORE).ok().flatten().and_then(|x| core_title(&x));
+    let styles = package.optional_part(STYLES)?.map(|x| heading_styles(&x)).unwrap_or_default();
+    let core_title =
+        package.optional_part(CORE)?.and_then(|x| element_text(&x, "title")).and_then(|t| non_empty_title(&t));
     let body = document_text(&document, &styles)?;
     let title = core_title.or(body.first_heading.clone()).or_else(|| first_line_title(&body.text));
     Ok(Converted { title, text: body.text })
-}
-
-/// A part's text, `None` when the archive has no such part.
-fn read_part(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &'static str) -> Result<Option<String>, ConvertError> {
-    read_part_within(zip, name, MAX_PART_BYTES)
-}
-
-/// A part's text, refused past `limit` uncompressed bytes, whatever the archive declares.
-fn read_part_within(
-    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
-    name: &'static str,
-    limit: u64,
-) -> Result<Option<String>, ConvertError> {
-    let file = match zip.by_name(name) {
-        Ok(f) => f,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(ConvertError::Docx(format!("{name}: {e}"))),
-    };
-    if file.size() > limit {
-        return Err(ConvertError::TooLarge { part: name, limit });
-    }
-    let mut raw = Vec::new();
-    // The declared size may lie: never read past the limit.
-    file.take(limit + 1).read_to_end(&mut raw).map_err(|e| ConvertError::Docx(format!("{name}: {e}")))?;
-    if raw.len() as u64 > limit {
-        return Err(ConvertError::TooLarge { part: name, limit });
-    }
-    let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw);
-    String::from_utf8(raw.to_vec()).map(Some).map_err(|_| ConvertError::Docx(format!("{name} is not UTF-8")))
-}
-
-/// The value of an attribute by local name (`w:val` → `val`), whatever its prefix.
-fn attr(e: &BytesStart, local: &str) -> Option<String> {
-    e.attributes()
-        .with_checks(false)
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == local)
-        .and_then(|a| a.normalized_value(XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
 }
 
 /// The heading level a style name or id stands for: `heading 2` / `Heading2` → 2, `Title` → 1.
@@ -95,34 +55,6 @@ fn heading_styles(xml: &str) -> HashMap<String, u8> {
         }
     }
     out
-}
-
-/// `dc:title` of `docProps/core.xml`.
-fn core_title(xml: &str) -> Option<String> {
-    let mut reader = Reader::from_str(xml);
-    let mut inside = false;
-    let mut title = String::new();
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e)) if e.local_name().as_ref() == "title" => inside = true,
-            Ok(Event::End(e)) if e.local_name().as_ref() == "title" => break,
-            Ok(Event::Text(t)) if inside => title.push_str(&t.xml10_content()),
-            Ok(Event::CData(t)) if inside => title.push_str(&t.xml10_content()),
-            Ok(Event::GeneralRef(r)) if inside => title.push_str(&resolve_ref(&r)),
-            Ok(Event::Eof) | Err(_) => break,
-            _ => {}
-        }
-    }
-    non_empty_title(&title)
-}
-
-/// `&amp;`, `&#233;` and friends; an unknown entity stays as written.
-fn resolve_ref(r: &quick_xml::events::BytesRef) -> String {
-    if let Ok(Some(c)) = r.resolve_char_ref() {
-        return c.to_string();
-    }
-    let name = r.clone().into_inner();
-    quick_xml::escape::resolve_predefined_entity(&name).map(str::to_string).unwrap_or_else(|| format!("&{name};"))
 }
 
 struct Body {
@@ -210,23 +142,6 @@ fn push_paragraph(text: &mut String, first_heading: &mut Option<String>, para: &
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_part_past_the_limit_is_refused_even_when_its_size_lies() {
-        let big = testkit::zip_parts(&[(DOCUMENT, "<w:p/>".repeat(2_000))]);
-        let mut zip = zip::ZipArchive::new(Cursor::new(big.as_slice())).unwrap();
-        let honest = read_part_within(&mut zip, DOCUMENT, 1_000);
-        assert!(matches!(honest, Err(ConvertError::TooLarge { limit: 1_000, .. })), "{honest:?}");
-        let mut lying = big.clone();
-        testkit::declare_uncompressed_size(&mut lying, 100);
-        let mut zip = zip::ZipArchive::new(Cursor::new(lying.as_slice())).unwrap();
-        let bomb = read_part_within(&mut zip, DOCUMENT, 1_000);
-        // The zip crate itself stops at the declared size ("larger than its declared
-        // uncompressed size"); the limit holds either way.
-        assert!(matches!(bomb, Err(ConvertError::TooLarge { .. }) | Err(ConvertError::Docx(_))), "{bomb:?}");
-        let mut zip = zip::ZipArchive::new(Cursor::new(big.as_slice())).unwrap();
-        assert!(read_part_within(&mut zip, DOCUMENT, 100_000).unwrap().is_some());
-    }
 
     #[test]
     fn paragraphs_headings_and_core_title() {

@@ -1,4 +1,5 @@
-//! Converters from document formats (PDF, DOCX, spreadsheets, HTML) to text plus a title.
+//! Converters from document formats (PDF, DOCX, spreadsheets, HTML, slides, mail) to text plus
+//! a title.
 //!
 //! A converter only turns bytes into text: canonicalization and parsing are the ingest
 //! module's job, exactly as for a plain-text note. Conversion runs on a thread of its own,
@@ -8,8 +9,11 @@
 
 mod docx;
 mod html;
+mod mail;
+mod package;
 mod pdf;
 mod sheet;
+mod slides;
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -32,6 +36,10 @@ pub enum Format {
     Spreadsheet,
     /// HTML pages, as Markdown.
     Html,
+    /// PPTX and ODP: a section per slide.
+    Slides,
+    /// One message (`.eml`) or a mailbox (`.mbox`): a section per message.
+    Mail,
 }
 
 impl Format {
@@ -41,6 +49,8 @@ impl Format {
             Format::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             Format::Spreadsheet => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
             Format::Html => "text/html",
+            Format::Slides => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+            Format::Mail => "message/rfc822",
         }
     }
 }
@@ -67,8 +77,12 @@ pub enum ConvertError {
     Spreadsheet(String),
     #[error("not a readable HTML page: {0}")]
     Html(String),
-    #[error("the DOCX part {part} is larger than {limit} bytes")]
-    TooLarge { part: &'static str, limit: u64 },
+    #[error("not a readable slide deck: {0}")]
+    Slides(String),
+    #[error("not a readable mail message or mailbox: {0}")]
+    Mail(String),
+    #[error("the part {part} is larger than {limit} bytes")]
+    TooLarge { part: String, limit: u64 },
     #[error("the converter crashed: {0}")]
     Panicked(String),
     #[error("the conversion took longer than {0:?}")]
@@ -88,6 +102,8 @@ pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError
             Format::Docx => docx::convert(&bytes),
             Format::Spreadsheet => sheet::convert(&bytes),
             Format::Html => html::convert(&bytes),
+            Format::Slides => slides::convert(&bytes),
+            Format::Mail => mail::convert(&bytes),
         },
         CONVERT_TIMEOUT,
     )

@@ -76,14 +76,15 @@ pub struct ParsedDoc {
 pub use protocol::LinkKind;
 
 /// The Markdown a stored text of `kind` reads as, the one rule for parsing, sections and
-/// headings: a Markdown note, or a converted spreadsheet (a section per sheet), as it is; an
+/// headings: a Markdown note or a document converted to Markdown (a sheet, a page, a deck,
+/// mail) as it is; an
 /// org note line for line ([`org::to_markdown`]); `None` for the kinds read as plain text.
 pub fn as_markdown(kind: protocol::source_kind::SourceKind, text: &str) -> Option<std::borrow::Cow<'_, str>> {
     use protocol::source_kind::SourceKind;
     match kind {
-        SourceKind::Markdown | SourceKind::Spreadsheet | SourceKind::Html => Some(std::borrow::Cow::Borrowed(text)),
         SourceKind::Org => Some(std::borrow::Cow::Owned(org::to_markdown(text))),
-        SourceKind::PlainText | SourceKind::Pdf | SourceKind::Docx => None,
+        kind if kind.stores_markdown() => Some(std::borrow::Cow::Borrowed(text)),
+        _ => None,
     }
 }
 
