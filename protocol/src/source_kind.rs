@@ -22,6 +22,89 @@ pub enum SourceKind {
     Slides,
     /// Mail: one message (`.eml`) or a mailbox (`.mbox`, a section per message).
     Mail,
+    /// Source code or a data file, read as text and cut at its syntax where the language
+    /// has a grammar; never written through the API.
+    Code(CodeLanguage),
+}
+
+/// The language of a code file, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodeLanguage {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Go,
+    Java,
+    C,
+    Cpp,
+    Shell,
+    Sql,
+    Json,
+    Yaml,
+    Toml,
+}
+
+impl CodeLanguage {
+    /// Every language, for tables and filters.
+    pub const ALL: [CodeLanguage; 14] = [
+        CodeLanguage::Rust,
+        CodeLanguage::Python,
+        CodeLanguage::JavaScript,
+        CodeLanguage::TypeScript,
+        CodeLanguage::Tsx,
+        CodeLanguage::Go,
+        CodeLanguage::Java,
+        CodeLanguage::C,
+        CodeLanguage::Cpp,
+        CodeLanguage::Shell,
+        CodeLanguage::Sql,
+        CodeLanguage::Json,
+        CodeLanguage::Yaml,
+        CodeLanguage::Toml,
+    ];
+
+    /// The language's name in results and filters.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CodeLanguage::Rust => "rust",
+            CodeLanguage::Python => "python",
+            CodeLanguage::JavaScript => "javascript",
+            CodeLanguage::TypeScript => "typescript",
+            CodeLanguage::Tsx => "tsx",
+            CodeLanguage::Go => "go",
+            CodeLanguage::Java => "java",
+            CodeLanguage::C => "c",
+            CodeLanguage::Cpp => "cpp",
+            CodeLanguage::Shell => "shell",
+            CodeLanguage::Sql => "sql",
+            CodeLanguage::Json => "json",
+            CodeLanguage::Yaml => "yaml",
+            CodeLanguage::Toml => "toml",
+        }
+    }
+
+    /// The language of a file extension (lowercase, without the dot).
+    pub fn of_extension(ext: &str) -> Option<CodeLanguage> {
+        Some(match ext {
+            "rs" => CodeLanguage::Rust,
+            "py" | "pyi" => CodeLanguage::Python,
+            "js" | "mjs" | "cjs" | "jsx" => CodeLanguage::JavaScript,
+            "ts" | "mts" | "cts" => CodeLanguage::TypeScript,
+            "tsx" => CodeLanguage::Tsx,
+            "go" => CodeLanguage::Go,
+            "java" => CodeLanguage::Java,
+            "c" | "h" => CodeLanguage::C,
+            "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => CodeLanguage::Cpp,
+            "sh" | "bash" | "zsh" => CodeLanguage::Shell,
+            "sql" => CodeLanguage::Sql,
+            "json" => CodeLanguage::Json,
+            "yaml" | "yml" => CodeLanguage::Yaml,
+            "toml" => CodeLanguage::Toml,
+            _ => return None,
+        })
+    }
 }
 
 impl SourceKind {
@@ -54,7 +137,7 @@ pub fn source_kind(rel: &str) -> Option<SourceKind> {
         "html" | "htm" => Some(SourceKind::Html),
         "pptx" | "odp" => Some(SourceKind::Slides),
         "eml" | "mbox" => Some(SourceKind::Mail),
-        _ => None,
+        other => CodeLanguage::of_extension(other).map(SourceKind::Code),
     }
 }
 
@@ -82,6 +165,13 @@ mod tests {
         assert_eq!(source_kind("talk.odp"), Some(SourceKind::Slides));
         assert_eq!(source_kind("mail/hello.eml"), Some(SourceKind::Mail));
         assert_eq!(source_kind("Inbox.mbox"), Some(SourceKind::Mail));
+        assert_eq!(source_kind("src/main.rs"), Some(SourceKind::Code(CodeLanguage::Rust)));
+        assert_eq!(source_kind("web/App.TSX"), Some(SourceKind::Code(CodeLanguage::Tsx)));
+        assert_eq!(source_kind("ci.yml"), Some(SourceKind::Code(CodeLanguage::Yaml)));
+        assert!(!is_text_note("lib.rs"));
+        for lang in CodeLanguage::ALL {
+            assert!(CodeLanguage::ALL.iter().filter(|l| l.as_str() == lang.as_str()).count() == 1);
+        }
         assert!(!is_text_note("plan.org"));
         assert!(is_text_note("a.md") && is_text_note("a.txt"));
         assert!(!is_text_note("a.pdf") && !is_text_note("a.docx") && !is_text_note("a.png"));

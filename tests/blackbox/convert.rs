@@ -372,3 +372,55 @@ fn slide_decks_and_mail_are_sections_with_their_own_titles() {
     assert_eq!(view.status, 200);
     assert!(String::from_utf8_lossy(&view.body).contains("<h2"), "a deck shows as Markdown, slide by slide");
 }
+
+/// Code through `include`: cut at its syntax, each symbol a section titled by its path, the
+/// path a keyword of the file; `contentType` `code`; a capsule names the symbol a passage
+/// sits in; the workspace shows numbered lines with the symbols' anchors. A language without
+/// a grammar is chunked as text.
+#[test]
+fn code_is_cut_at_its_symbols() {
+    let s = Server::start();
+    let root = s.path("code");
+    let filler = "        let steps = steps + 1;\n".repeat(30);
+    let rust = format!(
+        "use std::time::Duration;\n\n/// A kettle on the stove.\npub struct Kettle {{\n    litres: f32,\n}}\n\nimpl Kettle {{\n    /// Removes limescale with citric acid.\n    pub fn descale(&self, steps: u32) -> u32 {{\n{filler}        steps\n    }}\n\n    pub fn boil(&self) -> Duration {{\n{filler}        Duration::from_secs(90)\n    }}\n}}\n"
+    );
+    write_notes(
+        &root,
+        &[
+            ("src/kettle.rs", rust.as_str()),
+            ("tools/brew.py", "class Brewer:\n    def steep(self, minutes):\n        \"\"\"Steep oolong leaves.\"\"\"\n        return minutes * 2\n"),
+            ("db/schema.sql", "CREATE TABLE teapots (id INTEGER PRIMARY KEY, glaze TEXT);\n"),
+        ],
+    );
+    let r = s.post(
+        "/api/collections",
+        json!({ "path": root, "name": "c", "include": "**/*.rs,**/*.py,**/*.sql", "watch": false }),
+    );
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["result"]["collections"][0]["filesAdded"], 3, "{job}");
+
+    let hit = only_hit(&s, "limescale", "svc://c/src/kettle.rs");
+    assert_eq!((hit["title"].as_str(), hit["contentType"].as_str()), (Some("kettle.rs"), Some("code")), "{hit}");
+    // The chunk is the method with its doc comment, not the whole impl.
+    let chunk = hit["chunk"]["text"].as_str().unwrap();
+    assert!(chunk.contains("/// Removes limescale") && !chunk.contains("fn boil"), "{chunk}");
+    // A symbol path as a query finds the file that defines it.
+    only_hit(&s, "Brewer.steep", "svc://c/tools/brew.py");
+    only_hit(&s, "glaze", "svc://c/db/schema.sql");
+
+    let doc = s.get("/api/doc?uri=svc://c/src/kettle.rs").json();
+    assert_eq!(section_anchors(&s, &doc), vec!["kettle", "kettle-2", "kettledescale", "kettleboil"], "{doc}");
+    let c = s
+        .post("/api/context", json!({"goal": "descale limescale citric", "budgetTokens": 40000, "depthPolicy": "fast"}))
+        .json();
+    assert_eq!(c["evidence"][0]["uri"], "svc://c/src/kettle.rs", "{c}");
+    assert_eq!(c["evidence"][0]["heading"], "Kettle::descale", "{c}");
+    let view = s.get("/doc?uri=svc://c/src/kettle.rs");
+    assert_eq!(view.status, 200);
+    let html = String::from_utf8_lossy(&view.body);
+    assert!(html.contains("class=\"code-view\"") && html.contains("data-language=\"rust\""), "{html}");
+    assert!(html.contains("id=\"h-kettledescale\""), "the outline jumps to the method: {html}");
+}

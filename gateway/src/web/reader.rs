@@ -20,6 +20,8 @@ use serde::de::DeserializeOwned;
 enum View {
     Markdown,
     Pdf,
+    /// Source code: numbered lines, a symbol's line its outline target.
+    Code,
     Text,
 }
 
@@ -30,6 +32,7 @@ impl View {
             // Markdown of its text.
             Some(kind) if kind.stores_markdown() => View::Markdown,
             Some(SourceKind::Pdf) => View::Pdf,
+            Some(SourceKind::Code(_)) => View::Code,
             _ => View::Text,
         }
     }
@@ -102,6 +105,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                     (View::Markdown, Some(r)) => {
                         div #doc-body.markdown data-block-lines=(block_lines(&r.block_lines)) { (PreEscaped(&r.html)) }
                     },
+                    (View::Code, _) => { (code_view(&doc, &sections)) },
                     (View::Pdf, _) => {
                         div #pdf-viewer.pdf-viewer data-src=(asset) {
                             p #pdf-status role="status" { "Loading the PDF…" }
@@ -165,6 +169,25 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
 }
 
 /// `1,4,9`: the first line of each top-level element of the rendered note.
+/// A code file as numbered lines: each line a block (so `#L<n>` marks it), a symbol's first
+/// line carrying its outline anchor, the language named for styling.
+fn code_view(doc: &DocResponse, sections: &[protocol::api::DocSection]) -> Markup {
+    let language = match source_kind(&doc.rel_path) {
+        Some(SourceKind::Code(lang)) => lang.as_str(),
+        _ => "text",
+    };
+    let lines: Vec<&str> = doc.content.lines().collect();
+    let numbers: Vec<u32> = (1..=u32::try_from(lines.len()).unwrap_or(u32::MAX)).collect();
+    let anchor_at = |n: u32| sections.iter().find(|s| s.line == n).map(|s| heading_id(&s.anchor));
+    html! {
+        div #doc-body.code-view data-language=(language) data-block-lines=(block_lines(&numbers)) {
+            @for (line, n) in lines.iter().zip(&numbers) {
+                code.code-line id=[anchor_at(*n)] data-line=(n) { (line) }
+            }
+        }
+    }
+}
+
 fn block_lines(lines: &[u32]) -> String {
     lines.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }

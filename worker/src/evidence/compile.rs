@@ -9,7 +9,7 @@
 
 use super::budget::{settle_size, Limits, TokenCounter};
 use super::{facets, fingerprint, identity};
-use crate::index::indexer::source_kind;
+use crate::index::indexer::{source_kind, SourceKind};
 use crate::reads::links::resolver;
 use crate::retrieval::{hybrid, keyword};
 use crate::stores::catalog::{self, DocRow};
@@ -268,9 +268,24 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
     let Some(passage) = identity::passage(&text, chunk.start_line, chunk.end_line) else {
         return Ok(None);
     };
-    let heading = source_kind(&hit.row.rel_path)
-        .and_then(|kind| crate::index::ingest::as_markdown(kind, &text))
-        .and_then(|markdown| heading_at(&markdown, chunk.start_line));
+    let heading = source_kind(&hit.row.rel_path).and_then(|kind| match kind {
+        // Code: the innermost symbol that starts in the passage, else the one it sits in.
+        SourceKind::Code(lang) => {
+            let sections = crate::index::ingest::parse_code(&text, &hit.row.rel_path, lang).sections;
+            sections
+                .iter()
+                .filter(|s| (chunk.start_line..=chunk.end_line).contains(&s.line))
+                .fold(None::<&crate::index::ingest::Section>, |best, s| match best {
+                    Some(b) if b.level >= s.level => Some(b),
+                    _ => Some(s),
+                })
+                .or_else(|| sections.iter().rfind(|s| s.line <= chunk.start_line))
+                .map(|s| s.title.clone())
+        }
+        _ => {
+            crate::index::ingest::as_markdown(kind, &text).and_then(|markdown| heading_at(&markdown, chunk.start_line))
+        }
+    });
     let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
     let passage_hash = identity::passage_hash(&passage);
     let words = crate::retrieval::common::query_terms(&passage);

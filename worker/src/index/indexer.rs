@@ -54,7 +54,7 @@ fn converter(kind: SourceKind) -> Option<convert::Format> {
         SourceKind::Html => Some(convert::Format::Html),
         SourceKind::Slides => Some(convert::Format::Slides),
         SourceKind::Mail => Some(convert::Format::Mail),
-        SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org => None,
+        SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org | SourceKind::Code(_) => None,
     }
 }
 
@@ -68,6 +68,13 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
         Some(SourceKind::Markdown) => "text/markdown".to_string(),
         Some(SourceKind::PlainText) => "text/plain".to_string(),
         Some(SourceKind::Org) => "text/org".to_string(),
+        // By the extension where it has a type of its own (`application/json`), else text.
+        Some(SourceKind::Code(_)) => match mime_guess::from_path(rel).first() {
+            Some(m) if m.type_() == "text" || m.subtype() == "json" || m.subtype() == "javascript" => {
+                m.essence_str().to_string()
+            }
+            _ => "text/plain".to_string(),
+        },
         Some(kind @ (SourceKind::Pdf | SourceKind::Docx | SourceKind::Html)) => {
             converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
@@ -78,15 +85,6 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
     (mime, ext)
-}
-
-/// Parses canonical text: as Markdown where its kind reads as Markdown
-/// ([`ingest::as_markdown`]), else as plain text.
-fn parse(canonical: &str, rel: &str, kind: SourceKind) -> ParsedDoc {
-    match ingest::as_markdown(kind, canonical) {
-        Some(markdown) => ingest::parse_markdown(&markdown, rel),
-        None => ingest::parse_plain_text(canonical, rel),
-    }
 }
 
 /// A file's text and, for converted documents, the title the converter found; else why
@@ -139,7 +137,7 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -
     };
     let canonical = ingest::canonicalize(&text);
     let mirror_hash = ingest::sha256_hex(canonical.as_bytes());
-    let mut doc = parse(&canonical, &file.rel, kind);
+    let mut doc = ingest::parse(&canonical, &file.rel, kind);
     if let Some(title) = title {
         doc.title = title;
     }
@@ -255,7 +253,7 @@ impl Indexer<'_> {
                     Some(row) => {
                         let text = catalog::content_text(&tx, &row.mirror_hash)?.unwrap_or_default();
                         source_kind(&row.rel_path)
-                            .map(|k| structure_of(&parse(&text, &row.rel_path, k)))
+                            .map(|k| structure_of(&ingest::parse(&text, &row.rel_path, k)))
                             .unwrap_or_default()
                     }
                     None => Structure::default(),
@@ -347,10 +345,11 @@ impl Indexer<'_> {
             let ext = std::path::Path::new(&p.file.rel).extension().and_then(|e| e.to_str()).unwrap_or("");
             let categories =
                 self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel, ext);
+            let title = keyword_title(&p.doc.title, &p.file.rel, &p.doc.sections);
             self.bm25.upsert(&Bm25Doc {
                 key: id,
                 collection: coll,
-                title: &p.doc.title,
+                title: &title,
                 body: &p.doc.body,
                 rel_path: &p.file.rel,
                 tags: &p.doc.tags,
@@ -677,10 +676,16 @@ impl Indexer<'_> {
                         &row.rel_path,
                         &row.source_ext,
                     );
+                    // A code file's symbols are keywords of its title: parsed again here.
+                    let sections = match source_kind(&row.rel_path) {
+                        Some(kind @ SourceKind::Code(_)) => ingest::parse(body, &row.rel_path, kind).sections,
+                        _ => Vec::new(),
+                    };
+                    let title = keyword_title(&row.title, &row.rel_path, &sections);
                     self.bm25.upsert(&Bm25Doc {
                         key: row.id,
                         collection: &row.collection,
-                        title: &row.title,
+                        title: &title,
                         body,
                         rel_path: &row.rel_path,
                         tags: tags.get(&row.id).unwrap_or(&no_tags),
@@ -697,6 +702,20 @@ impl Indexer<'_> {
         catalog::mark_bm25_absorbed(&mut self.catalog.writer(), &absorbed)?;
         Ok(absorbed.len())
     }
+}
+
+/// The title BM25 indexes: a code file's title followed by its symbols' paths (so
+/// `Parser::parse` finds the file that defines it), any other document's title as it is.
+fn keyword_title<'a>(title: &'a str, rel: &str, sections: &[ingest::Section]) -> std::borrow::Cow<'a, str> {
+    if !matches!(source_kind(rel), Some(SourceKind::Code(_))) || sections.is_empty() {
+        return std::borrow::Cow::Borrowed(title);
+    }
+    let mut out = title.to_string();
+    for s in sections {
+        out.push('\n');
+        out.push_str(&s.title);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The canonical text without its front matter: from 1-based line `start` on.

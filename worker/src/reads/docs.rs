@@ -189,10 +189,8 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
 pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     let row = resolve_doc(w, r)?;
     let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
-    let markdown =
-        content.as_deref().zip(source_kind(&row.rel_path)).and_then(|(text, kind)| ingest::as_markdown(kind, text));
-    let sections: Vec<DocSection> = match markdown {
-        Some(markdown) => ingest::parse_markdown(&markdown, &row.rel_path)
+    let sections: Vec<DocSection> = match content.as_deref().zip(source_kind(&row.rel_path)) {
+        Some((text, kind)) => ingest::parse(text, &row.rel_path, kind)
             .sections
             .into_iter()
             .map(|s| DocSection { anchor: s.anchor, level: s.level, line: s.line, title: s.title })

@@ -10,7 +10,7 @@
 
 use crate::config::ContentTypeConfig;
 use protocol::api::{ContentTypeBoost, ContentTypeBoostRule, ContentTypeSource};
-use protocol::source_kind::{source_kind, SourceKind};
+use protocol::source_kind::{source_kind, CodeLanguage, SourceKind};
 use sha2::{Digest, Sha256};
 
 /// The additive score of the strongest boost (`searchBoost: 2`) and of the weakest (`0.5`).
@@ -18,10 +18,6 @@ pub const MAX_ADDITIVE: f64 = 0.05;
 pub const MIN_SEARCH_BOOST: f64 = 0.5;
 pub const MAX_SEARCH_BOOST: f64 = 2.0;
 
-const CODE_EXTS: [&str; 24] = [
-    "rs", "py", "js", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "cs", "rb", "php", "swift",
-    "scala", "sh", "sql", "lua", "zig", "hs",
-];
 const PATH_TYPES: [(&str, &[&str]); 3] = [
     ("meeting", &["meeting", "standup", "retro", "minutes"]),
     ("spec", &["spec", "rfc", "adr", "design"]),
@@ -121,8 +117,7 @@ impl ContentTypes {
         if let Some((r, _)) = best {
             return (r.id.clone(), ContentTypeSource::Prefix);
         }
-        let ext = ext.trim_start_matches('.').to_ascii_lowercase();
-        if CODE_EXTS.contains(&ext.as_str()) {
+        if CodeLanguage::of_extension(&ext.trim_start_matches('.').to_ascii_lowercase()).is_some() {
             return ("code".into(), ContentTypeSource::PathExt);
         }
         // Formats that say what a document is whatever its path (their extensions are

@@ -7,6 +7,7 @@
 
 mod canonical;
 mod chunk;
+mod code;
 mod dates;
 mod front_matter;
 mod lines;
@@ -23,6 +24,7 @@ use std::fmt;
 use serde::Serialize;
 
 pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
+pub use code::parse_code;
 pub use sections::section_anchor;
 pub use snippet::snippet;
 pub use tags::normalize_tag;
@@ -85,6 +87,18 @@ pub fn as_markdown(kind: protocol::source_kind::SourceKind, text: &str) -> Optio
         SourceKind::Org => Some(std::borrow::Cow::Owned(org::to_markdown(text))),
         kind if kind.stores_markdown() => Some(std::borrow::Cow::Borrowed(text)),
         _ => None,
+    }
+}
+
+/// Parses canonical text by its kind: code at its syntax, Markdown where the kind reads as
+/// Markdown ([`as_markdown`]), else plain text. The one parser of indexing and of reads.
+pub fn parse(canonical: &str, rel_path: &str, kind: protocol::source_kind::SourceKind) -> ParsedDoc {
+    if let protocol::source_kind::SourceKind::Code(lang) = kind {
+        return parse_code(canonical, rel_path, lang);
+    }
+    match as_markdown(kind, canonical) {
+        Some(markdown) => parse_markdown(&markdown, rel_path),
+        None => parse_plain_text(canonical, rel_path),
     }
 }
 
