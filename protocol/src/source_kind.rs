@@ -124,6 +124,15 @@ impl SourceKind {
     }
 }
 
+/// Every extension svc reads (lowercase, without the dot): what a collection indexes when its
+/// `include` is left empty.
+pub const KNOWN_EXTENSIONS: &[&str] = &[
+    "md", "markdown", "mdx", "txt", "text", "org", "pdf", "docx", "xlsx", "xlsm", "xlsb", "xls", "ods", "html", "htm",
+    "pptx", "odp", "eml", "mbox", "rs", "py", "pyi", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "go",
+    "java", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "sh", "bash", "zsh", "sql", "json", "yaml", "yml",
+    "toml",
+];
+
 /// The kind of the file at `rel` (a path or a file name), `None` for any other extension.
 pub fn source_kind(rel: &str) -> Option<SourceKind> {
     let ext = Path::new(rel).extension()?.to_str()?.to_ascii_lowercase();
@@ -169,6 +178,9 @@ mod tests {
         assert_eq!(source_kind("web/App.TSX"), Some(SourceKind::Code(CodeLanguage::Tsx)));
         assert_eq!(source_kind("ci.yml"), Some(SourceKind::Code(CodeLanguage::Yaml)));
         assert!(!is_text_note("lib.rs"));
+        for ext in KNOWN_EXTENSIONS {
+            assert!(source_kind(&format!("f.{ext}")).is_some(), "{ext}");
+        }
         for lang in CodeLanguage::ALL {
             assert!(CodeLanguage::ALL.iter().filter(|l| l.as_str() == lang.as_str()).count() == 1);
         }

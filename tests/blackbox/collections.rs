@@ -9,7 +9,7 @@ fn add_list_remove_and_job_shapes() {
     let notes = s.path("My Notes");
     write_notes(
         &notes,
-        &[("a.md", "# A\nalpha\n"), ("sub/b.md", "# B\nbeta\n"), ("c.txt", "not matched by default\n")],
+        &[("a.md", "# A\nalpha\n"), ("sub/b.md", "# B\nbeta\n"), ("c.png", "not a format svc reads\n")],
     );
     let r = s.post("/api/collections", json!({ "path": notes }));
     assert_eq!(r.status, 202);

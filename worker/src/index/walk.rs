@@ -57,10 +57,28 @@ pub fn split_list(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim).filter(|s| !s.is_empty())
 }
 
+/// What a collection leaves out when its `exclude` is empty: build output, lock files and
+/// minified or mapped bundles (generated, not written by anyone).
+pub const DEFAULT_EXCLUDE: &str =
+    "target,**/target,dist,**/dist,**/*.lock,**/package-lock.json,**/pnpm-lock.yaml,**/*.min.js,**/*.min.css,**/*.map";
+
+/// What a collection adds to its pattern when its `include` is empty: every format svc reads.
+pub fn default_include() -> String {
+    protocol::source_kind::KNOWN_EXTENSIONS.iter().map(|e| format!("**/*.{e}")).collect::<Vec<_>>().join(",")
+}
+
 impl FileMatcher {
+    /// `pattern` plus `include` (every known format when empty) minus `exclude`
+    /// ([`DEFAULT_EXCLUDE`] when empty).
     pub fn new(pattern: &str, include: &str, exclude: &str) -> Result<Self, PatternError> {
-        let include = set(std::iter::once(pattern).chain(split_list(include)))?;
-        let exclude = set(split_list(exclude))?;
+        let include = match include.trim() {
+            "" => set(std::iter::once(pattern).chain(split_list(&default_include())))?,
+            given => set(std::iter::once(pattern).chain(split_list(given)))?,
+        };
+        let exclude = set(split_list(match exclude.trim() {
+            "" => DEFAULT_EXCLUDE,
+            given => given,
+        }))?;
         Ok(FileMatcher { include, exclude })
     }
 
@@ -182,8 +200,21 @@ mod tests {
         assert!(!m.matches("x/a.pdf"));
         assert!(!m.matches("drafts/a.md"));
         assert!(!m.matches("secret.md"));
-        let by_dir = FileMatcher::new("**/*.md", "", "archive").unwrap();
+        let by_dir = FileMatcher::new("**/*.md", "**/*.md", "archive").unwrap();
         assert!(!by_dir.matches("archive/old/a.md"));
+        assert!(!by_dir.matches("b.txt"), "an include replaces the defaults");
+        assert!(by_dir.matches("target/a.md"), "an exclude replaces the defaults");
+    }
+
+    #[test]
+    fn empty_include_and_exclude_take_the_defaults() {
+        let m = FileMatcher::new("**/*.md", "", "").unwrap();
+        for yes in ["a.md", "n/b.txt", "d/r.pdf", "s/deck.pptx", "mail/x.eml", "src/lib.rs", "web/app.tsx", "c.yaml"] {
+            assert!(m.matches(yes), "{yes}");
+        }
+        for no in ["img.png", "target/debug/x.rs", "crate/target/x.rs", "dist/app.js", "Cargo.lock", "a/app.min.js"] {
+            assert!(!m.matches(no), "{no}");
+        }
     }
 
     #[test]

@@ -535,7 +535,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir(root.join("sub")).unwrap();
-        let m = FileMatcher::new("**/*.md", "", "drafts/**").unwrap();
+        let m = FileMatcher::new("**/*.md", "**/*.md", "drafts/**").unwrap();
         let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
         let events = vec![
             event(modify, paths(root, &["a.md"])),
