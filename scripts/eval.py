@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Retrieval quality of svc on BEIR SciFact (train split): nDCG@10, Recall@100, MRR@10
 (`--mode ask`: answer quality of /api/ask, see scripts/eval_ask.py; `--mode ask-docs`: answers on
-real documents, see scripts/eval_docs.py).
+real documents, see scripts/eval_docs.py; `--mode code`: code search on real Rust sources, see
+scripts/eval_code.py).
 
 Converts the corpus to Markdown in a temp dir, indexes it in-process with the CLI
 (`svc collection add DIR --name scifact`, no server), then runs every query in one process with
@@ -195,12 +196,13 @@ def main():
                          "its ANN decision is reset, so vector search is exact")
     ap.add_argument("--no-build", action="store_true", help="(handled by scripts/eval)")
     args = ap.parse_args()
-    if args.mode in ("ask", "ask-docs"):
+    if args.mode in ("ask", "ask-docs", "code"):
         import eval_ask
+        import eval_code
         import eval_docs
         binary = os.path.abspath(args.bin)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        report = (eval_ask if args.mode == "ask" else eval_docs).run(args, binary)
+        report = {"ask": eval_ask, "ask-docs": eval_docs, "code": eval_code}[args.mode].run(args, binary)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(report, f, indent=2)

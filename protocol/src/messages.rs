@@ -361,6 +361,8 @@ pub struct SearchFilters {
     pub tags_all: Vec<String>,
     /// Normalized tags; the document must have at least one.
     pub tags_any: Vec<String>,
+    /// Code files in any of these languages (sorted, no duplicates).
+    pub languages: Vec<crate::source_kind::CodeLanguage>,
 }
 
 /// `POST /api/ask` without `verify`.

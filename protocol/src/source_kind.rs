@@ -28,7 +28,8 @@ pub enum SourceKind {
 }
 
 /// The language of a code file, by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CodeLanguage {
     Rust,
     Python,
@@ -83,6 +84,12 @@ impl CodeLanguage {
             CodeLanguage::Yaml => "yaml",
             CodeLanguage::Toml => "toml",
         }
+    }
+
+    /// The language a name (`as_str`, any case) stands for.
+    pub fn parse(name: &str) -> Option<CodeLanguage> {
+        let name = name.trim().to_ascii_lowercase();
+        CodeLanguage::ALL.into_iter().find(|l| l.as_str() == name)
     }
 
     /// The language of a file extension (lowercase, without the dot).
@@ -181,7 +188,10 @@ mod tests {
         for ext in KNOWN_EXTENSIONS {
             assert!(source_kind(&format!("f.{ext}")).is_some(), "{ext}");
         }
+        assert_eq!(CodeLanguage::parse(" Rust "), Some(CodeLanguage::Rust));
+        assert_eq!(CodeLanguage::parse("cobol"), None);
         for lang in CodeLanguage::ALL {
+            assert_eq!(CodeLanguage::parse(lang.as_str()), Some(lang));
             assert!(CodeLanguage::ALL.iter().filter(|l| l.as_str() == lang.as_str()).count() == 1);
         }
         assert!(!is_text_note("plan.org"));

@@ -410,6 +410,13 @@ fn code_is_cut_at_its_symbols() {
     // A symbol path as a query finds the file that defines it.
     only_hit(&s, "Brewer.steep", "svc://c/tools/brew.py");
     only_hit(&s, "glaze", "svc://c/db/schema.sql");
+    // The language filter: code of those languages only, also for vector-free hybrid search.
+    let steps = |body: Value| uris(&s.search(body));
+    assert_eq!(steps(json!({ "query": "steps minutes", "language": "python" })), vec!["svc://c/tools/brew.py"]);
+    assert_eq!(steps(json!({ "query": "steps minutes", "language": ["Rust"] })), vec!["svc://c/src/kettle.rs"]);
+    let bad = s.post("/api/search", json!({ "query": "steps", "language": "cobol" }));
+    assert_eq!(bad.status, 400, "{}", String::from_utf8_lossy(&bad.body));
+    assert!(String::from_utf8_lossy(&bad.body).contains("python"), "the error lists the languages");
 
     let doc = s.get("/api/doc?uri=svc://c/src/kettle.rs").json();
     assert_eq!(section_anchors(&s, &doc), vec!["kettle", "kettle-2", "kettledescale", "kettleboil"], "{doc}");

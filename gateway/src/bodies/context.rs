@@ -212,6 +212,7 @@ impl ContextBody {
                 author: short(self.author)?,
                 tags_all: list(self.tags_all, ErrorCode::InvalidFilter)?,
                 tags_any: list(self.tags_any, ErrorCode::InvalidFilter)?,
+                languages: Vec::new(),
             },
             intent: short(self.intent)?,
             exclude,

@@ -2,6 +2,7 @@
 
 use super::{collection_opt, float_in, int_in, non_blank, required, StringList};
 use crate::dates::{parse_bound, Bound};
+use protocol::source_kind::CodeLanguage;
 use protocol::{ApiError, DocRef, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
 use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
@@ -35,6 +36,9 @@ pub struct SearchBody {
     pub until: Option<String>,
     /// Any of these categories.
     pub category: Option<StringList>,
+    /// Code files in any of these languages: rust, python, javascript, typescript, tsx, go,
+    /// java, c, cpp, shell, sql, json, yaml, toml.
+    pub language: Option<StringList>,
     /// Case-insensitive substring of the author.
     pub author: Option<String>,
     /// Documents carrying every one of these tags.
@@ -51,6 +55,21 @@ pub struct SearchBody {
     /// Accepted and ignored (at most 16).
     #[schema(max_items = 16)]
     pub project_hints: Option<Vec<serde_json::Value>>,
+}
+
+/// The languages of a `language` filter; an unknown name is a 400 that lists the known ones.
+pub fn languages(list: Option<StringList>) -> Result<Vec<CodeLanguage>, ApiError> {
+    let mut out = Vec::new();
+    for name in list.map(StringList::into_vec).unwrap_or_default() {
+        let lang = CodeLanguage::parse(&name).ok_or_else(|| {
+            let known: Vec<&str> = CodeLanguage::ALL.iter().map(|l| l.as_str()).collect();
+            ApiError::validation(format!("unknown language {name:?}: one of {}", known.join(", ")))
+        })?;
+        out.push(lang);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 fn lowered(list: Option<StringList>) -> Vec<String> {
@@ -81,6 +100,7 @@ impl SearchBody {
             author: self.author.take().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()),
             tags_all: self.tags_all.take().map(StringList::into_vec).unwrap_or_default(),
             tags_any: self.tags_any.take().map(StringList::into_vec).unwrap_or_default(),
+            languages: languages(self.language.take())?,
         })
     }
 

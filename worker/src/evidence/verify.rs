@@ -120,6 +120,8 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
             author: r.author.clone(),
             tags_all: c.scope.tags_all.clone(),
             tags_any: c.scope.tags_any.clone(),
+            // Capsules take no language filter (their scope has none to replay).
+            languages: Vec::new(),
         },
         intent: r.intent.clone(),
         exclude: r.exclude.clone(),

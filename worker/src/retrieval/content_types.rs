@@ -138,7 +138,8 @@ impl ContentTypes {
     }
 
     /// A document's categories for filtering: its front-matter categories and its content
-    /// type (so `category: meeting` matches a note typed by a rule or by its path).
+    /// type (so `category: meeting` matches a note typed by a rule or by its path), and for
+    /// code its language's term (the `language` filter's).
     pub fn categories_with_type(
         &self,
         categories: &[String],
@@ -146,7 +147,11 @@ impl ContentTypes {
         rel_path: &str,
         ext: &str,
     ) -> Vec<String> {
-        with_type(categories, self.resolve(fm_type, rel_path, ext).0)
+        let mut out = with_type(categories, self.resolve(fm_type, rel_path, ext).0);
+        if let Some(SourceKind::Code(lang)) = source_kind(rel_path) {
+            out.push(language_category(lang));
+        }
+        out
     }
 
     /// The additive score of content type `id`: `searchBoost` 0.5 → −0.05, 1 → 0, 2 → +0.05,
@@ -172,6 +177,12 @@ impl ContentTypes {
             rules_fingerprint: self.fingerprint.clone(),
         }
     }
+}
+
+/// The filter term of a code language among a document's categories in the keyword index
+/// (`language:rust`): what the search `language` filter matches.
+pub fn language_category(lang: CodeLanguage) -> String {
+    format!("language:{}", lang.as_str())
 }
 
 /// `categories` and the content type `id` (once).

@@ -204,6 +204,12 @@ fn single_filters(req: &SearchRequest) -> Vec<(&'static str, SearchRequest)> {
     if !f.tags_any.is_empty() {
         out.push(("tagsAny", only(SearchFilters { tags_any: f.tags_any.clone(), ..Default::default() }, Vec::new())));
     }
+    if !f.languages.is_empty() {
+        out.push((
+            "language",
+            only(SearchFilters { languages: f.languages.clone(), ..Default::default() }, Vec::new()),
+        ));
+    }
     if !req.exclude.is_empty() {
         out.push(("exclude", only(SearchFilters::default(), req.exclude.clone())));
     }
@@ -465,13 +471,17 @@ mod tests {
                 author: Some("ann".into()),
                 tags_all: vec!["a".into()],
                 tags_any: vec!["b".into(), "c".into()],
+                languages: vec![protocol::source_kind::CodeLanguage::Rust],
             },
             exclude: vec!["x".into()],
             ..Default::default()
         };
         let singles = single_filters(&req);
         let names: Vec<&str> = singles.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["collection", "since", "until", "categories", "author", "tagsAll", "tagsAny", "exclude"]);
+        assert_eq!(
+            names,
+            ["collection", "since", "until", "categories", "author", "tagsAll", "tagsAny", "language", "exclude"]
+        );
         for (name, single) in &singles {
             let f = &single.filters;
             let set = [
@@ -482,12 +492,13 @@ mod tests {
                 f.author.is_some(),
                 !f.tags_all.is_empty(),
                 !f.tags_any.is_empty(),
+                !f.languages.is_empty(),
                 !single.exclude.is_empty(),
             ];
             assert_eq!(set.iter().filter(|x| **x).count(), 1, "{name} carries exactly one filter");
         }
         assert_eq!(singles[6].1.filters.tags_any, vec!["b".to_string(), "c".to_string()]);
-        assert_eq!(singles[7].1.exclude, vec!["x".to_string()]);
+        assert_eq!(singles[8].1.exclude, vec!["x".to_string()]);
     }
 
     #[test]

@@ -144,6 +144,7 @@ pub fn has_filters(req: &SearchRequest) -> bool {
         || !f.categories.is_empty()
         || !f.tags_all.is_empty()
         || !f.tags_any.is_empty()
+        || !f.languages.is_empty()
 }
 
 /// `POST /api/vsearch`.

@@ -256,6 +256,14 @@ impl Bm25Index {
             let any = filters.categories.iter().map(|c| (Occur::Should, term(f.categories, c))).collect();
             out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
         }
+        if !filters.languages.is_empty() {
+            let any = filters
+                .languages
+                .iter()
+                .map(|l| (Occur::Should, term(f.categories, &crate::retrieval::content_types::language_category(*l))))
+                .collect();
+            out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
+        }
         if filters.since_ms.is_some() || filters.until_ms.is_some() {
             let lo =
                 filters.since_ms.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.modified, v)));
