@@ -127,7 +127,7 @@ def run(args, binary):
         t_index = time.perf_counter()
         server = Server(binary, tmp, args.cache, code)
         index_s = time.perf_counter() - t_index
-        collection = request(server.port, "GET", "/api/collections")[1]["collections"][0]["name"]
+        collection = request(server.port, "GET", "/api/collections")[1][0]["name"]
         report = {}
         try:
             for mode, path in MODES.items():

@@ -94,12 +94,22 @@ pub fn as_markdown(kind: protocol::source_kind::SourceKind, text: &str) -> Optio
 /// Markdown ([`as_markdown`]), else plain text. The one parser of indexing and of reads.
 pub fn parse(canonical: &str, rel_path: &str, kind: protocol::source_kind::SourceKind) -> ParsedDoc {
     if let protocol::source_kind::SourceKind::Code(lang) = kind {
-        return parse_code(canonical, rel_path, lang);
+        if code_symbols_on() {
+            return parse_code(canonical, rel_path, lang);
+        }
+        return parse_plain_text(canonical, rel_path);
     }
     match as_markdown(kind, canonical) {
         Some(markdown) => parse_markdown(&markdown, rel_path),
         None => parse_plain_text(canonical, rel_path),
     }
+}
+
+/// Whether code is cut at its symbols: yes, unless `SVC_CODE_SYMBOLS=0` (an evaluation switch,
+/// `scripts/eval --mode code` with and without symbols; read once).
+fn code_symbols_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("SVC_CODE_SYMBOLS").map_or(true, |v| v.trim() != "0"))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
