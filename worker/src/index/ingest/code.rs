@@ -13,7 +13,6 @@ use super::lines::LineIndex;
 use super::scan::Heading;
 use super::{build_chunks, sections, to_u32, Chunk, ParsedDoc};
 use protocol::source_kind::CodeLanguage;
-use std::collections::BTreeMap;
 use tree_sitter::{Language, Node, Parser};
 
 /// Larger files are chunked as plain text (parsing is linear, but the outline of a generated
@@ -339,21 +338,7 @@ pub fn parse_code(canonical: &str, rel_path: &str, lang: CodeLanguage) -> Parsed
             atx: true,
         })
         .collect();
-    ParsedDoc {
-        title,
-        body: canonical.to_string(),
-        body_start_line: 1,
-        front_matter_present: false,
-        tags: Vec::new(),
-        author: None,
-        categories: Vec::new(),
-        doc_type: None,
-        date: None,
-        date_fields: BTreeMap::new(),
-        links: Vec::new(),
-        chunks,
-        sections: sections::build_sections(&headings, 1),
-    }
+    ParsedDoc::without_metadata(title, canonical, chunks, sections::build_sections(&headings, 1))
 }
 
 /// The chunks and symbols of a file its grammar parses; `None` to fall back to plain text.

@@ -243,20 +243,28 @@ pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
 pub fn parse_plain_text(canonical: &str, rel_path: &str) -> ParsedDoc {
     let idx = lines::LineIndex::new(canonical);
     let chunks = build_chunks(canonical, &idx, 1, &[], &[]);
-    ParsedDoc {
-        title: file_stem(rel_path),
-        body: canonical.to_string(),
-        body_start_line: 1,
-        front_matter_present: false,
-        tags: Vec::new(),
-        author: None,
-        categories: Vec::new(),
-        doc_type: None,
-        date: None,
-        date_fields: BTreeMap::new(),
-        links: Vec::new(),
-        chunks,
-        sections: Vec::new(),
+    ParsedDoc::without_metadata(file_stem(rel_path), canonical, chunks, Vec::new())
+}
+
+impl ParsedDoc {
+    /// A document read as a whole with no front matter, tags, links or dates (plain text,
+    /// code): its title, text, chunks and sections.
+    fn without_metadata(title: String, canonical: &str, chunks: Vec<Chunk>, sections: Vec<Section>) -> ParsedDoc {
+        ParsedDoc {
+            title,
+            body: canonical.to_string(),
+            body_start_line: 1,
+            front_matter_present: false,
+            tags: Vec::new(),
+            author: None,
+            categories: Vec::new(),
+            doc_type: None,
+            date: None,
+            date_fields: BTreeMap::new(),
+            links: Vec::new(),
+            chunks,
+            sections,
+        }
     }
 }
 
