@@ -272,15 +272,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         // Code: the innermost symbol that starts in the passage, else the one it sits in.
         SourceKind::Code(lang) => {
             let sections = crate::index::ingest::parse_code(&text, &hit.row.rel_path, lang).sections;
-            sections
-                .iter()
-                .filter(|s| (chunk.start_line..=chunk.end_line).contains(&s.line))
-                .fold(None::<&crate::index::ingest::Section>, |best, s| match best {
-                    Some(b) if b.level >= s.level => Some(b),
-                    _ => Some(s),
-                })
-                .or_else(|| sections.iter().rfind(|s| s.line <= chunk.start_line))
-                .map(|s| s.title.clone())
+            crate::index::ingest::symbol_of_lines(&sections, chunk.start_line, chunk.end_line).map(|s| s.title.clone())
         }
         _ => {
             crate::index::ingest::as_markdown(kind, &text).and_then(|markdown| heading_at(&markdown, chunk.start_line))

@@ -8,10 +8,12 @@
 
 use crate::models::embedder::Embedder;
 use crate::models::ModelError;
+use crate::index::ingest;
 use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};
 use protocol::api::RepairedStore;
+use protocol::source_kind::{source_kind, SourceKind};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -266,14 +268,28 @@ fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<()
     Ok(())
 }
 
+/// The symbols of a code file's content (its sections); none for other kinds.
+fn code_symbols(conn: &rusqlite::Connection, p: &PendingContent) -> Result<Vec<ingest::Section>, EmbedError> {
+    let Some(SourceKind::Code(lang)) = source_kind(&p.rel_path) else { return Ok(Vec::new()) };
+    let text = catalog::content_text(conn, &p.mirror_hash)?.unwrap_or_default();
+    Ok(ingest::parse_code(&text, &p.rel_path, lang).sections)
+}
+
 /// Every chunk of the given contents as a vector; shortest texts batched together.
 fn embed_contents(w: &Worker, embedder: &Embedder, pending: &[PendingContent]) -> Result<Vec<ChunkVector>, EmbedError> {
     let mut items: Vec<(String, u32, String)> = Vec::new();
     {
         let conn = w.catalog.reader();
         for p in pending {
+            let symbols = code_symbols(&conn, p)?;
             for c in catalog::chunks_of(&conn, &p.mirror_hash)? {
-                items.push((p.mirror_hash.clone(), c.seq, embedding_text(&p.title, &c.text)));
+                // A code chunk is embedded under its symbol's path too (`Kettle::descale`).
+                let symbol = ingest::symbol_of_lines(&symbols, c.start_line, c.end_line);
+                let title = match symbol {
+                    Some(s) => std::borrow::Cow::Owned(format!("{}\n{}", p.title, s.title)),
+                    None => std::borrow::Cow::Borrowed(p.title.as_str()),
+                };
+                items.push((p.mirror_hash.clone(), c.seq, embedding_text(&title, &c.text)));
             }
         }
     }

@@ -319,6 +319,20 @@ impl Walker<'_> {
     }
 }
 
+/// The symbol a passage of lines `start..=end` (1-based) belongs to: the innermost symbol
+/// that starts in it, else the last one that starts before it. What a capsule's `heading`
+/// and a code chunk's embedded text name.
+pub fn symbol_of_lines(sections: &[super::Section], start: u32, end: u32) -> Option<&super::Section> {
+    sections
+        .iter()
+        .filter(|s| (start..=end).contains(&s.line))
+        .fold(None::<&super::Section>, |best, s| match best {
+            Some(b) if b.level >= s.level => Some(b),
+            _ => Some(s),
+        })
+        .or_else(|| sections.iter().rfind(|s| s.line <= start))
+}
+
 /// Parses a code file: its chunks and its symbols as sections; plain-text chunks where there
 /// is no grammar or no tree.
 pub fn parse_code(canonical: &str, rel_path: &str, lang: CodeLanguage) -> ParsedDoc {

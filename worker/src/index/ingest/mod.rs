@@ -24,7 +24,7 @@ use std::fmt;
 use serde::Serialize;
 
 pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
-pub use code::parse_code;
+pub use code::{parse_code, symbol_of_lines};
 pub use sections::section_anchor;
 pub use snippet::snippet;
 pub use tags::normalize_tag;

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 pub struct PendingContent {
     pub mirror_hash: String,
     pub title: String,
+    /// The path of one document with this content (its kind says how to read it).
+    pub rel_path: String,
 }
 
 /// Active documents whose content waits for model `?1`: neither embedded nor failed on.
@@ -23,11 +25,11 @@ const WAITING: &str = "d.active = 1
 /// it failed on wait until they change or the worker restarts, see [`mark_embed_failed`]).
 pub fn embed_backlog(conn: &Connection, model: &str, limit: usize) -> Result<Vec<PendingContent>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT d.mirror_hash, MIN(d.title) FROM documents d WHERE {WAITING}
+        "SELECT d.mirror_hash, MIN(d.title), MIN(d.rel_path) FROM documents d WHERE {WAITING}
          GROUP BY d.mirror_hash ORDER BY MIN(d.id) LIMIT ?2"
     ))?;
     let rows = stmt.query_map(params![model, limit.min(i64::MAX as usize) as i64], |r| {
-        Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)? })
+        Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)?, rel_path: r.get(2)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
