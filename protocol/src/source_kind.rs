@@ -94,23 +94,10 @@ impl CodeLanguage {
 
     /// The language of a file extension (lowercase, without the dot).
     pub fn of_extension(ext: &str) -> Option<CodeLanguage> {
-        Some(match ext {
-            "rs" => CodeLanguage::Rust,
-            "py" | "pyi" => CodeLanguage::Python,
-            "js" | "mjs" | "cjs" | "jsx" => CodeLanguage::JavaScript,
-            "ts" | "mts" | "cts" => CodeLanguage::TypeScript,
-            "tsx" => CodeLanguage::Tsx,
-            "go" => CodeLanguage::Go,
-            "java" => CodeLanguage::Java,
-            "c" | "h" => CodeLanguage::C,
-            "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => CodeLanguage::Cpp,
-            "sh" | "bash" | "zsh" => CodeLanguage::Shell,
-            "sql" => CodeLanguage::Sql,
-            "json" => CodeLanguage::Json,
-            "yaml" | "yml" => CodeLanguage::Yaml,
-            "toml" => CodeLanguage::Toml,
-            _ => return None,
-        })
+        match kind_of_extension(ext)? {
+            SourceKind::Code(lang) => Some(lang),
+            _ => None,
+        }
     }
 }
 
@@ -131,30 +118,76 @@ impl SourceKind {
     }
 }
 
-/// Every extension svc reads (lowercase, without the dot): what a collection indexes when its
-/// `include` is left empty.
-pub const KNOWN_EXTENSIONS: &[&str] = &[
-    "md", "markdown", "mdx", "txt", "text", "org", "pdf", "docx", "xlsx", "xlsm", "xlsb", "xls", "ods", "html", "htm",
-    "pptx", "odp", "eml", "mbox", "rs", "py", "pyi", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "go",
-    "java", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "sh", "bash", "zsh", "sql", "json", "yaml", "yml",
-    "toml",
-];
+/// Every extension svc reads (lowercase, without the dot) and what it holds: the one table
+/// [`source_kind`], [`known_extensions`] and [`CodeLanguage::of_extension`] read.
+const EXTENSIONS: &[(&str, SourceKind)] = {
+    use CodeLanguage::*;
+    use SourceKind::*;
+    &[
+        ("md", Markdown),
+        ("markdown", Markdown),
+        ("mdx", Markdown),
+        ("txt", PlainText),
+        ("text", PlainText),
+        ("org", Org),
+        ("pdf", Pdf),
+        ("docx", Docx),
+        ("xlsx", Spreadsheet),
+        ("xlsm", Spreadsheet),
+        ("xlsb", Spreadsheet),
+        ("xls", Spreadsheet),
+        ("ods", Spreadsheet),
+        ("html", Html),
+        ("htm", Html),
+        ("pptx", Slides),
+        ("odp", Slides),
+        ("eml", Mail),
+        ("mbox", Mail),
+        ("rs", Code(Rust)),
+        ("py", Code(Python)),
+        ("pyi", Code(Python)),
+        ("js", Code(JavaScript)),
+        ("mjs", Code(JavaScript)),
+        ("cjs", Code(JavaScript)),
+        ("jsx", Code(JavaScript)),
+        ("ts", Code(TypeScript)),
+        ("mts", Code(TypeScript)),
+        ("cts", Code(TypeScript)),
+        ("tsx", Code(Tsx)),
+        ("go", Code(Go)),
+        ("java", Code(Java)),
+        ("c", Code(C)),
+        ("h", Code(C)),
+        ("cc", Code(Cpp)),
+        ("cpp", Code(Cpp)),
+        ("cxx", Code(Cpp)),
+        ("hpp", Code(Cpp)),
+        ("hh", Code(Cpp)),
+        ("hxx", Code(Cpp)),
+        ("sh", Code(Shell)),
+        ("bash", Code(Shell)),
+        ("zsh", Code(Shell)),
+        ("sql", Code(Sql)),
+        ("json", Code(Json)),
+        ("yaml", Code(Yaml)),
+        ("yml", Code(Yaml)),
+        ("toml", Code(Toml)),
+    ]
+};
+
+/// Every extension svc reads: what a collection indexes when its `include` is left empty.
+pub fn known_extensions() -> impl Iterator<Item = &'static str> {
+    EXTENSIONS.iter().map(|(ext, _)| *ext)
+}
+
+/// The kind of a file extension (lowercase, without the dot).
+fn kind_of_extension(ext: &str) -> Option<SourceKind> {
+    EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|(_, kind)| *kind)
+}
 
 /// The kind of the file at `rel` (a path or a file name), `None` for any other extension.
 pub fn source_kind(rel: &str) -> Option<SourceKind> {
-    let ext = Path::new(rel).extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "md" | "markdown" | "mdx" => Some(SourceKind::Markdown),
-        "txt" | "text" => Some(SourceKind::PlainText),
-        "org" => Some(SourceKind::Org),
-        "pdf" => Some(SourceKind::Pdf),
-        "docx" => Some(SourceKind::Docx),
-        "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Some(SourceKind::Spreadsheet),
-        "html" | "htm" => Some(SourceKind::Html),
-        "pptx" | "odp" => Some(SourceKind::Slides),
-        "eml" | "mbox" => Some(SourceKind::Mail),
-        other => CodeLanguage::of_extension(other).map(SourceKind::Code),
-    }
+    kind_of_extension(&Path::new(rel).extension()?.to_str()?.to_ascii_lowercase())
 }
 
 /// Whether `rel` names a text note the API may create or edit.
@@ -185,8 +218,13 @@ mod tests {
         assert_eq!(source_kind("web/App.TSX"), Some(SourceKind::Code(CodeLanguage::Tsx)));
         assert_eq!(source_kind("ci.yml"), Some(SourceKind::Code(CodeLanguage::Yaml)));
         assert!(!is_text_note("lib.rs"));
-        for ext in KNOWN_EXTENSIONS {
+        for ext in known_extensions() {
             assert!(source_kind(&format!("f.{ext}")).is_some(), "{ext}");
+        }
+        assert_eq!(CodeLanguage::of_extension("hxx"), Some(CodeLanguage::Cpp));
+        assert_eq!(CodeLanguage::of_extension("md"), None);
+        for lang in CodeLanguage::ALL {
+            assert!(EXTENSIONS.iter().any(|(_, k)| *k == SourceKind::Code(lang)), "{lang:?} has an extension");
         }
         assert_eq!(CodeLanguage::parse(" Rust "), Some(CodeLanguage::Rust));
         assert_eq!(CodeLanguage::parse("cobol"), None);

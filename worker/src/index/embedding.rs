@@ -6,9 +6,9 @@
 //! content the model cannot embed is recorded in `embed_failures` and skipped until it changes
 //! or the worker restarts, so it never stalls the rest of the backlog.
 
+use crate::index::ingest;
 use crate::models::embedder::Embedder;
 use crate::models::ModelError;
-use crate::index::ingest;
 use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};

@@ -64,7 +64,7 @@ pub const DEFAULT_EXCLUDE: &str =
 
 /// What a collection adds to its pattern when its `include` is empty: every format svc reads.
 pub fn default_include() -> String {
-    protocol::source_kind::KNOWN_EXTENSIONS.iter().map(|e| format!("**/*.{e}")).collect::<Vec<_>>().join(",")
+    protocol::source_kind::known_extensions().map(|e| format!("**/*.{e}")).collect::<Vec<_>>().join(",")
 }
 
 impl FileMatcher {
