@@ -342,9 +342,8 @@ impl Indexer<'_> {
             tx.commit()?;
         }
         for (p, id) in parsed.iter().zip(ids) {
-            let ext = std::path::Path::new(&p.file.rel).extension().and_then(|e| e.to_str()).unwrap_or("");
             let categories =
-                self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel, ext);
+                self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel);
             let title = keyword_title(&p.doc.title, &p.file.rel, &p.doc.sections);
             self.bm25.upsert(&Bm25Doc {
                 key: id,
@@ -670,12 +669,8 @@ impl Indexer<'_> {
                     let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
                     let body = body_of(&text, row.body_start_line);
                     let no_tags = Vec::new();
-                    let categories = self.content_types.categories_with_type(
-                        &row.categories,
-                        row.fm_type.as_deref(),
-                        &row.rel_path,
-                        &row.source_ext,
-                    );
+                    let categories =
+                        self.content_types.categories_with_type(&row.categories, row.fm_type.as_deref(), &row.rel_path);
                     // A code file's symbols are keywords of its title: parsed again here.
                     let sections = match source_kind(&row.rel_path) {
                         Some(kind @ SourceKind::Code(_)) => ingest::parse(body, &row.rel_path, kind).sections,

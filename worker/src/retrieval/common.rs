@@ -75,7 +75,7 @@ pub fn order_by_recency(ranked: &mut Vec<Ranked>) {
 
 /// The content type of a catalog row under the worker's rules.
 pub fn content_type_of(w: &Worker, row: &DocRow) -> String {
-    w.content_types.resolve(row.fm_type.as_deref(), &row.rel_path, &row.source_ext).0
+    w.content_types.resolve(row.fm_type.as_deref(), &row.rel_path).0
 }
 
 /// What a row's content type adds to its normalized score (0 without a boosting rule).

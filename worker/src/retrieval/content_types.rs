@@ -4,8 +4,8 @@
 //!
 //! Resolution, first match wins: (1) front-matter `type` equal to a configured id; (2) the
 //! longest configured prefix of the document's path in its collection (`meetings/`);
-//! (3) the path: code extensions are `code`, workbooks `spreadsheet`, saved web pages `web`,
-//! `meeting|standup|retro|minutes` in the path is
+//! (3) the file's kind: code is `code`, workbooks `spreadsheet`, saved web pages `web`, decks
+//! `slides`, mail `mail`; then the path: `meeting|standup|retro|minutes` in the path is
 //! `meeting`, `spec|rfc|adr|design` is `spec`, `notes|journal|log` is `notes`; (4) `prose`.
 
 use crate::config::ContentTypeConfig;
@@ -102,7 +102,7 @@ impl ContentTypes {
     }
 
     /// The content type of a document and what it was read from.
-    pub fn resolve(&self, fm_type: Option<&str>, rel_path: &str, ext: &str) -> (String, ContentTypeSource) {
+    pub fn resolve(&self, fm_type: Option<&str>, rel_path: &str) -> (String, ContentTypeSource) {
         if let Some(t) = fm_type.map(|t| t.trim().to_lowercase()) {
             if self.rules.iter().any(|r| r.id == t) {
                 return (t, ContentTypeSource::FrontmatterType);
@@ -117,12 +117,10 @@ impl ContentTypes {
         if let Some((r, _)) = best {
             return (r.id.clone(), ContentTypeSource::Prefix);
         }
-        if CodeLanguage::of_extension(&ext.trim_start_matches('.').to_ascii_lowercase()).is_some() {
-            return ("code".into(), ContentTypeSource::PathExt);
-        }
         // Formats that say what a document is whatever its path (their extensions are
         // `source_kind`'s).
         match source_kind(rel_path) {
+            Some(SourceKind::Code(_)) => return ("code".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Spreadsheet) => return ("spreadsheet".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Html) => return ("web".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Slides) => return ("slides".into(), ContentTypeSource::PathExt),
@@ -140,14 +138,8 @@ impl ContentTypes {
     /// A document's categories for filtering: its front-matter categories and its content
     /// type (so `category: meeting` matches a note typed by a rule or by its path), and for
     /// code its language's term (the `language` filter's).
-    pub fn categories_with_type(
-        &self,
-        categories: &[String],
-        fm_type: Option<&str>,
-        rel_path: &str,
-        ext: &str,
-    ) -> Vec<String> {
-        let mut out = with_type(categories, self.resolve(fm_type, rel_path, ext).0);
+    pub fn categories_with_type(&self, categories: &[String], fm_type: Option<&str>, rel_path: &str) -> Vec<String> {
+        let mut out = with_type(categories, self.resolve(fm_type, rel_path).0);
         if let Some(SourceKind::Code(lang)) = source_kind(rel_path) {
             out.push(language_category(lang));
         }
@@ -220,16 +212,16 @@ mod tests {
     fn resolution_order_front_matter_then_longest_prefix_then_path() {
         let ct = rules(&[("recipe", &["food/"], Some(2.0)), ("dessert", &["food/sweet/"], None)]);
         use ContentTypeSource::*;
-        assert_eq!(ct.resolve(Some("Recipe"), "x.md", ".md"), ("recipe".into(), FrontmatterType));
-        assert_eq!(ct.resolve(Some("unknown"), "food/sweet/pie.md", ".md"), ("dessert".into(), Prefix));
-        assert_eq!(ct.resolve(None, "food/bread.md", ".md"), ("recipe".into(), Prefix));
-        assert_eq!(ct.resolve(None, "src/main.rs", ".rs"), ("code".into(), PathExt));
-        assert_eq!(ct.resolve(None, "meetings/budget.XLSX", ".xlsx"), ("spreadsheet".into(), PathExt));
-        assert_eq!(ct.resolve(None, "saved/page.htm", ".htm"), ("web".into(), PathExt));
-        assert_eq!(ct.resolve(None, "team/standup-2026-01.md", ".md"), ("meeting".into(), PathExt));
-        assert_eq!(ct.resolve(None, "adr/0001-db.md", ".md"), ("spec".into(), PathExt));
-        assert_eq!(ct.resolve(None, "journal/today.md", ".md"), ("notes".into(), PathExt));
-        assert_eq!(ct.resolve(None, "essays/designer-tools.md", ".md"), ("prose".into(), Fallback));
+        assert_eq!(ct.resolve(Some("Recipe"), "x.md"), ("recipe".into(), FrontmatterType));
+        assert_eq!(ct.resolve(Some("unknown"), "food/sweet/pie.md"), ("dessert".into(), Prefix));
+        assert_eq!(ct.resolve(None, "food/bread.md"), ("recipe".into(), Prefix));
+        assert_eq!(ct.resolve(None, "src/main.rs"), ("code".into(), PathExt));
+        assert_eq!(ct.resolve(None, "meetings/budget.XLSX"), ("spreadsheet".into(), PathExt));
+        assert_eq!(ct.resolve(None, "saved/page.htm"), ("web".into(), PathExt));
+        assert_eq!(ct.resolve(None, "team/standup-2026-01.md"), ("meeting".into(), PathExt));
+        assert_eq!(ct.resolve(None, "adr/0001-db.md"), ("spec".into(), PathExt));
+        assert_eq!(ct.resolve(None, "journal/today.md"), ("notes".into(), PathExt));
+        assert_eq!(ct.resolve(None, "essays/designer-tools.md"), ("prose".into(), Fallback));
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn target_of(
         filter_reasons: filter_reasons.iter().map(|r| r.to_string()).collect(),
     };
     if let Some((r, chunk_count)) = found {
-        let (kind, kind_source) = rules.resolve(r.fm_type.as_deref(), &r.rel_path, &r.source_ext);
+        let (kind, kind_source) = rules.resolve(r.fm_type.as_deref(), &r.rel_path);
         let boost = rules.additive(&kind);
         t.docid = Some(r.docid.clone());
         t.uri = Some(uri::doc_uri(&r.collection, &r.rel_path));
