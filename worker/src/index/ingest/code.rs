@@ -171,16 +171,6 @@ fn unwrap_wrapper(node: Node<'_>) -> Option<Node<'_>> {
         .or_else(|| node.named_children(&mut node.walk()).filter(|c| !c.kind().contains("comment")).last())
 }
 
-/// A symbol found in the tree.
-#[derive(Debug, Clone, PartialEq)]
-struct Symbol {
-    path: String,
-    depth: usize,
-    /// 0-based lines, inclusive, with the comments and attributes right above it.
-    first: usize,
-    last: usize,
-}
-
 /// A node's 0-based first and last line (a node that ends at a line's start ends on the
 /// line before).
 fn lines_of(node: Node<'_>) -> (usize, usize) {
@@ -198,7 +188,9 @@ fn is_preamble(node: Node<'_>) -> bool {
 struct Walker<'s> {
     lang: CodeLanguage,
     src: &'s [u8],
-    symbols: Vec<Symbol>,
+    /// The symbols found, as headings of their first line (comments and attributes above
+    /// them included).
+    symbols: Vec<Heading>,
     /// Chunks as 0-based inclusive line ranges.
     spans: Vec<(usize, usize)>,
     /// Line ranges too large for one chunk, cut as paragraphs afterwards.
@@ -209,6 +201,27 @@ struct Walker<'s> {
 impl Walker<'_> {
     fn chars(&self, first: usize, last: usize) -> usize {
         self.line_chars.get(first..=last.min(self.line_chars.len().saturating_sub(1))).map_or(0, |l| l.iter().sum())
+    }
+
+    /// The symbol a child node declares: the node itself or the declaration a wrapper (an
+    /// export, a decorator, a template) wraps, its role and its name.
+    fn declared<'t>(&self, child: Node<'t>) -> Option<(Node<'t>, Role, String)> {
+        let node = match role(self.lang, child.kind())? {
+            Role::Wrapper => unwrap_wrapper(child)?,
+            _ => child,
+        };
+        let role = role(self.lang, node.kind()).filter(|r| *r != Role::Wrapper)?;
+        Some((node, role, name_of(self.lang, node, self.src)?))
+    }
+
+    /// Records a symbol at `depth` starting on 0-based line `first`; its path under `prefix`.
+    fn record(&mut self, prefix: &str, name: &str, depth: usize, first: usize) -> String {
+        let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}{}{name}", separator(self.lang)) };
+        if depth < MAX_DEPTH {
+            let level = u8::try_from(depth + 1).unwrap_or(6).min(6);
+            self.symbols.push(Heading { level, start_line: first, end_line: first, text: path.clone(), atx: true });
+        }
+        path
     }
 
     /// Cuts the named children of `parent` into chunks, recording the symbols under `prefix`.
@@ -233,24 +246,11 @@ impl Walker<'_> {
                 continue;
             }
             let start = preamble.take().map_or(first, |(a, _)| a);
-            let (node, role) = match role(self.lang, child.kind()) {
-                Some(Role::Wrapper) => {
-                    match unwrap_wrapper(child).and_then(|n| Some((n, role(self.lang, n.kind())?))) {
-                        Some((inner, r)) => (inner, Some(r)),
-                        None => (child, None),
-                    }
-                }
-                r => (child, r),
-            };
-            let named = role.filter(|r| *r != Role::Wrapper).zip(name_of(self.lang, node, self.src));
-            let Some((role, name)) = named else {
+            let Some((node, role, name)) = self.declared(child) else {
                 self.extend_run(&mut run, (start, last));
                 continue;
             };
-            let path = if prefix.is_empty() { name } else { format!("{prefix}{}{name}", separator(self.lang)) };
-            if depth < MAX_DEPTH {
-                self.symbols.push(Symbol { path: path.clone(), depth, first: start, last });
-            }
+            let path = self.record(prefix, &name, depth, start);
             if self.chars(start, last) <= TARGET_CHARS {
                 if role == Role::Container {
                     self.record_members(node, &path, depth + 1);
@@ -285,20 +285,14 @@ impl Walker<'_> {
         let Some(body) = node.child_by_field_name("body") else { return };
         let mut preamble: Option<usize> = None;
         for child in body.named_children(&mut body.walk()) {
-            let (first, last) = lines_of(child);
+            let (first, _) = lines_of(child);
             if is_preamble(child) {
                 preamble.get_or_insert(first);
                 continue;
             }
             let start = preamble.take().unwrap_or(first);
-            let node = match role(self.lang, child.kind()) {
-                Some(Role::Wrapper) => unwrap_wrapper(child).unwrap_or(child),
-                _ => child,
-            };
-            let Some(role) = role(self.lang, node.kind()).filter(|r| *r != Role::Wrapper) else { continue };
-            let Some(name) = name_of(self.lang, node, self.src) else { continue };
-            let path = format!("{prefix}{}{name}", separator(self.lang));
-            self.symbols.push(Symbol { path: path.clone(), depth, first: start, last });
+            let Some((node, role, name)) = self.declared(child) else { continue };
+            let path = self.record(prefix, &name, depth, start);
             if role == Role::Container {
                 self.record_members(node, &path, depth + 1);
             }
@@ -342,21 +336,11 @@ pub fn parse_code(canonical: &str, rel_path: &str, lang: CodeLanguage) -> Parsed
         Some(found) => found,
         None => (build_chunks(canonical, &idx, 1, &[], &[]), Vec::new()),
     };
-    let headings: Vec<Heading> = symbols
-        .iter()
-        .map(|s| Heading {
-            level: u8::try_from(s.depth + 1).unwrap_or(6).min(6),
-            start_line: s.first,
-            end_line: s.first,
-            text: s.path.clone(),
-            atx: true,
-        })
-        .collect();
-    ParsedDoc::without_metadata(title, canonical, chunks, sections::build_sections(&headings, 1))
+    ParsedDoc::without_metadata(title, canonical, chunks, sections::build_sections(&symbols, 1))
 }
 
 /// The chunks and symbols of a file its grammar parses; `None` to fall back to plain text.
-fn syntax_chunks(text: &str, idx: &LineIndex, lang: CodeLanguage) -> Option<(Vec<Chunk>, Vec<Symbol>)> {
+fn syntax_chunks(text: &str, idx: &LineIndex, lang: CodeLanguage) -> Option<(Vec<Chunk>, Vec<Heading>)> {
     if text.len() > MAX_PARSED_BYTES || idx.line_count() == 0 {
         return None;
     }
