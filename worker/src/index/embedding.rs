@@ -268,11 +268,13 @@ fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<()
     Ok(())
 }
 
-/// The symbols of a code file's content (its sections); none for other kinds.
+/// The symbols of a code file's content; none for other kinds (whose content is not read).
 fn code_symbols(conn: &rusqlite::Connection, p: &PendingContent) -> Result<Vec<ingest::Section>, EmbedError> {
-    let Some(SourceKind::Code(lang)) = source_kind(&p.rel_path) else { return Ok(Vec::new()) };
+    if !matches!(source_kind(&p.rel_path), Some(SourceKind::Code(_))) {
+        return Ok(Vec::new());
+    }
     let text = catalog::content_text(conn, &p.mirror_hash)?.unwrap_or_default();
-    Ok(ingest::parse_code(&text, &p.rel_path, lang).sections)
+    Ok(ingest::code_symbols(&text, &p.rel_path))
 }
 
 /// Every chunk of the given contents as a vector; shortest texts batched together.

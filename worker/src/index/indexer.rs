@@ -672,11 +672,7 @@ impl Indexer<'_> {
                     let categories =
                         self.content_types.categories_with_type(&row.categories, row.fm_type.as_deref(), &row.rel_path);
                     // A code file's symbols are keywords of its title: parsed again here.
-                    let sections = match source_kind(&row.rel_path) {
-                        Some(kind @ SourceKind::Code(_)) => ingest::parse(body, &row.rel_path, kind).sections,
-                        _ => Vec::new(),
-                    };
-                    let title = keyword_title(&row.title, &row.rel_path, &sections);
+                    let title = keyword_title(&row.title, &row.rel_path, &ingest::code_symbols(body, &row.rel_path));
                     self.bm25.upsert(&Bm25Doc {
                         key: row.id,
                         collection: &row.collection,

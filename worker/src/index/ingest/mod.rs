@@ -24,7 +24,8 @@ use std::fmt;
 use serde::Serialize;
 
 pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
-pub use code::{parse_code, symbol_of_lines};
+use code::parse_code;
+pub use code::symbol_of_lines;
 pub use sections::section_anchor;
 pub use snippet::snippet;
 pub use tags::normalize_tag;
@@ -102,6 +103,16 @@ pub fn parse(canonical: &str, rel_path: &str, kind: protocol::source_kind::Sourc
     match as_markdown(kind, canonical) {
         Some(markdown) => parse_markdown(&markdown, rel_path),
         None => parse_plain_text(canonical, rel_path),
+    }
+}
+
+/// The symbols of a code file's canonical text (its sections, by [`parse`]); none for any
+/// other kind. For the places that need them after indexing: BM25 titles, capsule headings,
+/// embedded texts.
+pub fn code_symbols(canonical: &str, rel_path: &str) -> Vec<Section> {
+    match protocol::source_kind::source_kind(rel_path) {
+        Some(kind @ protocol::source_kind::SourceKind::Code(_)) => parse(canonical, rel_path, kind).sections,
+        _ => Vec::new(),
     }
 }
 
