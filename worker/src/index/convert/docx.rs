@@ -126,7 +126,7 @@ fn push_paragraph(text: &mut String, first_heading: &mut Option<String>, para: &
     }
     match level {
         Some(n) => {
-            let heading = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
+            let heading = crate::index::ingest::collapse_whitespace(trimmed);
             if first_heading.is_none() {
                 *first_heading = non_empty_title(&heading);
             }

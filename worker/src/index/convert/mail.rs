@@ -98,7 +98,7 @@ fn all_addresses(list: Option<&Address<'_>>) -> Option<String> {
 /// A message as Markdown: its subject as a heading of `level`, its headers as lines, its
 /// text, its attachments' names.
 fn render(message: &Message<'_>, level: usize) -> String {
-    let subject = message.subject().map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "));
+    let subject = message.subject().map(crate::index::ingest::collapse_whitespace);
     let mut out =
         format!("{} {}\n\n", "#".repeat(level), subject.filter(|s| !s.is_empty()).as_deref().unwrap_or("(no subject)"));
     let headers = [

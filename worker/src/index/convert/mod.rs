@@ -146,7 +146,7 @@ pub(crate) fn first_line_title(text: &str) -> Option<String> {
 
 /// Collapses runs of whitespace and cuts to `MAX_TITLE_CHARS`.
 pub(crate) fn clean_title(raw: &str) -> String {
-    let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = crate::index::ingest::collapse_whitespace(raw);
     match collapsed.char_indices().nth(MAX_TITLE_CHARS) {
         Some((cut, _)) => collapsed[..cut].trim_end().to_string(),
         None => collapsed,

@@ -57,7 +57,7 @@ fn filled(d: &Data) -> bool {
 
 /// One cell as table text: one line, pipes escaped, cut to [`MAX_CELL_CHARS`].
 fn cell_text(raw: &str) -> String {
-    let one_line = raw.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|");
+    let one_line = crate::index::ingest::collapse_whitespace(raw).replace('|', "\\|");
     match one_line.char_indices().nth(MAX_CELL_CHARS) {
         Some((i, _)) => format!("{}…", &one_line[..i]),
         None => one_line,

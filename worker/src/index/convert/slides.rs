@@ -7,6 +7,7 @@
 
 use super::package::{attr, element_text, resolve_ref, Package};
 use super::{first_line_title, non_empty_title, ConvertError, Converted};
+use crate::index::ingest::collapse_whitespace;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ fn render(slides: &[Slide]) -> String {
             out.push('\n');
         }
         match &slide.title {
-            Some(t) => out.push_str(&format!("## Slide {}: {}\n", i + 1, one_line(t))),
+            Some(t) => out.push_str(&format!("## Slide {}: {}\n", i + 1, collapse_whitespace(t))),
             None => out.push_str(&format!("## Slide {}\n", i + 1)),
         }
         for p in &slide.paragraphs {
@@ -73,10 +74,6 @@ fn render(slides: &[Slide]) -> String {
         }
     }
     out
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A paragraph as Markdown text: its lines kept, a leading `#` escaped so that slide text
@@ -321,7 +318,7 @@ fn arrange(shapes: Vec<Shape>) -> Slide {
     for shape in shapes {
         match shape.placeholder.as_deref() {
             Some("title" | "ctrTitle") if slide.title.is_none() => {
-                slide.title = Some(one_line(&shape.paragraphs.join(" "))).filter(|t| !t.is_empty());
+                slide.title = Some(collapse_whitespace(&shape.paragraphs.join(" "))).filter(|t| !t.is_empty());
             }
             Some(kind) if CHROME_PLACEHOLDERS.contains(&kind) => {}
             _ if shape.offset.is_none() => slide.paragraphs.extend(shape.paragraphs),
@@ -382,7 +379,7 @@ fn odp_slides(xml: &str) -> Result<Vec<Slide>, ConvertError> {
                     if in_notes {
                         slide.notes.push(text);
                     } else if frame_class.as_deref() == Some("title") && slide.title.is_none() {
-                        slide.title = Some(one_line(&text));
+                        slide.title = Some(collapse_whitespace(&text));
                     } else if !matches!(frame_class.as_deref(), Some("page-number" | "footer" | "date-time" | "header"))
                     {
                         slide.paragraphs.push(text);

@@ -104,7 +104,7 @@ fn separator(lang: CodeLanguage) -> &'static str {
 /// A symbol's name, `None` when the node names nothing (a `let` without a function, a C
 /// struct used only as a type).
 fn name_of(lang: CodeLanguage, node: Node<'_>, src: &[u8]) -> Option<String> {
-    let text = |n: Node<'_>| n.utf8_text(src).ok().map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+    let text = |n: Node<'_>| n.utf8_text(src).ok().map(super::collapse_whitespace);
     match node.kind() {
         "impl_item" => {
             let ty = text(node.child_by_field_name("type")?)?;

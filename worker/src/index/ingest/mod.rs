@@ -169,6 +169,11 @@ fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// `s` on one line: runs of whitespace (newlines too) become one space, ends trimmed.
+pub fn collapse_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// File stem of a relative path ("notes/My Note.md" -> "My Note").
 fn file_stem(rel_path: &str) -> String {
     let name = rel_path.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or("");

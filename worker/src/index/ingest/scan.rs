@@ -74,10 +74,6 @@ fn last_char_start(text: &str, range: &Range<usize>) -> usize {
         .map_or(range.start, |(i, _)| range.start + i)
 }
 
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Scans `body` (canonical text after front matter). `line_offset` is the
 /// canonical line number of body line 0.
 pub(super) fn scan(body: &str, idx: &LineIndex, rel_path: &str, line_offset: u32) -> Scanned {
@@ -211,7 +207,7 @@ impl<'a> Scanner<'a> {
     /// A top-level heading with some text becomes a [`Heading`].
     fn end_heading(&mut self) {
         let Some(h) = self.heading.take() else { return };
-        let text = collapse_ws(&h.text);
+        let text = super::collapse_whitespace(&h.text);
         if h.top_level && !text.is_empty() {
             let first = self.body.get(h.range.start..).unwrap_or("");
             self.out.headings.push(Heading {
@@ -234,7 +230,7 @@ impl<'a> Scanner<'a> {
         let link_text = match link_type {
             LinkKind::Wiki => p.alias,
             LinkKind::Markdown => {
-                let t = collapse_ws(&p.text);
+                let t = super::collapse_whitespace(&p.text);
                 (!t.is_empty()).then_some(t)
             }
         };
