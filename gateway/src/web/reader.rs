@@ -178,11 +178,15 @@ fn code_view(doc: &DocResponse, sections: &[protocol::api::DocSection]) -> Marku
     };
     let lines: Vec<&str> = doc.content.lines().collect();
     let numbers: Vec<u32> = (1..=u32::try_from(lines.len()).unwrap_or(u32::MAX)).collect();
-    let anchor_at = |n: u32| sections.iter().find(|s| s.line == n).map(|s| heading_id(&s.anchor));
+    // A symbol's first line carries its anchor (the first symbol on a line wins).
+    let mut anchors: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+    for s in sections.iter().rev() {
+        anchors.insert(s.line, heading_id(&s.anchor));
+    }
     html! {
         div #doc-body.code-view data-language=(language) data-block-lines=(block_lines(&numbers)) {
             @for (line, n) in lines.iter().zip(&numbers) {
-                code.code-line id=[anchor_at(*n)] data-line=(n) { (line) }
+                code.code-line id=[anchors.get(n)] data-line=(n) { (line) }
             }
         }
     }

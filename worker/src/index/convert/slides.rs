@@ -59,21 +59,22 @@ fn render(slides: &[Slide]) -> String {
             Some(t) => out.push_str(&format!("## Slide {}: {}\n", i + 1, collapse_whitespace(t))),
             None => out.push_str(&format!("## Slide {}\n", i + 1)),
         }
-        for p in &slide.paragraphs {
-            out.push('\n');
-            out.push_str(&as_paragraph(p));
-            out.push('\n');
-        }
+        push_paragraphs(&mut out, &slide.paragraphs);
         if !slide.notes.is_empty() {
             out.push_str("\n### Speaker notes\n");
-            for p in &slide.notes {
-                out.push('\n');
-                out.push_str(&as_paragraph(p));
-                out.push('\n');
-            }
+            push_paragraphs(&mut out, &slide.notes);
         }
     }
     out
+}
+
+/// Each paragraph after a blank line.
+fn push_paragraphs(out: &mut String, paragraphs: &[String]) {
+    for p in paragraphs {
+        out.push('\n');
+        out.push_str(&as_paragraph(p));
+        out.push('\n');
+    }
 }
 
 /// A paragraph as Markdown text: its lines kept, a leading `#` escaped so that slide text
