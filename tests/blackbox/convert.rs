@@ -196,16 +196,24 @@ fn org_notes_are_read_as_notes_line_for_line() {
 }
 
 /// Spreadsheets through `include`: a workbook written by rust_xlsxwriter is one Markdown table
-/// per sheet, searchable by its cells, a section per sheet, cited by a capsule; a file that
-/// only says it is a workbook is one errored file of a sync that completes.
+/// per sheet, searchable by its cells, a section per sheet, cited by a capsule; a long sheet's
+/// passage carries the header row and is headed by its cell range; a file that only says it is
+/// a workbook is one errored file of a sync that completes.
 #[test]
 fn spreadsheets_are_tables_per_sheet_and_a_broken_one_is_an_errored_file() {
     let s = Server::start();
     let root = s.path("sheets");
     std::fs::create_dir_all(&root).unwrap();
+    let days: Vec<[String; 3]> = (1..=150)
+        .map(|d| [format!("Day {d}"), if d == 120 { "hailstorm" } else { "drizzle" }.to_string(), format!("{}", d % 7)])
+        .collect();
+    let mut log: Vec<Vec<&str>> = vec![vec!["Day", "Weather", "Rain (mm)"]];
+    log.extend(days.iter().map(|d| d.iter().map(String::as_str).collect()));
+    let log: Vec<&[&str]> = log.iter().map(Vec::as_slice).collect();
     let book = testkit::xlsx(&[
         ("Plants", &[&["Plant", "Bed", "Water (l)"], &["Quince", "North", "12"], &["Medlar", "South", "8"]]),
         ("Costs", &[&["Item", "Cost"], &["Compost", "40"]]),
+        ("Log", &log),
     ]);
     std::fs::write(root.join("garden.xlsx"), book).unwrap();
     std::fs::write(root.join("broken.xlsx"), b"this is no workbook").unwrap();
@@ -224,13 +232,22 @@ fn spreadsheets_are_tables_per_sheet_and_a_broken_one_is_an_errored_file() {
     let sections = s.get(&format!("/api/doc/{id}/sections")).json();
     let titles: Vec<&str> =
         sections["sections"].as_array().unwrap().iter().map(|x| x["title"].as_str().unwrap()).collect();
-    assert_eq!(titles, ["Plants", "Costs"], "{sections}");
-    let c = s.post("/api/context", json!({"goal": "compost cost", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    assert_eq!(titles[..3], ["Plants", "Costs", "Log"], "{sections}");
+    assert!(titles[3..].iter().all(|t| t.starts_with("Log!A")), "the long sheet's blocks: {sections}");
+    let c = s.post("/api/context", json!({"goal": "compost cost", "budgetTokens": 8000, "depthPolicy": "fast"})).json();
     let e = &c["evidence"][0];
     assert_eq!(e["uri"], "svc://s/garden.xlsx", "{c}");
-    // A small workbook is one chunk: the passage starts under the first sheet's heading.
+    // The small sheets and the start of the long one are one chunk, under the first sheet's heading.
     assert!(e["text"].as_str().unwrap().contains("| Compost | 40 |"), "{e}");
     assert_eq!(e["heading"], "Plants", "{e}");
+    // Row 121 of the long sheet (day 120, under the header in row 1): its block's passage.
+    let c = s.post("/api/context", json!({"goal": "hailstorm", "budgetTokens": 8000, "depthPolicy": "fast"})).json();
+    let e = &c["evidence"][0];
+    let (heading, text) = (e["heading"].as_str().unwrap(), e["text"].as_str().unwrap());
+    let range = heading.strip_prefix("Log!A").and_then(|r| r.split_once(":C")).expect("a cell range heading");
+    let (top, bottom): (u32, u32) = (range.0.parse().unwrap(), range.1.parse().unwrap());
+    assert!(top <= 121 && 121 <= bottom && top > 2, "{e}");
+    assert!(text.contains("| Day | Weather | Rain (mm) |") && text.contains("| Day 120 | hailstorm |"), "{e}");
 }
 
 /// Saved web pages through `include`: the main text as Markdown (no script, style or

@@ -1,7 +1,13 @@
 //! Spreadsheets (XLSX, XLSM, XLSB, XLS, ODS) through `calamine`: one section per sheet
-//! (`## <sheet>`), its rows as a Markdown table whose first non-empty row is the header; a
+//! (`## <sheet>`), its rows as Markdown tables whose first non-empty row is the header; a
 //! formula shows its cached value; empty rows and columns are dropped; cells past a budget
 //! are left out (the note says so), so a million-row sheet cannot exhaust the worker.
+//!
+//! A sheet longer than one block is cut into blocks of rows, each a table of its own under a
+//! `### <sheet>!A41:D80` heading (the block's cell range in the sheet's own coordinates) and
+//! starting with the header row again. A block stays under the chunker's target size, so
+//! every chunk of a long sheet starts at a block: it carries the header that says what its
+//! columns are, and a citation of it names (and the workspace jumps to) its cell range.
 
 use super::{ConvertError, Converted};
 use calamine::{open_workbook_auto_from_rs, Data, Reader};
@@ -11,6 +17,9 @@ use std::io::Cursor;
 pub const MAX_CELLS: usize = 200_000;
 /// Characters of one cell at most.
 const MAX_CELL_CHARS: usize = 500;
+/// Characters of one block of rows (its heading, header row and rows) at most, unless one
+/// row alone is longer: below the chunker's target (1,200), so a block starts every chunk.
+const BLOCK_CHARS: usize = 1_000;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut book = open_workbook_auto_from_rs(Cursor::new(bytes.to_vec()))
@@ -19,28 +28,54 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut budget = MAX_CELLS;
     for name in book.sheet_names() {
         let range = book.worksheet_range(&name).map_err(|e| ConvertError::Spreadsheet(e.to_string()))?;
+        let (first_row, first_col) = range.start().unwrap_or((0, 0));
         let rows: Vec<&[Data]> = range.rows().collect();
         let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-        // The columns with a value in some row, and the rows with a value in some column.
+        // The columns with a value in some row, and the rows (with their sheet row number,
+        // from 1) with a value in some column.
         let columns: Vec<usize> = (0..width).filter(|&c| rows.iter().any(|r| r.get(c).is_some_and(filled))).collect();
-        let rows: Vec<&[Data]> = rows.into_iter().filter(|r| r.iter().any(filled)).collect();
+        let rows: Vec<(u64, &[Data])> = rows
+            .into_iter()
+            .enumerate()
+            .filter(|(_, r)| r.iter().any(filled))
+            .map(|(i, r)| (u64::from(first_row) + i as u64 + 1, r))
+            .collect();
         text.push_str(&format!("## {}\n\n", cell_text(&name)));
-        if rows.is_empty() || columns.is_empty() {
+        let (Some(&(_, header)), Some(&first), Some(&last)) = (rows.first(), columns.first(), columns.last()) else {
             text.push_str("(empty sheet)\n\n");
             continue;
-        }
+        };
+        let line = |row: &[Data]| {
+            let cells: Vec<String> =
+                columns.iter().map(|&c| row.get(c).map(|d| cell_text(&d.to_string())).unwrap_or_default()).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let header = format!("{}|{}\n", line(header), " --- |".repeat(columns.len()));
+        let span = Columns { sheet: &name, first: first_col as usize + first, last: first_col as usize + last };
+        budget = budget.saturating_sub(columns.len()); // the header row
+                                                       // Each row's line, within the cell budget.
+        let mut lines: Vec<(u64, String)> = Vec::new();
         let mut cut = 0usize;
-        for (i, row) in rows.iter().enumerate() {
+        for (i, &(number, row)) in rows.iter().enumerate().skip(1) {
             if budget < columns.len() {
                 cut = rows.len() - i;
                 break;
             }
             budget -= columns.len();
-            let cells: Vec<String> =
-                columns.iter().map(|&c| row.get(c).map(|d| cell_text(&d.to_string())).unwrap_or_default()).collect();
-            text.push_str(&format!("| {} |\n", cells.join(" | ")));
-            if i == 0 {
-                text.push_str(&format!("|{}\n", " --- |".repeat(columns.len())));
+            lines.push((number, line(row)));
+        }
+        match blocks(&header, &lines).as_slice() {
+            [_] => {
+                text.push_str(&header);
+                lines.iter().for_each(|(_, l)| text.push_str(l));
+            }
+            blocks => {
+                for block in blocks {
+                    let (top, bottom) = (lines[block.start].0, lines[block.end - 1].0);
+                    text.push_str(&format!("### {}\n\n{header}", span.range(top, bottom)));
+                    lines[block.clone()].iter().for_each(|(_, l)| text.push_str(l));
+                    text.push('\n');
+                }
             }
         }
         if cut > 0 {
@@ -49,6 +84,56 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         text.push('\n');
     }
     Ok(Converted { title: None, text })
+}
+
+/// The rows of each block (index ranges into `lines`): as many as fit in [`BLOCK_CHARS`]
+/// beside the header, at least one. No rows is one empty block (the header alone).
+fn blocks(header: &str, lines: &[(u64, String)]) -> Vec<std::ops::Range<usize>> {
+    // The block's heading (`### 'Sheet'!A1:Z99`) is counted at a generous 60 characters.
+    let room = BLOCK_CHARS.saturating_sub(header.chars().count() + 60);
+    let mut out = vec![];
+    let mut start = 0;
+    let mut size = 0;
+    for (i, (_, l)) in lines.iter().enumerate() {
+        let n = l.chars().count();
+        if i > start && size + n > room {
+            out.push(start..i);
+            (start, size) = (i, 0);
+        }
+        size += n;
+    }
+    out.push(start..lines.len());
+    out
+}
+
+/// The sheet and the first and last column (0-based, in the sheet's coordinates) a block's
+/// cell range spans.
+struct Columns<'a> {
+    sheet: &'a str,
+    first: usize,
+    last: usize,
+}
+
+impl Columns<'_> {
+    /// `Budget!A41:D80`, the sheet name quoted as spreadsheets do when it is not one word.
+    fn range(&self, top: u64, bottom: u64) -> String {
+        let plain = self.sheet.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let sheet =
+            if plain { cell_text(self.sheet) } else { format!("'{}'", cell_text(self.sheet).replace('\'', "''")) };
+        format!("{sheet}!{}{top}:{}{bottom}", column_letters(self.first), column_letters(self.last))
+    }
+}
+
+/// A column's letters: 0 → `A`, 25 → `Z`, 26 → `AA`.
+fn column_letters(index: usize) -> String {
+    let mut n = index + 1;
+    let mut letters = Vec::new();
+    while n > 0 {
+        let rem = (n - 1) % 26;
+        letters.push(b'A' + rem as u8);
+        n = (n - 1) / 26;
+    }
+    letters.iter().rev().map(|&b| b as char).collect()
 }
 
 fn filled(d: &Data) -> bool {
@@ -80,6 +165,43 @@ mod tests {
         assert!(text.contains("## Budget\n\n| Item | Cost |\n| --- | --- |\n| Rent \\| flat | 900 |\n"), "{text}");
         assert!(text.contains("## Empty\n\n(empty sheet)"), "{text}");
         assert!(!text.contains("|  |"), "no empty column: {text}");
+    }
+
+    #[test]
+    fn a_long_sheet_is_cut_into_blocks_that_repeat_the_header_under_their_cell_range() {
+        // Column A empty: the range starts at B, and the sheet's own letters are kept.
+        let numbers: Vec<String> = (1..=300).map(|i| i.to_string()).collect();
+        let mut rows: Vec<Vec<&str>> = vec![vec!["", "Sample", "Reading"]];
+        rows.extend(numbers.iter().map(|n| vec!["", "probe", n.as_str()]));
+        let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+        let text = convert(&testkit::xlsx(&[("Lab data", &rows)])).unwrap().text;
+        let header = "| Sample | Reading |\n| --- | --- |\n";
+        let blocks: Vec<&str> = text.split("### ").skip(1).collect();
+        assert!(blocks.len() > 3, "{text}");
+        assert!(blocks[0].starts_with("'Lab data'!B2:C"), "{}", blocks[0]);
+        assert!(blocks.last().unwrap().starts_with("'Lab data'!B") && blocks.last().unwrap().contains(":C301\n"));
+        for b in &blocks {
+            assert!(b.contains(&format!("\n\n{header}")), "every block starts with the header: {b}");
+            assert!(b.chars().count() + 4 <= BLOCK_CHARS, "{}", b.len());
+        }
+        assert_eq!(text.matches("| probe |").count(), 300, "every row once");
+        // Every chunk the index makes of it starts at a block, so it carries the header.
+        let doc = crate::index::ingest::parse_markdown(&text, "lab.xlsx");
+        assert!(doc.chunks.len() > 1);
+        for c in &doc.chunks {
+            assert!(c.text.contains(header), "a chunk without the header: {}", c.text);
+        }
+    }
+
+    #[test]
+    fn a_block_range_names_the_sheet_as_spreadsheets_do() {
+        let span = |sheet, first, last| Columns { sheet, first, last };
+        assert_eq!(span("Budget", 0, 3).range(2, 41), "Budget!A2:D41");
+        assert_eq!(span("Q1 plan", 26, 27).range(5, 9), "'Q1 plan'!AA5:AB9");
+        assert_eq!(span("Bob's", 0, 0).range(1, 1), "'Bob''s'!A1:A1");
+        assert_eq!(column_letters(25), "Z");
+        assert_eq!(column_letters(701), "ZZ");
+        assert_eq!(column_letters(702), "AAA");
     }
 
     #[test]
