@@ -386,7 +386,10 @@ pub fn search(
     } else {
         for (i, hit) in r.results.iter().enumerate() {
             println!("{:>2}. {}  [{:.3}]", i + 1, hit.title, f64::from(hit.score));
-            println!("    {}", hit.uri);
+            match &hit.symbol {
+                Some(symbol) => println!("    {}  ({symbol})", hit.uri),
+                None => println!("    {}", hit.uri),
+            }
             let snip: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
             println!("    {}", snip.chars().take(160).collect::<String>());
         }

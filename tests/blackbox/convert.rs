@@ -391,7 +391,7 @@ fn slide_decks_and_mail_are_sections_with_their_own_titles() {
 }
 
 /// Code through `include`: cut at its syntax, each symbol a section titled by its path, the
-/// path a keyword of the file; `contentType` `code`; a capsule names the symbol a passage
+/// path a keyword of the file; `contentType` `code` and the hit's `symbol`; a capsule names the symbol a passage
 /// sits in; the workspace shows numbered lines with the symbols' anchors. A language without
 /// a grammar is chunked as text.
 #[test]
@@ -424,9 +424,11 @@ fn code_is_cut_at_its_symbols() {
     // The chunk is the method with its doc comment, not the whole impl.
     let chunk = hit["chunk"]["text"].as_str().unwrap();
     assert!(chunk.contains("/// Removes limescale") && !chunk.contains("fn boil"), "{chunk}");
+    assert_eq!(hit["symbol"], "Kettle::descale", "a code hit names its symbol: {hit}");
     // A symbol path as a query finds the file that defines it.
-    only_hit(&s, "Brewer.steep", "svc://c/tools/brew.py");
-    only_hit(&s, "glaze", "svc://c/db/schema.sql");
+    assert_eq!(only_hit(&s, "Brewer.steep", "svc://c/tools/brew.py")["symbol"], "Brewer.steep");
+    // SQL is read as text: no symbol.
+    assert!(only_hit(&s, "glaze", "svc://c/db/schema.sql").get("symbol").is_none());
     // The language filter: code of those languages only, also for vector-free hybrid search.
     let steps = |body: Value| uris(&s.search(body));
     assert_eq!(steps(json!({ "query": "steps minutes", "language": "python" })), vec!["svc://c/tools/brew.py"]);

@@ -91,6 +91,7 @@ async function run() {
         el("a", { href: docHref(hit.uri, hit.line), class: "result" },
           el("span", { class: "title" }, hit.title || hit.source.relPath),
           el("span", { class: "path" }, `${hit.collection}/${hit.source.relPath}`),
+          hit.symbol ? el("code", { class: "symbol" }, hit.symbol) : null,
           el("span", { class: "snippet" }, highlighted(hit.snippet, query)),
           hit.tags.length ? el("span", { class: "tags" }, hit.tags.map((t) => `#${t}`).join(" ")) : null))),
   );

@@ -60,6 +60,11 @@ pub struct SearchResult {
     pub tags: Vec<String>,
     pub score: f32,
     pub chunk: ChunkRef,
+    /// For a code file: the path of the symbol the best chunk belongs to (`Kettle::descale`),
+    /// the innermost one that starts in it, else the one it is inside. Absent for other files,
+    /// and for code svc parses as plain text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
     pub snippet: String,
     pub line: u32,
     pub source: SearchSource,

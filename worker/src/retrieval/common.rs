@@ -6,6 +6,7 @@ use crate::retrieval::content_types;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
+use protocol::source_kind::{source_kind, SourceKind};
 use protocol::{ApiError, SearchRequest};
 use regex::Regex;
 use rusqlite::Connection;
@@ -226,7 +227,12 @@ pub fn results(
             None => catalog::chunks_of(&conn, &r.row.mirror_hash)?,
         };
         let row = r.row;
-        let (chunk, snippet, line) = match best_chunk(&chunks, terms, intent, r.seq) {
+        let best = best_chunk(&chunks, terms, intent, r.seq);
+        let symbol = match best {
+            Some(c) => symbol_of(&conn, &row, c)?,
+            None => None,
+        };
+        let (chunk, snippet, line) = match best {
             Some(c) => {
                 let s = ingest::snippet(&c.text, terms, SNIPPET_CHARS);
                 (ChunkRef { text: c.text.clone(), index: c.seq }, s.text, c.start_line + s.line_offset)
@@ -244,6 +250,7 @@ pub fn results(
             tags: tags.get(&row.id).cloned().unwrap_or_default(),
             score: r.score,
             chunk,
+            symbol,
             snippet,
             line,
             source: SearchSource {
@@ -258,6 +265,17 @@ pub fn results(
         });
     }
     Ok(out)
+}
+
+/// The symbol path a code file's chunk belongs to; `None` for other files (whose content is
+/// not read) and for code parsed as plain text.
+fn symbol_of(conn: &Connection, row: &DocRow, chunk: &ChunkRow) -> Result<Option<String>, ApiError> {
+    if !matches!(source_kind(&row.rel_path), Some(SourceKind::Code(_))) {
+        return Ok(None);
+    }
+    let text = catalog::content_text(conn, &row.mirror_hash)?.unwrap_or_default();
+    let symbols = ingest::code_symbols(&text, &row.rel_path);
+    Ok(ingest::symbol_of_lines(&symbols, chunk.start_line, chunk.end_line).map(|s| s.title.clone()))
 }
 
 #[cfg(test)]
