@@ -27,4 +27,4 @@ pub use ids::{CollectionName, InvalidName};
 pub use messages::*;
 
 /// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;

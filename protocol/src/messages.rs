@@ -199,6 +199,10 @@ pub enum Request {
     Sections {
         doc: DocRef,
     },
+    /// A code file's colouring for the workspace ([`crate::api::CodeTokensResponse`]).
+    CodeTokens {
+        doc: DocRef,
+    },
     Graph(GraphQuery),
     CreateDoc(CreateDoc),
     UpdateDoc(UpdateDoc),
@@ -300,6 +304,7 @@ impl Request {
             Request::Links { .. } => "links",
             Request::Backlinks { .. } => "backlinks",
             Request::Sections { .. } => "sections",
+            Request::CodeTokens { .. } => "code_tokens",
             Request::Graph(_) => "graph",
             Request::CreateDoc(_) => "create_doc",
             Request::UpdateDoc(_) => "update_doc",

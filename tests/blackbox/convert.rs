@@ -449,4 +449,6 @@ fn code_is_cut_at_its_symbols() {
     let html = String::from_utf8_lossy(&view.body);
     assert!(html.contains("class=\"code-view\"") && html.contains("data-language=\"rust\""), "{html}");
     assert!(html.contains("id=\"h-kettledescale\""), "the outline jumps to the method: {html}");
+    assert!(html.contains("<span class=\"tok-keyword\">impl</span>"), "coloured: {html}");
+    assert!(html.contains("<span class=\"tok-comment\">/// Removes limescale with citric acid.</span>"), "{html}");
 }

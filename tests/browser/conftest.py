@@ -62,6 +62,7 @@ NOTES = {
     "bridge.md": "# Old Bridge\n\nThe Old Bridge is 120 metres long. It was built in 1890.\n",
     "editor.md": "# Editor\n\n## Conflict\n\nA note whose headings are named like the page's parts. [click](javascript:alert(1))\n",
     "paris.md": "# Paris\n\nParis is the capital of France. The Eiffel Tower stands in Paris.\n",
+    "kettle.rs": "/// A kettle.\npub struct Kettle;\n\nimpl Kettle {\n    // Heats the water.\n    pub fn boil(&self) -> &str {\n        \"hot\"\n    }\n}\n",
 }
 
 
@@ -160,7 +161,7 @@ def svc():
         (notes / name).write_text(text)
     (notes / "manual.pdf").write_bytes(tiny_pdf(["Pump manual", "Check the valve weekly."]))
     s.start()
-    s.add_collection(notes, "notes", include="**/*.pdf")
+    s.add_collection(notes, "notes", include="**/*.pdf,**/*.rs")
     yield s
     s.stop()
     if os.environ.get("SVC_KEEP_TMP"):

@@ -173,6 +173,31 @@ def test_pdf_renders_its_first_page(page, svc):
     page.shot("pdf")
 
 
+def test_code_shows_coloured_numbered_lines_and_a_citation_marks_its_line(page, svc):
+    p = page.page
+    p.goto(svc.doc_url("kettle.rs") + "#L6")
+    body = p.locator("#doc-body.code-view[data-language=rust]")
+    expect(body).to_be_attached()
+    expect(p.locator(".code-line")).to_have_count(9)
+    # Keywords, comments, strings and functions each have their colour, unlike plain text.
+    colour = lambda sel: p.eval_on_selector(sel, "e => getComputedStyle(e).color")
+    plain = p.eval_on_selector("#doc-body", "e => getComputedStyle(e).color")
+    expect(p.locator(".tok-keyword", has_text="impl")).to_have_count(1)
+    expect(p.locator(".tok-comment", has_text="// Heats the water.")).to_have_count(1)
+    expect(p.locator(".tok-string", has_text='"hot"')).to_have_count(1)
+    expect(p.locator(".tok-function", has_text="boil")).to_have_count(1)
+    colours = {colour(f".tok-{c}") for c in ("keyword", "comment", "string", "function")}
+    assert len(colours) == 4 and plain not in colours, (colours, plain)
+    # Line numbers come from the stylesheet's line counter; the cited line is marked and the
+    # outline jumps to the symbol.
+    number = p.eval_on_selector(".code-line[data-line='6']", "e => getComputedStyle(e, '::before').content")
+    assert number == "counter(line)", number
+    expect(p.locator(".code-line.cited")).to_have_attribute("data-line", "6")
+    # A symbol starts at the comment above it.
+    expect(p.locator(".code-line#h-kettleboil")).to_have_attribute("data-line", "5")
+    page.shot("code")
+
+
 def test_graph_renders_and_a_node_click_opens_the_note(page, svc):
     p = page.page
     p.goto(svc.base + "/graph")

@@ -45,6 +45,7 @@ impl Worker {
             Request::Links { doc, kind } => links::links(self, &doc, kind),
             Request::Backlinks { doc } => links::backlinks(self, &doc),
             Request::Sections { doc } => docs::sections(self, &doc),
+            Request::CodeTokens { doc } => docs::code_tokens(self, &doc),
             Request::Graph(q) => links::graph(self, &q),
             Request::CreateDoc(c) => write::create_doc(self, c),
             Request::UpdateDoc(u) => write::update_doc(self, u),

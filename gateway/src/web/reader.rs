@@ -10,7 +10,9 @@ use crate::AppState;
 use axum::extract::State;
 use maud::{html, Markup, PreEscaped};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
-use protocol::api::{BacklinksResponse, DocResponse, LinksResponse, SectionsResponse, SimilarResponse};
+use protocol::api::{
+    BacklinksResponse, CodeToken, CodeTokensResponse, DocResponse, LinksResponse, SectionsResponse, SimilarResponse,
+};
 use protocol::source_kind::{is_text_note, source_kind, SourceKind};
 use protocol::{ApiError, DocRef, Request, SimilarQuery};
 use serde::de::DeserializeOwned;
@@ -54,18 +56,27 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
     };
     let by = || DocRef::Uri(doc.uri.clone());
     let similar_query = SimilarQuery { limit: 5, threshold: 0.5, cross_collection: false };
-    let (sections, links, backlinks, similar) = tokio::join!(
+    let view = View::of(&doc);
+    let tokens = async {
+        match view {
+            View::Code => fetch::<CodeTokensResponse>(&s, Request::CodeTokens { doc: by() }).await,
+            _ => Ok(CodeTokensResponse::default()),
+        }
+    };
+    let (sections, links, backlinks, similar, tokens) = tokio::join!(
         fetch::<SectionsResponse>(&s, Request::Sections { doc: by() }),
         fetch::<LinksResponse>(&s, Request::Links { doc: by(), kind: None }),
         fetch::<BacklinksResponse>(&s, Request::Backlinks { doc: by() }),
         fetch::<SimilarResponse>(&s, Request::Similar { doc: by(), query: similar_query }),
+        tokens,
     );
     let sections = sections.map(|r| r.sections).unwrap_or_default();
     let links = links.map(|r| r.links).unwrap_or_default();
     let backlinks = backlinks.map(|r| r.backlinks).unwrap_or_default();
     // Similar notes need vectors: without them the panel is left out, not an error.
     let similar = similar.map(|r| r.similar).ok();
-    let view = View::of(&doc);
+    // Colouring is a nicety: without it the code is shown plain.
+    let tokens = tokens.map(|r| r.tokens).unwrap_or_default();
     let mut targets = LinkTargets::default();
     for l in &links {
         targets.insert(&l.target_ref, l.resolved_uri.clone());
@@ -105,7 +116,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                     (View::Markdown, Some(r)) => {
                         div #doc-body.markdown data-block-lines=(block_lines(&r.block_lines)) { (PreEscaped(&r.html)) }
                     },
-                    (View::Code, _) => { (code_view(&doc, &sections)) },
+                    (View::Code, _) => { (code_view(&doc, &sections, &tokens)) },
                     (View::Pdf, _) => {
                         div #pdf-viewer.pdf-viewer data-src=(asset) {
                             p #pdf-status role="status" { "Loading the PDF…" }
@@ -170,8 +181,8 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
 
 /// `1,4,9`: the first line of each top-level element of the rendered note.
 /// A code file as numbered lines: each line a block (so `#L<n>` marks it), a symbol's first
-/// line carrying its outline anchor, the language named for styling.
-fn code_view(doc: &DocResponse, sections: &[protocol::api::DocSection]) -> Markup {
+/// line carrying its outline anchor, the worker's tokens coloured, the language named.
+fn code_view(doc: &DocResponse, sections: &[protocol::api::DocSection], tokens: &[CodeToken]) -> Markup {
     let language = match source_kind(&doc.rel_path) {
         Some(SourceKind::Code(lang)) => lang.as_str(),
         _ => "text",
@@ -183,11 +194,35 @@ fn code_view(doc: &DocResponse, sections: &[protocol::api::DocSection]) -> Marku
     for s in sections.iter().rev() {
         anchors.insert(s.line, heading_id(&s.anchor));
     }
+    let mut tokens = tokens.iter().peekable();
     html! {
         div #doc-body.code-view data-language=(language) data-block-lines=(block_lines(&numbers)) {
             @for (line, n) in lines.iter().zip(&numbers) {
-                code.code-line id=[anchors.get(n)] data-line=(n) { (line) }
+                @let mine = std::iter::from_fn(|| tokens.next_if(|t| t.line <= *n)).filter(|t| t.line == *n);
+                code.code-line id=[anchors.get(n)] data-line=(n) { (coloured(line, mine)) }
             }
+        }
+    }
+}
+
+/// One line of code with its tokens as `span.tok-<class>`. A token that does not fit the line
+/// (the text changed under it, or it is out of order) is left plain.
+fn coloured<'a>(line: &str, tokens: impl Iterator<Item = &'a CodeToken>) -> Markup {
+    let mut pieces: Vec<(&str, Option<&'static str>)> = Vec::new();
+    let mut at = 0usize;
+    for t in tokens {
+        let (start, end) = (t.start as usize, (t.end as usize).min(line.len()));
+        let (Some(before), Some(token)) = (line.get(at..start), line.get(start..end)) else {
+            continue;
+        };
+        pieces.push((before, None));
+        pieces.push((token, Some(t.class.as_str())));
+        at = end;
+    }
+    pieces.push((line.get(at..).unwrap_or(""), None));
+    html! {
+        @for (text, class) in pieces.into_iter().filter(|(text, _)| !text.is_empty()) {
+            @if let Some(class) = class { span class=(format!("tok-{class}")) { (text) } } @else { (text) }
         }
     }
 }

@@ -100,6 +100,68 @@ pub struct DocSection {
     pub title: String,
 }
 
+/// The colouring of a code file, for the workspace's code view (the gateway asks for it with
+/// `Request::CodeTokens`; no HTTP route serves it). Tokens are in text order, never overlap,
+/// and lie within one line each; what no token covers is plain.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CodeTokensResponse {
+    pub tokens: Vec<CodeToken>,
+}
+
+/// A highlighted stretch of one line of code.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct CodeToken {
+    /// 1-based line in the canonical text.
+    pub line: u32,
+    /// Byte offsets within the line (its end excluded).
+    pub start: u32,
+    pub end: u32,
+    pub class: TokenClass,
+}
+
+/// What a highlighted stretch of code is: its colour in the code view.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenClass {
+    Keyword,
+    String,
+    Escape,
+    Comment,
+    Number,
+    Constant,
+    Type,
+    Function,
+    Property,
+    Attribute,
+    Operator,
+    /// `self`, `this` and the like.
+    Builtin,
+    Label,
+    Tag,
+}
+
+impl TokenClass {
+    /// The name the code view's stylesheet knows it by (`tok-<name>`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenClass::Keyword => "keyword",
+            TokenClass::String => "string",
+            TokenClass::Escape => "escape",
+            TokenClass::Comment => "comment",
+            TokenClass::Number => "number",
+            TokenClass::Constant => "constant",
+            TokenClass::Type => "type",
+            TokenClass::Function => "function",
+            TokenClass::Property => "property",
+            TokenClass::Attribute => "attribute",
+            TokenClass::Operator => "operator",
+            TokenClass::Builtin => "builtin",
+            TokenClass::Label => "label",
+            TokenClass::Tag => "tag",
+        }
+    }
+}
+
 /// `meta` of `GET /api/doc/{id}/sections`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SectionsMeta {

@@ -4,9 +4,10 @@ use crate::index::indexer::source_kind;
 use crate::stores::catalog::{self, DocRow, DOC_COLUMNS};
 use crate::{index::ingest, runtime, time_fmt, uri, Worker};
 use protocol::api::{
-    AutocompleteDoc, AutocompleteResponse, DocResponse, DocSection, DocSource, DocSummary, DocsResponse, SectionsMeta,
-    SectionsResponse, TagCount, TagsMeta, TagsResponse,
+    AutocompleteDoc, AutocompleteResponse, CodeTokensResponse, DocResponse, DocSection, DocSource, DocSummary,
+    DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
+use protocol::source_kind::SourceKind;
 use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortField, SortOrder};
 use rusqlite::types::Value as SqlValue;
 use std::collections::BTreeSet;
@@ -201,6 +202,18 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
         meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid },
         sections,
     })
+}
+
+/// A code file's colouring for the workspace's code view; no tokens for other files.
+pub fn code_tokens(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+    let row = resolve_doc(w, r)?;
+    let tokens = match source_kind(&row.rel_path) {
+        Some(SourceKind::Code(lang)) => catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?
+            .map(|text| ingest::code_tokens(&text, lang))
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    JsonBody::of(&CodeTokensResponse { tokens })
 }
 
 /// Titles for a quick switcher: titles starting with `query` first, then titles with a word

@@ -17,7 +17,7 @@ use tree_sitter::{Language, Node, Parser};
 
 /// Larger files are chunked as plain text (parsing is linear, but the outline of a generated
 /// file of megabytes helps nobody).
-const MAX_PARSED_BYTES: usize = 2 * 1024 * 1024;
+pub(super) const MAX_PARSED_BYTES: usize = 2 * 1024 * 1024;
 /// Symbols nested deeper than this are not sections of their own.
 const MAX_DEPTH: usize = 6;
 
@@ -32,7 +32,7 @@ enum Role {
     Wrapper,
 }
 
-fn grammar(lang: CodeLanguage) -> Option<Language> {
+pub(super) fn grammar(lang: CodeLanguage) -> Option<Language> {
     Some(match lang {
         CodeLanguage::Rust => tree_sitter_rust::LANGUAGE.into(),
         CodeLanguage::Python => tree_sitter_python::LANGUAGE.into(),
