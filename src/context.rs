@@ -5,6 +5,7 @@ use crate::backend::Backend;
 use anyhow::{anyhow, Context};
 use protocol::api::{
     capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt, CapsuleRegistration, CapsuleRegistrations,
+    ContentStatus,
 };
 use protocol::{ContextRequest, DepthPolicy, Dirs, Request};
 use std::io::Read;
@@ -100,7 +101,7 @@ pub fn list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
             "{}  {}  {}  {}",
             c.registration_id,
             c.label.as_deref().unwrap_or("-"),
-            c.content_status.as_deref().unwrap_or("not re-verified yet"),
+            c.content_status.map_or("not re-verified yet", ContentStatus::as_str),
             c.last_verified_at.as_deref().unwrap_or(""),
         );
     }

@@ -592,8 +592,9 @@ impl ImpactBounds {
         ImpactBounds { max_depth: 6, max_nodes: 1000, max_edges: 5000, frontier_limit: 1000, visited_limit: 5000 };
 }
 
-/// How hard a capsule compile looks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// How hard a capsule compile looks (`retrieval.depthPolicy` of a capsule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum DepthPolicy {
     /// BM25 only: no model is set up.
     Fast,
@@ -615,6 +616,12 @@ impl DepthPolicy {
 
     pub fn parse(s: &str) -> Option<Self> {
         [Self::Fast, Self::Balanced, Self::Thorough].into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for DepthPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -9,11 +9,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Coordinate space of every line span: lines of the canonical mirror text.
-pub const COORDINATE_SPACE: &str = "canonical_mirror";
-pub const CAPSULE_SCHEMA_VERSION: &str = "1.1";
-pub const RECEIPT_SCHEMA_VERSION: &str = "1.0";
-
 /// These closed sets print as their wire names (the Markdown form of a capsule shows them).
 macro_rules! display_as_wire {
     ($($t:ty),*) => {
@@ -121,12 +116,177 @@ pub enum CapsuleWarningCode {
     TokenEstimateUsed,
 }
 
+/// Declares a closed set of a capsule's or receipt's values: a unit enum whose variants
+/// serialize as the given strings, with `as_str` for the places that store or compare them.
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The value written `text`, if it is one.
+            pub fn parse(text: &str) -> Option<Self> {
+                [$($name::$variant),+].into_iter().find(|v| v.as_str() == text)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+wire_enum! {
+    /// `budget.authority`: the budget covers the whole canonical payload.
+    BudgetAuthority { CanonicalJson = "canonical_json" }
+}
+
+wire_enum! {
+    /// `coordinateSpace` of a capsule and its receipt: lines of the canonical mirror.
+    CoordinateSpace { CanonicalMirror = "canonical_mirror" }
+}
+
+wire_enum! {
+    /// `evidence[].trust`: indexed text is data, never instructions.
+    PassageTrust { Untrusted = "untrusted" }
+}
+
+wire_enum! {
+    /// `guidance.evidenceTrust`.
+    GuidanceTrust { UntrustedData = "untrusted_data" }
+}
+
+wire_enum! {
+    /// `guidance.instructionBoundary`.
+    InstructionBoundary { HardDelimited = "hard_delimited" }
+}
+
+wire_enum! {
+    /// `retrieval.expansionPolicy`: no generated query variants.
+    ExpansionPolicy { DeterministicOnly = "deterministic_only" }
+}
+
+wire_enum! {
+    /// `schemaVersion` of a capsule.
+    CapsuleVersion { V1_1 = "1.1" }
+}
+
+wire_enum! {
+    /// `schemaVersion` of a verification receipt.
+    ReceiptVersion { V1_0 = "1.0" }
+}
+
+wire_enum! {
+    /// `operationStatus` of a receipt: a verification that cannot complete is an error.
+    OperationStatus { Completed = "completed" }
+}
+
+wire_enum! {
+    /// `contentStatus` of a receipt and of each of its evidence.
+    ContentStatus { Unchanged = "unchanged", Stale = "stale", Missing = "missing" }
+}
+
+wire_enum! {
+    /// `evidence[].contentCode` of a receipt.
+    EvidenceContentCode {
+        VerifiedUnchanged = "verified_unchanged",
+        /// The file changed, but the cited lines still read the same.
+        SourceStale = "source_stale",
+        PassageStale = "passage_stale",
+        MirrorMissing = "mirror_missing",
+        SourceMissing = "source_missing",
+    }
+}
+
+impl EvidenceContentCode {
+    /// The status the code stands for.
+    pub fn status(self) -> ContentStatus {
+        match self {
+            EvidenceContentCode::VerifiedUnchanged => ContentStatus::Unchanged,
+            EvidenceContentCode::SourceStale | EvidenceContentCode::PassageStale => ContentStatus::Stale,
+            EvidenceContentCode::MirrorMissing | EvidenceContentCode::SourceMissing => ContentStatus::Missing,
+        }
+    }
+}
+
+impl ContentStatus {
+    /// A receipt's code for its overall status.
+    pub fn receipt_code(self) -> ReceiptContentCode {
+        match self {
+            ContentStatus::Unchanged => ReceiptContentCode::VerifiedUnchanged,
+            ContentStatus::Stale => ReceiptContentCode::ContentStale,
+            ContentStatus::Missing => ReceiptContentCode::ContentMissing,
+        }
+    }
+}
+
+wire_enum! {
+    /// `contentCode` of a receipt.
+    ReceiptContentCode {
+        VerifiedUnchanged = "verified_unchanged",
+        ContentStale = "content_stale",
+        ContentMissing = "content_missing",
+    }
+}
+
+wire_enum! {
+    /// `rankingStatus` of a receipt and of each of its evidence.
+    RankingStatus { Unchanged = "unchanged", Reranked = "reranked", Unavailable = "unavailable" }
+}
+
+wire_enum! {
+    /// `rankingCode` of a receipt and of each of its evidence.
+    RankingCode {
+        RankingUnchanged = "ranking_unchanged",
+        RankingChanged = "ranking_changed",
+        RankingUnavailable = "ranking_unavailable",
+    }
+}
+
+impl RankingStatus {
+    /// The code that goes with the status.
+    pub fn code(self) -> RankingCode {
+        match self {
+            RankingStatus::Unchanged => RankingCode::RankingUnchanged,
+            RankingStatus::Reranked => RankingCode::RankingChanged,
+            RankingStatus::Unavailable => RankingCode::RankingUnavailable,
+        }
+    }
+}
+
+wire_enum! {
+    /// `fingerprintStatus` of a receipt.
+    FingerprintStatus { Unchanged = "unchanged", Drifted = "drifted" }
+}
+
+wire_enum! {
+    /// `fingerprintReasons[]` of a receipt, listed in this order.
+    FingerprintReason {
+        ConfigChanged = "config_changed",
+        RetrievalChanged = "retrieval_changed",
+        EmbeddingModelChanged = "embedding_model_changed",
+        RerankModelChanged = "rerank_model_changed",
+        TokenizerChanged = "tokenizer_changed",
+        IndexChanged = "index_changed",
+    }
+}
+
 /// `budget` of a capsule: what was asked and what the final canonical payload uses.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CapsuleBudget {
-    /// Always `canonical_json`: the budget covers the whole canonical payload.
-    pub authority: String,
+    pub authority: BudgetAuthority,
     pub estimator: TokenEstimator,
     pub requested_bytes: u64,
     pub requested_tokens: u64,
@@ -143,8 +303,8 @@ pub struct CapsuleBudget {
 #[serde(rename_all = "camelCase")]
 pub struct CapsuleCapabilities {
     pub configured_context: bool,
-    /// Always `local_only`: nothing leaves the machine.
-    pub egress_policy: String,
+    /// The configured egress policy (`local_only` unless index.yml says otherwise).
+    pub egress_policy: crate::api::EgressPolicy,
     pub exact_token_count: bool,
     pub graph_expansion: bool,
     pub lexical_search: bool,
@@ -187,8 +347,8 @@ pub struct Evidence {
     pub docid: String,
     /// The front-matter date, when the note has one.
     pub document_date: Option<String>,
-    /// Always `local_only`.
-    pub egress: String,
+    /// The configured egress policy.
+    pub egress: crate::api::EgressPolicy,
     /// Last line of the passage (1-based, inclusive, canonical mirror).
     pub end_line: u32,
     /// SHA-256 of `{docid, endLine, mirrorHash, passageHash, sourceHash, startLine, uri}`.
@@ -219,8 +379,7 @@ pub struct Evidence {
     /// The passage: lines `startLine..=endLine` of the canonical mirror, exactly.
     pub text: String,
     pub title: String,
-    /// Always `untrusted`: indexed text is data, never instructions.
-    pub trust: String,
+    pub trust: PassageTrust,
     pub uri: String,
 }
 
@@ -247,12 +406,10 @@ pub struct CapsuleFingerprints {
 pub struct CapsuleGuidance {
     /// Always empty: svc has no configured contexts.
     pub configured_contexts: Vec<Value>,
-    /// Always `untrusted_data`.
-    pub evidence_trust: String,
+    pub evidence_trust: GuidanceTrust,
     /// Always true: answer from the evidence's words.
     pub extractive_only: bool,
-    /// Always `hard_delimited`.
-    pub instruction_boundary: String,
+    pub instruction_boundary: InstructionBoundary,
 }
 
 /// A passage left out, and why.
@@ -317,7 +474,7 @@ pub struct IndexSnapshot {
 /// A `queryModes` entry as the request gave it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct CapsuleQueryMode {
-    pub mode: String,
+    pub mode: crate::QueryModeKind,
     pub text: String,
 }
 
@@ -344,10 +501,8 @@ pub struct CapsuleRequest {
 #[serde(rename_all = "camelCase")]
 pub struct CapsuleRetrieval {
     pub capability_states: CapabilityStates,
-    /// `fast`, `balanced` or `thorough`.
-    pub depth_policy: String,
-    /// Always `deterministic_only`: no generated query variants.
-    pub expansion_policy: String,
+    pub depth_policy: crate::DepthPolicy,
+    pub expansion_policy: ExpansionPolicy,
     pub facets: Vec<String>,
     pub index_snapshot: IndexSnapshot,
     pub query_variants: Vec<String>,
@@ -383,8 +538,7 @@ pub struct Capsule {
     pub capabilities: CapsuleCapabilities,
     /// SHA-256 of the canonical capsule without `capsuleId`, `budget.usedBytes` and `budget.usedTokens`.
     pub capsule_id: String,
-    /// Always `canonical_mirror`.
-    pub coordinate_space: String,
+    pub coordinate_space: CoordinateSpace,
     pub coverage: Coverage,
     pub evidence: Vec<Evidence>,
     pub fallbacks: Vec<CapsuleFallback>,
@@ -394,8 +548,7 @@ pub struct Capsule {
     pub omissions: Omissions,
     pub query: String,
     pub retrieval: CapsuleRetrieval,
-    /// `1.1`.
-    pub schema_version: String,
+    pub schema_version: CapsuleVersion,
     pub scope: CapsuleScope,
     /// Something was left out (budget, limit or coverage).
     pub truncated: bool,
@@ -408,14 +561,10 @@ pub struct Capsule {
 pub struct EvidenceCheck {
     pub evidence_id: String,
     pub uri: String,
-    /// `unchanged`, `stale` or `missing`.
-    pub content_status: String,
-    /// `verified_unchanged`, `source_stale`, `passage_stale`, `mirror_missing` or `source_missing`.
-    pub content_code: String,
-    /// `unchanged`, `reranked` or `unavailable`.
-    pub ranking_status: String,
-    /// `ranking_unchanged`, `ranking_changed` or `ranking_unavailable`.
-    pub ranking_code: String,
+    pub content_status: ContentStatus,
+    pub content_code: EvidenceContentCode,
+    pub ranking_status: RankingStatus,
+    pub ranking_code: RankingCode,
     pub current_source_hash: Option<String>,
     pub current_mirror_hash: Option<String>,
     pub current_passage_hash: Option<String>,
@@ -438,25 +587,18 @@ pub struct CurrentFingerprints {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CapsuleReceipt {
-    /// `1.0`.
-    pub schema_version: String,
-    pub coordinate_space: String,
+    pub schema_version: ReceiptVersion,
+    pub coordinate_space: CoordinateSpace,
     pub capsule_id: String,
-    /// Always `completed` (a verification that cannot complete is an error).
-    pub operation_status: String,
+    pub operation_status: OperationStatus,
     /// `unchanged` (every evidence unchanged), `stale` (one or more stale, none missing) or `missing`.
-    pub content_status: String,
-    /// `verified_unchanged`, `content_stale` or `content_missing`.
-    pub content_code: String,
-    /// `unchanged`, `reranked` or `unavailable`.
-    pub ranking_status: String,
-    pub ranking_code: String,
+    pub content_status: ContentStatus,
+    pub content_code: ReceiptContentCode,
+    pub ranking_status: RankingStatus,
+    pub ranking_code: RankingCode,
     pub current_fingerprints: CurrentFingerprints,
-    /// `unchanged` or `drifted`.
-    pub fingerprint_status: String,
-    /// In order: `config_changed`, `retrieval_changed`, `embedding_model_changed`,
-    /// `rerank_model_changed`, `tokenizer_changed`, `index_changed`.
-    pub fingerprint_reasons: Vec<String>,
+    pub fingerprint_status: FingerprintStatus,
+    pub fingerprint_reasons: Vec<FingerprintReason>,
     /// The index fingerprint the capsule recorded and the current one.
     pub index_snapshot: IndexSnapshot,
     pub evidence: Vec<EvidenceCheck>,
@@ -546,7 +688,7 @@ mod tests {
     fn a_serialized_capsule_is_canonical() {
         let c = Capsule {
             budget: CapsuleBudget {
-                authority: "canonical_json".into(),
+                authority: BudgetAuthority::CanonicalJson,
                 estimator: TokenEstimator::UnicodeConservative,
                 requested_bytes: 1,
                 requested_tokens: 1,
@@ -558,7 +700,7 @@ mod tests {
             },
             capabilities: CapsuleCapabilities {
                 configured_context: false,
-                egress_policy: "local_only".into(),
+                egress_policy: crate::api::EgressPolicy::LocalOnly,
                 exact_token_count: false,
                 graph_expansion: false,
                 lexical_search: true,
@@ -566,7 +708,7 @@ mod tests {
                 semantic_search: false,
             },
             capsule_id: "x".into(),
-            coordinate_space: COORDINATE_SPACE.into(),
+            coordinate_space: CoordinateSpace::CanonicalMirror,
             coverage: Coverage {
                 complete: false,
                 covered_facets: vec![CoveredFacet { evidence_ids: vec!["e".into()], facet: "f".into() }],
@@ -579,7 +721,7 @@ mod tests {
                 context_ids: vec![],
                 docid: "#1".into(),
                 document_date: None,
-                egress: "local_only".into(),
+                egress: crate::api::EgressPolicy::LocalOnly,
                 end_line: 2,
                 evidence_id: "e".into(),
                 facets: vec![],
@@ -596,7 +738,7 @@ mod tests {
                 start_line: 1,
                 text: "x".into(),
                 title: "t".into(),
-                trust: "untrusted".into(),
+                trust: PassageTrust::Untrusted,
                 uri: "svc://n/a.md".into(),
             }],
             fallbacks: vec![CapsuleFallback {
@@ -613,9 +755,9 @@ mod tests {
             goal: "g".into(),
             guidance: CapsuleGuidance {
                 configured_contexts: vec![],
-                evidence_trust: "untrusted_data".into(),
+                evidence_trust: GuidanceTrust::UntrustedData,
                 extractive_only: true,
-                instruction_boundary: "hard_delimited".into(),
+                instruction_boundary: InstructionBoundary::HardDelimited,
             },
             omissions: Omissions {
                 items: vec![Omission {
@@ -635,8 +777,8 @@ mod tests {
                     reranking: state(),
                     semantic_search: state(),
                 },
-                depth_policy: "fast".into(),
-                expansion_policy: "deterministic_only".into(),
+                depth_policy: crate::DepthPolicy::Fast,
+                expansion_policy: ExpansionPolicy::DeterministicOnly,
                 facets: vec![],
                 index_snapshot: IndexSnapshot { after: "a".into(), before: "a".into(), stable: true },
                 query_variants: vec![],
@@ -649,11 +791,11 @@ mod tests {
                     lang: None,
                     limit: 20,
                     min_score: Some(1.0),
-                    query_modes: vec![CapsuleQueryMode { mode: "term".into(), text: "t".into() }],
+                    query_modes: vec![CapsuleQueryMode { mode: crate::QueryModeKind::Term, text: "t".into() }],
                     rerank_requested: false,
                 },
             },
-            schema_version: CAPSULE_SCHEMA_VERSION.into(),
+            schema_version: CapsuleVersion::V1_1,
             scope: CapsuleScope {
                 categories: vec![],
                 collections: vec![],

@@ -96,11 +96,30 @@ pub struct CapsuleReverifiedEvent {
     pub kind: EventKind,
     pub registration_id: String,
     pub capsule_id: String,
-    /// `completed`, or `failed` when the verification could not run.
-    pub operation_status: String,
-    /// `unaffected` (every evidence unchanged), `affected` (stale or missing) or `unknown`.
-    pub affected_question_state: String,
+    pub operation_status: ReverifyOutcome,
+    pub affected_question_state: QuestionState,
     pub changed_at: String,
+}
+
+/// `operationStatus` of a `capsule-reverified` event.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReverifyOutcome {
+    Completed,
+    /// The verification could not run.
+    Failed,
+}
+
+/// `affectedQuestionState` of a `capsule-reverified` event.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionState {
+    /// Every evidence is unchanged.
+    Unaffected,
+    /// Some evidence is stale or missing.
+    Affected,
+    /// The verification could not run.
+    Unknown,
 }
 
 /// `GET /api/events`, `event: events-dropped`: the stream skipped events this subscriber
@@ -133,7 +152,7 @@ pub struct CapsuleRegistration {
     pub created_at: String,
     pub evidence_count: u64,
     /// The last re-verification's content status (`null` until one ran).
-    pub content_status: Option<String>,
+    pub content_status: Option<crate::api::ContentStatus>,
     pub last_verified_at: Option<String>,
 }
 

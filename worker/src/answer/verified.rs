@@ -12,9 +12,9 @@ use crate::retrieval::common::Scope;
 use crate::Worker;
 use protocol::api::{
     AbstentionReason, AnswerStatus, CapabilityOutcome, Capsule, CapsuleReceipt, Citation, CitationVia, ClaimCoverage,
-    ClaimEvidence, ClaimRationale, ClaimStatus, ClaimVerdict, ClaimVerification, Evidence, RejectedCitation,
-    RejectedCitationReason, SearchMode, SemanticCheck, SemanticReason, SemanticStatus, Verification, VerifiedAskMeta,
-    VerifiedAskResponse, ABSTENTION_TEXT,
+    ClaimEvidence, ClaimRationale, ClaimStatus, ClaimVerdict, ClaimVerification, ContentStatus, Evidence,
+    RejectedCitation, RejectedCitationReason, SearchMode, SemanticCheck, SemanticReason, SemanticStatus, Verification,
+    VerifiedAskMeta, VerifiedAskResponse, ABSTENTION_TEXT,
 };
 use protocol::{ApiError, AskRequest, ContextRequest, DepthPolicy, SearchFilters, VerifiedAsk};
 use sha2::{Digest, Sha256};
@@ -147,10 +147,10 @@ fn capsule_request(req: &AskRequest, settings: &VerifiedAsk) -> ContextRequest {
 }
 
 fn fresh(receipt: &CapsuleReceipt, e: &Evidence) -> Result<(), RejectedCitationReason> {
-    match receipt.evidence.iter().find(|c| c.evidence_id == e.evidence_id).map(|c| c.content_status.as_str()) {
-        Some("unchanged") => Ok(()),
-        Some("stale") => Err(RejectedCitationReason::EvidenceStale),
-        _ => Err(RejectedCitationReason::EvidenceMissing),
+    match receipt.evidence.iter().find(|c| c.evidence_id == e.evidence_id).map(|c| c.content_status) {
+        Some(ContentStatus::Unchanged) => Ok(()),
+        Some(ContentStatus::Stale) => Err(RejectedCitationReason::EvidenceStale),
+        Some(ContentStatus::Missing) | None => Err(RejectedCitationReason::EvidenceMissing),
     }
 }
 

@@ -295,7 +295,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         context_ids: vec![],
         docid: hit.row.docid.clone(),
         document_date: hit.row.fm_date.clone(),
-        egress: w.models.egress().as_str().into(),
+        egress: w.models.egress(),
         end_line: chunk.end_line,
         evidence_id,
         facets: facets.iter().filter(|f| facets::covers(&words, f)).cloned().collect(),
@@ -312,7 +312,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
         start_line: chunk.start_line,
         text: passage,
         title: hit.row.title.clone(),
-        trust: "untrusted".into(),
+        trust: PassageTrust::Untrusted,
         uri: doc_uri,
     }))
 }
@@ -405,7 +405,7 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
     }
     let capsule = Capsule {
         budget: CapsuleBudget {
-            authority: "canonical_json".into(),
+            authority: BudgetAuthority::CanonicalJson,
             estimator: counter.estimator(),
             requested_bytes: req.budget_bytes,
             requested_tokens: req.budget_tokens,
@@ -417,7 +417,7 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
         },
         capabilities: CapsuleCapabilities {
             configured_context: false,
-            egress_policy: w.models.egress().as_str().into(),
+            egress_policy: w.models.egress(),
             exact_token_count: counter.exact(),
             graph_expansion: retrieved.graph.outcome == CapabilityOutcome::Used,
             lexical_search: true,
@@ -425,7 +425,7 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
             semantic_search: retrieved.semantic.outcome == CapabilityOutcome::Used,
         },
         capsule_id: String::new(),
-        coordinate_space: COORDINATE_SPACE.into(),
+        coordinate_space: CoordinateSpace::CanonicalMirror,
         coverage: coverage(&[], &[], &BTreeSet::new()),
         evidence: vec![],
         fallbacks,
@@ -439,9 +439,9 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
         goal: req.goal.clone(),
         guidance: CapsuleGuidance {
             configured_contexts: vec![],
-            evidence_trust: "untrusted_data".into(),
+            evidence_trust: GuidanceTrust::UntrustedData,
             extractive_only: true,
-            instruction_boundary: "hard_delimited".into(),
+            instruction_boundary: InstructionBoundary::HardDelimited,
         },
         omissions: Left::default().omissions(),
         query: req.query.clone(),
@@ -451,8 +451,8 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
                 reranking: retrieved.reranking.clone(),
                 semantic_search: retrieved.semantic.clone(),
             },
-            depth_policy: req.depth.as_str().into(),
-            expansion_policy: "deterministic_only".into(),
+            depth_policy: req.depth,
+            expansion_policy: ExpansionPolicy::DeterministicOnly,
             facets: facets::split(&req.goal),
             index_snapshot: IndexSnapshot { after: snapshot.into(), before: snapshot.into(), stable: true },
             query_variants: vec![req.query.clone()],
@@ -468,12 +468,12 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
                 query_modes: req
                     .query_modes
                     .iter()
-                    .map(|m| CapsuleQueryMode { mode: m.kind.as_str().into(), text: m.text.clone() })
+                    .map(|m| CapsuleQueryMode { mode: m.kind, text: m.text.clone() })
                     .collect(),
                 rerank_requested: req.depth != DepthPolicy::Fast && !req.no_rerank,
             },
         },
-        schema_version: CAPSULE_SCHEMA_VERSION.into(),
+        schema_version: CapsuleVersion::V1_1,
         scope: CapsuleScope {
             categories: req.filters.categories.clone(),
             collections: req.collections.clone(),

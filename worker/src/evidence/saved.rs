@@ -6,7 +6,10 @@
 use super::verify;
 use crate::stores::catalog::{self, Registration};
 use crate::{time_fmt, Worker};
-use protocol::api::{CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, EventKind};
+use protocol::api::{
+    CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, ContentStatus, EventKind, QuestionState,
+    ReverifyOutcome,
+};
 use protocol::{ApiError, JsonBody};
 
 fn reply(r: &Registration) -> CapsuleRegistration {
@@ -16,7 +19,7 @@ fn reply(r: &Registration) -> CapsuleRegistration {
         label: r.label.clone(),
         created_at: r.created_at.clone(),
         evidence_count: r.evidence_count,
-        content_status: r.content_status.clone(),
+        content_status: r.content_status,
         last_verified_at: r.verified_at.clone(),
     }
 }
@@ -96,28 +99,35 @@ fn reverify(w: &Worker, r: &Registration) {
     let (operation, affected) = match verify::verify(w, &r.capsule) {
         Ok(receipt) => {
             let stored = serde_json::to_string(&receipt).map_err(|e| e.to_string()).and_then(|json| {
-                catalog::store_receipt(&w.catalog.writer(), &r.id, &receipt.content_status, &json, &now)
+                catalog::store_receipt(&w.catalog.writer(), &r.id, receipt.content_status, &json, &now)
                     .map_err(|e| e.to_string())
             });
             match stored {
-                Ok(()) => ("completed", if receipt.content_status == "unchanged" { "unaffected" } else { "affected" }),
+                Ok(()) => (
+                    ReverifyOutcome::Completed,
+                    if receipt.content_status == ContentStatus::Unchanged {
+                        QuestionState::Unaffected
+                    } else {
+                        QuestionState::Affected
+                    },
+                ),
                 Err(e) => {
                     tracing::error!("saved capsule {}: the receipt could not be stored: {e}", r.id);
-                    ("failed", "unknown")
+                    (ReverifyOutcome::Failed, QuestionState::Unknown)
                 }
             }
         }
         Err(e) => {
             tracing::warn!("saved capsule {}: verification failed: {}", r.id, e.code.as_str());
-            ("failed", "unknown")
+            (ReverifyOutcome::Failed, QuestionState::Unknown)
         }
     };
     w.events.capsule_reverified(&CapsuleReverifiedEvent {
         kind: EventKind::CapsuleReverified,
         registration_id: r.id.clone(),
         capsule_id: r.capsule_id.clone(),
-        operation_status: operation.into(),
-        affected_question_state: affected.into(),
+        operation_status: operation,
+        affected_question_state: affected,
         changed_at: now,
     });
 }

@@ -9,7 +9,7 @@ use super::{fingerprint, identity};
 use crate::stores::catalog;
 use crate::{time_fmt, uri, Worker};
 use protocol::api::*;
-use protocol::{ApiError, ContextRequest, DepthPolicy, ErrorCode, QueryMode, QueryModeKind, SearchFilters};
+use protocol::{ApiError, ContextRequest, ErrorCode, QueryMode, SearchFilters};
 use serde_json::Value;
 
 fn malformed() -> ApiError {
@@ -55,44 +55,40 @@ fn checked_capsule(raw: &str) -> Result<Capsule, ApiError> {
     Ok(capsule)
 }
 
-/// The content state of one evidence now: (status, code, source hash, mirror hash, passage hash).
-fn content_state(w: &Worker, e: &Evidence) -> Result<(&'static str, &'static str, [Option<String>; 3]), ApiError> {
+/// The content state of one evidence now: its code, then the source, mirror and passage hashes.
+fn content_state(w: &Worker, e: &Evidence) -> Result<(EvidenceContentCode, [Option<String>; 3]), ApiError> {
+    use EvidenceContentCode::*;
     let load = |_| ApiError::context(ErrorCode::ContentLoadFailed);
     let conn = w.catalog.reader();
     let Some((coll, rel)) = uri::parse_uri(&e.uri) else {
-        return Ok(("missing", "source_missing", [None, None, None]));
+        return Ok((SourceMissing, [None, None, None]));
     };
     let Some(row) = catalog::doc_by_path(&conn, &coll, &rel).map_err(load)? else {
-        return Ok(("missing", "source_missing", [None, None, None]));
+        return Ok((SourceMissing, [None, None, None]));
     };
     let Some(text) = catalog::content_text(&conn, &row.mirror_hash).map_err(load)? else {
-        return Ok(("missing", "mirror_missing", [Some(row.source_hash), None, None]));
+        return Ok((MirrorMissing, [Some(row.source_hash), None, None]));
     };
     let passage = identity::passage(&text, e.start_line, e.end_line).map(|p| identity::passage_hash(&p));
     let same_passage = passage.as_deref() == Some(e.passage_hash.as_str());
     // Unchanged only when the cited lines still hash to the passage: hashes a client can
     // recompute do not vouch for text the index never held at those lines.
-    let state = if row.source_hash == e.source_hash && row.mirror_hash == e.mirror_hash && same_passage {
-        ("unchanged", "verified_unchanged")
+    let code = if row.source_hash == e.source_hash && row.mirror_hash == e.mirror_hash && same_passage {
+        VerifiedUnchanged
     } else if same_passage {
-        // The file changed, but the cited lines still read the same.
-        ("stale", "source_stale")
+        SourceStale
     } else {
-        ("stale", "passage_stale")
+        PassageStale
     };
-    Ok((state.0, state.1, [Some(row.source_hash), Some(row.mirror_hash), passage]))
+    Ok((code, [Some(row.source_hash), Some(row.mirror_hash), passage]))
 }
 
 /// The request a capsule was compiled from, as far as it recorded it; `None` when a filter
 /// it names can no longer be read (then ranking is `unavailable`).
 fn request_of(c: &Capsule) -> Option<ContextRequest> {
     let r = &c.retrieval.request;
-    let depth = DepthPolicy::parse(&c.retrieval.depth_policy)?;
-    let query_modes = r
-        .query_modes
-        .iter()
-        .map(|m| QueryModeKind::parse(&m.mode).map(|kind| QueryMode { kind, text: m.text.clone() }))
-        .collect::<Option<Vec<_>>>()?;
+    let depth = c.retrieval.depth_policy;
+    let query_modes = r.query_modes.iter().map(|m| QueryMode { kind: m.mode, text: m.text.clone() }).collect();
     // The bounds as the compile resolved them (RFC 3339).
     let since_ms = match &c.scope.since {
         Some(s) => Some(time_fmt::iso_to_ms(s)?),
@@ -161,47 +157,43 @@ pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
     let ranks = current_ranks(w, &c);
     let mut evidence = Vec::with_capacity(c.evidence.len());
     for e in &c.evidence {
-        let (status, code, [source, mirror, passage]) = content_state(w, e)?;
+        let (code, [source, mirror, passage]) = content_state(w, e)?;
         let current_rank = ranks.as_ref().and_then(|r| r.iter().find(|(u, _)| *u == e.uri).and_then(|(_, rank)| *rank));
-        let (ranking_status, ranking_code) = match &ranks {
-            None => ("unavailable", "ranking_unavailable"),
-            Some(_) if current_rank == e.retrieval_rank => ("unchanged", "ranking_unchanged"),
-            Some(_) => ("reranked", "ranking_changed"),
+        let ranking = match &ranks {
+            None => RankingStatus::Unavailable,
+            Some(_) if current_rank == e.retrieval_rank => RankingStatus::Unchanged,
+            Some(_) => RankingStatus::Reranked,
         };
         evidence.push(EvidenceCheck {
             evidence_id: e.evidence_id.clone(),
             uri: e.uri.clone(),
-            content_status: status.into(),
-            content_code: code.into(),
-            ranking_status: ranking_status.into(),
-            ranking_code: ranking_code.into(),
+            content_status: code.status(),
+            content_code: code,
+            ranking_status: ranking,
+            ranking_code: ranking.code(),
             current_source_hash: source,
             current_mirror_hash: mirror,
             current_passage_hash: passage,
             current_retrieval_rank: current_rank,
         });
     }
-    let any = |s: &str| evidence.iter().any(|e| e.content_status == s);
-    let (content_status, content_code) = if any("missing") {
-        ("missing", "content_missing")
-    } else if any("stale") {
-        ("stale", "content_stale")
+    let any = |s: ContentStatus| evidence.iter().any(|e| e.content_status == s);
+    let content_status = [ContentStatus::Missing, ContentStatus::Stale]
+        .into_iter()
+        .find(|&s| any(s))
+        .unwrap_or(ContentStatus::Unchanged);
+    let ranking_status = if ranks.is_none() {
+        RankingStatus::Unavailable
+    } else if evidence.iter().any(|e| e.ranking_status == RankingStatus::Reranked) {
+        RankingStatus::Reranked
     } else {
-        ("unchanged", "verified_unchanged")
-    };
-    let ranking = |s: &str| evidence.iter().any(|e| e.ranking_status == s);
-    let (ranking_status, ranking_code) = if ranks.is_none() {
-        ("unavailable", "ranking_unavailable")
-    } else if ranking("reranked") {
-        ("reranked", "ranking_changed")
-    } else {
-        ("unchanged", "ranking_unchanged")
+        RankingStatus::Unchanged
     };
     let runtime = |e: crate::WorkerError| {
         tracing::warn!("context verify: {e}");
         ApiError::context(ErrorCode::RuntimeError)
     };
-    let depth = DepthPolicy::parse(&c.retrieval.depth_policy).unwrap_or_default();
+    let depth = c.retrieval.depth_policy;
     // As a compile would compute them now, whatever the capsule recorded.
     let current = CurrentFingerprints {
         config: fingerprint::config(w),
@@ -212,28 +204,28 @@ pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
         index: fingerprint::index(w).map_err(runtime)?,
     };
     let f = &c.fingerprints;
-    let reasons: Vec<String> = [
-        (f.config != current.config, "config_changed"),
-        (f.retrieval != current.retrieval, "retrieval_changed"),
-        (f.embedding_model != current.embedding_model, "embedding_model_changed"),
-        (f.rerank_model != current.rerank_model, "rerank_model_changed"),
-        (f.tokenizer != current.tokenizer, "tokenizer_changed"),
-        (c.retrieval.index_snapshot.after != current.index, "index_changed"),
+    let reasons: Vec<FingerprintReason> = [
+        (f.config != current.config, FingerprintReason::ConfigChanged),
+        (f.retrieval != current.retrieval, FingerprintReason::RetrievalChanged),
+        (f.embedding_model != current.embedding_model, FingerprintReason::EmbeddingModelChanged),
+        (f.rerank_model != current.rerank_model, FingerprintReason::RerankModelChanged),
+        (f.tokenizer != current.tokenizer, FingerprintReason::TokenizerChanged),
+        (c.retrieval.index_snapshot.after != current.index, FingerprintReason::IndexChanged),
     ]
     .into_iter()
     .filter(|(changed, _)| *changed)
-    .map(|(_, r)| r.to_string())
+    .map(|(_, r)| r)
     .collect();
     Ok(CapsuleReceipt {
-        schema_version: RECEIPT_SCHEMA_VERSION.into(),
-        coordinate_space: COORDINATE_SPACE.into(),
+        schema_version: ReceiptVersion::V1_0,
+        coordinate_space: CoordinateSpace::CanonicalMirror,
         capsule_id: c.capsule_id.clone(),
-        operation_status: "completed".into(),
-        content_status: content_status.into(),
-        content_code: content_code.into(),
-        ranking_status: ranking_status.into(),
-        ranking_code: ranking_code.into(),
-        fingerprint_status: if reasons.is_empty() { "unchanged" } else { "drifted" }.into(),
+        operation_status: OperationStatus::Completed,
+        content_status,
+        content_code: content_status.receipt_code(),
+        ranking_status,
+        ranking_code: ranking_status.code(),
+        fingerprint_status: if reasons.is_empty() { FingerprintStatus::Unchanged } else { FingerprintStatus::Drifted },
         fingerprint_reasons: reasons,
         index_snapshot: IndexSnapshot {
             after: current.index.clone(),

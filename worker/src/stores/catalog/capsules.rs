@@ -1,6 +1,7 @@
 //! Saved Context Capsules and the state of their re-verification.
 
 use super::Result;
+use protocol::api::ContentStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// A saved capsule as stored.
@@ -15,7 +16,7 @@ pub struct Registration {
     pub evidence_count: u64,
     pub created_at: String,
     pub checked_seq: u64,
-    pub content_status: Option<String>,
+    pub content_status: Option<ContentStatus>,
     pub verified_at: Option<String>,
 }
 
@@ -32,7 +33,16 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Registration> {
         evidence_count: r.get::<_, i64>(5)? as u64,
         created_at: r.get(6)?,
         checked_seq: r.get::<_, i64>(7)? as u64,
-        content_status: r.get(8)?,
+        content_status: match r.get::<_, Option<String>>(8)? {
+            Some(text) => Some(ContentStatus::parse(&text).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    8,
+                    rusqlite::types::Type::Text,
+                    format!("not a content status: {text}").into(),
+                )
+            })?),
+            None => None,
+        },
         verified_at: r.get(9)?,
     })
 }
@@ -49,7 +59,7 @@ pub fn insert_registration(conn: &Connection, r: &Registration) -> Result<()> {
             r.evidence_count as i64,
             r.created_at,
             r.checked_seq as i64,
-            r.content_status,
+            r.content_status.map(ContentStatus::as_str),
             r.verified_at,
         ],
     )?;
@@ -83,10 +93,16 @@ pub fn mark_checked(conn: &Connection, id: &str, seq: u64) -> Result<()> {
 }
 
 /// Stores a re-verification's outcome.
-pub fn store_receipt(conn: &Connection, id: &str, content_status: &str, receipt: &str, at: &str) -> Result<()> {
+pub fn store_receipt(
+    conn: &Connection,
+    id: &str,
+    content_status: ContentStatus,
+    receipt: &str,
+    at: &str,
+) -> Result<()> {
     conn.execute(
         "UPDATE capsule_registrations SET content_status = ?2, receipt = ?3, verified_at = ?4 WHERE id = ?1",
-        params![id, content_status, receipt, at],
+        params![id, content_status.as_str(), receipt, at],
     )?;
     Ok(())
 }
