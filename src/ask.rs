@@ -3,7 +3,7 @@
 use crate::backend::Backend;
 use anyhow::anyhow;
 use protocol::api::{AskResponse, VerifiedAskResponse};
-use protocol::{AskRequest, CollectionName, Dirs, QueryRequest, Request, SearchFilters, SearchRequest, VerifiedAsk};
+use protocol::{AskRequest, Dirs, QueryRequest, Request, SearchFilters, SearchRequest, VerifiedAsk};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -23,7 +23,7 @@ pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
         query: a.question,
         limit: a.limit.clamp(1, 20),
         filters: SearchFilters {
-            collection: a.collection.map(|c| CollectionName::parse(&c).map(String::from).unwrap_or(c)),
+            collection: a.collection.as_deref().map(gateway::parse_collection).transpose()?,
             ..Default::default()
         },
         ..Default::default()

@@ -4,7 +4,7 @@ use crate::backend::Backend;
 use crate::commands::doc_ref;
 use anyhow::{anyhow, Context};
 use protocol::api::{ChangeEntry, ChangesResponse, DiffResponse, ImpactResponse};
-use protocol::{ChangeCursor, ChangesQuery, ChangesSince, CollectionName, Dirs, ImpactBounds, Request};
+use protocol::{ChangeCursor, ChangesQuery, ChangesSince, Dirs, ImpactBounds, Request};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -39,7 +39,7 @@ pub fn changes(
                 .map_err(|e| anyhow!("--since: {}", e.message))?,
         ),
     };
-    let collection = collection.map(|c| CollectionName::parse(&c).map(String::from)).transpose()?;
+    let collection = collection.as_deref().map(gateway::parse_collection).transpose()?;
     let q = ChangesQuery { since, collection, limit: limit.clamp(1, ChangesQuery::MAX_LIMIT) };
     let r: ChangesResponse = Backend::open(dirs)?.call_ok(Request::ListChanges(q))?;
     if json {

@@ -214,12 +214,14 @@ pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn collection_remove(dirs: &Dirs, name: String) -> anyhow::Result<ExitCode> {
+    let name = gateway::parse_collection(&name)?;
     let r: CollectionRemoved = Backend::open(dirs)?.call_ok(Request::RemoveCollection { name })?;
     println!("removed {}", r.collection);
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn update(dirs: &Dirs, collection: Option<String>, git_pull: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let collection = collection.as_deref().map(gateway::parse_collection).transpose()?;
     let mut b = Backend::open(dirs)?;
     let r: SyncStarted = b.call_ok(Request::Sync { collection, git_pull: git_pull.then_some(true) })?;
     let job = b.wait_job(&r.job_id)?;
@@ -238,16 +240,11 @@ pub enum SearchMode {
     },
 }
 
-fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&str>) -> Request {
+fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&CollectionName>) -> Request {
     let search = SearchRequest {
         query,
         limit: limit.clamp(1, CLI_MAX_LIMIT),
-        // The one normalization; a name that cannot be valid matches no collection (404).
-        filters: SearchFilters {
-            collection: collection
-                .map(|c| CollectionName::parse(c).map(String::from).unwrap_or_else(|_| c.to_string())),
-            ..Default::default()
-        },
+        filters: SearchFilters { collection: collection.cloned(), ..Default::default() },
         ..Default::default()
     };
     match mode {
@@ -347,6 +344,7 @@ pub fn search(
     json: bool,
     batch: bool,
 ) -> anyhow::Result<ExitCode> {
+    let collection = collection.as_deref().map(gateway::parse_collection).transpose()?;
     let mut b = Backend::open(dirs)?;
     if batch {
         use std::io::Write;
@@ -362,7 +360,7 @@ pub fn search(
                 serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
             let (results, error) =
-                match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_deref()))? {
+                match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_ref()))? {
                     Ok(r) => (r.results, None),
                     Err(e) => {
                         failed += 1;
@@ -380,7 +378,7 @@ pub fn search(
         return Ok(ExitCode::SUCCESS);
     }
     let q = query.ok_or_else(|| anyhow!("a query is required (or --batch)"))?;
-    let r: SearchResponse = b.call_ok(search_request(mode, q, limit, collection.as_deref()))?;
+    let r: SearchResponse = b.call_ok(search_request(mode, q, limit, collection.as_ref()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {

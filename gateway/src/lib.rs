@@ -3,6 +3,8 @@
 //! error to the contract's envelope.
 
 mod bodies;
+/// The one normalization of a collection name a request looks up (the CLI's too).
+pub use bodies::collection as parse_collection;
 mod client;
 pub mod connectors;
 pub mod dates;

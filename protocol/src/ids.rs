@@ -59,6 +59,32 @@ impl From<CollectionName> for String {
     }
 }
 
+/// A name reads as the text it is (`&name` where a `&str` is wanted); only parsing makes one.
+impl std::ops::Deref for CollectionName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for CollectionName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<String> for CollectionName {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<CollectionName> for String {
+    fn eq(&self, other: &CollectionName) -> bool {
+        *self == other.0
+    }
+}
+
 impl fmt::Display for CollectionName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

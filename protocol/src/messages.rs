@@ -4,7 +4,7 @@
 //! normalized, dates parsed into epoch milliseconds.
 
 use crate::error::ApiError;
-use crate::ChangeCursor;
+use crate::{ChangeCursor, CollectionName};
 use serde::{Deserialize, Serialize};
 
 /// Gateway (or supervisor) to worker.
@@ -173,10 +173,10 @@ pub enum Request {
     ListCollections,
     AddCollection(AddCollection),
     RemoveCollection {
-        name: String,
+        name: CollectionName,
     },
     Sync {
-        collection: Option<String>,
+        collection: Option<CollectionName>,
         git_pull: Option<bool>,
     },
     GetJob {
@@ -184,7 +184,7 @@ pub enum Request {
     },
     Search(SearchRequest),
     ListTags {
-        collection: Option<String>,
+        collection: Option<CollectionName>,
         prefix: Option<String>,
     },
     ListDocs(DocsQuery),
@@ -210,7 +210,7 @@ pub enum Request {
         doc: DocRef,
     },
     CreateFolder {
-        collection: String,
+        collection: CollectionName,
         name: String,
         parent_path: Option<String>,
     },
@@ -280,7 +280,7 @@ pub enum Request {
     Autocomplete {
         /// Lowercased, trimmed, non-empty.
         query: String,
-        collection: Option<String>,
+        collection: Option<CollectionName>,
         limit: u32,
     },
     Ask(Box<AskRequest>),
@@ -353,7 +353,7 @@ pub struct AddCollection {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct SearchFilters {
-    pub collection: Option<String>,
+    pub collection: Option<CollectionName>,
     /// Inclusive lower bound on the modified time, epoch milliseconds.
     pub since_ms: Option<i64>,
     /// Inclusive upper bound on the modified time, epoch milliseconds.
@@ -470,7 +470,7 @@ pub enum SortOrder {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DocsQuery {
-    pub collection: Option<String>,
+    pub collection: Option<CollectionName>,
     pub limit: u32,
     pub offset: u32,
     pub tags_all: Vec<String>,
@@ -532,7 +532,7 @@ impl SortField {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct GraphQuery {
-    pub collection: Option<String>,
+    pub collection: Option<CollectionName>,
     pub limit: u32,
     pub edge_limit: u32,
     pub include_similar: bool,
@@ -556,7 +556,7 @@ pub enum ChangesSince {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangesQuery {
     pub since: ChangesSince,
-    pub collection: Option<String>,
+    pub collection: Option<CollectionName>,
     /// 1..=[`ChangesQuery::MAX_LIMIT`].
     pub limit: u32,
 }
@@ -631,8 +631,8 @@ pub struct ContextRequest {
     pub goal: String,
     /// What is searched (the goal unless given).
     pub query: String,
-    /// Normalized collection names; empty means every collection.
-    pub collections: Vec<String>,
+    /// Empty means every collection.
+    pub collections: Vec<CollectionName>,
     pub uri_prefix: Option<String>,
     pub query_modes: Vec<QueryMode>,
     /// The search filters (collection unset: `collections` scopes the compile).
@@ -668,9 +668,9 @@ pub enum CollisionPolicy {
     Overwrite,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CreateDoc {
-    pub collection: String,
+    pub collection: CollectionName,
     /// The raw form: the note's path in the collection.
     pub rel_path: Option<String>,
     /// The richer form: the title (also the file name when `rel_path` is absent).
@@ -680,6 +680,22 @@ pub struct CreateDoc {
     pub tags: Vec<String>,
     pub preset_id: Option<String>,
     pub collision: CollisionPolicy,
+}
+
+impl CreateDoc {
+    /// A note in `collection`, every other field at its default.
+    pub fn new(collection: CollectionName) -> Self {
+        CreateDoc {
+            collection,
+            rel_path: None,
+            title: None,
+            folder_path: None,
+            content: None,
+            tags: Vec::new(),
+            preset_id: None,
+            collision: CollisionPolicy::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -694,9 +710,9 @@ pub struct UpdateDoc {
 }
 
 /// `POST /api/capture`: a note with provenance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Capture {
-    pub collection: String,
+    pub collection: CollectionName,
     pub content: Option<String>,
     pub title: Option<String>,
     pub rel_path: Option<String>,
@@ -707,6 +723,23 @@ pub struct Capture {
     pub tags: Vec<String>,
     /// Validated `source` fields (`kind`, `url`, `title`, ...), in a fixed order.
     pub source: Vec<(String, String)>,
+}
+
+impl Capture {
+    /// A capture into `collection`, every other field at its default.
+    pub fn new(collection: CollectionName) -> Self {
+        Capture {
+            collection,
+            content: None,
+            title: None,
+            rel_path: None,
+            folder_path: None,
+            collision: None,
+            preset_id: None,
+            tags: Vec::new(),
+            source: Vec::new(),
+        }
+    }
 }
 
 /// A file refactor of one note.

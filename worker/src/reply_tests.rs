@@ -28,6 +28,10 @@ fn details<T: DeserializeOwned>(body: Result<JsonBody, ApiError>) -> (ApiError, 
     (err, serde_json::from_str(&d).unwrap_or_else(|e| panic!("{e}: {d}")))
 }
 
+fn name(raw: &str) -> protocol::CollectionName {
+    protocol::CollectionName::parse(raw).expect("a valid collection name")
+}
+
 fn by_uri(uri: &str) -> DocRef {
     DocRef::Uri(uri.to_string())
 }
@@ -99,12 +103,7 @@ fn every_reply_is_its_protocol_type() {
         reply(w.handle(Request::Diagnose { query, target: DocRef::Docid("#00000000".into()) }));
     assert_eq!(missing.target.status, TargetStatus::NotFound);
 
-    let create = CreateDoc {
-        collection: "n".into(),
-        title: Some("New note".into()),
-        tags: vec!["t".into()],
-        ..Default::default()
-    };
+    let create = CreateDoc { title: Some("New note".into()), tags: vec!["t".into()], ..CreateDoc::new(name("n")) };
     let created: CreatedDoc = reply(w.handle(Request::CreateDoc(create.clone())));
     assert!(created.job_id.is_some());
     let again = CreateDoc { collision: CollisionPolicy::OpenExisting, ..create };
@@ -129,16 +128,15 @@ fn every_reply_is_its_protocol_type() {
     })));
     assert!(updated.success);
     let _: CreatedFolder =
-        reply(w.handle(Request::CreateFolder { collection: "n".into(), name: "f".into(), parent_path: None }));
+        reply(w.handle(Request::CreateFolder { collection: name("n"), name: "f".into(), parent_path: None }));
     let _: AssetLocation =
         reply(w.handle(Request::ResolveAsset { uri: "svc://n/a.md".into(), path: Some("sub/c.md".into()) }));
     let presets: NotePresetsResponse = reply(w.handle(Request::NotePresets));
     assert!(presets.presets.iter().any(|p| p.frontmatter.kind.is_some()));
     let capture = Capture {
-        collection: "n".into(),
         content: Some("captured".into()),
         source: vec![("kind".into(), "web".into()), ("url".into(), "https://example.com".into())],
-        ..Default::default()
+        ..Capture::new(name("n"))
     };
     let captured: CaptureResponse = reply(w.handle(Request::Capture(capture.clone())));
     let keys: Vec<&str> = captured.source.0.iter().map(|(k, _)| k.as_str()).collect();
@@ -175,6 +173,6 @@ fn every_reply_is_its_protocol_type() {
     let models: PresetsResponse = reply(w.handle(Request::ListPresets));
     assert!(models.presets.iter().any(|p| p.active));
     let _: PullStatus = reply(w.handle(Request::ModelStatus));
-    let removed: CollectionRemoved = reply(w.handle(Request::RemoveCollection { name: "n".into() }));
+    let removed: CollectionRemoved = reply(w.handle(Request::RemoveCollection { name: name("n") }));
     assert_eq!(removed.collection, "n");
 }

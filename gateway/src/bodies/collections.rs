@@ -1,7 +1,7 @@
 //! Bodies of the collection, sync and model routes.
 
 use super::{collection_opt, required};
-use protocol::{AddCollection, ApiError};
+use protocol::{AddCollection, ApiError, CollectionName};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -49,7 +49,7 @@ pub struct SyncBody {
 
 impl SyncBody {
     /// `(collection, git_pull)`.
-    pub fn into_parts(self) -> Result<(Option<String>, Option<bool>), ApiError> {
+    pub fn into_parts(self) -> Result<(Option<CollectionName>, Option<bool>), ApiError> {
         Ok((collection_opt(self.collection)?, self.git_pull))
     }
 }

@@ -160,8 +160,8 @@ impl ContextBody {
         let mut collections = Vec::new();
         for c in list(self.collections, ErrorCode::InvalidFilter)? {
             let name = CollectionName::parse(&c).map_err(|_| err(ErrorCode::InvalidFilter))?;
-            if !collections.contains(&String::from(name.clone())) {
-                collections.push(name.into());
+            if !collections.contains(&name) {
+                collections.push(name);
             }
         }
         collections.sort();

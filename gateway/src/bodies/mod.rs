@@ -112,19 +112,17 @@ pub fn non_blank(v: Option<String>) -> Option<String> {
 
 /// The one normalization of a collection name a request looks up: trimmed, lowercased and
 /// validated by [`CollectionName`]. A name that cannot be valid names no collection: 404.
-pub fn collection(raw: &str) -> Result<String, ApiError> {
-    CollectionName::parse(raw)
-        .map(String::from)
-        .map_err(|_| ApiError::not_found(format!("Collection not found: {}", raw.trim())))
+pub fn collection(raw: &str) -> Result<CollectionName, ApiError> {
+    CollectionName::parse(raw).map_err(|_| ApiError::not_found(format!("Collection not found: {}", raw.trim())))
 }
 
 /// [`collection`] of an optional field (absent or blank: no collection named).
-pub fn collection_opt(raw: Option<String>) -> Result<Option<String>, ApiError> {
+pub fn collection_opt(raw: Option<String>) -> Result<Option<CollectionName>, ApiError> {
     non_blank(raw).map(|c| collection(&c)).transpose()
 }
 
 /// [`collection`] of a required field.
-pub fn collection_req(raw: Option<String>) -> Result<String, ApiError> {
+pub fn collection_req(raw: Option<String>) -> Result<CollectionName, ApiError> {
     collection(&required("collection", raw)?)
 }
 
@@ -154,7 +152,7 @@ mod tests {
 
     #[test]
     fn collection_names_normalize_in_one_place() {
-        assert_eq!(collection(" Notes ").unwrap(), "notes");
+        assert_eq!(collection(" Notes ").unwrap().as_str(), "notes");
         assert_eq!(collection("a b").unwrap_err().code, protocol::ErrorCode::NotFound);
         assert_eq!(collection_opt(Some("  ".into())).unwrap(), None);
         assert_eq!(collection_req(None).unwrap_err().code, protocol::ErrorCode::Validation);

@@ -1,7 +1,9 @@
 //! Bodies of the document writes: create, update, folders, capture and refactors.
 
 use super::{collection_req, non_blank, required, StringList};
-use protocol::{ApiError, ApplyConfirmation, CollisionPolicy, CreateDoc, DocRef, RefactorOp, UpdateDoc};
+use protocol::{
+    ApiError, ApplyConfirmation, CollectionName, CollisionPolicy, CreateDoc, DocRef, RefactorOp, UpdateDoc,
+};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -112,7 +114,7 @@ pub struct FolderBody {
 
 impl FolderBody {
     /// `(collection, name, parent_path)`.
-    pub fn into_parts(self) -> Result<(String, String, Option<String>), ApiError> {
+    pub fn into_parts(self) -> Result<(CollectionName, String, Option<String>), ApiError> {
         Ok((collection_req(self.collection)?, required("name", self.name)?, self.parent_path))
     }
 }

@@ -33,7 +33,10 @@ pub async fn add(State(s): State<AppState>, Body(b): Body<AddCollectionBody>) ->
               (status = 404, description = "Unknown collection", body = ErrorEnvelope),
               (status = 409, description = "A job runs", body = ErrorEnvelope)))]
 pub async fn remove(State(s): State<AppState>, Path(name): Path<String>) -> ApiReply {
-    ApiReply::ok(s.worker.call(Request::RemoveCollection { name }).await)
+    match crate::bodies::collection(&name) {
+        Ok(name) => ApiReply::ok(s.worker.call(Request::RemoveCollection { name }).await),
+        Err(e) => e.into(),
+    }
 }
 
 /// Starts a sync of one collection or of all (202).

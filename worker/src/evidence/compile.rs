@@ -15,7 +15,7 @@ use crate::retrieval::{hybrid, keyword};
 use crate::stores::catalog::{self, DocRow};
 use crate::{time_fmt, uri, Worker};
 use protocol::api::*;
-use protocol::{ApiError, ContextRequest, DepthPolicy, ErrorCode, QueryRequest, SearchRequest};
+use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryRequest, SearchRequest};
 use std::collections::{BTreeSet, HashSet};
 
 const OMISSION_ITEMS: usize = 100;
@@ -59,7 +59,7 @@ fn graph_requested(req: &ContextRequest) -> bool {
     req.graph.unwrap_or(req.depth == DepthPolicy::Thorough)
 }
 
-fn search_request(req: &ContextRequest, collection: Option<String>, pool: u32) -> SearchRequest {
+fn search_request(req: &ContextRequest, collection: Option<CollectionName>, pool: u32) -> SearchRequest {
     let mut filters = req.filters.clone();
     filters.collection = collection;
     SearchRequest {
@@ -84,7 +84,7 @@ fn retrieval_error(e: ApiError) -> ApiError {
 fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     let pool = candidate_limit(req);
     // One retrieval over the index, or one per collection (canonical order) merged by rank.
-    let scopes: Vec<Option<String>> =
+    let scopes: Vec<Option<CollectionName>> =
         if req.collections.is_empty() { vec![None] } else { req.collections.iter().cloned().map(Some).collect() };
     let semantic_wanted = req.depth != DepthPolicy::Fast;
     let rerank_wanted = semantic_wanted && !req.no_rerank;
@@ -212,7 +212,7 @@ fn add_neighbours(w: &Worker, req: &ContextRequest, hits: &mut Vec<Hit>) -> Resu
             .collect();
         targets.sort_by(|a, b| (&a.collection, &a.rel_path).cmp(&(&b.collection, &b.rel_path)));
         for t in targets {
-            let in_scope = (req.collections.is_empty() || req.collections.contains(&t.collection))
+            let in_scope = (req.collections.is_empty() || req.collections.iter().any(|c| *c == t.collection))
                 && req.uri_prefix.as_deref().is_none_or(|p| uri::doc_uri(&t.collection, &t.rel_path).starts_with(p));
             if in_scope {
                 extra.push(Hit {
@@ -476,7 +476,7 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
         schema_version: CapsuleVersion::V1_1,
         scope: CapsuleScope {
             categories: req.filters.categories.clone(),
-            collections: req.collections.clone(),
+            collections: req.collections.iter().map(ToString::to_string).collect(),
             index_name: w.dirs.index_name.clone(),
             // As resolved (a relative token becomes its instant), so verification reads it back.
             since: req.filters.since_ms.map(time_fmt::ms_to_iso),

@@ -9,7 +9,7 @@ use super::{fingerprint, identity};
 use crate::stores::catalog;
 use crate::{time_fmt, uri, Worker};
 use protocol::api::*;
-use protocol::{ApiError, ContextRequest, ErrorCode, QueryMode, SearchFilters};
+use protocol::{ApiError, CollectionName, ContextRequest, ErrorCode, QueryMode, SearchFilters};
 use serde_json::Value;
 
 fn malformed() -> ApiError {
@@ -98,6 +98,7 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
         Some(s) => Some(time_fmt::iso_to_ms(s)?),
         None => None,
     };
+    let collections = c.scope.collections.iter().map(|c| CollectionName::parse(c).ok()).collect::<Option<Vec<_>>>()?;
     // What the gateway would accept: a capsule asking for more cannot be re-ranked.
     if r.candidate_limit > 200 || r.limit > 100 || r.query_modes.len() > 16 {
         return None;
@@ -105,7 +106,7 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
     Some(ContextRequest {
         goal: c.goal.clone(),
         query: c.query.clone(),
-        collections: c.scope.collections.clone(),
+        collections,
         uri_prefix: c.scope.uri_prefix.clone(),
         query_modes,
         filters: SearchFilters {

@@ -120,7 +120,7 @@ pub fn remove(w: &Worker, name: &str) -> Result<JsonBody, ApiError> {
     })
 }
 
-pub fn sync(w: &Arc<Worker>, collection: Option<String>, git_pull: Option<bool>) -> Result<JsonBody, ApiError> {
+pub fn sync(w: &Arc<Worker>, collection: Option<CollectionName>, git_pull: Option<bool>) -> Result<JsonBody, ApiError> {
     let slot = w.jobs.reserve()?;
     let targets: Vec<CollectionConfig> = {
         let cfg = w.config();

@@ -8,7 +8,7 @@ use protocol::api::{
     DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
 use protocol::source_kind::SourceKind;
-use protocol::{ApiError, DocRef, DocsQuery, JsonBody, SortField, SortOrder};
+use protocol::{ApiError, CollectionName, DocRef, DocsQuery, JsonBody, SortField, SortOrder};
 use rusqlite::types::Value as SqlValue;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -49,7 +49,7 @@ pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
     p.is_file().then(|| p.display().to_string())
 }
 
-pub fn tags(w: &Worker, collection: Option<String>, prefix: Option<String>) -> Result<JsonBody, ApiError> {
+pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<String>) -> Result<JsonBody, ApiError> {
     let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref())?;
     let tags: Vec<TagCount> = all
         .into_iter()
@@ -59,14 +59,17 @@ pub fn tags(w: &Worker, collection: Option<String>, prefix: Option<String>) -> R
         })
         .map(|(tag, count)| TagCount { tag, count })
         .collect();
-    JsonBody::of(&TagsResponse { meta: TagsMeta { total: tags.len() as u64, collection, prefix }, tags })
+    JsonBody::of(&TagsResponse {
+        meta: TagsMeta { total: tags.len() as u64, collection: collection.map(String::from), prefix },
+        tags,
+    })
 }
 
 pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
     let mut clauses = vec!["d.active = 1".to_string()];
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(c) = &q.collection {
-        args.push(SqlValue::Text(c.clone()));
+        args.push(SqlValue::Text(c.to_string()));
         clauses.push(format!("d.collection = ?{}", args.len()));
     }
     for t in &q.tags_all {

@@ -249,7 +249,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
         }
     }
     let meta = GraphMeta {
-        collection: q.collection.clone(),
+        collection: q.collection.as_ref().map(ToString::to_string),
         node_limit: q.limit,
         edge_limit: q.edge_limit,
         total_nodes: total_nodes as u64,

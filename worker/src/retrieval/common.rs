@@ -129,7 +129,7 @@ impl Scope {
         let roots: HashMap<String, String> =
             w.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
         if let Some(c) = &req.filters.collection {
-            if !roots.contains_key(c) {
+            if !roots.contains_key(c.as_str()) {
                 return Err(ApiError::not_found(format!("Collection not found: {c}")));
             }
         }

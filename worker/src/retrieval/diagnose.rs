@@ -464,7 +464,7 @@ mod tests {
         let req = SearchRequest {
             query: "q".into(),
             filters: SearchFilters {
-                collection: Some("notes".into()),
+                collection: Some(protocol::CollectionName::parse("notes").unwrap()),
                 since_ms: Some(1),
                 until_ms: Some(2),
                 categories: vec!["guide".into()],
