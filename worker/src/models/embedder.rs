@@ -140,12 +140,7 @@ mod tests {
     use std::time::Duration;
 
     fn embedder(dim: usize) -> ServerEmbedder {
-        let server = ModelServer {
-            url: "http://127.0.0.1:9/v1".into(),
-            model: None,
-            api_key_env: None,
-            timeout: Duration::from_secs(1),
-        };
+        let server = ModelServer::new("http://127.0.0.1:9/v1", None, None, Duration::from_secs(1));
         ServerEmbedder { server, policy: EgressPolicy::LocalOnly, dim }
     }
 
@@ -171,12 +166,7 @@ mod tests {
 
     #[test]
     fn a_server_outside_the_policy_is_refused_before_any_request() {
-        let server = ModelServer {
-            url: "http://10.255.255.1:9/v1".into(),
-            model: None,
-            api_key_env: None,
-            timeout: Duration::from_secs(1),
-        };
+        let server = ModelServer::new("http://10.255.255.1:9/v1", None, None, Duration::from_secs(1));
         let got = ServerEmbedder::connect(server, EgressPolicy::LocalOnly);
         assert!(matches!(got, Err(ModelError::Egress(ref why)) if why.contains("local_only")));
     }

@@ -13,8 +13,9 @@ use std::time::Duration;
 /// How long a request may take when the config says nothing.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Where and how to reach a model server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where and how to reach a model server, and the one HTTP agent (its connection pool and
+/// timeouts) every request to it goes through.
+#[derive(Debug, Clone)]
 pub struct ModelServer {
     /// The API's base URL (`http://127.0.0.1:8080/v1`).
     pub url: String,
@@ -22,16 +23,38 @@ pub struct ModelServer {
     /// The environment variable holding the API key.
     pub api_key_env: Option<String>,
     pub timeout: Duration,
+    agent: ureq::Agent,
 }
 
+/// Two servers are the same when they are reached the same way (the agent is a consequence).
+impl PartialEq for ModelServer {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.url, &self.model, &self.api_key_env, self.timeout)
+            == (&other.url, &other.model, &other.api_key_env, other.timeout)
+    }
+}
+
+impl Eq for ModelServer {}
+
 impl ModelServer {
+    pub fn new(url: &str, model: Option<String>, api_key_env: Option<String>, timeout: Duration) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(timeout.min(Duration::from_secs(10))))
+            .timeout_recv_response(Some(timeout))
+            .timeout_per_read(Some(timeout))
+            .build()
+            .new_agent();
+        ModelServer { url: url.trim().to_string(), model, api_key_env, timeout, agent }
+    }
+
     pub fn from_config(c: &ModelServerConfig) -> Self {
-        ModelServer {
-            url: c.url.trim().to_string(),
-            model: c.model.clone(),
-            api_key_env: c.api_key_env.clone(),
-            timeout: c.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-        }
+        Self::new(
+            &c.url,
+            c.model.clone(),
+            c.api_key_env.clone(),
+            c.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        )
     }
 
     /// The model reference a preset shows for this server: `server:<url>`, with `#<model>`
@@ -52,15 +75,8 @@ impl ModelServer {
     /// its status (the caller reads a non-200 as [`Self::refused`]).
     pub fn post(&self, policy: EgressPolicy, path: &str, body: &[u8]) -> Result<ureq::http::Response<ureq::Body>> {
         egress::check(policy, &self.url).map_err(ModelError::Egress)?;
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(self.timeout.min(Duration::from_secs(10))))
-            .timeout_recv_response(Some(self.timeout))
-            .timeout_per_read(Some(self.timeout))
-            .build()
-            .new_agent();
         let endpoint = format!("{}/{path}", self.url.trim_end_matches('/'));
-        let mut request = agent.post(endpoint).header("Content-Type", "application/json");
+        let mut request = self.agent.post(endpoint).header("Content-Type", "application/json");
         if let Some(var) = &self.api_key_env {
             let key = std::env::var(var)
                 .map_err(|_| self.unavailable(format!("needs an API key in ${var}, which is not set")))?;

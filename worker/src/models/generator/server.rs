@@ -154,8 +154,7 @@ mod tests {
     use super::*;
 
     fn server(url: &str) -> ServerGenerator {
-        let s =
-            ModelServer { url: url.into(), model: None, api_key_env: None, timeout: std::time::Duration::from_secs(1) };
+        let s = ModelServer::new(url, None, None, std::time::Duration::from_secs(1));
         ServerGenerator::new(s, EgressPolicy::LocalOnly)
     }
 
