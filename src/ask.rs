@@ -2,8 +2,9 @@
 
 use crate::backend::Backend;
 use anyhow::anyhow;
+use gateway::bodies::{AskBody, AskOptions, QueryBody, QueryOptions, SearchBody};
 use protocol::api::{AskResponse, VerifiedAskResponse};
-use protocol::{AskRequest, Dirs, QueryRequest, Request, SearchFilters, SearchRequest, VerifiedAsk};
+use protocol::{AskRequest, Dirs, Request};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -18,22 +19,23 @@ pub struct AskArgs {
 }
 
 pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
-    let mut b = Backend::open(dirs)?;
-    let search = SearchRequest {
-        query: a.question,
-        limit: a.limit.clamp(1, 20),
-        filters: SearchFilters {
-            collection: a.collection.as_deref().map(gateway::parse_collection).transpose()?,
-            ..Default::default()
-        },
+    // The body `/api/ask` reads, so the checks and defaults are the same.
+    let search = SearchBody {
+        query: Some(a.question),
+        limit: Some(i64::from(a.limit)),
+        collection: a.collection,
         ..Default::default()
     };
-    let request = AskRequest {
-        query: QueryRequest { search, ..Default::default() },
-        max_answer_tokens: a.max_answer_tokens.clamp(1, 2048),
-        stream: !a.json && !a.verify,
-        verified: a.verify.then_some(VerifiedAsk { budget_tokens: 12_000 }),
+    let body = AskBody {
+        query: QueryBody { search, options: QueryOptions::default() },
+        options: AskOptions {
+            max_answer_tokens: Some(i64::from(a.max_answer_tokens)),
+            verify: Some(a.verify),
+            context_budget_tokens: None,
+        },
     };
+    let request = body.into_request(!a.json)?;
+    let mut b = Backend::open(dirs)?;
     if a.verify {
         return verified(&mut b, request, a.json);
     }

@@ -39,7 +39,7 @@ pub fn changes(
                 .map_err(|e| anyhow!("--since: {}", e.message))?,
         ),
     };
-    let collection = collection.as_deref().map(gateway::parse_collection).transpose()?;
+    let collection = collection.as_deref().map(gateway::bodies::collection).transpose()?;
     let q = ChangesQuery { since, collection, limit: limit.clamp(1, ChangesQuery::MAX_LIMIT) };
     let r: ChangesResponse = Backend::open(dirs)?.call_ok(Request::ListChanges(q))?;
     if json {

@@ -2,11 +2,12 @@
 
 use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
+use gateway::bodies::{QueryBody, QueryOptions, SearchBody};
 use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged,
     PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted, WorkerFailure,
 };
-use protocol::{AddCollection, CollectionName, Dirs, DocRef, QueryRequest, Request, SearchFilters, SearchRequest};
+use protocol::{AddCollection, ApiError, Dirs, DocRef, Request};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::BufRead;
@@ -214,14 +215,14 @@ pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn collection_remove(dirs: &Dirs, name: String) -> anyhow::Result<ExitCode> {
-    let name = gateway::parse_collection(&name)?;
+    let name = gateway::bodies::collection(&name)?;
     let r: CollectionRemoved = Backend::open(dirs)?.call_ok(Request::RemoveCollection { name })?;
     println!("removed {}", r.collection);
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn update(dirs: &Dirs, collection: Option<String>, git_pull: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let collection = collection.as_deref().map(gateway::parse_collection).transpose()?;
+    let collection = collection.as_deref().map(gateway::bodies::collection).transpose()?;
     let mut b = Backend::open(dirs)?;
     let r: SyncStarted = b.call_ok(Request::Sync { collection, git_pull: git_pull.then_some(true) })?;
     let job = b.wait_job(&r.job_id)?;
@@ -240,20 +241,24 @@ pub enum SearchMode {
     },
 }
 
-fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&CollectionName>) -> Request {
-    let search = SearchRequest {
-        query,
-        limit: limit.clamp(1, CLI_MAX_LIMIT),
-        filters: SearchFilters { collection: collection.cloned(), ..Default::default() },
+/// The worker's request for a search from the command line, through the same body types (and
+/// so the same checks and defaults) as `/api/search`, `/api/vsearch` and `/api/query`; only the
+/// largest `limit` is the CLI's own.
+fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&str>) -> Result<Request, ApiError> {
+    let search = SearchBody {
+        query: Some(query),
+        limit: Some(i64::from(limit)),
+        collection: collection.map(str::to_string),
         ..Default::default()
     };
-    match mode {
-        SearchMode::Bm25 => Request::Search(search),
-        SearchMode::Vector => Request::VectorSearch(search),
+    Ok(match mode {
+        SearchMode::Bm25 => Request::Search(search.into_request(SearchBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?),
+        SearchMode::Vector => Request::VectorSearch(search.into_request(SearchBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?),
         SearchMode::Hybrid { expand, rerank } => {
-            Request::Query(QueryRequest { search, expand, no_rerank: !rerank, ..Default::default() })
+            let options = QueryOptions { no_expand: Some(!expand), no_rerank: Some(!rerank), ..Default::default() };
+            Request::Query(QueryBody { search, options }.into_request_within(QueryBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?)
         }
-    }
+    })
 }
 
 /// Embeds the backlog: in this process without a server, else waits for the server's
@@ -344,7 +349,7 @@ pub fn search(
     json: bool,
     batch: bool,
 ) -> anyhow::Result<ExitCode> {
-    let collection = collection.as_deref().map(gateway::parse_collection).transpose()?;
+    let collection = collection.as_deref().map(gateway::bodies::collection).transpose()?;
     let mut b = Backend::open(dirs)?;
     if batch {
         use std::io::Write;
@@ -359,14 +364,18 @@ pub fn search(
             let item: Value =
                 serde_json::from_str(&line).context("each stdin line must be JSON {\"id\", \"query\"}")?;
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
-            let (results, error) =
-                match b.call::<SearchResponse>(search_request(mode, q, limit, collection.as_ref()))? {
-                    Ok(r) => (r.results, None),
-                    Err(e) => {
-                        failed += 1;
-                        (Vec::new(), Some(e.to_envelope().error))
-                    }
-                };
+            // A query the body refuses is that line's error, like one the worker refuses.
+            let reply = match search_request(mode, q, limit, collection.as_deref()) {
+                Ok(request) => b.call::<SearchResponse>(request)?,
+                Err(e) => Err(e),
+            };
+            let (results, error) = match reply {
+                Ok(r) => (r.results, None),
+                Err(e) => {
+                    failed += 1;
+                    (Vec::new(), Some(e.to_envelope().error))
+                }
+            };
             writeln!(out, "{}", serde_json::to_string(&BatchLine { id: item["id"].clone(), results, error })?)?;
         }
         if failed > 0 {
@@ -378,7 +387,7 @@ pub fn search(
         return Ok(ExitCode::SUCCESS);
     }
     let q = query.ok_or_else(|| anyhow!("a query is required (or --batch)"))?;
-    let r: SearchResponse = b.call_ok(search_request(mode, q, limit, collection.as_ref()))?;
+    let r: SearchResponse = b.call_ok(search_request(mode, q, limit, collection.as_deref())?)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {

@@ -2,12 +2,13 @@
 //! (re-verified by the worker after every change to their evidence).
 
 use crate::backend::Backend;
-use anyhow::{anyhow, Context};
+use anyhow::Context;
+use gateway::bodies::ContextBody;
 use protocol::api::{
     capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt, CapsuleRegistration, CapsuleRegistrations,
     ContentStatus,
 };
-use protocol::{ContextRequest, DepthPolicy, Dirs, Request};
+use protocol::{DepthPolicy, Dirs, Request};
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -29,18 +30,14 @@ pub fn build(
     md: bool,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    if goal.trim().is_empty() || budget == 0 {
-        return Err(anyhow!("a goal and a positive --budget are required"));
-    }
-    let req = ContextRequest {
-        query: goal.clone(),
-        goal,
-        limit: 20,
-        budget_tokens: budget,
-        budget_bytes: budget.saturating_mul(4),
-        depth,
+    // The body `/api/context` reads, so the checks and defaults are the same.
+    let body = ContextBody {
+        goal: Some(goal),
+        budget_tokens: Some(budget.into()),
+        depth_policy: Some(depth.as_str().to_string()),
         ..Default::default()
     };
+    let (req, _) = body.into_request()?;
     let capsule: Capsule = Backend::open(dirs)?.call_ok(Request::Context(Box::new(req)))?;
     if md {
         print!("{}", capsule_markdown(&capsule));

@@ -2,9 +2,9 @@
 //! validates requests, forwards work to the worker over the local socket and maps every
 //! error to the contract's envelope.
 
-mod bodies;
-/// The one normalization of a collection name a request looks up (the CLI's too).
-pub use bodies::collection as parse_collection;
+/// The request bodies: parsed, bounded and turned into the worker's requests, for HTTP, MCP
+/// and the CLI alike.
+pub mod bodies;
 mod client;
 pub mod connectors;
 pub mod dates;

@@ -11,11 +11,11 @@ mod context;
 mod search;
 mod writes;
 
-pub use ask::AskBody;
+pub use ask::{AskBody, AskOptions};
 pub use collections::{AddCollectionBody, SetPresetBody, SyncBody};
 pub use connectors::VerifyConnectorBody;
 pub use context::{context_error, CapsuleFormat, ContextBody, VerifyBody};
-pub use search::{DiagnoseBody, QueryBody, SearchBody};
+pub use search::{DiagnoseBody, QueryBody, QueryOptions, SearchBody};
 pub use writes::{
     CaptureBody, CreateDocBody, FolderBody, RefactorApplyBody, RefactorKind, RefactorPlanBody, UpdateDocBody,
 };

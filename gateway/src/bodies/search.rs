@@ -179,7 +179,17 @@ impl<'de> Deserialize<'de> for QueryBody {
 }
 
 impl QueryBody {
+    /// `/api/query`: default and largest `limit`.
+    pub const DEFAULT_LIMIT: u32 = 20;
+    pub const MAX_LIMIT: u32 = 50;
+
     pub fn into_request(self) -> Result<QueryRequest, ApiError> {
+        self.into_request_within(Self::DEFAULT_LIMIT, Self::MAX_LIMIT)
+    }
+
+    /// The worker's request with another default and largest `limit` (the CLI lists up to
+    /// 100 results for evaluations).
+    pub fn into_request_within(self, default_limit: u32, max_limit: u32) -> Result<QueryRequest, ApiError> {
         let o = self.options;
         let modes = o.query_modes.unwrap_or_default();
         if modes.len() > MAX_QUERY_MODES {
@@ -189,7 +199,7 @@ impl QueryBody {
             return Err(ApiError::validation("queryModes text must be at most 10000 characters"));
         }
         Ok(QueryRequest {
-            search: self.search.into_request(20, 50)?,
+            search: self.search.into_request(default_limit, max_limit)?,
             lang: o.lang.map(|l| l.trim().to_lowercase()).filter(|l| !l.is_empty() && l != "auto"),
             expand: o.no_expand == Some(false),
             no_rerank: o.no_rerank.unwrap_or(false),
