@@ -1,16 +1,14 @@
 //! Read endpoints over the catalog: tags, document lists, one document, sections.
 
 use crate::index::indexer::source_kind;
-use crate::stores::catalog::{self, DocRow, DOC_COLUMNS};
-use crate::{index::ingest, runtime, time_fmt, uri, Worker};
+use crate::stores::catalog::{self, DocRow};
+use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{
     AutocompleteDoc, AutocompleteResponse, CodeTokensResponse, DocResponse, DocSection, DocSource, DocSummary,
     DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
 use protocol::source_kind::SourceKind;
-use protocol::{ApiError, CollectionName, DocRef, DocsQuery, JsonBody, SortField, SortOrder};
-use rusqlite::types::Value as SqlValue;
-use std::collections::BTreeSet;
+use protocol::{ApiError, CollectionName, DocRef, DocsQuery, JsonBody};
 use std::path::Path;
 
 /// The active document a reference names.
@@ -66,70 +64,8 @@ pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<Strin
 }
 
 pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
-    let mut clauses = vec!["d.active = 1".to_string()];
-    let mut args: Vec<SqlValue> = Vec::new();
-    if let Some(c) = &q.collection {
-        args.push(SqlValue::Text(c.to_string()));
-        clauses.push(format!("d.collection = ?{}", args.len()));
-    }
-    for t in &q.tags_all {
-        args.push(SqlValue::Text(t.clone()));
-        clauses.push(format!("EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag = ?{})", args.len()));
-    }
-    if !q.tags_any.is_empty() {
-        let mut marks = Vec::new();
-        for t in &q.tags_any {
-            args.push(SqlValue::Text(t.clone()));
-            marks.push(format!("?{}", args.len()));
-        }
-        clauses.push(format!(
-            "EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag IN ({}))",
-            marks.join(",")
-        ));
-    }
-    let filter = clauses.join(" AND ");
-    let dir = if q.sort_order == SortOrder::Asc { "ASC" } else { "DESC" };
-    let order = match &q.sort_field {
-        SortField::Modified => format!("d.source_mtime_ns {dir}, d.id"),
-        SortField::DateKey(field) => {
-            // A DateKey is `[a-z0-9_]+` by construction: it can stand in the JSON path.
-            let key = format!("json_extract(d.date_fields, '$.{}')", field.as_str());
-            format!("({key} IS NULL), {key} {dir}, d.id")
-        }
-    };
     let conn = w.catalog.reader();
-    let filter_args = &args[..];
-    let total: i64 = conn
-        .query_row(
-            &format!("SELECT COUNT(*) FROM documents d WHERE {filter}"),
-            rusqlite::params_from_iter(filter_args.iter()),
-            |r| r.get(0),
-        )
-        .map_err(runtime)?;
-    let fields: BTreeSet<String> = {
-        let sql = format!("SELECT DISTINCT j.key FROM documents d, json_each(d.date_fields) j WHERE {filter}");
-        let mut stmt = conn.prepare(&sql).map_err(runtime)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(filter_args.iter()), |r| r.get::<_, String>(0))
-            .map_err(runtime)?;
-        rows.collect::<Result<_, _>>().map_err(runtime)?
-    };
-    let mut page_args = args.clone();
-    page_args.push(SqlValue::Integer(q.limit as i64));
-    page_args.push(SqlValue::Integer(q.offset as i64));
-    let n = page_args.len();
-    let sql = format!(
-        "SELECT {} FROM documents d WHERE {filter} ORDER BY {order} LIMIT ?{} OFFSET ?{}",
-        DOC_COLUMNS.split(", ").map(|c| format!("d.{c}")).collect::<Vec<_>>().join(", "),
-        n - 1,
-        n
-    );
-    let rows: Vec<DocRow> = {
-        let mut stmt = conn.prepare(&sql).map_err(runtime)?;
-        let it =
-            stmt.query_map(rusqlite::params_from_iter(page_args.iter()), catalog::doc_from_row).map_err(runtime)?;
-        it.collect::<Result<_, _>>().map_err(runtime)?
-    };
+    let catalog::DocPage { total, date_fields, rows } = catalog::doc_page(&conn, q)?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let tags = catalog::tags_of(&conn, &ids)?;
     let documents: Vec<DocSummary> = rows
@@ -150,10 +86,10 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
         .collect();
     JsonBody::of(&DocsResponse {
         documents,
-        total: total.max(0) as u64,
+        total,
         limit: q.limit,
         offset: q.offset,
-        available_date_fields: fields.into_iter().collect(),
+        available_date_fields: date_fields.into_iter().collect(),
         sort_field: q.sort_field.as_str().to_string(),
         sort_order: q.sort_order,
     })
@@ -225,28 +161,14 @@ pub fn autocomplete(w: &Worker, query: &str, collection: Option<&str>, limit: u3
     if let Some(c) = collection.filter(|c| w.config().find(c).is_none()) {
         return Err(ApiError::not_found(format!("Collection not found: {c}")));
     }
-    let escaped: String =
-        query.chars().flat_map(|c| if matches!(c, '%' | '_' | '\\') { vec!['\\', c] } else { vec![c] }).collect();
-    let conn = w.catalog.reader();
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT docid, collection, rel_path, title, CASE WHEN lower(title) LIKE ?1 || '%' ESCAPE '\\' THEN 0 ELSE 1 END AS rank \
-             FROM documents WHERE active = 1 AND (?3 IS NULL OR collection = ?3) \
-             AND (lower(title) LIKE ?1 || '%' ESCAPE '\\' OR lower(title) LIKE '% ' || ?1 || '%' ESCAPE '\\' \
-                  OR lower(title) LIKE '%-' || ?1 || '%' ESCAPE '\\' OR lower(title) LIKE '%/' || ?1 || '%' ESCAPE '\\') \
-             ORDER BY rank, lower(title), collection, rel_path LIMIT ?2",
-        )
-        .map_err(runtime)?;
-    let rows = stmt
-        .query_map(rusqlite::params![escaped, limit, collection], |r| {
-            Ok(AutocompleteDoc {
-                docid: r.get(0)?,
-                uri: uri::doc_uri(&r.get::<_, String>(1)?, &r.get::<_, String>(2)?),
-                title: r.get(3)?,
-                collection: r.get(1)?,
-            })
+    let docs = catalog::title_matches(&w.catalog.reader(), query, collection, limit)?
+        .into_iter()
+        .map(|m| AutocompleteDoc {
+            uri: uri::doc_uri(&m.collection, &m.rel_path),
+            docid: m.docid,
+            title: m.title,
+            collection: m.collection,
         })
-        .map_err(runtime)?;
-    let docs = rows.collect::<Result<Vec<_>, _>>().map_err(runtime)?;
+        .collect();
     JsonBody::of(&AutocompleteResponse { docs })
 }

@@ -10,6 +10,7 @@ mod changes;
 mod docs;
 mod embeddings;
 mod jobs;
+mod listing;
 mod pool;
 mod schema;
 
@@ -18,6 +19,7 @@ pub use changes::*;
 pub use docs::*;
 pub use embeddings::*;
 pub use jobs::*;
+pub use listing::{doc_page, title_matches, DocPage};
 pub use pool::Catalog;
 
 #[derive(Debug, thiserror::Error)]
