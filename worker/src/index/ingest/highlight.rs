@@ -133,7 +133,7 @@ fn split_by_line(text: &str, idx: &LineIndex, start: usize, end: usize, class: T
 mod tests {
     use super::*;
 
-    fn classes<'a>(text: &'a str, lang: CodeLanguage) -> Vec<(u32, &'a str, TokenClass)> {
+    fn classes(text: &str, lang: CodeLanguage) -> Vec<(u32, &str, TokenClass)> {
         let lines: Vec<&str> = text.split('\n').collect();
         code_tokens(text, lang)
             .into_iter()
