@@ -188,7 +188,7 @@ impl QueryBody {
     }
 
     /// The worker's request with another default and largest `limit` (the CLI lists up to
-    /// 100 results for evaluations).
+    /// 1,000 results, for evaluations).
     pub fn into_request_within(self, default_limit: u32, max_limit: u32) -> Result<QueryRequest, ApiError> {
         let o = self.options;
         let modes = o.query_modes.unwrap_or_default();

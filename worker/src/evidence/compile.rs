@@ -270,10 +270,7 @@ fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> R
     };
     let heading = source_kind(&hit.row.rel_path).and_then(|kind| match kind {
         // Code: the innermost symbol that starts in the passage, else the one it sits in.
-        SourceKind::Code(_) => {
-            let symbols = crate::index::ingest::code_symbols(&text, &hit.row.rel_path);
-            crate::index::ingest::symbol_of_lines(&symbols, chunk.start_line, chunk.end_line).map(|s| s.title.clone())
-        }
+        SourceKind::Code(_) => chunk.symbol.clone(),
         _ => {
             crate::index::ingest::as_markdown(kind, &text).and_then(|markdown| heading_at(&markdown, chunk.start_line))
         }

@@ -6,14 +6,12 @@
 //! content the model cannot embed is recorded in `embed_failures` and skipped until it changes
 //! or the worker restarts, so it never stalls the rest of the backlog.
 
-use crate::index::ingest;
 use crate::models::embedder::Embedder;
 use crate::models::ModelError;
 use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::{time_fmt, Worker};
 use protocol::api::RepairedStore;
-use protocol::source_kind::{source_kind, SourceKind};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -268,27 +266,16 @@ fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<()
     Ok(())
 }
 
-/// The symbols of a code file's content; none for other kinds (whose content is not read).
-fn code_symbols(conn: &rusqlite::Connection, p: &PendingContent) -> Result<Vec<ingest::Section>, EmbedError> {
-    if !matches!(source_kind(&p.rel_path), Some(SourceKind::Code(_))) {
-        return Ok(Vec::new());
-    }
-    let text = catalog::content_text(conn, &p.mirror_hash)?.unwrap_or_default();
-    Ok(ingest::code_symbols(&text, &p.rel_path))
-}
-
 /// Every chunk of the given contents as a vector; shortest texts batched together.
 fn embed_contents(w: &Worker, embedder: &Embedder, pending: &[PendingContent]) -> Result<Vec<ChunkVector>, EmbedError> {
     let mut items: Vec<(String, u32, String)> = Vec::new();
     {
         let conn = w.catalog.reader();
         for p in pending {
-            let symbols = code_symbols(&conn, p)?;
             for c in catalog::chunks_of(&conn, &p.mirror_hash)? {
                 // A code chunk is embedded under its symbol's path too (`Kettle::descale`).
-                let symbol = ingest::symbol_of_lines(&symbols, c.start_line, c.end_line);
-                let title = match symbol {
-                    Some(s) => std::borrow::Cow::Owned(format!("{}\n{}", p.title, s.title)),
+                let title = match &c.symbol {
+                    Some(s) => std::borrow::Cow::Owned(format!("{}\n{s}", p.title)),
                     None => std::borrow::Cow::Borrowed(p.title.as_str()),
                 };
                 items.push((p.mirror_hash.clone(), c.seq, embedding_text(&title, &c.text)));

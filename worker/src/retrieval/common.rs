@@ -6,7 +6,6 @@ use crate::retrieval::content_types;
 use crate::stores::catalog::{self, ChunkRow, DocRow};
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
-use protocol::source_kind::{source_kind, SourceKind};
 use protocol::{ApiError, SearchRequest};
 use regex::Regex;
 use rusqlite::Connection;
@@ -228,10 +227,7 @@ pub fn results(
         };
         let row = r.row;
         let best = best_chunk(&chunks, terms, intent, r.seq);
-        let symbol = match best {
-            Some(c) => symbol_of(&conn, &row, c)?,
-            None => None,
-        };
+        let symbol = best.and_then(|c| c.symbol.clone());
         let (chunk, snippet, line) = match best {
             Some(c) => {
                 let s = ingest::snippet(&c.text, terms, SNIPPET_CHARS);
@@ -267,17 +263,6 @@ pub fn results(
     Ok(out)
 }
 
-/// The symbol path a code file's chunk belongs to; `None` for other files (whose content is
-/// not read) and for code parsed as plain text.
-fn symbol_of(conn: &Connection, row: &DocRow, chunk: &ChunkRow) -> Result<Option<String>, ApiError> {
-    if !matches!(source_kind(&row.rel_path), Some(SourceKind::Code(_))) {
-        return Ok(None);
-    }
-    let text = catalog::content_text(conn, &row.mirror_hash)?.unwrap_or_default();
-    let symbols = ingest::code_symbols(&text, &row.rel_path);
-    Ok(ingest::symbol_of_lines(&symbols, chunk.start_line, chunk.end_line).map(|s| s.title.clone()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,7 +286,7 @@ mod tests {
 
     #[test]
     fn best_chunk_prefers_terms_then_the_matched_chunk() {
-        let c = |seq, text: &str| ChunkRow { seq, text: text.into(), start_line: 1, end_line: 1 };
+        let c = |seq, text: &str| ChunkRow { seq, text: text.into(), start_line: 1, end_line: 1, symbol: None };
         let chunks = vec![c(0, "alpha"), c(1, "beta gamma"), c(2, "beta")];
         assert_eq!(best_chunk(&chunks, &["beta".into()], &[], None).map(|c| c.seq), Some(1));
         assert_eq!(best_chunk(&chunks, &["beta".into()], &[], Some(2)).map(|c| c.seq), Some(2));

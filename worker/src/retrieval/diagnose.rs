@@ -454,7 +454,7 @@ mod tests {
         );
         assert!(found.get("contentTypeBoost").is_none(), "no rule boosts it");
         assert_eq!(wire(&chunk_of(None)), Value::Null);
-        let c = ChunkRow { seq: 2, text: "x".into(), start_line: 4, end_line: 9 };
+        let c = ChunkRow { seq: 2, text: "x".into(), start_line: 4, end_line: 9, symbol: None };
         assert_eq!(wire(&chunk_of(Some(&c))), json!({ "seq": 2, "startLine": 4, "endLine": 9, "language": null }));
     }
 

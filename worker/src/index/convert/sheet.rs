@@ -64,7 +64,10 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             budget -= columns.len();
             lines.push((number, line(row)));
         }
-        match blocks(&header, &lines).as_slice() {
+        // What each block repeats: its heading (at its longest) and the header row.
+        let last = lines.last().map_or(0, |(n, _)| *n);
+        let overhead = header.chars().count() + span.range(last, last).chars().count() + 6;
+        match blocks(overhead, &lines).as_slice() {
             [_] => {
                 text.push_str(&header);
                 lines.iter().for_each(|(_, l)| text.push_str(l));
@@ -87,10 +90,15 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 }
 
 /// The rows of each block (index ranges into `lines`): as many as fit in [`BLOCK_CHARS`]
-/// beside the header, at least one. No rows is one empty block (the header alone).
-fn blocks(header: &str, lines: &[(u64, String)]) -> Vec<std::ops::Range<usize>> {
-    // The block's heading (`### 'Sheet'!A1:Z99`) is counted at a generous 60 characters.
-    let room = BLOCK_CHARS.saturating_sub(header.chars().count() + 60);
+/// beside what every block repeats (`overhead`: its heading and the header row), at least one.
+/// One block (no cut) when there are no rows, or when the repeated part would take more than
+/// half of every block: a wide sheet's header copied every few rows would swell the text and
+/// still not make chunks that carry it.
+fn blocks(overhead: usize, lines: &[(u64, String)]) -> Vec<std::ops::Range<usize>> {
+    if overhead > BLOCK_CHARS / 2 {
+        return vec![0..lines.len()];
+    }
+    let room = BLOCK_CHARS - overhead;
     let mut out = vec![];
     let mut start = 0;
     let mut size = 0;
@@ -191,6 +199,18 @@ mod tests {
         for c in &doc.chunks {
             assert!(c.text.contains(header), "a chunk without the header: {}", c.text);
         }
+    }
+
+    #[test]
+    fn a_sheet_whose_header_fills_half_a_block_stays_one_table() {
+        let names: Vec<String> = (0..30).map(|c| format!("Measurement column {c}")).collect();
+        let values: Vec<String> = (0..30).map(|c| c.to_string()).collect();
+        let mut rows: Vec<Vec<&str>> = vec![names.iter().map(String::as_str).collect()];
+        rows.extend((0..40).map(|_| values.iter().map(String::as_str).collect::<Vec<_>>()));
+        let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+        let text = convert(&testkit::xlsx(&[("Wide", &rows)])).unwrap().text;
+        assert!(!text.contains("### "), "no blocks: {text}");
+        assert_eq!(text.matches("| Measurement column 0 |").count(), 1, "the header once");
     }
 
     #[test]

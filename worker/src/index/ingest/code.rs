@@ -336,7 +336,12 @@ pub fn parse_code(canonical: &str, rel_path: &str, lang: CodeLanguage) -> Parsed
         Some(found) => found,
         None => (build_chunks(canonical, &idx, 1, &[], &[]), Vec::new()),
     };
-    ParsedDoc::without_metadata(title, canonical, chunks, sections::build_sections(&symbols, 1))
+    let sections = sections::build_sections(&symbols, 1);
+    let chunks = chunks
+        .into_iter()
+        .map(|c| Chunk { symbol: symbol_of_lines(&sections, c.start_line, c.end_line).map(|s| s.title.clone()), ..c })
+        .collect();
+    ParsedDoc::without_metadata(title, canonical, chunks, sections)
 }
 
 /// The chunks and symbols of a file its grammar parses; `None` to fall back to plain text.
@@ -386,6 +391,7 @@ fn syntax_chunks(text: &str, idx: &LineIndex, lang: CodeLanguage) -> Option<(Vec
             text: t.to_string(),
             start_line: to_u32(a + 1),
             end_line: to_u32(b + 1),
+            symbol: None,
         })
         .collect();
     Some((chunks, w.symbols))

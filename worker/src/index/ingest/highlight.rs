@@ -1,9 +1,11 @@
 //! A code file's colouring for the workspace: `tree-sitter-highlight` with each grammar's own
 //! highlight query, its captures folded into the few [`TokenClass`]es the code view styles.
 //!
-//! TypeScript's query adds to JavaScript's and C++'s to C's, as their grammars' own
-//! configurations combine them. A language without a grammar, a file past the parse limit or
-//! one the highlighter gives up on is shown plain (no tokens).
+//! TypeScript's query adds to JavaScript's (and JSX's) and C++'s to C's, as their grammars' own
+//! configurations combine them: the base query first, because when several patterns match a
+//! node the highlighter keeps the last one (a base query's catch-all `(identifier) @variable`
+//! would otherwise hide C++'s functions and JSX's tags). A language without a grammar, a file
+//! past the parse limit or one the highlighter gives up on is shown plain (no tokens).
 
 use super::code::{grammar, MAX_PARSED_BYTES};
 use super::lines::LineIndex;
@@ -37,21 +39,21 @@ const NAMES: [(&str, TokenClass); 16] = [
 /// The highlight query of a language, `None` for the languages read as text.
 fn query(lang: CodeLanguage) -> Option<String> {
     use CodeLanguage::*;
-    let js = tree_sitter_javascript::HIGHLIGHT_QUERY;
+    let (js, jsx, ts) = (
+        tree_sitter_javascript::HIGHLIGHT_QUERY,
+        tree_sitter_javascript::JSX_HIGHLIGHT_QUERY,
+        tree_sitter_typescript::HIGHLIGHTS_QUERY,
+    );
     Some(match lang {
         Rust => tree_sitter_rust::HIGHLIGHTS_QUERY.to_string(),
         Python => tree_sitter_python::HIGHLIGHTS_QUERY.to_string(),
-        JavaScript => format!("{}\n{js}", tree_sitter_javascript::JSX_HIGHLIGHT_QUERY),
-        TypeScript => format!("{}\n{js}", tree_sitter_typescript::HIGHLIGHTS_QUERY),
-        Tsx => format!(
-            "{}\n{}\n{js}",
-            tree_sitter_javascript::JSX_HIGHLIGHT_QUERY,
-            tree_sitter_typescript::HIGHLIGHTS_QUERY
-        ),
+        JavaScript => format!("{js}\n{jsx}"),
+        TypeScript => format!("{js}\n{ts}"),
+        Tsx => format!("{js}\n{jsx}\n{ts}"),
         Go => tree_sitter_go::HIGHLIGHTS_QUERY.to_string(),
         Java => tree_sitter_java::HIGHLIGHTS_QUERY.to_string(),
         C => tree_sitter_c::HIGHLIGHT_QUERY.to_string(),
-        Cpp => format!("{}\n{}", tree_sitter_cpp::HIGHLIGHT_QUERY, tree_sitter_c::HIGHLIGHT_QUERY),
+        Cpp => format!("{}\n{}", tree_sitter_c::HIGHLIGHT_QUERY, tree_sitter_cpp::HIGHLIGHT_QUERY),
         Shell => tree_sitter_bash::HIGHLIGHT_QUERY.to_string(),
         Sql | Json | Yaml | Toml => return None,
     })
@@ -87,16 +89,18 @@ pub fn code_tokens(text: &str, lang: CodeLanguage) -> Vec<CodeToken> {
         return Vec::new();
     };
     let idx = LineIndex::new(text);
-    let mut open: Vec<TokenClass> = Vec::new();
+    // The classes of the highlights open now (`None`: a name svc does not colour).
+    let mut open: Vec<Option<TokenClass>> = Vec::new();
     let mut tokens = Vec::new();
     for event in events {
         match event {
-            Ok(HighlightEvent::HighlightStart(h)) => open.push(NAMES.get(h.0).map_or(TokenClass::Keyword, |n| n.1)),
+            // Every highlight is an index into NAMES (the names it was configured with).
+            Ok(HighlightEvent::HighlightStart(h)) => open.push(NAMES.get(h.0).map(|n| n.1)),
             Ok(HighlightEvent::HighlightEnd) => {
                 open.pop();
             }
             Ok(HighlightEvent::Source { start, end }) => {
-                if let Some(&class) = open.last() {
+                if let Some(&Some(class)) = open.last() {
                     split_by_line(text, &idx, start, end, class, &mut tokens);
                 }
             }
@@ -159,6 +163,21 @@ mod tests {
         assert!(got.contains(&(3, "let", TokenClass::Keyword)), "{got:?}");
         assert!(got.contains(&(3, "\\n", TokenClass::Escape)), "{got:?}");
         assert!(got.contains(&(4, "\"done\"", TokenClass::String)), "{got:?}");
+    }
+
+    #[test]
+    fn a_language_built_on_another_keeps_its_own_captures() {
+        let cpp = classes("int main() { ns::boil(); return 0; }\n", CodeLanguage::Cpp);
+        assert!(cpp.contains(&(1, "boil", TokenClass::Function)), "{cpp:?}");
+        assert!(cpp.contains(&(1, "return", TokenClass::Keyword)), "{cpp:?}");
+        let tsx = classes("const e = <Kettle size={2} />;\nlet n: number = 1;\n", CodeLanguage::Tsx);
+        assert!(
+            tsx.contains(&(1, "Kettle", TokenClass::Tag)) || tsx.contains(&(1, "Kettle", TokenClass::Type)),
+            "{tsx:?}"
+        );
+        assert!(tsx.contains(&(2, "number", TokenClass::Type)), "{tsx:?}");
+        let jsx = classes("const e = <div className=\"a\">hi</div>;\n", CodeLanguage::JavaScript);
+        assert!(jsx.contains(&(1, "div", TokenClass::Tag)), "{jsx:?}");
     }
 
     #[test]

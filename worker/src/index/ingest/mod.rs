@@ -149,6 +149,9 @@ pub struct Chunk {
     /// 1-based lines in the canonical text.
     pub start_line: u32,
     pub end_line: u32,
+    /// Code: the path of the symbol the chunk belongs to ([`symbol_of_lines`]'s rule), stored
+    /// with the chunk so a search result or a capsule names it without parsing the file again.
+    pub symbol: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -206,7 +209,7 @@ fn build_chunks(
             let text = body.get(start..end)?;
             let start_line = to_u32(idx.line_of(start)).saturating_add(line_offset);
             let end_line = to_u32(idx.line_of(end.saturating_sub(1).max(start))).saturating_add(line_offset);
-            Some(Chunk { seq: to_u32(seq), text: text.to_string(), start_line, end_line })
+            Some(Chunk { seq: to_u32(seq), text: text.to_string(), start_line, end_line, symbol: None })
         })
         .collect()
 }

@@ -98,6 +98,9 @@ pub struct ChunkRow {
     pub text: String,
     pub start_line: u32,
     pub end_line: u32,
+    /// Code: the symbol the chunk belongs to (NULL for a chunk indexed before the column
+    /// existed, until its file changes).
+    pub symbol: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -255,10 +258,17 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
     if inserted > 0 {
         tx.execute("DELETE FROM chunks WHERE mirror_hash = ?1", [d.mirror_hash])?;
         let mut stmt = tx.prepare_cached(
-            "INSERT INTO chunks(mirror_hash, seq, text, start_line, end_line) VALUES(?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO chunks(mirror_hash, seq, text, start_line, end_line, symbol) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         for c in &p.chunks {
-            stmt.execute(params![d.mirror_hash, c.seq as i64, c.text, c.start_line as i64, c.end_line as i64])?;
+            stmt.execute(params![
+                d.mirror_hash,
+                c.seq as i64,
+                c.text,
+                c.start_line as i64,
+                c.end_line as i64,
+                c.symbol
+            ])?;
         }
     }
     tx.execute("DELETE FROM doc_tags WHERE doc_id = ?1", [id])?;
@@ -465,14 +475,16 @@ pub fn content_text(conn: &Connection, mirror_hash: &str) -> Result<Option<Strin
 }
 
 pub fn chunks_of(conn: &Connection, mirror_hash: &str) -> Result<Vec<ChunkRow>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT seq, text, start_line, end_line FROM chunks WHERE mirror_hash = ?1 ORDER BY seq")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, text, start_line, end_line, symbol FROM chunks WHERE mirror_hash = ?1 ORDER BY seq",
+    )?;
     let rows = stmt.query_map([mirror_hash], |r| {
         Ok(ChunkRow {
             seq: r.get::<_, i64>(0)? as u32,
             text: r.get(1)?,
             start_line: r.get::<_, i64>(2)? as u32,
             end_line: r.get::<_, i64>(3)? as u32,
+            symbol: r.get(4)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS chunks(
   text TEXT NOT NULL,
   start_line INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
+  symbol TEXT,
   PRIMARY KEY(mirror_hash, seq)
 );
 CREATE TABLE IF NOT EXISTS doc_tags(
@@ -126,7 +127,7 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 1] = [("documents", "fm_type", "TEXT")];
+const ADDED_COLUMNS: [(&str, &str, &str); 2] = [("documents", "fm_type", "TEXT"), ("chunks", "symbol", "TEXT")];
 
 /// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed
 /// holds NULL there until its file changes.
