@@ -147,10 +147,16 @@ fn fifty_kills_during_syncs_and_embedding_leave_the_stores_in_agreement() {
     assert_eq!(stores["catalogDocuments"], NOTES, "{st}");
     assert_eq!(stores["keywordDocuments"], NOTES, "{st}");
     assert!(stores["recordedVectors"].as_u64().unwrap() >= NOTES as u64, "{st}");
-    s.wait_until(Duration::from_secs(30), |s| {
+    let agree = |s: &Server| {
         let st = s.get("/api/status").json();
         st["stores"]["vectorRows"] == st["stores"]["recordedVectors"]
-    });
+    };
+    let start = std::time::Instant::now();
+    while !agree(&s) && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let st = s.get("/api/status").json();
+    assert!(agree(&s), "the vector store and the catalog disagree after 60 s: {}\n{}", st["stores"], s.log());
     for i in (0..NOTES).step_by(7) {
         let hits = uris(&s.search(json!({ "query": format!("round{}word note{i}word", newest[i]), "limit": 1 })));
         assert_eq!(hits, vec![format!("svc://notes/n{i:03}.md")], "note {i}, round {}", newest[i]);
