@@ -252,17 +252,39 @@ fn is_content_error(e: &ModelError) -> bool {
 }
 
 /// Forgets, then drops, the vectors of contents no document refers to any more. The record
-/// goes first: a crash in between leaves stray rows, which are harmless (hits only count
-/// through active documents) and, should the content come back, are dropped with the
-/// leftovers of the backlog it is then in. The other order could leave a content that comes
-/// back marked embedded, with no vectors.
+/// goes first: the other order could leave a content that comes back marked embedded, with no
+/// vectors. A crash in between leaves stray rows (harmless: hits only count through active
+/// documents); [`drop_strays`] removes them at the end of a later run.
 fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
     let orphans = catalog::orphaned_embeddings(&w.catalog.reader(), &key.name)?;
     if !orphans.is_empty() {
         catalog::forget_embeddings(&w.catalog.writer(), &key.name, &orphans)?;
         vectors.remove(key, &orphans)?;
     }
+    drop_strays(w, vectors, key)?;
     catalog::drop_orphaned_failures(&w.catalog.writer(), &key.name)?;
+    Ok(())
+}
+
+/// Rows of contents the record does not hold, at the end of a run (when every content this
+/// run embedded is recorded): what a sweep cut short between its two steps left. The counts
+/// are compared first; the table's contents are read only when it holds more rows than
+/// recorded.
+fn drop_strays(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let recorded = catalog::embedded_chunk_count(&w.catalog.reader(), &key.name)?;
+    if vectors.count(key)? as u64 <= recorded {
+        return Ok(());
+    }
+    let kept: std::collections::HashSet<String> =
+        catalog::embedded_contents(&w.catalog.reader(), &key.name)?.into_iter().collect();
+    let strays: Vec<String> = vectors.contents(key)?.into_iter().filter(|h| !kept.contains(h)).collect();
+    if !strays.is_empty() {
+        w.repairs.record(
+            RepairedStore::Vectors,
+            format!("the vector table {} held rows of {} contents no longer recorded: dropped", key.name, strays.len()),
+        );
+        vectors.remove(key, &strays)?;
+    }
     Ok(())
 }
 
