@@ -118,8 +118,11 @@ pub enum CapsuleWarningCode {
 
 /// Declares a closed set of a capsule's or receipt's values: a unit enum whose variants
 /// serialize as the given strings, with `as_str` for the places that store or compare them.
+/// The names are `tt`, not `literal`: a `literal` fragment reaches the derives wrapped in an
+/// invisible group, which utoipa's derive skips, so the OpenAPI document listed the variants'
+/// Rust names (`V1_1`) instead of the wire's (`1.1`); a test and the fuzzer check this.
 macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:tt),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
         pub enum $name {
@@ -664,8 +667,19 @@ fn write_canonical(value: &Value, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_wire_enum_documents_its_wire_names() {
+        use utoipa::PartialSchema;
+        let schema = serde_json::to_value(BudgetAuthority::schema()).unwrap();
+        assert_eq!(schema["enum"], serde_json::json!(["canonical_json"]), "{schema}");
+        let schema = serde_json::to_value(CapsuleVersion::schema()).unwrap();
+        assert_eq!(schema["enum"], serde_json::json!(["1.1"]), "{schema}");
+        assert_eq!(serde_json::to_value(CapsuleVersion::V1_1).unwrap(), "1.1");
+    }
 
     #[test]
     fn canonical_json_sorts_keys_at_every_level() {
