@@ -96,7 +96,7 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 /// still not make chunks that carry it.
 fn blocks(overhead: usize, lines: &[(u64, String)]) -> Vec<std::ops::Range<usize>> {
     if overhead > BLOCK_CHARS / 2 {
-        return vec![0..lines.len()];
+        return std::iter::once(0..lines.len()).collect();
     }
     let room = BLOCK_CHARS - overhead;
     let mut out = vec![];
