@@ -179,7 +179,6 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
     page(&doc.title, Nav::Reader, Script::Reader, body)
 }
 
-/// `1,4,9`: the first line of each top-level element of the rendered note.
 /// A code file as numbered lines: each line a block (so `#L<n>` marks it), a symbol's first
 /// line carrying its outline anchor, the worker's tokens coloured, the language named.
 fn code_view(doc: &DocResponse, sections: &[protocol::api::DocSection], tokens: &[CodeToken]) -> Markup {
@@ -227,6 +226,7 @@ fn coloured<'a>(line: &str, tokens: impl Iterator<Item = &'a CodeToken>) -> Mark
     }
 }
 
+/// `1,4,9`: the first line of each top-level element of the rendered note.
 fn block_lines(lines: &[u32]) -> String {
     lines.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }

@@ -18,8 +18,9 @@ pub const MAX_CELLS: usize = 200_000;
 /// Characters of one cell at most.
 const MAX_CELL_CHARS: usize = 500;
 /// Characters of one block of rows (its heading, header row and rows) at most, unless one
-/// row alone is longer: below the chunker's target (1,200), so a block starts every chunk.
-const BLOCK_CHARS: usize = 1_000;
+/// row alone is longer: five sixths of the chunker's target (1,000 of 1,200), so a block
+/// starts every chunk.
+const BLOCK_CHARS: usize = crate::index::ingest::CHUNK_TARGET_CHARS * 5 / 6;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut book = open_workbook_auto_from_rs(Cursor::new(bytes.to_vec()))
@@ -52,8 +53,8 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         };
         let header = format!("{}|{}\n", line(header), " --- |".repeat(columns.len()));
         let span = Columns { sheet: &name, first: first_col as usize + first, last: first_col as usize + last };
-        budget = budget.saturating_sub(columns.len()); // the header row
-                                                       // Each row's line, within the cell budget.
+        // The header row, then each row's line, within the cell budget.
+        budget = budget.saturating_sub(columns.len());
         let mut lines: Vec<(u64, String)> = Vec::new();
         let mut cut = 0usize;
         for (i, &(number, row)) in rows.iter().enumerate().skip(1) {
@@ -65,8 +66,8 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
             lines.push((number, line(row)));
         }
         // What each block repeats: its heading (at its longest) and the header row.
-        let last = lines.last().map_or(0, |(n, _)| *n);
-        let overhead = header.chars().count() + span.range(last, last).chars().count() + 6;
+        let last_row = lines.last().map_or(0, |(n, _)| *n);
+        let overhead = header.chars().count() + span.range(last_row, last_row).chars().count() + 6;
         match blocks(overhead, &lines).as_slice() {
             [_] => {
                 text.push_str(&header);

@@ -11,7 +11,7 @@
 use super::lines::{char_count, LineIndex};
 
 /// Preferred maximum chunk size in chars.
-pub(super) const TARGET_CHARS: usize = 1200;
+pub(crate) const TARGET_CHARS: usize = 1200;
 /// A single paragraph up to this size is kept whole.
 pub(super) const PARAGRAPH_MAX_CHARS: usize = 2000;
 

@@ -316,7 +316,7 @@ impl Walker<'_> {
 /// The symbol a passage of lines `start..=end` (1-based) belongs to: the innermost symbol
 /// that starts in it, else the last one that starts before it. What a capsule's `heading`
 /// and a code chunk's embedded text name.
-pub fn symbol_of_lines(sections: &[super::Section], start: u32, end: u32) -> Option<&super::Section> {
+fn symbol_of_lines(sections: &[super::Section], start: u32, end: u32) -> Option<&super::Section> {
     sections
         .iter()
         .filter(|s| (start..=end).contains(&s.line))

@@ -25,8 +25,8 @@ use std::fmt;
 use serde::Serialize;
 
 pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
+pub(crate) use chunk::TARGET_CHARS as CHUNK_TARGET_CHARS;
 use code::parse_code;
-pub use code::symbol_of_lines;
 pub use highlight::code_tokens;
 pub use sections::section_anchor;
 pub use snippet::snippet;
@@ -109,8 +109,8 @@ pub fn parse(canonical: &str, rel_path: &str, kind: protocol::source_kind::Sourc
 }
 
 /// The symbols of a code file's canonical text (its sections, by [`parse`]); none for any
-/// other kind. For the places that need them after indexing: BM25 titles, capsule headings,
-/// embedded texts.
+/// other kind. For keyword titles fed again after indexing (a chunk's own symbol is stored
+/// with it).
 pub fn code_symbols(canonical: &str, rel_path: &str) -> Vec<Section> {
     match protocol::source_kind::source_kind(rel_path) {
         Some(kind @ protocol::source_kind::SourceKind::Code(_)) => parse(canonical, rel_path, kind).sections,
@@ -149,7 +149,7 @@ pub struct Chunk {
     /// 1-based lines in the canonical text.
     pub start_line: u32,
     pub end_line: u32,
-    /// Code: the path of the symbol the chunk belongs to ([`symbol_of_lines`]'s rule), stored
+    /// Code: the path of the symbol the chunk belongs to (`code::symbol_of_lines`'s rule), stored
     /// with the chunk so a search result or a capsule names it without parsing the file again.
     pub symbol: Option<String>,
 }
