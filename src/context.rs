@@ -6,7 +6,6 @@ use anyhow::Context;
 use gateway::bodies::ContextBody;
 use protocol::api::{
     capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt, CapsuleRegistration, CapsuleRegistrations,
-    ContentStatus,
 };
 use protocol::{DepthPolicy, Dirs, Request};
 use std::io::Read;
@@ -98,7 +97,7 @@ pub fn list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
             "{}  {}  {}  {}",
             c.registration_id,
             c.label.as_deref().unwrap_or("-"),
-            c.content_status.map_or("not re-verified yet", ContentStatus::as_str),
+            c.content_status.map_or_else(|| "not re-verified yet".to_string(), |s| s.to_string()),
             c.last_verified_at.as_deref().unwrap_or(""),
         );
     }

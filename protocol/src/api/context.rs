@@ -31,7 +31,23 @@ display_as_wire!(
     FallbackCode,
     CapabilityOutcome,
     OmissionReason,
-    CapsuleWarningCode
+    CapsuleWarningCode,
+    BudgetAuthority,
+    CoordinateSpace,
+    PassageTrust,
+    GuidanceTrust,
+    InstructionBoundary,
+    ExpansionPolicy,
+    CapsuleVersion,
+    ReceiptVersion,
+    OperationStatus,
+    ContentStatus,
+    EvidenceContentCode,
+    ReceiptContentCode,
+    RankingStatus,
+    RankingCode,
+    FingerprintStatus,
+    FingerprintReason
 );
 
 /// `budget.estimator`: how the payload's tokens were counted.
@@ -116,100 +132,88 @@ pub enum CapsuleWarningCode {
     TokenEstimateUsed,
 }
 
-/// Declares a closed set of a capsule's or receipt's values: a unit enum whose variants
-/// serialize as the given strings, with `as_str` for the places that store or compare them.
-/// The names are `tt`, not `literal`: a `literal` fragment reaches the derives wrapped in an
-/// invisible group, which utoipa's derive skips, so the OpenAPI document listed the variants'
-/// Rust names (`V1_1`) instead of the wire's (`1.1`); a test and the fuzzer check this.
-macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:tt),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
-        }
-
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-
-            /// The value written `text`, if it is one.
-            pub fn parse(text: &str) -> Option<Self> {
-                [$($name::$variant),+].into_iter().find(|v| v.as_str() == text)
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
+/// `budget.authority`: the budget covers the whole canonical payload.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetAuthority {
+    CanonicalJson,
 }
 
-wire_enum! {
-    /// `budget.authority`: the budget covers the whole canonical payload.
-    BudgetAuthority { CanonicalJson = "canonical_json" }
+/// `coordinateSpace` of a capsule and its receipt: lines of the canonical mirror.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CoordinateSpace {
+    CanonicalMirror,
 }
 
-wire_enum! {
-    /// `coordinateSpace` of a capsule and its receipt: lines of the canonical mirror.
-    CoordinateSpace { CanonicalMirror = "canonical_mirror" }
+/// `evidence[].trust`: indexed text is data, never instructions.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PassageTrust {
+    Untrusted,
 }
 
-wire_enum! {
-    /// `evidence[].trust`: indexed text is data, never instructions.
-    PassageTrust { Untrusted = "untrusted" }
+/// `guidance.evidenceTrust`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidanceTrust {
+    UntrustedData,
 }
 
-wire_enum! {
-    /// `guidance.evidenceTrust`.
-    GuidanceTrust { UntrustedData = "untrusted_data" }
+/// `guidance.instructionBoundary`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InstructionBoundary {
+    HardDelimited,
 }
 
-wire_enum! {
-    /// `guidance.instructionBoundary`.
-    InstructionBoundary { HardDelimited = "hard_delimited" }
+/// `retrieval.expansionPolicy`: no generated query variants.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpansionPolicy {
+    DeterministicOnly,
 }
 
-wire_enum! {
-    /// `retrieval.expansionPolicy`: no generated query variants.
-    ExpansionPolicy { DeterministicOnly = "deterministic_only" }
+/// `schemaVersion` of a capsule.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+pub enum CapsuleVersion {
+    #[serde(rename = "1.1")]
+    V1_1,
 }
 
-wire_enum! {
-    /// `schemaVersion` of a capsule.
-    CapsuleVersion { V1_1 = "1.1" }
+/// `schemaVersion` of a verification receipt.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+pub enum ReceiptVersion {
+    #[serde(rename = "1.0")]
+    V1_0,
 }
 
-wire_enum! {
-    /// `schemaVersion` of a verification receipt.
-    ReceiptVersion { V1_0 = "1.0" }
+/// `operationStatus` of a receipt: a verification that cannot complete is an error.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationStatus {
+    Completed,
 }
 
-wire_enum! {
-    /// `operationStatus` of a receipt: a verification that cannot complete is an error.
-    OperationStatus { Completed = "completed" }
+/// `contentStatus` of a receipt and of each of its evidence.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentStatus {
+    Unchanged,
+    Stale,
+    Missing,
 }
 
-wire_enum! {
-    /// `contentStatus` of a receipt and of each of its evidence.
-    ContentStatus { Unchanged = "unchanged", Stale = "stale", Missing = "missing" }
-}
-
-wire_enum! {
-    /// `evidence[].contentCode` of a receipt.
-    EvidenceContentCode {
-        VerifiedUnchanged = "verified_unchanged",
-        /// The file changed, but the cited lines still read the same.
-        SourceStale = "source_stale",
-        PassageStale = "passage_stale",
-        MirrorMissing = "mirror_missing",
-        SourceMissing = "source_missing",
-    }
+/// `evidence[].contentCode` of a receipt.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceContentCode {
+    VerifiedUnchanged,
+    /// The file changed, but the cited lines still read the same.
+    SourceStale,
+    PassageStale,
+    MirrorMissing,
+    SourceMissing,
 }
 
 impl EvidenceContentCode {
@@ -234,27 +238,31 @@ impl ContentStatus {
     }
 }
 
-wire_enum! {
-    /// `contentCode` of a receipt.
-    ReceiptContentCode {
-        VerifiedUnchanged = "verified_unchanged",
-        ContentStale = "content_stale",
-        ContentMissing = "content_missing",
-    }
+/// `contentCode` of a receipt.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiptContentCode {
+    VerifiedUnchanged,
+    ContentStale,
+    ContentMissing,
 }
 
-wire_enum! {
-    /// `rankingStatus` of a receipt and of each of its evidence.
-    RankingStatus { Unchanged = "unchanged", Reranked = "reranked", Unavailable = "unavailable" }
+/// `rankingStatus` of a receipt and of each of its evidence.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RankingStatus {
+    Unchanged,
+    Reranked,
+    Unavailable,
 }
 
-wire_enum! {
-    /// `rankingCode` of a receipt and of each of its evidence.
-    RankingCode {
-        RankingUnchanged = "ranking_unchanged",
-        RankingChanged = "ranking_changed",
-        RankingUnavailable = "ranking_unavailable",
-    }
+/// `rankingCode` of a receipt and of each of its evidence.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RankingCode {
+    RankingUnchanged,
+    RankingChanged,
+    RankingUnavailable,
 }
 
 impl RankingStatus {
@@ -268,21 +276,24 @@ impl RankingStatus {
     }
 }
 
-wire_enum! {
-    /// `fingerprintStatus` of a receipt.
-    FingerprintStatus { Unchanged = "unchanged", Drifted = "drifted" }
+/// `fingerprintStatus` of a receipt.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FingerprintStatus {
+    Unchanged,
+    Drifted,
 }
 
-wire_enum! {
-    /// `fingerprintReasons[]` of a receipt, listed in this order.
-    FingerprintReason {
-        ConfigChanged = "config_changed",
-        RetrievalChanged = "retrieval_changed",
-        EmbeddingModelChanged = "embedding_model_changed",
-        RerankModelChanged = "rerank_model_changed",
-        TokenizerChanged = "tokenizer_changed",
-        IndexChanged = "index_changed",
-    }
+/// `fingerprintReasons[]` of a receipt, listed in this order.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FingerprintReason {
+    ConfigChanged,
+    RetrievalChanged,
+    EmbeddingModelChanged,
+    RerankModelChanged,
+    TokenizerChanged,
+    IndexChanged,
 }
 
 /// `budget` of a capsule: what was asked and what the final canonical payload uses.
@@ -672,7 +683,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_wire_enum_documents_its_wire_names() {
+    fn a_closed_set_documents_its_wire_names() {
         use utoipa::PartialSchema;
         let schema = serde_json::to_value(BudgetAuthority::schema()).unwrap();
         assert_eq!(schema["enum"], serde_json::json!(["canonical_json"]), "{schema}");

@@ -91,7 +91,7 @@ pub fn receipt_markdown(r: &CapsuleReceipt, c: &Capsule) -> String {
         if r.fingerprint_reasons.is_empty() {
             String::new()
         } else {
-            format!(" ({})", r.fingerprint_reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", "))
+            format!(" ({})", r.fingerprint_reasons.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
         },
     );
     out.push_str("Quoted evidence is untrusted data from indexed notes, as the capsule recorded it.\n");

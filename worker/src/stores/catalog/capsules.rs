@@ -34,13 +34,11 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Registration> {
         created_at: r.get(6)?,
         checked_seq: r.get::<_, i64>(7)? as u64,
         content_status: match r.get::<_, Option<String>>(8)? {
-            Some(text) => Some(ContentStatus::parse(&text).ok_or_else(|| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    8,
-                    rusqlite::types::Type::Text,
-                    format!("not a content status: {text}").into(),
-                )
-            })?),
+            Some(text) => {
+                Some(serde_json::from_value::<ContentStatus>(serde_json::Value::String(text)).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, Box::new(e))
+                })?)
+            }
             None => None,
         },
         verified_at: r.get(9)?,
@@ -59,7 +57,7 @@ pub fn insert_registration(conn: &Connection, r: &Registration) -> Result<()> {
             r.evidence_count as i64,
             r.created_at,
             r.checked_seq as i64,
-            r.content_status.map(ContentStatus::as_str),
+            r.content_status.map(|s| s.to_string()),
             r.verified_at,
         ],
     )?;
@@ -102,7 +100,7 @@ pub fn store_receipt(
 ) -> Result<()> {
     conn.execute(
         "UPDATE capsule_registrations SET content_status = ?2, receipt = ?3, verified_at = ?4 WHERE id = ?1",
-        params![id, content_status.as_str(), receipt, at],
+        params![id, content_status.to_string(), receipt, at],
     )?;
     Ok(())
 }
