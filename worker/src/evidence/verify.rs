@@ -190,7 +190,8 @@ pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
     } else {
         RankingStatus::Unchanged
     };
-    let runtime = |e: crate::WorkerError| {
+    // A capsule route's failure keeps its own code (`runtime_error`), not the generic one.
+    let capsule_runtime_error = |e: crate::WorkerError| {
         tracing::warn!("context verify: {e}");
         ApiError::context(ErrorCode::RuntimeError)
     };
@@ -202,7 +203,7 @@ pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
         embedding_model: fingerprint::embedding_now(w, depth),
         rerank_model: fingerprint::rerank_now(w, depth, c.retrieval.request.rerank_requested),
         tokenizer: w.models.counting_tokenizer().ok().map(|t| t.fingerprint.clone()),
-        index: fingerprint::index(w).map_err(runtime)?,
+        index: fingerprint::index(w).map_err(capsule_runtime_error)?,
     };
     let f = &c.fingerprints;
     let reasons: Vec<FingerprintReason> = [

@@ -5,7 +5,7 @@
 
 use crate::reads::docs::resolve_any_doc;
 use crate::stores::catalog::{self, JournalEntry, Snapshot};
-use crate::{runtime, time_fmt, uri, Worker};
+use crate::{time_fmt, uri, Worker};
 use protocol::api::{
     ChangeEntry, ChangeSnapshot, ChangesPage, ChangesResponse, DateChange, DiffContent, DiffDocument, DiffHistory,
     DiffResponse, DiffStatus, HistoryStatus, SetChange, StructureDelta,
@@ -71,7 +71,7 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
     }
     let guard = w.catalog.reader();
     // One read snapshot: the cut, the span and the rows agree even while a prune commits.
-    let conn = guard.unchecked_transaction().map_err(runtime)?;
+    let conn = catalog::snapshot(&guard)?;
     let cut = catalog::journal_cut(&conn)?;
     let pruned = cut.seq;
     let newest = catalog::journal_newest(&conn, pruned)?;
@@ -121,7 +121,7 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
 pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<JsonBody, ApiError> {
     let doc = resolve_any_doc(w, r)?;
     let guard = w.catalog.reader();
-    let conn = guard.unchecked_transaction().map_err(runtime)?;
+    let conn = catalog::snapshot(&guard)?;
     let pruned = catalog::journal_cut(&conn)?.seq;
     let history = catalog::changes_of_doc(&conn, doc.id)?;
     let (status, entry) = match change {

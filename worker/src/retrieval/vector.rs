@@ -78,7 +78,7 @@ impl VectorContext<'_> {
     }
 
     pub fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, ApiError> {
-        self.nearest_capped(vector, k).map_err(runtime)
+        Ok(self.nearest_capped(vector, k)?)
     }
 
     fn nearest_capped(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, VectorError> {
@@ -184,7 +184,7 @@ fn first_vector(w: &Worker, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Opt
     }
     let chunks = catalog::chunks_of(&w.catalog.reader(), &row.mirror_hash)?;
     match chunks.first() {
-        Some(c) => ctx.store.vector(&ctx.key, &row.mirror_hash, c.seq).map_err(runtime),
+        Some(c) => Ok(ctx.store.vector(&ctx.key, &row.mirror_hash, c.seq)?),
         None => Ok(None),
     }
 }

@@ -20,7 +20,7 @@ pub use docs::*;
 pub use embeddings::*;
 pub use jobs::*;
 pub use listing::{doc_page, title_matches, DocPage};
-pub use pool::Catalog;
+pub use pool::{snapshot, Catalog};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {

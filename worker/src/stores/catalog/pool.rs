@@ -70,3 +70,9 @@ impl Catalog {
         self.readers[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+/// One read snapshot on a reading connection: every query through it sees the same
+/// committed state, even while the writer commits.
+pub fn snapshot(conn: &Connection) -> super::Result<rusqlite::Transaction<'_>> {
+    Ok(conn.unchecked_transaction()?)
+}

@@ -12,7 +12,7 @@ use crate::reads::links::Resolver;
 use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::write::docs::collection;
 use crate::write::path::{contain, RelPath};
-use crate::{index::ingest, runtime, uri, Worker};
+use crate::{index::ingest, uri, Worker};
 use protocol::api::{
     AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
     PlanTarget, RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
@@ -395,7 +395,7 @@ fn preview_of(
         can_apply: blockers.is_empty() && references.iter().all(|r| r.classification.lets_apply()),
     };
     // The digest covers the compact JSON of the body, before the keys that follow it.
-    let digest = ingest::sha256_hex(&serde_json::to_vec(&body).map_err(runtime)?);
+    let digest = ingest::sha256_hex(&JsonBody::of(&body)?.bytes);
     let preview = RefactorPlan {
         plan: body,
         plan_digest: digest.clone(),
