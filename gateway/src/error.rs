@@ -30,10 +30,7 @@ impl ApiReply {
     }
     pub fn with_status(status: StatusCode, result: Result<JsonBody, ApiError>) -> Self {
         match result {
-            Ok(body) => {
-                let status = body.status.and_then(|s| StatusCode::from_u16(s).ok()).unwrap_or(status);
-                ApiReply::Json(status, body)
-            }
+            Ok(body) => ApiReply::Json(status, body),
             Err(e) => ApiReply::Error(e),
         }
     }

@@ -87,6 +87,6 @@ impl Document {
     }
 
     pub fn reply(&self) -> ApiReply {
-        ApiReply::ok(Ok(JsonBody { bytes: self.0.to_vec(), status: None }))
+        ApiReply::ok(Ok(JsonBody { bytes: self.0.to_vec() }))
     }
 }

@@ -140,6 +140,13 @@ pub struct ApiError {
     pub details: Option<String>,
 }
 
+/// A tag a client sent that no tag can be: a 400 with the rule.
+impl From<crate::InvalidTag> for ApiError {
+    fn from(e: crate::InvalidTag) -> Self {
+        ApiError::validation(e.to_string())
+    }
+}
+
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError { code, message: message.into(), details: None }

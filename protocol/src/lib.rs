@@ -16,6 +16,7 @@ mod ids;
 mod messages;
 pub mod socket;
 pub mod source_kind;
+mod tag;
 pub mod time_fmt;
 pub mod uri;
 
@@ -25,6 +26,7 @@ pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope, ErrorFamily, Inte
 pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
 pub use messages::*;
+pub use tag::{InvalidTag, Tag};
 
 /// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;

@@ -4,7 +4,7 @@
 //! normalized, dates parsed into epoch milliseconds.
 
 use crate::error::ApiError;
-use crate::{ChangeCursor, CollectionName};
+use crate::{ChangeCursor, CollectionName, Tag};
 use serde::{Deserialize, Serialize};
 
 /// Gateway (or supervisor) to worker.
@@ -63,29 +63,22 @@ pub struct Event {
     pub data: JsonBody,
 }
 
-/// A JSON document, already serialized, with the HTTP status the worker asks for (the
-/// route's default when `None`).
+/// A JSON document, already serialized. The HTTP status is the gateway's to choose.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsonBody {
     pub bytes: Vec<u8>,
-    pub status: Option<u16>,
 }
 
 impl JsonBody {
     pub fn of<T: Serialize>(value: &T) -> Result<Self, ApiError> {
         serde_json::to_vec(value)
-            .map(|bytes| JsonBody { bytes, status: None })
+            .map(|bytes| JsonBody { bytes })
             .map_err(|e| ApiError::runtime(format!("response could not be serialized: {e}")))
     }
 
     /// The body read back as the reply type it was written from (`of`'s inverse).
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, ApiError> {
         serde_json::from_slice(&self.bytes).map_err(|e| ApiError::runtime(format!("unreadable reply: {e}")))
-    }
-
-    pub fn with_status(mut self, status: u16) -> Self {
-        self.status = Some(status);
-        self
     }
 }
 
@@ -362,10 +355,10 @@ pub struct SearchFilters {
     pub categories: Vec<String>,
     /// Case-insensitive substring.
     pub author: Option<String>,
-    /// Normalized tags; the document must have all.
-    pub tags_all: Vec<String>,
-    /// Normalized tags; the document must have at least one.
-    pub tags_any: Vec<String>,
+    /// The document must have all.
+    pub tags_all: Vec<Tag>,
+    /// The document must have at least one.
+    pub tags_any: Vec<Tag>,
     /// Code files in any of these languages (sorted, no duplicates).
     pub languages: Vec<crate::source_kind::CodeLanguage>,
 }
@@ -473,8 +466,8 @@ pub struct DocsQuery {
     pub collection: Option<CollectionName>,
     pub limit: u32,
     pub offset: u32,
-    pub tags_all: Vec<String>,
-    pub tags_any: Vec<String>,
+    pub tags_all: Vec<Tag>,
+    pub tags_any: Vec<Tag>,
     pub sort_field: SortField,
     pub sort_order: SortOrder,
 }
@@ -677,7 +670,7 @@ pub struct CreateDoc {
     pub title: Option<String>,
     pub folder_path: Option<String>,
     pub content: Option<String>,
-    pub tags: Vec<String>,
+    pub tags: Vec<Tag>,
     pub preset_id: Option<String>,
     pub collision: CollisionPolicy,
 }
@@ -702,7 +695,7 @@ impl CreateDoc {
 pub struct UpdateDoc {
     pub doc: DocRef,
     pub content: Option<String>,
-    pub tags: Option<Vec<String>>,
+    pub tags: Option<Vec<Tag>>,
     /// SHA-256 hex of the file's bytes the client last saw.
     pub expected_source_hash: Option<String>,
     /// The `modifiedAt` the client last saw (ISO 8601).
@@ -720,7 +713,7 @@ pub struct Capture {
     /// `None`: open_existing for a generated path, error for a given one. Never overwrite.
     pub collision: Option<CollisionPolicy>,
     pub preset_id: Option<String>,
-    pub tags: Vec<String>,
+    pub tags: Vec<Tag>,
     /// Validated `source` fields (`kind`, `url`, `title`, ...), in a fixed order.
     pub source: Vec<(String, String)>,
 }

@@ -5,7 +5,7 @@
 use crate::index::collections;
 use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
-use crate::{answer, evidence, models, normalize_tags, write, Flow, Worker};
+use crate::{answer, evidence, models, write, Flow, Worker};
 use protocol::{ApiError, JsonBody, Request};
 use std::sync::Arc;
 
@@ -31,16 +31,9 @@ impl Worker {
             Request::RemoveCollection { name } => collections::remove(self, &name),
             Request::Sync { collection, git_pull } => collections::sync(self, collection, git_pull),
             Request::GetJob { id } => collections::get_job(self, &id),
-            Request::Search(mut s) => {
-                normalize_filters(&mut s)?;
-                JsonBody::of(&keyword::search(self, &s)?)
-            }
+            Request::Search(s) => JsonBody::of(&keyword::search(self, &s)?),
             Request::ListTags { collection, prefix } => docs::tags(self, collection, prefix),
-            Request::ListDocs(mut q) => {
-                q.tags_all = normalize_tags(&q.tags_all)?;
-                q.tags_any = normalize_tags(&q.tags_any)?;
-                docs::docs(self, &q)
-            }
+            Request::ListDocs(q) => docs::docs(self, &q),
             Request::GetDoc(r) => docs::doc(self, &r),
             Request::Links { doc, kind } => links::links(self, &doc, kind),
             Request::Backlinks { doc } => links::backlinks(self, &doc),
@@ -58,18 +51,9 @@ impl Worker {
             Request::Capture(c) => write::capture(self, c),
             Request::RefactorPlan { doc, op } => write::refactor::preview(self, &doc, op),
             Request::RefactorApply { doc, op, confirm } => write::refactor::apply(self, &doc, op, confirm),
-            Request::VectorSearch(mut s) => {
-                normalize_filters(&mut s)?;
-                JsonBody::of(&vector::vsearch(self, &s)?)
-            }
-            Request::Query(mut q) => {
-                normalize_filters(&mut q.search)?;
-                JsonBody::of(&hybrid::run(self, &q)?.response)
-            }
-            Request::Diagnose { mut query, target } => {
-                normalize_filters(&mut query.search)?;
-                diagnose::diagnose(self, &query, &target)
-            }
+            Request::VectorSearch(s) => JsonBody::of(&vector::vsearch(self, &s)?),
+            Request::Query(q) => JsonBody::of(&hybrid::run(self, &q)?.response),
+            Request::Diagnose { query, target } => diagnose::diagnose(self, &query, &target),
             Request::Similar { doc, query } => vector::similar(self, &doc, &query),
             Request::ListPresets => models::api::list(self),
             Request::SetPreset { id } => models::api::set(self, &id),
@@ -79,18 +63,14 @@ impl Worker {
             Request::ReplayEvents { after } => JsonBody::of(&crate::events::replay(&self.catalog.reader(), after)?),
             Request::Diff { doc, change } => changes::diff(self, &doc, change),
             Request::Impact { doc, bounds } => impact::impact(self, &doc, &bounds),
-            Request::Context(mut req) => {
-                req.filters.tags_all = normalize_tags(&req.filters.tags_all)
-                    .map_err(|_| ApiError::context(protocol::ErrorCode::InvalidFilter))?;
-                req.filters.tags_any = normalize_tags(&req.filters.tags_any)
-                    .map_err(|_| ApiError::context(protocol::ErrorCode::InvalidFilter))?;
+            Request::Context(req) => {
                 for c in &req.collections {
                     if self.config().find(c).is_none() {
                         return Err(ApiError::context(protocol::ErrorCode::InvalidFilter));
                     }
                 }
                 let compiled = evidence::compile::compile(self, &req)?;
-                Ok(JsonBody { bytes: compiled.json.into_bytes(), status: None })
+                Ok(JsonBody { bytes: compiled.json.into_bytes() })
             }
             Request::VerifyContext { capsule } => JsonBody::of(&evidence::verify::verify(self, &capsule)?),
             Request::RegisterCapsule { capsule, label } => evidence::saved::register(self, &capsule, label),
@@ -100,19 +80,11 @@ impl Worker {
                 docs::autocomplete(self, &query, collection.as_deref(), limit)
             }
             Request::RemoveCapsule { id } => evidence::saved::remove(self, &id),
-            Request::Ask(mut req) => {
-                normalize_filters(&mut req.query.search)?;
+            Request::Ask(req) => {
                 let mut quiet = |_: &str| Flow::Continue;
                 let sink: &mut dyn FnMut(&str) -> Flow = if req.stream { partial } else { &mut quiet };
                 answer::answer(self, &req, sink)
             }
         }
     }
-}
-
-/// A retrieval body's tag filters, normalized as indexed tags are.
-fn normalize_filters(s: &mut protocol::SearchRequest) -> Result<(), ApiError> {
-    s.filters.tags_all = normalize_tags(&s.filters.tags_all)?;
-    s.filters.tags_any = normalize_tags(&s.filters.tags_any)?;
-    Ok(())
 }

@@ -24,7 +24,7 @@ mod uri;
 mod write;
 
 use config::IndexConfig;
-use index::{collections, embedding, indexer, ingest};
+use index::{collections, embedding, indexer};
 use jobs::JobRunner;
 use protocol::api::RepairedStore;
 use protocol::{ApiError, Dirs};
@@ -255,22 +255,6 @@ impl Worker {
     pub fn wait_idle(&self) {
         self.jobs.wait_idle();
     }
-}
-
-/// Tag filters go through the same normalization as indexed tags; an invalid tag is a 400.
-pub(crate) fn normalize_tags(raw: &[String]) -> Result<Vec<String>, ApiError> {
-    let mut out = Vec::with_capacity(raw.len());
-    for t in raw {
-        let n = ingest::normalize_tag(t).ok_or_else(|| {
-            ApiError::validation(format!(
-                "Invalid tag: {t:?}. Tags are letters, digits, '-', '_' and '.', with '/' between levels"
-            ))
-        })?;
-        if !out.contains(&n) {
-            out.push(n);
-        }
-    }
-    Ok(out)
 }
 
 /// A worker on fresh stores under `dir`, for the crate's tests.

@@ -103,7 +103,11 @@ fn every_reply_is_its_protocol_type() {
         reply(w.handle(Request::Diagnose { query, target: DocRef::Docid("#00000000".into()) }));
     assert_eq!(missing.target.status, TargetStatus::NotFound);
 
-    let create = CreateDoc { title: Some("New note".into()), tags: vec!["t".into()], ..CreateDoc::new(name("n")) };
+    let create = CreateDoc {
+        title: Some("New note".into()),
+        tags: protocol::Tag::parse_all(&["t"]).unwrap(),
+        ..CreateDoc::new(name("n"))
+    };
     let created: CreatedDoc = reply(w.handle(Request::CreateDoc(create.clone())));
     assert!(created.job_id.is_some());
     let again = CreateDoc { collision: CollisionPolicy::OpenExisting, ..create };
@@ -122,7 +126,7 @@ fn every_reply_is_its_protocol_type() {
     let updated: UpdatedDoc = reply(w.handle(Request::UpdateDoc(UpdateDoc {
         doc: note.clone(),
         content: None,
-        tags: Some(vec!["u".into()]),
+        tags: Some(protocol::Tag::parse_all(&["u"]).unwrap()),
         expected_source_hash: None,
         expected_modified_at: None,
     })));

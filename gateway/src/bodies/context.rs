@@ -4,7 +4,7 @@
 use super::search::{QueryModeBody, MAX_PROJECT_HINTS};
 use crate::dates::{parse_bound, Bound};
 use crate::extract::BodyRejection;
-use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryMode, SearchFilters};
+use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryMode, SearchFilters, Tag};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -121,6 +121,11 @@ fn list(v: Option<Vec<String>>, code: ErrorCode) -> Result<Vec<String>, ApiError
     Ok(v.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
 }
 
+/// A capsule's tag filter: a [`list`], each tag normalized as indexed tags are.
+fn tag_list(v: Option<Vec<String>>) -> Result<Vec<Tag>, ApiError> {
+    Tag::parse_all(&list(v, ErrorCode::InvalidFilter)?).map_err(|_| err(ErrorCode::InvalidFilter))
+}
+
 fn text(v: Option<String>, code: ErrorCode) -> Result<Option<String>, ApiError> {
     match v {
         Some(s) if s.chars().count() > MAX_GOAL_CHARS || s.contains('\r') => Err(err(code)),
@@ -210,8 +215,8 @@ impl ContextBody {
                 until_ms,
                 categories,
                 author: short(self.author)?,
-                tags_all: list(self.tags_all, ErrorCode::InvalidFilter)?,
-                tags_any: list(self.tags_any, ErrorCode::InvalidFilter)?,
+                tags_all: tag_list(self.tags_all)?,
+                tags_any: tag_list(self.tags_any)?,
                 languages: Vec::new(),
             },
             intent: short(self.intent)?,

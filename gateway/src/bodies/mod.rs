@@ -20,7 +20,7 @@ pub use writes::{
     CaptureBody, CreateDocBody, FolderBody, RefactorApplyBody, RefactorKind, RefactorPlanBody, UpdateDocBody,
 };
 
-use protocol::{ApiError, CollectionName};
+use protocol::{ApiError, CollectionName, Tag};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -119,6 +119,12 @@ pub fn collection(raw: &str) -> Result<CollectionName, ApiError> {
 /// [`collection`] of an optional field (absent or blank: no collection named).
 pub fn collection_opt(raw: Option<String>) -> Result<Option<CollectionName>, ApiError> {
     non_blank(raw).map(|c| collection(&c)).transpose()
+}
+
+/// A tag list (`tagsAll`, `tags`...), each tag normalized as indexed tags are, duplicates
+/// dropped; an invalid tag is a 400.
+pub fn tags(list: Option<StringList>) -> Result<Vec<Tag>, ApiError> {
+    Ok(Tag::parse_all(&list.map(StringList::into_vec).unwrap_or_default())?)
 }
 
 /// [`collection`] of a required field.

@@ -1,6 +1,6 @@
 //! Bodies of `/api/search`, `/api/vsearch`, `/api/query` and `/api/query/diagnose`.
 
-use super::{collection_opt, float_in, int_in, non_blank, required, StringList};
+use super::{collection_opt, float_in, int_in, non_blank, required, tags, StringList};
 use crate::dates::{parse_bound, Bound};
 use protocol::source_kind::CodeLanguage;
 use protocol::{ApiError, DocRef, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
@@ -98,8 +98,8 @@ impl SearchBody {
             until_ms: self.until.take().map(|v| parse_bound(&v, Bound::Until, now)).transpose()?,
             categories: lowered(self.category.take()),
             author: self.author.take().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()),
-            tags_all: self.tags_all.take().map(StringList::into_vec).unwrap_or_default(),
-            tags_any: self.tags_any.take().map(StringList::into_vec).unwrap_or_default(),
+            tags_all: tags(self.tags_all.take())?,
+            tags_any: tags(self.tags_any.take())?,
             languages: languages(self.language.take())?,
         })
     }

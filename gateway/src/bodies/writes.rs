@@ -1,6 +1,6 @@
 //! Bodies of the document writes: create, update, folders, capture and refactors.
 
-use super::{collection_req, non_blank, required, StringList};
+use super::{collection_req, non_blank, required, tags, StringList};
 use protocol::{
     ApiError, ApplyConfirmation, CollectionName, CollisionPolicy, CreateDoc, DocRef, RefactorOp, UpdateDoc,
 };
@@ -62,7 +62,7 @@ impl CreateDocBody {
             title,
             folder_path: self.folder_path,
             content: self.content,
-            tags: self.tags.map(StringList::into_vec).unwrap_or_default(),
+            tags: tags(self.tags)?,
             preset_id: self.preset_id,
             collision: if self.overwrite == Some(true) { CollisionPolicy::Overwrite } else { policy },
         })
@@ -93,7 +93,7 @@ impl UpdateDocBody {
         Ok(UpdateDoc {
             doc,
             content: self.content,
-            tags: self.tags.map(StringList::into_vec),
+            tags: self.tags.map(|t| tags(Some(t))).transpose()?,
             expected_source_hash: self.expected_source_hash,
             expected_modified_at: self.expected_modified_at,
         })
@@ -250,7 +250,7 @@ impl CaptureBody {
             folder_path: self.folder_path,
             collision: self.collision_policy.map(CollisionPolicy::from),
             preset_id: self.preset_id,
-            tags: self.tags.map(StringList::into_vec).unwrap_or_default(),
+            tags: tags(self.tags)?,
             source: self.source.unwrap_or_default().into_pairs()?,
         })
     }

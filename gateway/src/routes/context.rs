@@ -53,7 +53,7 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
             Ok(c) => ApiReply::Text(MARKDOWN, capsule_markdown(&c)),
             Err(_) => unreadable().into(),
         },
-        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes, status: None })),
+        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes })),
     }
 }
 
@@ -82,6 +82,6 @@ pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, Bo
             Ok(text) => ApiReply::Text(MARKDOWN, text),
             Err(e) => e.into(),
         },
-        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes, status: None })),
+        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes })),
     }
 }

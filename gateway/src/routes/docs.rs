@@ -11,7 +11,7 @@ use protocol::api::{
     TagsResponse,
 };
 use protocol::{
-    ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortField, SortOrder,
+    ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortField, SortOrder, Tag,
 };
 
 /// `:id` plus an optional `?uri=` that wins when both are given. The id must be a docid
@@ -63,8 +63,8 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
             collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
             limit: p.int("limit", 20, 1, 100)?,
             offset: p.int("offset", 0, 0, u32::MAX)?,
-            tags_all: p.list("tagsAll"),
-            tags_any: p.list("tagsAny"),
+            tags_all: Tag::parse_all(&p.list("tagsAll"))?,
+            tags_any: Tag::parse_all(&p.list("tagsAny"))?,
             sort_field,
             sort_order,
         })

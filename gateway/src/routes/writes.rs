@@ -15,11 +15,35 @@ use protocol::api::{
 };
 use protocol::{ApiError, ErrorEnvelope, Request};
 
-/// Sends a write that answers 202 (accepted: indexed in the background).
-async fn accepted(s: &AppState, r: Result<Request, ApiError>) -> ApiReply {
-    match r {
-        Ok(r) => ApiReply::accepted(s.worker.call(r).await),
+/// Sends a create or a capture: 202 when it wrote the note (indexed in the background), 200
+/// when it answered an existing note without writing (`collisionPolicy: open_existing`), as
+/// the reply `R` says.
+async fn written<R: OpenedExisting>(s: &AppState, r: Result<Request, ApiError>) -> ApiReply {
+    let body = match r {
+        Ok(r) => s.worker.call(r).await,
+        Err(e) => return e.into(),
+    };
+    match body.and_then(|b| b.decode::<R>().map(|reply| (reply.opened_existing(), b))) {
+        Ok((true, b)) => ApiReply::ok(Ok(b)),
+        Ok((false, b)) => ApiReply::accepted(Ok(b)),
         Err(e) => e.into(),
+    }
+}
+
+/// A write's reply that tells whether it opened an existing note instead of writing one.
+trait OpenedExisting: serde::de::DeserializeOwned {
+    fn opened_existing(&self) -> bool;
+}
+
+impl OpenedExisting for CreatedDoc {
+    fn opened_existing(&self) -> bool {
+        self.opened_existing
+    }
+}
+
+impl OpenedExisting for CaptureResponse {
+    fn opened_existing(&self) -> bool {
+        self.opened_existing
     }
 }
 
@@ -30,7 +54,7 @@ async fn accepted(s: &AppState, r: Result<Request, ApiError>) -> ApiReply {
               (status = 404, description = "Unknown collection or preset", body = ErrorEnvelope),
               (status = 409, description = "The file exists", body = ErrorEnvelope)))]
 pub async fn create(State(s): State<AppState>, Body(b): Body<CreateDocBody>) -> ApiReply {
-    accepted(&s, b.into_request().map(Request::CreateDoc)).await
+    written::<CreatedDoc>(&s, b.into_request().map(Request::CreateDoc)).await
 }
 
 /// Replaces a note's content or tags, guarded by `expectedSourceHash`.
@@ -84,7 +108,7 @@ pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
               (status = 404, description = "Unknown collection or preset", body = ErrorEnvelope),
               (status = 409, description = "The file exists", body = ErrorEnvelope)))]
 pub async fn capture(State(s): State<AppState>, Body(b): Body<CaptureBody>) -> ApiReply {
-    accepted(&s, b.into_request().map(Request::Capture)).await
+    written::<CaptureResponse>(&s, b.into_request().map(Request::Capture)).await
 }
 
 /// Previews a rename, move or duplicate: the files and links it would change.

@@ -532,8 +532,10 @@ pub struct CapsuleScope {
     pub collections: Vec<String>,
     pub index_name: String,
     pub since: Option<String>,
-    pub tags_all: Vec<String>,
-    pub tags_any: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub tags_all: Vec<crate::Tag>,
+    #[schema(value_type = Vec<String>)]
+    pub tags_any: Vec<crate::Tag>,
     pub until: Option<String>,
     pub uri_prefix: Option<String>,
 }

@@ -469,8 +469,8 @@ mod tests {
                 until_ms: Some(2),
                 categories: vec!["guide".into()],
                 author: Some("ann".into()),
-                tags_all: vec!["a".into()],
-                tags_any: vec!["b".into(), "c".into()],
+                tags_all: protocol::Tag::parse_all(&["a"]).unwrap(),
+                tags_any: protocol::Tag::parse_all(&["b", "c"]).unwrap(),
                 languages: vec![protocol::source_kind::CodeLanguage::Rust],
             },
             exclude: vec!["x".into()],
@@ -497,7 +497,7 @@ mod tests {
             ];
             assert_eq!(set.iter().filter(|x| **x).count(), 1, "{name} carries exactly one filter");
         }
-        assert_eq!(singles[6].1.filters.tags_any, vec!["b".to_string(), "c".to_string()]);
+        assert_eq!(singles[6].1.filters.tags_any, ["b", "c"]);
         assert_eq!(singles[8].1.exclude, vec!["x".to_string()]);
     }
 

@@ -437,7 +437,7 @@ mod tests {
         let hits = idx.search(&q, &SearchFilters::default(), 10).unwrap();
         assert_eq!(hits[0].1, 1);
         assert_eq!(hits.len(), 2);
-        let filtered = SearchFilters { tags_all: vec!["ipc".into()], ..Default::default() };
+        let filtered = SearchFilters { tags_all: protocol::Tag::parse_all(&["ipc"]).unwrap(), ..Default::default() };
         assert_eq!(idx.search(&q, &filtered, 10).unwrap().len(), 1);
         let neg = KeywordQuery::parse("sockets -bread").unwrap();
         assert_eq!(idx.search(&neg, &SearchFilters::default(), 10).unwrap().len(), 1);

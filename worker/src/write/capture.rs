@@ -34,7 +34,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = note::preset(req.preset_id.as_deref())?;
-    let tags = note::tags(&req.tags, preset)?;
+    let tags = note::tags(&req.tags, preset);
     let body = match (&req.content, preset) {
         (Some(c), _) => c.clone(),
         (None, Some(p)) => format!("# {}\n\n{}", req.title.as_deref().unwrap_or("Untitled"), p.body()),
@@ -89,8 +89,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
                 },
                 embed: CaptureEmbed { status: "not_requested".to_string() },
                 collision_policy_result: CollisionPolicyResult::OpenedExisting,
-            })
-            .map(|b| b.with_status(200));
+            });
         }
     };
     let job_id = w.spawn_file_sync(coll.clone(), root.clone(), rel.as_str().to_string(), Origin::Create);

@@ -7,13 +7,13 @@ use crate::config::CollectionConfig;
 use crate::index::indexer::{is_text_note, source_kind, FileSync};
 use crate::reads::docs::resolve_doc;
 use crate::stores::catalog::{self, Origin};
-use crate::{index::ingest, runtime, time_fmt, uri, Worker};
+use crate::{index::ingest, time_fmt, uri, Worker, WorkerError};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use protocol::api::{
     AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
     UpdatedDoc, VersionConflictDetails,
 };
-use protocol::{ApiError, CreateDoc, DocRef, ErrorCode, JsonBody, UpdateDoc};
+use protocol::{ApiError, CreateDoc, DocRef, ErrorCode, JsonBody, Tag, UpdateDoc};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -120,7 +120,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = note::preset(req.preset_id.as_deref())?;
-    let tags = note::tags(&req.tags, preset)?;
+    let tags = note::tags(&req.tags, preset);
     let rel = match (&req.rel_path, &req.title) {
         (Some(r), _) => RelPath::parse(r, "relPath")?,
         (None, title) => {
@@ -167,8 +167,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
                 opened_existing: true,
                 created_with_suffix: false,
                 note: "A note already exists at this path; nothing was written.".to_string(),
-            })
-            .map(|b| b.with_status(200));
+            });
         }
     };
     let (job_id, outcome) = index_after_write(w, &coll, &root, &rel, Origin::Create);
@@ -194,7 +193,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     if req.content.is_none() && req.tags.is_none() {
         return Err(ApiError::validation("content or tags is required"));
     }
-    let tags = req.tags.as_deref().map(crate::normalize_tags).transpose()?;
+    let tags: Option<Vec<String>> = req.tags.map(|t| t.into_iter().map(Tag::into_string).collect());
     let _write = w.write_lock();
     let row = resolve_doc(w, &req.doc)?;
     let (coll, root) = collection(w, &row.collection)?;
@@ -236,7 +235,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     atomic::write_file(&abs, text.as_bytes(), true)
         .map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
-    let md = std::fs::metadata(&abs).map_err(runtime)?;
+    let md = std::fs::metadata(&abs).map_err(WorkerError::Io)?;
     let new_hash = ingest::sha256_hex(text.as_bytes());
     JsonBody::of(&UpdatedDoc {
         success: true,

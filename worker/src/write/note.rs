@@ -4,7 +4,7 @@
 use super::note_presets::{self, NotePreset};
 use super::path::{contain, RelPath};
 use super::{atomic, docs::with_suffix};
-use protocol::{ApiError, CollisionPolicy};
+use protocol::{ApiError, CollisionPolicy, Tag};
 use std::path::{Path, PathBuf};
 
 /// `create_with_suffix` tries `name-2` up to `name-1000`.
@@ -16,16 +16,15 @@ pub fn preset(id: Option<&str>) -> Result<Option<&'static NotePreset>, ApiError>
         .transpose()
 }
 
-/// The request's tags, normalized as indexed tags are, then the preset's defaults not
-/// already there.
-pub fn tags(requested: &[String], preset: Option<&NotePreset>) -> Result<Vec<String>, ApiError> {
-    let mut tags = crate::normalize_tags(requested)?;
+/// The request's tags (normalized by parsing), then the preset's defaults not already there.
+pub fn tags(requested: &[Tag], preset: Option<&NotePreset>) -> Vec<String> {
+    let mut tags: Vec<String> = requested.iter().map(ToString::to_string).collect();
     for t in preset.map(|p| p.default_tags).unwrap_or(&[]) {
         if !tags.iter().any(|x| x == t) {
             tags.push(t.to_string());
         }
     }
-    Ok(tags)
+    tags
 }
 
 /// Where a new note landed.

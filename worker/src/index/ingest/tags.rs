@@ -1,26 +1,8 @@
 //! Tag normalization and inline `#hashtag` detection.
 
-use super::canonical::nfc;
-
-fn is_segment_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
-}
-
-/// Normalizes a tag: trim, strip one leading '#', NFC, lowercase. Valid tags
-/// are '/'-separated non-empty segments, each starting with a letter or digit
-/// and containing only letters, digits, '-', '_' and '.'.
+/// A tag as indexed, by the one rule of [`protocol::Tag`]: `None` when no tag can be made.
 pub fn normalize_tag(raw: &str) -> Option<String> {
-    let t = raw.trim();
-    let t = t.strip_prefix('#').unwrap_or(t);
-    if t.is_empty() {
-        return None;
-    }
-    let t = nfc(t).to_lowercase();
-    let valid = t.split('/').all(|seg| {
-        let mut chars = seg.chars();
-        chars.next().is_some_and(char::is_alphanumeric) && chars.all(is_segment_char)
-    });
-    valid.then_some(t)
+    protocol::Tag::parse(raw).ok().map(protocol::Tag::into_string)
 }
 
 fn is_word_char(c: char) -> bool {

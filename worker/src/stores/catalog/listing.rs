@@ -26,13 +26,13 @@ pub fn doc_page(conn: &Connection, q: &DocsQuery) -> Result<DocPage> {
         clauses.push(format!("d.collection = ?{}", args.len()));
     }
     for t in &q.tags_all {
-        args.push(SqlValue::Text(t.clone()));
+        args.push(SqlValue::Text(t.to_string()));
         clauses.push(format!("EXISTS (SELECT 1 FROM doc_tags t WHERE t.doc_id = d.id AND t.tag = ?{})", args.len()));
     }
     if !q.tags_any.is_empty() {
         let mut marks = Vec::new();
         for t in &q.tags_any {
-            args.push(SqlValue::Text(t.clone()));
+            args.push(SqlValue::Text(t.to_string()));
             marks.push(format!("?{}", args.len()));
         }
         clauses.push(format!(

@@ -1,0 +1,124 @@
+//! Tags: the one rule that makes a tag, for indexed tags and for every front door's filters.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid tag: {0:?}. Tags are letters, digits, '-', '_' and '.', with '/' between levels")]
+pub struct InvalidTag(pub String);
+
+/// A normalized tag: trimmed, one leading '#' stripped, NFC, lowercase; '/'-separated
+/// non-empty segments, each starting with a letter or digit and holding only letters,
+/// digits, '-', '_' and '.'. Only [`Tag::parse`] makes one, so a filter or an indexed tag
+/// cannot hold an unnormalized form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Tag(String);
+
+impl Tag {
+    pub fn parse(raw: &str) -> Result<Self, InvalidTag> {
+        let t = raw.trim();
+        let t = t.strip_prefix('#').unwrap_or(t);
+        let t = crate::anchor::nfc(t).to_lowercase();
+        let valid = !t.is_empty()
+            && t.split('/').all(|seg| {
+                let mut chars = seg.chars();
+                chars.next().is_some_and(char::is_alphanumeric) && chars.all(is_segment_char)
+            });
+        if valid {
+            Ok(Tag(t))
+        } else {
+            Err(InvalidTag(raw.to_string()))
+        }
+    }
+
+    /// A filter's tags: each parsed, duplicates dropped, first occurrence kept.
+    pub fn parse_all<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Tag>, InvalidTag> {
+        let mut out: Vec<Tag> = Vec::with_capacity(raw.len());
+        for r in raw {
+            let tag = Tag::parse(r.as_ref())?;
+            if !out.contains(&tag) {
+                out.push(tag);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+fn is_segment_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+impl TryFrom<String> for Tag {
+    type Error = InvalidTag;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        Self::parse(&value)
+    }
+}
+
+impl From<Tag> for String {
+    fn from(value: Tag) -> Self {
+        value.0
+    }
+}
+
+impl std::ops::Deref for Tag {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Tag {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Tag {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_normalized() {
+        assert_eq!(Tag::parse("  #Project/Alpha ").unwrap().as_str(), "project/alpha");
+        assert_eq!(Tag::parse("Cafe\u{301}").unwrap().as_str(), "caf\u{e9}");
+        assert_eq!(Tag::parse("v1.2_x-y").unwrap().as_str(), "v1.2_x-y");
+        for bad in ["", "#", "a//b", "/a", "a/", "-a", "a b", "a#b", "##a"] {
+            assert!(Tag::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn lists_drop_duplicates_and_stop_at_the_first_invalid_tag() {
+        let tags = Tag::parse_all(&["A", "#a", "b"]).unwrap();
+        assert_eq!(tags, vec![Tag::parse("a").unwrap(), Tag::parse("b").unwrap()]);
+        assert_eq!(Tag::parse_all(&["a", "b c"]), Err(InvalidTag("b c".to_string())));
+    }
+
+    #[test]
+    fn decoding_validates() {
+        assert!(serde_json::from_str::<Tag>("\"Ok\"").is_ok_and(|t| t == "ok"));
+        assert!(serde_json::from_str::<Tag>("\"not ok\"").is_err());
+    }
+}
