@@ -3,8 +3,7 @@
 use crate::backend::Backend;
 use anyhow::anyhow;
 use gateway::bodies::{AskBody, AskOptions, QueryBody, QueryOptions, SearchBody};
-use protocol::api::{AskResponse, VerifiedAskResponse};
-use protocol::{AskRequest, Dirs, Request};
+use protocol::{AskCall, AskVerified, Dirs};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -36,13 +35,14 @@ pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
     };
     let request = body.into_request(!a.json)?;
     let mut b = Backend::open(dirs)?;
-    if a.verify {
-        return verified(&mut b, request, a.json);
-    }
+    let ask = match request.into_call() {
+        AskCall::Verified(ask) => return verified(&mut b, ask, a.json),
+        AskCall::Raw(ask) => ask,
+    };
     let stdout = std::io::stdout();
     let mut printed = false;
-    let reply: AskResponse = b
-        .call_with(Request::Ask(Box::new(request)), &mut |text| {
+    let reply = b
+        .call_with(ask, &mut |text| {
             let mut out = stdout.lock();
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
@@ -68,8 +68,8 @@ pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints a verified answer (or the abstention, with its reason and the claims' verdicts).
-fn verified(b: &mut Backend, request: AskRequest, json: bool) -> anyhow::Result<ExitCode> {
-    let reply: VerifiedAskResponse = b.call_ok(Request::Ask(Box::new(request)))?;
+fn verified(b: &mut Backend, ask: AskVerified, json: bool) -> anyhow::Result<ExitCode> {
+    let reply = b.call_ok(ask)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&reply)?);
         return Ok(ExitCode::SUCCESS);

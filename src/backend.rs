@@ -3,8 +3,7 @@
 
 use anyhow::{anyhow, Context};
 use protocol::api::{Job, JobStatus};
-use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, Request, ServerFrame};
-use serde::de::DeserializeOwned;
+use protocol::{read_frame, write_frame, ApiError, Call, ClientFrame, Dirs, Request, ServerFrame, Typed};
 use std::sync::Arc;
 
 pub enum Backend {
@@ -26,17 +25,18 @@ impl Backend {
         Ok(Backend::Local(w))
     }
 
-    /// One request; the reply body as the request's reply type (a `protocol::api` type).
-    pub fn call<T: DeserializeOwned>(&mut self, req: Request) -> anyhow::Result<Result<T, ApiError>> {
-        self.call_with(req, &mut |_| {})
+    /// One request; its reply as the request's reply type ([`Call::Reply`]).
+    pub fn call<C: Call>(&mut self, call: C) -> anyhow::Result<Result<C::Reply, ApiError>> {
+        self.call_with(call, &mut |_| {})
     }
 
     /// [`Backend::call`], handing the parts of a streamed reply to `on_part` as they come.
-    pub fn call_with<T: DeserializeOwned>(
+    pub fn call_with<C: Call>(
         &mut self,
-        req: Request,
+        call: C,
         on_part: &mut dyn FnMut(&str),
-    ) -> anyhow::Result<Result<T, ApiError>> {
+    ) -> anyhow::Result<Result<C::Reply, ApiError>> {
+        let req: Request = call.into();
         let body = match self {
             Backend::Local(w) => w.handle_with(req, &mut |text| {
                 on_part(text);
@@ -58,12 +58,12 @@ impl Backend {
                 })?
             }
         };
-        Ok(body.and_then(|b| b.decode()))
+        Ok(body.and_then(|b| Typed::<C::Reply>::arrived(b).decode()))
     }
 
     /// Like [`call`], turning an API error into an error.
-    pub fn call_ok<T: DeserializeOwned>(&mut self, req: Request) -> anyhow::Result<T> {
-        self.call(req)?.map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))
+    pub fn call_ok<C: Call>(&mut self, call: C) -> anyhow::Result<C::Reply> {
+        self.call(call)?.map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))
     }
 
     /// Polls a job until it ends; returns the job object.
@@ -72,7 +72,7 @@ impl Backend {
             w.wait_idle();
         }
         loop {
-            let job: Job = self.call_ok(Request::GetJob { id: id.to_string() })?;
+            let job = self.call_ok(protocol::GetJob { id: id.to_string() })?;
             if job.status != JobStatus::Running {
                 return Ok(job);
             }

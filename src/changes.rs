@@ -4,7 +4,7 @@ use crate::backend::Backend;
 use crate::commands::doc_ref;
 use anyhow::{anyhow, Context};
 use protocol::api::{ChangeEntry, ChangesResponse, DiffResponse, ImpactResponse};
-use protocol::{ChangeCursor, ChangesQuery, ChangesSince, Dirs, ImpactBounds, Request};
+use protocol::{ChangeCursor, ChangesQuery, ChangesSince, Dirs, ImpactBounds};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -41,7 +41,7 @@ pub fn changes(
     };
     let collection = collection.as_deref().map(gateway::bodies::collection).transpose()?;
     let q = ChangesQuery { since, collection, limit: limit.clamp(1, ChangesQuery::MAX_LIMIT) };
-    let r: ChangesResponse = Backend::open(dirs)?.call_ok(Request::ListChanges(q))?;
+    let r: ChangesResponse = Backend::open(dirs)?.call_ok(q)?;
     if json {
         return print_json(&r);
     }
@@ -62,7 +62,7 @@ pub fn diff(dirs: &Dirs, reference: String, change: Option<String>, json: bool) 
     let change = change
         .map(|c| ChangeCursor::parse(&c).ok_or_else(|| anyhow!("--change is not a change id from `svc changes`")))
         .transpose()?;
-    let r: DiffResponse = Backend::open(dirs)?.call_ok(Request::Diff { doc: doc_ref(reference)?, change })?;
+    let r: DiffResponse = Backend::open(dirs)?.call_ok(protocol::Diff { doc: doc_ref(reference)?, change })?;
     if json {
         return print_json(&r);
     }
@@ -87,7 +87,7 @@ pub fn impact(dirs: &Dirs, reference: String, max_depth: u32, json: bool) -> any
     let bounds = ImpactBounds { max_depth: max_depth.clamp(1, ImpactBounds::MAX.max_depth), ..ImpactBounds::DEFAULT };
     let r: ImpactResponse = Backend::open(dirs)
         .context("cannot open the index")?
-        .call_ok(Request::Impact { doc: doc_ref(reference)?, bounds })?;
+        .call_ok(protocol::Impact { doc: doc_ref(reference)?, bounds })?;
     if json {
         return print_json(&r);
     }

@@ -7,7 +7,7 @@ use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged,
     PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted, WorkerFailure,
 };
-use protocol::{AddCollection, ApiError, Dirs, DocRef, Request};
+use protocol::{AddCollection, ApiError, Call, Dirs, DocRef, Request};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::BufRead;
@@ -186,15 +186,8 @@ pub fn collection_add(
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
     let mut b = Backend::open(dirs)?;
     let path = abs.to_str().ok_or_else(|| anyhow!("the path is not valid UTF-8"))?.to_string();
-    let reply: CollectionAdded = b.call_ok(Request::AddCollection(AddCollection {
-        path,
-        name,
-        pattern,
-        include,
-        exclude,
-        git_pull,
-        watch: no_watch.then_some(false),
-    }))?;
+    let reply: CollectionAdded =
+        b.call_ok(AddCollection { path, name, pattern, include, exclude, git_pull, watch: no_watch.then_some(false) })?;
     if !json {
         println!("added collection {} ({})", reply.collection.name, reply.collection.path);
     }
@@ -203,7 +196,7 @@ pub fn collection_add(
 }
 
 pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
-    let list: Vec<CollectionInfo> = Backend::open(dirs)?.call_ok(Request::ListCollections)?;
+    let list: Vec<CollectionInfo> = Backend::open(dirs)?.call_ok(protocol::ListCollections)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
@@ -216,7 +209,7 @@ pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
 
 pub fn collection_remove(dirs: &Dirs, name: String) -> anyhow::Result<ExitCode> {
     let name = gateway::bodies::collection(&name)?;
-    let r: CollectionRemoved = Backend::open(dirs)?.call_ok(Request::RemoveCollection { name })?;
+    let r: CollectionRemoved = Backend::open(dirs)?.call_ok(protocol::RemoveCollection { name })?;
     println!("removed {}", r.collection);
     Ok(ExitCode::SUCCESS)
 }
@@ -224,7 +217,7 @@ pub fn collection_remove(dirs: &Dirs, name: String) -> anyhow::Result<ExitCode> 
 pub fn update(dirs: &Dirs, collection: Option<String>, git_pull: bool, json: bool) -> anyhow::Result<ExitCode> {
     let collection = collection.as_deref().map(gateway::bodies::collection).transpose()?;
     let mut b = Backend::open(dirs)?;
-    let r: SyncStarted = b.call_ok(Request::Sync { collection, git_pull: git_pull.then_some(true) })?;
+    let r: SyncStarted = b.call_ok(protocol::SyncCollections { collection, git_pull: git_pull.then_some(true) })?;
     let job = b.wait_job(&r.job_id)?;
     print_job(&job, json)
 }
@@ -244,7 +237,12 @@ pub enum SearchMode {
 /// The worker's request for a search from the command line, through the same body types (and
 /// so the same checks and defaults) as `/api/search`, `/api/vsearch` and `/api/query`; only the
 /// largest `limit` is the CLI's own.
-fn search_request(mode: SearchMode, query: String, limit: u32, collection: Option<&str>) -> Result<Request, ApiError> {
+fn search_request(
+    mode: SearchMode,
+    query: String,
+    limit: u32,
+    collection: Option<&str>,
+) -> Result<AnySearch, ApiError> {
     let search = SearchBody {
         query: Some(query),
         limit: Some(i64::from(limit)),
@@ -252,13 +250,31 @@ fn search_request(mode: SearchMode, query: String, limit: u32, collection: Optio
         ..Default::default()
     };
     Ok(match mode {
-        SearchMode::Bm25 => Request::Search(search.into_request(SearchBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?),
-        SearchMode::Vector => Request::VectorSearch(search.into_request(SearchBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?),
+        SearchMode::Bm25 => AnySearch(Request::Search(search.into_request(SearchBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?)),
+        SearchMode::Vector => AnySearch(Request::VectorSearch(protocol::VectorSearch(
+            search.into_request(SearchBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?,
+        ))),
         SearchMode::Hybrid { expand, rerank } => {
             let options = QueryOptions { no_expand: Some(!expand), no_rerank: Some(!rerank), ..Default::default() };
-            Request::Query(QueryBody { search, options }.into_request_within(QueryBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?)
+            AnySearch(Request::Query(
+                QueryBody { search, options }.into_request_within(QueryBody::DEFAULT_LIMIT, CLI_MAX_LIMIT)?,
+            ))
         }
     })
+}
+
+/// A keyword, vector or hybrid search: the three are answered by a [`SearchResponse`]. Only
+/// [`search_request`] makes one, from one of those three requests.
+struct AnySearch(Request);
+
+impl From<AnySearch> for Request {
+    fn from(s: AnySearch) -> Self {
+        s.0
+    }
+}
+
+impl Call for AnySearch {
+    type Reply = SearchResponse;
 }
 
 /// Embeds the backlog: in this process without a server, else waits for the server's
@@ -287,7 +303,7 @@ pub fn models(dirs: &Dirs, action: ModelsAction) -> anyhow::Result<ExitCode> {
     let mut b = Backend::open(dirs)?;
     match action {
         ModelsAction::List => {
-            let r: PresetsResponse = b.call_ok(Request::ListPresets)?;
+            let r: PresetsResponse = b.call_ok(protocol::ListPresets)?;
             for p in &r.presets {
                 let mark = if p.active { "*" } else { " " };
                 println!("{mark} {:<10} {}", p.id, p.name);
@@ -297,13 +313,13 @@ pub fn models(dirs: &Dirs, action: ModelsAction) -> anyhow::Result<ExitCode> {
             }
         }
         ModelsAction::Use(id) => {
-            let r: PresetChanged = b.call_ok(Request::SetPreset { id })?;
+            let r: PresetChanged = b.call_ok(protocol::SetPreset { id })?;
             println!("active preset: {}", r.active_preset);
         }
         ModelsAction::Pull => {
-            let _: PullStarted = b.call_ok(Request::PullModels)?;
+            let _: PullStarted = b.call_ok(protocol::PullModels)?;
             loop {
-                let s: PullStatus = b.call_ok(Request::ModelStatus)?;
+                let s: PullStatus = b.call_ok(protocol::GetModelStatus)?;
                 if !s.active {
                     println!(
                         "completed: {}  failed: {}",
@@ -366,7 +382,7 @@ pub fn search(
             let q = item["query"].as_str().ok_or_else(|| anyhow!("missing query in {line}"))?.to_string();
             // A query the body refuses is that line's error, like one the worker refuses.
             let reply = match search_request(mode, q, limit, collection.as_deref()) {
-                Ok(request) => b.call::<SearchResponse>(request)?,
+                Ok(request) => b.call(request)?,
                 Err(e) => Err(e),
             };
             let (results, error) = match reply {
@@ -410,7 +426,7 @@ pub fn doc_ref(reference: String) -> anyhow::Result<DocRef> {
 }
 
 pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCode> {
-    let doc: DocResponse = Backend::open(dirs)?.call_ok(Request::GetDoc(doc_ref(reference)?))?;
+    let doc: DocResponse = Backend::open(dirs)?.call_ok(protocol::GetDoc { doc: doc_ref(reference)? })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

@@ -7,7 +7,7 @@ use gateway::bodies::ContextBody;
 use protocol::api::{
     capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt, CapsuleRegistration, CapsuleRegistrations,
 };
-use protocol::{DepthPolicy, Dirs, Request};
+use protocol::{DepthPolicy, Dirs};
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -37,7 +37,7 @@ pub fn build(
         ..Default::default()
     };
     let (req, _) = body.into_request()?;
-    let capsule: Capsule = Backend::open(dirs)?.call_ok(Request::Context(Box::new(req)))?;
+    let capsule: Capsule = Backend::open(dirs)?.call_ok(protocol::CompileContext(req))?;
     if md {
         print!("{}", capsule_markdown(&capsule));
     } else if json {
@@ -57,7 +57,7 @@ pub fn build(
 
 pub fn verify(dirs: &Dirs, file: &str, md: bool, json: bool) -> anyhow::Result<ExitCode> {
     let raw = read_input(file)?;
-    let receipt: CapsuleReceipt = Backend::open(dirs)?.call_ok(Request::VerifyContext { capsule: raw.clone() })?;
+    let receipt: CapsuleReceipt = Backend::open(dirs)?.call_ok(protocol::VerifyContext { capsule: raw.clone() })?;
     if md {
         let capsule: Capsule = serde_json::from_str(&raw).context("the file is not a capsule")?;
         print!("{}", receipt_markdown(&receipt, &capsule));
@@ -77,7 +77,7 @@ pub fn verify(dirs: &Dirs, file: &str, md: bool, json: bool) -> anyhow::Result<E
 
 pub fn add(dirs: &Dirs, file: &str, label: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
     let raw = read_input(file)?;
-    let r: CapsuleRegistration = Backend::open(dirs)?.call_ok(Request::RegisterCapsule { capsule: raw, label })?;
+    let r: CapsuleRegistration = Backend::open(dirs)?.call_ok(protocol::RegisterCapsule { capsule: raw, label })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -87,7 +87,7 @@ pub fn add(dirs: &Dirs, file: &str, label: Option<String>, json: bool) -> anyhow
 }
 
 pub fn list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
-    let r: CapsuleRegistrations = Backend::open(dirs)?.call_ok(Request::ListCapsules)?;
+    let r: CapsuleRegistrations = Backend::open(dirs)?.call_ok(protocol::ListCapsules)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(ExitCode::SUCCESS);
@@ -105,7 +105,7 @@ pub fn list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn remove(dirs: &Dirs, id: String) -> anyhow::Result<ExitCode> {
-    let r: CapsuleRegistration = Backend::open(dirs)?.call_ok(Request::RemoveCapsule { id })?;
+    let r: CapsuleRegistration = Backend::open(dirs)?.call_ok(protocol::RemoveCapsule { id })?;
     println!("removed saved capsule {}", r.registration_id);
     Ok(ExitCode::SUCCESS)
 }

@@ -91,7 +91,7 @@ impl McpBackend {
 }
 
 impl Calls for McpBackend {
-    fn call(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send {
+    fn call_request(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send {
         let mode = Arc::clone(&self.mode);
         async move {
             let mode = mode.lock().await;
@@ -99,7 +99,7 @@ impl Calls for McpBackend {
                 Mode::Server(client) => {
                     // A worker that is restarting gets a moment before the call answers 503.
                     wait_connected(client).await;
-                    client.call(request).await
+                    client.call_request(request).await
                 }
                 Mode::Local(w) => {
                     let w = Arc::clone(w);

@@ -3,7 +3,7 @@
 
 use protocol::api::{WorkerFailure, WorkerState};
 use protocol::Event;
-use protocol::{read_frame, write_frame, ApiError, ClientFrame, JsonBody, Request, ServerFrame};
+use protocol::{read_frame, write_frame, ApiError, Call, ClientFrame, JsonBody, Request, ServerFrame, Typed};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -211,20 +211,26 @@ impl WorkerClient {
     }
 
     /// Sends one request and waits for its reply.
-    pub async fn call(&self, request: Request) -> Result<JsonBody, ApiError> {
+    pub async fn call<C: Call>(&self, call: C) -> Result<Typed<C::Reply>, ApiError> {
+        self.call_request(call.into()).await.map(Typed::arrived)
+    }
+
+    /// [`WorkerClient::call`] for a request whose reply type the caller does not read.
+    pub async fn call_request(&self, request: Request) -> Result<JsonBody, ApiError> {
         let deadline = tokio::time::Instant::now() + CALL_TIMEOUT;
         let (conn, id, reply) = self.send(request, None).await?;
         wait(reply, &conn, id, deadline).await
     }
 
-    /// Sends a request whose reply is streamed: its parts as they come, and the reply.
+    /// Sends an ask whose answer is streamed: its parts as they come (none for a verified
+    /// ask, whose draft is only shown once verified), and the reply.
     pub async fn call_streamed(
         &self,
-        request: Request,
+        ask: protocol::AskCall,
     ) -> Result<(mpsc::UnboundedReceiver<String>, PendingReply), ApiError> {
         let deadline = tokio::time::Instant::now() + CALL_TIMEOUT;
         let (tx, parts) = mpsc::unbounded_channel();
-        let (conn, id, reply) = self.send(request, Some(tx)).await?;
+        let (conn, id, reply) = self.send(ask.into(), Some(tx)).await?;
         Ok((parts, PendingReply { reply, conn, id, deadline }))
     }
 

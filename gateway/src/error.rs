@@ -22,15 +22,15 @@ pub enum ApiReply {
 }
 
 impl ApiReply {
-    pub fn ok(result: Result<JsonBody, ApiError>) -> Self {
+    pub fn ok(result: Result<impl Into<JsonBody>, ApiError>) -> Self {
         Self::with_status(StatusCode::OK, result)
     }
-    pub fn accepted(result: Result<JsonBody, ApiError>) -> Self {
+    pub fn accepted(result: Result<impl Into<JsonBody>, ApiError>) -> Self {
         Self::with_status(StatusCode::ACCEPTED, result)
     }
-    pub fn with_status(status: StatusCode, result: Result<JsonBody, ApiError>) -> Self {
+    pub fn with_status(status: StatusCode, result: Result<impl Into<JsonBody>, ApiError>) -> Self {
         match result {
-            Ok(body) => ApiReply::Json(status, body),
+            Ok(body) => ApiReply::Json(status, body.into()),
             Err(e) => ApiReply::Error(e),
         }
     }

@@ -71,12 +71,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::messages::{ClientFrame, Request};
+    use crate::messages::ClientFrame;
+    use crate::requests::Request;
 
     #[tokio::test]
     async fn round_trips_frames_over_a_pipe() {
         let (mut a, mut b) = tokio::io::duplex(1 << 16);
-        let sent = ClientFrame::Call { id: 7, request: Request::GetJob { id: "abc".into() } };
+        let sent = ClientFrame::Call { id: 7, request: Request::GetJob(crate::GetJob { id: "abc".into() }) };
         write_frame(&mut a, &sent).await.unwrap();
         drop(a);
         let got: Option<ClientFrame> = read_frame(&mut b).await.unwrap();

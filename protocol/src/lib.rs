@@ -8,24 +8,28 @@
 
 pub mod anchor;
 pub mod api;
+mod call;
 mod cursor;
 pub mod dirs;
 mod error;
 mod frame;
 mod ids;
 mod messages;
+mod requests;
 pub mod socket;
 pub mod source_kind;
 mod tag;
 pub mod time_fmt;
 pub mod uri;
 
+pub use call::{Call, Typed};
 pub use cursor::ChangeCursor;
 pub use dirs::{write_atomic, write_atomic_keeping_permissions, write_file, Dirs};
 pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope, ErrorFamily, InternalErrorDetails};
 pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
 pub use messages::*;
+pub use requests::*;
 pub use tag::{InvalidTag, Tag};
 
 /// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.

@@ -1,13 +1,21 @@
 //! The request table: each [`Request`] to the handler that answers it. The handlers live
 //! in their layers (`index`, `retrieval`, `reads`, `write`, `models`); this is the one place
-//! that knows them all.
+//! that knows them all. Each handler returns its request's reply type ([`Call::Reply`]), and
+//! [`reply`] names that request type, so a handler that answered with another type would not
+//! compile.
 
+use crate::answer::{self, Answer};
 use crate::index::collections;
 use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
-use crate::{answer, evidence, models, write, Flow, Worker};
-use protocol::{ApiError, JsonBody, Request};
+use crate::{evidence, models, write, Flow, Worker};
+use protocol::{self as p, ApiError, Call, JsonBody, Request};
 use std::sync::Arc;
+
+/// The reply to a `C`, serialized.
+fn reply<C: Call>(r: Result<C::Reply, ApiError>) -> Result<JsonBody, ApiError> {
+    JsonBody::of(&r?)
+}
 
 impl Worker {
     /// Answers one request. Blocking: call it from a blocking thread.
@@ -24,66 +32,77 @@ impl Worker {
         partial: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<JsonBody, ApiError> {
         match req {
-            Request::Capabilities => JsonBody::of(&self.capabilities()),
-            Request::Status => JsonBody::of(&self.status_snapshot()?),
-            Request::ListCollections => collections::list(self),
-            Request::AddCollection(add) => collections::add(self, add),
-            Request::RemoveCollection { name } => collections::remove(self, &name),
-            Request::Sync { collection, git_pull } => collections::sync(self, collection, git_pull),
-            Request::GetJob { id } => collections::get_job(self, &id),
-            Request::Search(s) => JsonBody::of(&keyword::search(self, &s)?),
-            Request::ListTags { collection, prefix } => docs::tags(self, collection, prefix),
-            Request::ListDocs(q) => docs::docs(self, &q),
-            Request::GetDoc(r) => docs::doc(self, &r),
-            Request::Links { doc, kind } => links::links(self, &doc, kind),
-            Request::Backlinks { doc } => links::backlinks(self, &doc),
-            Request::Sections { doc } => docs::sections(self, &doc),
-            Request::CodeTokens { doc } => docs::code_tokens(self, &doc),
-            Request::Graph(q) => links::graph(self, &q),
-            Request::CreateDoc(c) => write::create_doc(self, c),
-            Request::UpdateDoc(u) => write::update_doc(self, u),
-            Request::DeactivateDoc { doc } => write::deactivate_doc(self, &doc),
-            Request::CreateFolder { collection, name, parent_path } => {
-                write::create_folder(self, &collection, &name, parent_path.as_deref())
+            Request::Capabilities => reply::<p::GetCapabilities>(Ok(self.capabilities())),
+            Request::Status => reply::<p::GetStatus>(self.status_snapshot()),
+            Request::ListCollections => reply::<p::ListCollections>(collections::list(self)),
+            Request::AddCollection(add) => reply::<p::AddCollection>(collections::add(self, add)),
+            Request::RemoveCollection(r) => reply::<p::RemoveCollection>(collections::remove(self, &r.name)),
+            Request::Sync(s) => reply::<p::SyncCollections>(collections::sync(self, s.collection, s.git_pull)),
+            Request::GetJob(j) => reply::<p::GetJob>(collections::get_job(self, &j.id)),
+            Request::Search(s) => reply::<p::SearchRequest>(keyword::search(self, &s)),
+            Request::ListTags(t) => reply::<p::ListTags>(docs::tags(self, t.collection, t.prefix)),
+            Request::ListDocs(q) => reply::<p::DocsQuery>(docs::docs(self, &q)),
+            Request::GetDoc(d) => reply::<p::GetDoc>(docs::doc(self, &d.doc)),
+            Request::Links(l) => reply::<p::Links>(links::links(self, &l.doc, l.kind)),
+            Request::Backlinks(b) => reply::<p::Backlinks>(links::backlinks(self, &b.doc)),
+            Request::Sections(s) => reply::<p::Sections>(docs::sections(self, &s.doc)),
+            Request::CodeTokens(c) => reply::<p::CodeTokens>(docs::code_tokens(self, &c.doc)),
+            Request::Graph(q) => reply::<p::GraphQuery>(links::graph(self, &q)),
+            Request::CreateDoc(c) => reply::<p::CreateDoc>(write::create_doc(self, c)),
+            Request::UpdateDoc(u) => reply::<p::UpdateDoc>(write::update_doc(self, u)),
+            Request::DeactivateDoc(d) => reply::<p::DeactivateDoc>(write::deactivate_doc(self, &d.doc)),
+            Request::CreateFolder(f) => {
+                reply::<p::CreateFolder>(write::create_folder(self, &f.collection, &f.name, f.parent_path.as_deref()))
             }
-            Request::ResolveAsset { uri, path } => write::resolve_asset(self, &uri, path.as_deref()),
-            Request::NotePresets => JsonBody::of(&write::note_presets::list()),
-            Request::Capture(c) => write::capture(self, c),
-            Request::RefactorPlan { doc, op } => write::refactor::preview(self, &doc, op),
-            Request::RefactorApply { doc, op, confirm } => write::refactor::apply(self, &doc, op, confirm),
-            Request::VectorSearch(s) => JsonBody::of(&vector::vsearch(self, &s)?),
-            Request::Query(q) => JsonBody::of(&hybrid::run(self, &q)?.response),
-            Request::Diagnose { query, target } => diagnose::diagnose(self, &query, &target),
-            Request::Similar { doc, query } => vector::similar(self, &doc, &query),
-            Request::ListPresets => models::api::list(self),
-            Request::SetPreset { id } => models::api::set(self, &id),
-            Request::PullModels => models::api::pull(self),
-            Request::ModelStatus => models::api::status(self),
-            Request::ListChanges(q) => changes::changes(self, &q),
-            Request::ReplayEvents { after } => JsonBody::of(&crate::events::replay(&self.catalog.reader(), after)?),
-            Request::Diff { doc, change } => changes::diff(self, &doc, change),
-            Request::Impact { doc, bounds } => impact::impact(self, &doc, &bounds),
+            Request::ResolveAsset(a) => reply::<p::ResolveAsset>(write::resolve_asset(self, &a.uri, a.path.as_deref())),
+            Request::NotePresets => reply::<p::ListNotePresets>(Ok(write::note_presets::list())),
+            Request::Capture(c) => reply::<p::Capture>(write::capture(self, c)),
+            Request::RefactorPlan(r) => reply::<p::PlanRefactor>(write::refactor::preview(self, &r.doc, r.op)),
+            Request::RefactorApply(r) => {
+                reply::<p::ApplyRefactor>(write::refactor::apply(self, &r.doc, r.op, r.confirm))
+            }
+            Request::VectorSearch(v) => reply::<p::VectorSearch>(vector::vsearch(self, &v.0)),
+            Request::Query(q) => reply::<p::QueryRequest>(hybrid::run(self, &q).map(|o| o.response)),
+            Request::Diagnose(d) => reply::<p::Diagnose>(diagnose::diagnose(self, &d.query, &d.target)),
+            Request::Similar(s) => reply::<p::Similar>(vector::similar(self, &s.doc, &s.query)),
+            Request::ListPresets => reply::<p::ListPresets>(models::api::list(self)),
+            Request::SetPreset(s) => reply::<p::SetPreset>(models::api::set(self, &s.id)),
+            Request::PullModels => reply::<p::PullModels>(models::api::pull(self)),
+            Request::ModelStatus => reply::<p::GetModelStatus>(models::api::status(self)),
+            Request::ListChanges(q) => reply::<p::ChangesQuery>(changes::changes(self, &q)),
+            Request::ReplayEvents(r) => {
+                reply::<p::ReplayEvents>(crate::events::replay(&self.catalog.reader(), r.after).map_err(ApiError::from))
+            }
+            Request::Diff(d) => reply::<p::Diff>(changes::diff(self, &d.doc, d.change)),
+            Request::Impact(i) => reply::<p::Impact>(impact::impact(self, &i.doc, &i.bounds)),
             Request::Context(req) => {
                 for c in &req.collections {
                     if self.config().find(c).is_none() {
-                        return Err(ApiError::context(protocol::ErrorCode::InvalidFilter));
+                        return Err(ApiError::context(p::ErrorCode::InvalidFilter));
                     }
                 }
+                // The capsule's canonical JSON, as compiled (its hash covers these bytes): a
+                // `p::CompileContext` reply, passed on without a second serialization.
                 let compiled = evidence::compile::compile(self, &req)?;
                 Ok(JsonBody { bytes: compiled.json.into_bytes() })
             }
-            Request::VerifyContext { capsule } => JsonBody::of(&evidence::verify::verify(self, &capsule)?),
-            Request::RegisterCapsule { capsule, label } => evidence::saved::register(self, &capsule, label),
-            Request::ListCapsules => evidence::saved::list(self),
-            Request::ActiveJob => collections::active_job(self),
-            Request::Autocomplete { query, collection, limit } => {
-                docs::autocomplete(self, &query, collection.as_deref(), limit)
+            Request::VerifyContext(v) => reply::<p::VerifyContext>(evidence::verify::verify(self, &v.capsule)),
+            Request::RegisterCapsule(r) => {
+                reply::<p::RegisterCapsule>(evidence::saved::register(self, &r.capsule, r.label))
             }
-            Request::RemoveCapsule { id } => evidence::saved::remove(self, &id),
+            Request::ListCapsules => reply::<p::ListCapsules>(evidence::saved::list(self)),
+            Request::ActiveJob => reply::<p::GetActiveJob>(collections::active_job(self)),
+            Request::Autocomplete(a) => {
+                reply::<p::Autocomplete>(docs::autocomplete(self, &a.query, a.collection.as_deref(), a.limit))
+            }
+            Request::RemoveCapsule(r) => reply::<p::RemoveCapsule>(evidence::saved::remove(self, &r.id)),
             Request::Ask(req) => {
                 let mut quiet = |_: &str| Flow::Continue;
                 let sink: &mut dyn FnMut(&str) -> Flow = if req.stream { partial } else { &mut quiet };
-                answer::answer(self, &req, sink)
+                match answer::answer(self, &req, sink)? {
+                    Answer::Raw(a) => reply::<p::Ask>(Ok(a)),
+                    Answer::Verified(a) => reply::<p::AskVerified>(Ok(a)),
+                }
             }
         }
     }

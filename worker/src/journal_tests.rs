@@ -17,7 +17,7 @@ fn row_id(w: &Worker, rel: &str) -> i64 {
 }
 
 fn sync(w: &Arc<Worker>) {
-    w.handle(Request::Sync { collection: None, git_pull: None }).unwrap();
+    w.handle(protocol::SyncCollections { collection: None, git_pull: None }.into()).unwrap();
     w.wait_idle();
 }
 

@@ -25,12 +25,14 @@ use std::sync::Arc;
 
 /// Where tool calls go: the worker of the running server, or one opened in process.
 pub trait Calls: Clone + Send + Sync + 'static {
-    fn call(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send;
+    /// One request to the worker; its reply's bytes ([`run`] reads them as the request's
+    /// [`protocol::Call::Reply`]).
+    fn call_request(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send;
 }
 
 impl Calls for WorkerClient {
-    fn call(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send {
-        WorkerClient::call(self, request)
+    fn call_request(&self, request: Request) -> impl Future<Output = Result<JsonBody, ApiError>> + Send {
+        WorkerClient::call_request(self, request)
     }
 }
 

@@ -14,7 +14,10 @@ use crate::bodies::{
 use crate::extract::{parse_object, read_fields};
 use crate::routes::{changes_request, impact_request, links_request, similar_request};
 use protocol::api::{capsule_markdown, Capsule, DocResponse, DocsResponse, StatusSnapshot};
-use protocol::{ApiError, DocRef, DocsQuery, ErrorCode, Request, SortOrder};
+use protocol::{
+    ApiError, AskCall, Backlinks, Call, CompileContext, DocRef, DocsQuery, ErrorCode, GetDoc, GetStatus, SortOrder,
+    Typed, VectorSearch,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -38,12 +41,14 @@ fn typed<T: Serialize>(reply: &T) -> Result<ToolOutput, ApiError> {
     Ok(ToolOutput { json, text: None })
 }
 
-async fn call<C: Calls>(calls: &C, r: Request) -> Result<ToolOutput, ApiError> {
-    Ok(ToolOutput { json: calls.call(r).await?.decode()?, text: None })
+/// The reply to `call`, as its type.
+async fn call_as<K: Calls, C: Call>(calls: &K, call: C) -> Result<C::Reply, ApiError> {
+    Typed::<C::Reply>::arrived(calls.call_request(call.into()).await?).decode()
 }
 
-async fn call_as<C: Calls, T: DeserializeOwned>(calls: &C, r: Request) -> Result<T, ApiError> {
-    calls.call(r).await?.decode()
+/// The reply to `call` as the tool's output.
+async fn call<K: Calls, C: Call>(calls: &K, call: C) -> Result<ToolOutput, ApiError> {
+    typed(&call_as(calls, call).await?)
 }
 
 fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, ApiError> {
@@ -58,16 +63,19 @@ pub async fn run<C: Calls>(
     connectors_file: &Path,
 ) -> Result<ToolOutput, ApiError> {
     match id {
-        ToolId::Search => call(calls, Request::Search(parse::<SearchBody>(&args)?.into_search()?)).await,
-        ToolId::VSearch => call(calls, Request::VectorSearch(parse::<SearchBody>(&args)?.into_search()?)).await,
-        ToolId::Query => call(calls, Request::Query(parse::<QueryBody>(&args)?.into_request()?)).await,
-        ToolId::Ask => call(calls, Request::Ask(Box::new(parse::<AskBody>(&args)?.into_request(false)?))).await,
+        ToolId::Search => call(calls, parse::<SearchBody>(&args)?.into_search()?).await,
+        ToolId::VSearch => call(calls, VectorSearch(parse::<SearchBody>(&args)?.into_search()?)).await,
+        ToolId::Query => call(calls, parse::<QueryBody>(&args)?.into_request()?).await,
+        ToolId::Ask => match parse::<AskBody>(&args)?.into_request(false)?.into_call() {
+            AskCall::Raw(ask) => call(calls, ask).await,
+            AskCall::Verified(ask) => call(calls, ask).await,
+        },
         ToolId::Status => {
             if let Some(k) = args.keys().next() {
                 return Err(ApiError::validation(format!("unknown field `{k}`: svc_status takes no arguments")));
             }
             // As `/api/status` serves it: the worker's snapshot with the saved connector results.
-            let mut status: StatusSnapshot = call_as(calls, Request::Status).await?;
+            let mut status: StatusSnapshot = call_as(calls, GetStatus).await?;
             status.connector_projection = crate::connectors::receipts::projection(connectors_file);
             typed(&status)
         }
@@ -80,7 +88,7 @@ pub async fn run<C: Calls>(
         }
         ToolId::Backlinks => {
             let a: DocArgs = parse(&args)?;
-            call(calls, Request::Backlinks { doc: parse_ref(&a.reference)?.doc }).await
+            call(calls, Backlinks { doc: parse_ref(&a.reference)?.doc }).await
         }
         ToolId::Similar => {
             let a: SimilarArgs = parse(&args)?;
@@ -96,8 +104,8 @@ pub async fn run<C: Calls>(
             params.0.push(("ref".into(), ref_param(&parse_ref(&a.reference)?.doc)));
             call(calls, impact_request(&params)?).await
         }
-        ToolId::Capture => call(calls, Request::Capture(parse::<CaptureBody>(&args)?.into_request()?)).await,
-        ToolId::Create => call(calls, Request::CreateDoc(parse::<CreateDocBody>(&args)?.into_request()?)).await,
+        ToolId::Capture => call(calls, parse::<CaptureBody>(&args)?.into_request()?).await,
+        ToolId::Create => call(calls, parse::<CreateDocBody>(&args)?.into_request()?).await,
         ToolId::Update => {
             let mut rest = args;
             let reference = match rest.remove("ref") {
@@ -106,7 +114,7 @@ pub async fn run<C: Calls>(
                 None => return Err(ApiError::validation("ref is required")),
             };
             let doc = parse_ref(&reference)?.doc;
-            call(calls, Request::UpdateDoc(parse::<UpdateDocBody>(&rest)?.into_request(doc)?)).await
+            call(calls, parse::<UpdateDocBody>(&rest)?.into_request(doc)?).await
         }
     }
 }
@@ -115,15 +123,17 @@ pub async fn run<C: Calls>(
 async fn context<C: Calls>(calls: &C, args: &Map<String, Value>) -> Result<ToolOutput, ApiError> {
     let body: ContextBody = read_fields(Value::Object(args.clone())).map_err(context_error)?;
     let (req, format) = body.into_request()?;
-    let body = calls.call(Request::Context(Box::new(req))).await?;
+    // The capsule's canonical JSON as compiled: decoded as a Value, not re-serialized from
+    // its type, so the tool shows the bytes its identity hash covers.
+    let body = Typed::<Capsule>::arrived(calls.call_request(CompileContext(req).into()).await?);
     let text = match format {
         CapsuleFormat::Markdown => {
-            let capsule: Capsule = body.decode().map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
+            let capsule = body.decode().map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
             Some(capsule_markdown(&capsule))
         }
         CapsuleFormat::Json => None,
     };
-    Ok(ToolOutput { json: body.decode()?, text })
+    Ok(ToolOutput { json: body.body().decode()?, text })
 }
 
 /// `svc_get`: the note, then the line range of its canonical text.
@@ -131,7 +141,7 @@ async fn get<C: Calls>(calls: &C, a: GetArgs) -> Result<ToolOutput, ApiError> {
     let r = parse_ref(&a.reference)?;
     let from = int_in("fromLine", a.from_line, 1, u32::MAX)?.or(r.line).unwrap_or(1);
     let count = int_in("lineCount", a.line_count, 1, u32::MAX)?;
-    let doc: DocResponse = call_as(calls, Request::GetDoc(r.doc)).await?;
+    let doc: DocResponse = call_as(calls, GetDoc { doc: r.doc }).await?;
     typed(&line_range(doc, from, count))
 }
 
@@ -186,7 +196,7 @@ async fn multi_get<C: Calls>(calls: &C, a: MultiGetArgs) -> Result<ToolOutput, A
             skipped.push(Skipped { reference, reason: SkipReason::ByteCap });
             continue;
         }
-        let d: DocResponse = match call_as(calls, Request::GetDoc(doc)).await {
+        let d: DocResponse = match call_as(calls, GetDoc { doc }).await {
             Ok(d) => d,
             Err(e) if e.code == ErrorCode::NotFound => {
                 skipped.push(Skipped { reference, reason: SkipReason::NotFound });
@@ -238,7 +248,7 @@ async fn glob_matches<C: Calls>(calls: &C, glob: &str) -> Result<Vec<(String, Do
             sort_field: protocol::SortField::Modified,
             sort_order: SortOrder::Desc,
         };
-        let page: DocsResponse = call_as(calls, Request::ListDocs(query)).await?;
+        let page: DocsResponse = call_as(calls, query).await?;
         let n = page.documents.len() as u32;
         for d in page.documents {
             let path = format!("{}/{}", d.collection, d.rel_path);

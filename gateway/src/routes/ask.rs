@@ -13,7 +13,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, StreamExt};
 use protocol::api::{AnswerToken, AskReply};
-use protocol::{ApiError, JsonBody, Request};
+use protocol::{ApiError, AskCall, JsonBody};
 use std::convert::Infallible;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
@@ -25,14 +25,18 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
               (status = 503, description = "No generation model loaded", body = protocol::ErrorEnvelope)))]
 pub async fn ask(State(s): State<AppState>, headers: HeaderMap, Body(b): Body<AskBody>) -> Response {
     let stream = wants_event_stream(&headers);
-    let request = match b.into_request(stream) {
-        Ok(r) => Request::Ask(Box::new(r)),
+    let ask = match b.into_request(stream) {
+        Ok(r) => r.into_call(),
         Err(e) => return error_response(&e),
     };
     if !stream {
-        return ApiReply::ok(s.worker.call(request).await).into_response();
+        return match ask {
+            AskCall::Raw(ask) => ApiReply::ok(s.worker.call(ask).await),
+            AskCall::Verified(ask) => ApiReply::ok(s.worker.call(ask).await),
+        }
+        .into_response();
     }
-    let (mut parts, reply) = match s.worker.call_streamed(request).await {
+    let (mut parts, reply) = match s.worker.call_streamed(ask).await {
         Ok(call) => call,
         Err(e) => return error_response(&e),
     };

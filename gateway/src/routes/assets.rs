@@ -10,7 +10,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use protocol::api::AssetLocation;
-use protocol::{ApiError, ErrorCode, ErrorEnvelope, Request};
+use protocol::{ApiError, ErrorCode, ErrorEnvelope};
 use std::num::NonZeroUsize;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
@@ -39,13 +39,10 @@ pub async fn doc_asset(State(s): State<AppState>, method: Method, headers: Heade
         Ok(None) => return ApiReply::from(ApiError::validation("uri is required")).into_response(),
         Err(e) => return ApiReply::from(e).into_response(),
     };
-    let resolved = match s.worker.call(Request::ResolveAsset { uri, path: p.str_opt("path") }).await {
-        Ok(b) => b,
+    let resolved = s.worker.call(protocol::ResolveAsset { uri, path: p.str_opt("path") }).await;
+    let AssetLocation { abs_path: path, mime, name, .. } = match resolved.and_then(|r| r.decode()) {
+        Ok(location) => location,
         Err(e) => return ApiReply::from(e).into_response(),
-    };
-    let Ok(AssetLocation { abs_path: path, mime, name, .. }) = serde_json::from_slice::<AssetLocation>(&resolved.bytes)
-    else {
-        return ApiReply::from(ApiError::runtime("bad asset reply")).into_response();
     };
     let (path, mime, name) = (path.as_str(), mime.as_str(), name.as_str());
     let Ok(mut file) = tokio::fs::File::open(path).await else {

@@ -9,7 +9,7 @@ use crate::extract::Params;
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{ChangesResponse, DiffResponse, ImpactResponse};
-use protocol::{ApiError, ChangeCursor, ChangesQuery, ChangesSince, DocRef, ErrorEnvelope, ImpactBounds, Request};
+use protocol::{ApiError, ChangeCursor, ChangesQuery, ChangesSince, DocRef, ErrorEnvelope, ImpactBounds};
 
 /// `ref`: a docid (`#abcd1234`, the `#` sent as `%23` or left out) or a `svc://` URI.
 fn doc_param(p: &Params) -> Result<DocRef, ApiError> {
@@ -36,17 +36,17 @@ pub async fn changes(State(s): State<AppState>, p: Params) -> ApiReply {
 }
 
 /// `ListChanges` from `since`, `collection` and `limit` (also the `svc_changes` MCP tool).
-pub(crate) fn changes_request(p: &Params) -> Result<Request, ApiError> {
+pub(crate) fn changes_request(p: &Params) -> Result<ChangesQuery, ApiError> {
     let since = match p.str_opt("since") {
         None => ChangesSince::Start,
         Some(v) if ChangeCursor::looks_like_cursor(&v) => ChangesSince::Cursor(cursor("since", &v)?),
         Some(v) => ChangesSince::Time(parse_bound(&v, Bound::Since, time::OffsetDateTime::now_utc())?),
     };
-    Ok(Request::ListChanges(ChangesQuery {
+    Ok(ChangesQuery {
         since,
         collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
         limit: p.int("limit", ChangesQuery::DEFAULT_LIMIT, 1, ChangesQuery::MAX_LIMIT)?,
-    }))
+    })
 }
 
 /// One change of a document: identity, hashes and structure (bodies are never retained).
@@ -56,9 +56,9 @@ pub(crate) fn changes_request(p: &Params) -> Result<Request, ApiError> {
     responses((status = 200, description = "The change (`document-diff@1.0`)", body = DiffResponse),
               (status = 404, description = "Unknown document, or a change of another document", body = ErrorEnvelope)))]
 pub async fn diff(State(s): State<AppState>, p: Params) -> ApiReply {
-    let r = (|| -> Result<Request, ApiError> {
+    let r = (|| -> Result<protocol::Diff, ApiError> {
         let change = p.str_opt("change").map(|c| cursor("change", &c)).transpose()?;
-        Ok(Request::Diff { doc: doc_param(&p)?, change })
+        Ok(protocol::Diff { doc: doc_param(&p)?, change })
     })();
     call(&s, r).await
 }
@@ -79,7 +79,7 @@ pub async fn impact(State(s): State<AppState>, p: Params) -> ApiReply {
 }
 
 /// `Impact` of `ref` within the bounds of `p` (also the `svc_impact` MCP tool).
-pub(crate) fn impact_request(p: &Params) -> Result<Request, ApiError> {
+pub(crate) fn impact_request(p: &Params) -> Result<protocol::Impact, ApiError> {
     let (d, m) = (ImpactBounds::DEFAULT, ImpactBounds::MAX);
     let bounds = ImpactBounds {
         max_depth: p.int("maxDepth", d.max_depth, 1, m.max_depth)?,
@@ -88,5 +88,5 @@ pub(crate) fn impact_request(p: &Params) -> Result<Request, ApiError> {
         frontier_limit: p.int("frontierLimit", d.frontier_limit, 1, m.frontier_limit)?,
         visited_limit: p.int("visitedLimit", d.visited_limit, 1, m.visited_limit)?,
     };
-    Ok(Request::Impact { doc: doc_param(p)?, bounds })
+    Ok(protocol::Impact { doc: doc_param(p)?, bounds })
 }

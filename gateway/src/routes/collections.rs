@@ -6,13 +6,13 @@ use crate::extract::Body;
 use crate::AppState;
 use axum::extract::{Path, State};
 use protocol::api::{CollectionAdded, CollectionInfo, CollectionRemoved, Job, SyncStarted};
-use protocol::{ApiError, ErrorEnvelope, Request};
+use protocol::{ApiError, ErrorEnvelope};
 
 /// The configured collections.
 #[utoipa::path(get, path = "/api/collections", tag = "collections",
     responses((status = 200, description = "Every collection", body = Vec<CollectionInfo>)))]
 pub async fn list(State(s): State<AppState>) -> ApiReply {
-    ApiReply::ok(s.worker.call(Request::ListCollections).await)
+    ApiReply::ok(s.worker.call(protocol::ListCollections).await)
 }
 
 /// Adds a folder as a collection and starts its first sync (202).
@@ -21,7 +21,7 @@ pub async fn list(State(s): State<AppState>) -> ApiReply {
               (status = 409, description = "The name or folder is taken, or a job runs", body = ErrorEnvelope)))]
 pub async fn add(State(s): State<AppState>, Body(b): Body<AddCollectionBody>) -> ApiReply {
     match b.into_request() {
-        Ok(r) => ApiReply::accepted(s.worker.call(Request::AddCollection(r)).await),
+        Ok(r) => ApiReply::accepted(s.worker.call(r).await),
         Err(e) => e.into(),
     }
 }
@@ -34,7 +34,7 @@ pub async fn add(State(s): State<AppState>, Body(b): Body<AddCollectionBody>) ->
               (status = 409, description = "A job runs", body = ErrorEnvelope)))]
 pub async fn remove(State(s): State<AppState>, Path(name): Path<String>) -> ApiReply {
     match crate::bodies::collection(&name) {
-        Ok(name) => ApiReply::ok(s.worker.call(Request::RemoveCollection { name }).await),
+        Ok(name) => ApiReply::ok(s.worker.call(protocol::RemoveCollection { name }).await),
         Err(e) => e.into(),
     }
 }
@@ -46,7 +46,9 @@ pub async fn remove(State(s): State<AppState>, Path(name): Path<String>) -> ApiR
               (status = 409, description = "A job runs", body = ErrorEnvelope)))]
 pub async fn sync(State(s): State<AppState>, Body(b): Body<SyncBody>) -> ApiReply {
     match b.into_parts() {
-        Ok((collection, git_pull)) => ApiReply::accepted(s.worker.call(Request::Sync { collection, git_pull }).await),
+        Ok((collection, git_pull)) => {
+            ApiReply::accepted(s.worker.call(protocol::SyncCollections { collection, git_pull }).await)
+        }
         Err(e) => e.into(),
     }
 }
@@ -60,12 +62,12 @@ pub async fn job(State(s): State<AppState>, Path(id): Path<String>) -> ApiReply 
     if id.len() > 64 || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
         return ApiError::not_found("Job not found or expired").into();
     }
-    ApiReply::ok(s.worker.call(Request::GetJob { id }).await)
+    ApiReply::ok(s.worker.call(protocol::GetJob { id }).await)
 }
 
 /// The indexing job that runs now (`activeJob: null` when none).
 #[utoipa::path(get, path = "/api/jobs/active", tag = "collections",
     responses((status = 200, description = "The running job, or null", body = protocol::api::ActiveJobResponse)))]
 pub async fn active_job(State(s): State<AppState>) -> ApiReply {
-    ApiReply::ok(s.worker.call(Request::ActiveJob).await)
+    ApiReply::ok(s.worker.call(protocol::GetActiveJob).await)
 }

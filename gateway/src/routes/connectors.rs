@@ -13,7 +13,7 @@ use protocol::api::{
     ConnectorVerifyResponse, ConnectorsResponse, VerificationStages,
 };
 use protocol::time_fmt::now_iso;
-use protocol::{ApiError, ErrorCode, ErrorEnvelope, JsonBody, Request};
+use protocol::{ApiError, ErrorCode, ErrorEnvelope, JsonBody};
 
 fn home() -> Result<HomeEnv, ApiError> {
     HomeEnv::from_env()
@@ -21,7 +21,7 @@ fn home() -> Result<HomeEnv, ApiError> {
 }
 
 async fn collection_names(s: &AppState) -> Result<Vec<String>, ApiError> {
-    let list: Vec<CollectionInfo> = s.worker.call(Request::ListCollections).await?.decode()?;
+    let list: Vec<CollectionInfo> = s.worker.call(protocol::ListCollections).await?.decode()?;
     Ok(list.into_iter().map(|c| c.name).collect())
 }
 

@@ -7,7 +7,7 @@ use crate::extract::{Body, BodyRejection};
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt};
-use protocol::{ApiError, ErrorCode, ErrorEnvelope, Request};
+use protocol::{ApiError, Call, ErrorCode, ErrorEnvelope};
 
 const MARKDOWN: &str = "text/markdown; charset=utf-8";
 
@@ -28,8 +28,8 @@ fn parse<T, R>(
 
 /// The worker's errors stay in the catalog; a failure outside it (the worker restarting)
 /// keeps its own code.
-async fn ask(s: &AppState, r: Request) -> Result<Vec<u8>, ApiError> {
-    s.worker.call(r).await.map(|b| b.bytes)
+async fn ask<C: Call>(s: &AppState, call: C) -> Result<Vec<u8>, ApiError> {
+    s.worker.call(call).await.map(|b| b.into_body().bytes)
 }
 
 /// Compiles a Context Capsule: exact, hashed passages for a goal within a token budget
@@ -47,7 +47,7 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
         Ok(p) => p,
         Err(reply) => return reply,
     };
-    match ask(&s, Request::Context(Box::new(req))).await {
+    match ask(&s, protocol::CompileContext(req)).await {
         Err(e) => e.into(),
         Ok(bytes) if format == CapsuleFormat::Markdown => match serde_json::from_slice::<Capsule>(&bytes) {
             Ok(c) => ApiReply::Text(MARKDOWN, capsule_markdown(&c)),
@@ -76,7 +76,7 @@ pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, Bo
         let c: Capsule = serde_json::from_str(&capsule).map_err(|_| unreadable())?;
         Ok(receipt_markdown(&r, &c))
     };
-    match ask(&s, Request::VerifyContext { capsule: capsule.clone() }).await {
+    match ask(&s, protocol::VerifyContext { capsule: capsule.clone() }).await {
         Err(e) => e.into(),
         Ok(bytes) if format == CapsuleFormat::Markdown => match markdown_of(&bytes) {
             Ok(text) => ApiReply::Text(MARKDOWN, text),

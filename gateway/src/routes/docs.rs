@@ -11,7 +11,7 @@ use protocol::api::{
     TagsResponse,
 };
 use protocol::{
-    ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, Request, SimilarQuery, SortField, SortOrder, Tag,
+    ApiError, DocRef, DocsQuery, ErrorEnvelope, GraphQuery, LinkKind, SimilarQuery, SortField, SortOrder, Tag,
 };
 
 /// `:id` plus an optional `?uri=` that wins when both are given. The id must be a docid
@@ -36,7 +36,7 @@ pub async fn tags(State(s): State<AppState>, p: Params) -> ApiReply {
         .str_opt("collection")
         .map(|c| collection(&c))
         .transpose()
-        .map(|collection| Request::ListTags { collection, prefix });
+        .map(|collection| protocol::ListTags { collection, prefix });
     call(&s, req).await
 }
 
@@ -69,7 +69,7 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
             sort_order,
         })
     })();
-    call(&s, q.map(Request::ListDocs)).await
+    call(&s, q).await
 }
 
 /// One document: metadata and canonical text.
@@ -79,7 +79,7 @@ pub async fn list(State(s): State<AppState>, p: Params) -> ApiReply {
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn doc(State(s): State<AppState>, p: Params) -> ApiReply {
     match p.svc_uri("uri") {
-        Ok(Some(uri)) => call(&s, Ok(Request::GetDoc(DocRef::Uri(uri)))).await,
+        Ok(Some(uri)) => call(&s, Ok(protocol::GetDoc { doc: DocRef::Uri(uri) })).await,
         Ok(None) => ApiError::validation("uri is required").into(),
         Err(e) => e.into(),
     }
@@ -97,9 +97,9 @@ pub async fn links(State(s): State<AppState>, Path(id): Path<String>, p: Params)
 }
 
 /// `Links` of `doc` with the `type` filter of `p` (also the `svc_links` MCP tool).
-pub(crate) fn links_request(doc: DocRef, p: &Params) -> Result<Request, ApiError> {
+pub(crate) fn links_request(doc: DocRef, p: &Params) -> Result<protocol::Links, ApiError> {
     let kind = p.choice("type", &[("wiki", LinkKind::Wiki), ("markdown", LinkKind::Markdown)])?;
-    Ok(Request::Links { doc, kind })
+    Ok(protocol::Links { doc, kind })
 }
 
 /// The documents linking to this one.
@@ -109,7 +109,7 @@ pub(crate) fn links_request(doc: DocRef, p: &Params) -> Result<Request, ApiError
     responses((status = 200, description = "Backlinks", body = BacklinksResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn backlinks(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    call(&s, doc_ref(&id, &p).map(|doc| Request::Backlinks { doc })).await
+    call(&s, doc_ref(&id, &p).map(|doc| protocol::Backlinks { doc })).await
 }
 
 /// A document's headings as sections with line spans.
@@ -119,7 +119,7 @@ pub async fn backlinks(State(s): State<AppState>, Path(id): Path<String>, p: Par
     responses((status = 200, description = "Sections", body = SectionsResponse),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn sections(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    call(&s, doc_ref(&id, &p).map(|doc| Request::Sections { doc })).await
+    call(&s, doc_ref(&id, &p).map(|doc| protocol::Sections { doc })).await
 }
 
 /// Documents whose first chunk is nearest to this one's (503 without vectors).
@@ -136,13 +136,13 @@ pub async fn similar(State(s): State<AppState>, Path(id): Path<String>, p: Param
 }
 
 /// `Similar` for `doc` with the bounds of `p` (also the `svc_similar` MCP tool).
-pub(crate) fn similar_request(doc: DocRef, p: &Params) -> Result<Request, ApiError> {
+pub(crate) fn similar_request(doc: DocRef, p: &Params) -> Result<protocol::Similar, ApiError> {
     let query = SimilarQuery {
         limit: p.int("limit", 5, 1, 20)?,
         threshold: p.float("threshold", 0.5, 0.0, 1.0)?,
         cross_collection: p.bool("crossCollection", false)?,
     };
-    Ok(Request::Similar { doc, query })
+    Ok(protocol::Similar { doc, query })
 }
 
 /// The link graph (and similar edges when asked and available).
@@ -168,7 +168,7 @@ pub async fn graph(State(s): State<AppState>, p: Params) -> ApiReply {
             similar_top_k: p.int("similarTopK", 5, 1, 20)?,
         })
     })();
-    call(&s, q.map(Request::Graph)).await
+    call(&s, q).await
 }
 
 /// Titles for a quick switcher: titles that start with the query, then titles with a word
@@ -180,13 +180,13 @@ pub async fn graph(State(s): State<AppState>, p: Params) -> ApiReply {
     responses((status = 200, description = "Matching documents", body = protocol::api::AutocompleteResponse),
               (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
 pub async fn autocomplete(State(s): State<AppState>, p: Params) -> ApiReply {
-    let req = (|| -> Result<Request, ApiError> {
+    let req = (|| -> Result<protocol::Autocomplete, ApiError> {
         let query = p.str_opt("query").map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
         let query = query.ok_or_else(|| ApiError::validation("query is required"))?;
         if query.chars().count() > 256 {
             return Err(ApiError::validation("query must be at most 256 characters"));
         }
-        Ok(Request::Autocomplete {
+        Ok(protocol::Autocomplete {
             query,
             collection: p.str_opt("collection").map(|c| collection(&c)).transpose()?,
             limit: p.int("limit", 8, 1, 20)?,

@@ -10,8 +10,8 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
-use protocol::api::{DocumentChangedEvent, EventKind, EventsDroppedEvent, ReplayedEvents};
-use protocol::{ChangeCursor, Request};
+use protocol::api::{DocumentChangedEvent, EventKind, EventsDroppedEvent};
+use protocol::ChangeCursor;
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -32,7 +32,7 @@ pub async fn events(
     let mut replayed: Vec<Result<Event, Infallible>> = Vec::new();
     let mut replayed_up_to = resume.map_or(0, |c| c.0);
     if let Some(after) = resume {
-        match s.worker.call(Request::ReplayEvents { after }).await.and_then(|r| r.decode::<ReplayedEvents>()) {
+        match s.worker.call(protocol::ReplayEvents { after }).await.and_then(|r| r.decode()) {
             Ok(r) => {
                 for e in &r.events {
                     replayed_up_to = replayed_up_to.max(sequence(e.change_id.as_deref()));

@@ -88,9 +88,9 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Sends a validated request to the worker, or answers the validation error.
-pub(crate) async fn call(s: &AppState, r: Result<protocol::Request, ApiError>) -> ApiReply {
+pub(crate) async fn call<C: protocol::Call>(s: &AppState, r: Result<C, ApiError>) -> ApiReply {
     match r {
-        Ok(r) => ApiReply::ok(s.worker.call(r).await),
+        Ok(c) => ApiReply::ok(s.worker.call(c).await),
         Err(e) => e.into(),
     }
 }

@@ -8,14 +8,13 @@ use crate::extract::Body;
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{DiagnoseResponse, SearchResponse};
-use protocol::Request;
 
 /// Keyword search (BM25).
 #[utoipa::path(post, path = "/api/search", tag = "search", request_body = SearchBody,
     responses((status = 200, description = "Ranked documents", body = SearchResponse),
               (status = 404, description = "Unknown collection", body = protocol::ErrorEnvelope)))]
 pub async fn search(State(s): State<AppState>, Body(b): Body<SearchBody>) -> ApiReply {
-    call(&s, b.into_search().map(Request::Search)).await
+    call(&s, b.into_search()).await
 }
 
 /// Vector search (503 `UNAVAILABLE` without an embedder or vectors).
@@ -23,7 +22,7 @@ pub async fn search(State(s): State<AppState>, Body(b): Body<SearchBody>) -> Api
     responses((status = 200, description = "Documents nearest to the query", body = SearchResponse),
               (status = 404, description = "Unknown collection", body = protocol::ErrorEnvelope)))]
 pub async fn vsearch(State(s): State<AppState>, Body(b): Body<SearchBody>) -> ApiReply {
-    call(&s, b.into_search().map(Request::VectorSearch)).await
+    call(&s, b.into_search().map(protocol::VectorSearch)).await
 }
 
 /// Hybrid search: BM25 and vectors fused, optionally expanded and reranked.
@@ -31,7 +30,7 @@ pub async fn vsearch(State(s): State<AppState>, Body(b): Body<SearchBody>) -> Ap
     responses((status = 200, description = "Ranked documents", body = SearchResponse),
               (status = 404, description = "Unknown collection", body = protocol::ErrorEnvelope)))]
 pub async fn query(State(s): State<AppState>, Body(b): Body<QueryBody>) -> ApiReply {
-    call(&s, b.into_request().map(Request::Query)).await
+    call(&s, b.into_request()).await
 }
 
 /// Why a document ranks where it does for a query.
@@ -39,5 +38,5 @@ pub async fn query(State(s): State<AppState>, Body(b): Body<QueryBody>) -> ApiRe
     responses((status = 200, description = "The target's path through retrieval", body = DiagnoseResponse),
               (status = 404, description = "Unknown collection or target", body = protocol::ErrorEnvelope)))]
 pub async fn diagnose(State(s): State<AppState>, Body(b): Body<DiagnoseBody>) -> ApiReply {
-    call(&s, b.into_parts().map(|(query, target)| Request::Diagnose { query, target })).await
+    call(&s, b.into_parts().map(|(query, target)| protocol::Diagnose { query, target })).await
 }

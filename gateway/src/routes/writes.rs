@@ -13,17 +13,20 @@ use protocol::api::{
     CaptureResponse, CreatedDoc, CreatedFolder, DeactivatedDoc, NotePresetsResponse, RefactorApplied, RefactorPlan,
     UpdatedDoc,
 };
-use protocol::{ApiError, ErrorEnvelope, Request};
+use protocol::{ApiError, Call, ErrorEnvelope};
 
 /// Sends a create or a capture: 202 when it wrote the note (indexed in the background), 200
 /// when it answered an existing note without writing (`collisionPolicy: open_existing`), as
 /// the reply `R` says.
-async fn written<R: OpenedExisting>(s: &AppState, r: Result<Request, ApiError>) -> ApiReply {
-    let body = match r {
-        Ok(r) => s.worker.call(r).await,
+async fn written<C: Call>(s: &AppState, r: Result<C, ApiError>) -> ApiReply
+where
+    C::Reply: OpenedExisting,
+{
+    let reply = match r {
+        Ok(c) => s.worker.call(c).await,
         Err(e) => return e.into(),
     };
-    match body.and_then(|b| b.decode::<R>().map(|reply| (reply.opened_existing(), b))) {
+    match reply.and_then(|b| b.decode().map(|reply| (reply.opened_existing(), b))) {
         Ok((true, b)) => ApiReply::ok(Ok(b)),
         Ok((false, b)) => ApiReply::accepted(Ok(b)),
         Err(e) => e.into(),
@@ -54,7 +57,7 @@ impl OpenedExisting for CaptureResponse {
               (status = 404, description = "Unknown collection or preset", body = ErrorEnvelope),
               (status = 409, description = "The file exists", body = ErrorEnvelope)))]
 pub async fn create(State(s): State<AppState>, Body(b): Body<CreateDocBody>) -> ApiReply {
-    written::<CreatedDoc>(&s, b.into_request().map(Request::CreateDoc)).await
+    written(&s, b.into_request()).await
 }
 
 /// Replaces a note's content or tags, guarded by `expectedSourceHash`.
@@ -70,7 +73,7 @@ pub async fn update(
     p: Params,
     Body(b): Body<UpdateDocBody>,
 ) -> ApiReply {
-    call(&s, doc_ref(&id, &p).and_then(|doc| b.into_request(doc)).map(Request::UpdateDoc)).await
+    call(&s, doc_ref(&id, &p).and_then(|doc| b.into_request(doc))).await
 }
 
 /// Takes a note out of the index without deleting its file.
@@ -80,7 +83,7 @@ pub async fn update(
     responses((status = 200, description = "Deactivated", body = DeactivatedDoc),
               (status = 404, description = "Unknown document", body = ErrorEnvelope)))]
 pub async fn deactivate(State(s): State<AppState>, Path(id): Path<String>, p: Params) -> ApiReply {
-    call(&s, doc_ref(&id, &p).map(|doc| Request::DeactivateDoc { doc })).await
+    call(&s, doc_ref(&id, &p).map(|doc| protocol::DeactivateDoc { doc })).await
 }
 
 /// Creates a folder inside a collection.
@@ -90,7 +93,7 @@ pub async fn deactivate(State(s): State<AppState>, Path(id): Path<String>, p: Pa
               (status = 409, description = "It exists", body = ErrorEnvelope)))]
 pub async fn folder(State(s): State<AppState>, Body(b): Body<FolderBody>) -> ApiReply {
     let req =
-        b.into_parts().map(|(collection, name, parent_path)| Request::CreateFolder { collection, name, parent_path });
+        b.into_parts().map(|(collection, name, parent_path)| protocol::CreateFolder { collection, name, parent_path });
     call(&s, req).await
 }
 
@@ -98,7 +101,7 @@ pub async fn folder(State(s): State<AppState>, Body(b): Body<FolderBody>) -> Api
 #[utoipa::path(get, path = "/api/note-presets", tag = "writes",
     responses((status = 200, description = "The presets", body = NotePresetsResponse)))]
 pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
-    ApiReply::ok(s.worker.call(Request::NotePresets).await)
+    ApiReply::ok(s.worker.call(protocol::ListNotePresets).await)
 }
 
 /// Captures a note with provenance (202; 200 when an existing note is answered).
@@ -108,7 +111,7 @@ pub async fn note_presets(State(s): State<AppState>) -> ApiReply {
               (status = 404, description = "Unknown collection or preset", body = ErrorEnvelope),
               (status = 409, description = "The file exists", body = ErrorEnvelope)))]
 pub async fn capture(State(s): State<AppState>, Body(b): Body<CaptureBody>) -> ApiReply {
-    written::<CaptureResponse>(&s, b.into_request().map(Request::Capture)).await
+    written(&s, b.into_request()).await
 }
 
 /// Previews a rename, move or duplicate: the files and links it would change.
@@ -124,14 +127,14 @@ pub async fn refactor_plan(
     p: Params,
     Body(b): Body<RefactorPlanBody>,
 ) -> ApiReply {
-    let req = doc_ref(&id, &p).and_then(|doc| b.into_parts(doc)).map(|(doc, op)| Request::RefactorPlan { doc, op });
+    let req = doc_ref(&id, &p).and_then(|doc| b.into_parts(doc)).map(|(doc, op)| protocol::PlanRefactor { doc, op });
     call(&s, req).await
 }
 
 async fn refactor_apply(s: AppState, id: String, p: Params, b: RefactorApplyBody, kind: RefactorKind) -> ApiReply {
     let req = doc_ref(&id, &p)
         .and_then(|doc| b.into_parts(kind, doc))
-        .map(|(doc, op, confirm)| Request::RefactorApply { doc, op, confirm });
+        .map(|(doc, op, confirm)| protocol::ApplyRefactor { doc, op, confirm });
     call(&s, req).await
 }
 

@@ -10,12 +10,9 @@ use crate::AppState;
 use axum::extract::State;
 use maud::{html, Markup, PreEscaped};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
-use protocol::api::{
-    BacklinksResponse, CodeToken, CodeTokensResponse, DocResponse, LinksResponse, SectionsResponse, SimilarResponse,
-};
+use protocol::api::{CodeToken, CodeTokensResponse, DocResponse};
 use protocol::source_kind::{is_text_note, source_kind, SourceKind};
-use protocol::{ApiError, DocRef, Request, SimilarQuery};
-use serde::de::DeserializeOwned;
+use protocol::{ApiError, Call, DocRef, SimilarQuery};
 
 /// How a document is shown.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,8 +37,8 @@ impl View {
     }
 }
 
-async fn fetch<T: DeserializeOwned>(s: &AppState, req: Request) -> Result<T, ApiError> {
-    s.worker.call(req).await?.decode()
+async fn fetch<C: Call>(s: &AppState, call: C) -> Result<C::Reply, ApiError> {
+    s.worker.call(call).await?.decode()
 }
 
 pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
@@ -50,7 +47,7 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
         Ok(None) => return error_page(axum::http::StatusCode::BAD_REQUEST, "uri is required: /doc?uri=svc://…"),
         Err(e) => return error_page(status_of(e.code), &e.message),
     };
-    let doc: DocResponse = match fetch(&s, Request::GetDoc(DocRef::Uri(uri.clone()))).await {
+    let doc: DocResponse = match fetch(&s, protocol::GetDoc { doc: DocRef::Uri(uri.clone()) }).await {
         Ok(d) => d,
         Err(e) => return error_page(status_of(e.code), &e.message),
     };
@@ -59,15 +56,15 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
     let view = View::of(&doc);
     let tokens = async {
         match view {
-            View::Code => fetch::<CodeTokensResponse>(&s, Request::CodeTokens { doc: by() }).await,
+            View::Code => fetch(&s, protocol::CodeTokens { doc: by() }).await,
             _ => Ok(CodeTokensResponse::default()),
         }
     };
     let (sections, links, backlinks, similar, tokens) = tokio::join!(
-        fetch::<SectionsResponse>(&s, Request::Sections { doc: by() }),
-        fetch::<LinksResponse>(&s, Request::Links { doc: by(), kind: None }),
-        fetch::<BacklinksResponse>(&s, Request::Backlinks { doc: by() }),
-        fetch::<SimilarResponse>(&s, Request::Similar { doc: by(), query: similar_query }),
+        fetch(&s, protocol::Sections { doc: by() }),
+        fetch(&s, protocol::Links { doc: by(), kind: None }),
+        fetch(&s, protocol::Backlinks { doc: by() }),
+        fetch(&s, protocol::Similar { doc: by(), query: similar_query }),
         tokens,
     );
     let sections = sections.map(|r| r.sections).unwrap_or_default();

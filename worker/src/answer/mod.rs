@@ -19,7 +19,7 @@ use protocol::api::{
     AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, FinishReason, SearchResult,
     SourceChoice,
 };
-use protocol::{ApiError, AskRequest, JsonBody};
+use protocol::{ApiError, AskRequest};
 use sources::{Choice, Decision, Evidence, POOL};
 use std::time::{Duration, Instant};
 
@@ -70,14 +70,22 @@ const RAW: Instruction =
 const EXAMPLE_USER: &str = "Sources:\n\n[1] Water\nWater boils at 100 degrees Celsius at sea level.\n\n[2] Ice\nIce melts at 0 degrees Celsius.\n\nQuestion: At what temperature does water boil?";
 const EXAMPLE_ANSWER: &str = "Water boils at 100 degrees Celsius at sea level [1].";
 
+/// An answer in the form its mode has.
+// Made once per ask and serialized at once; boxing the verified form would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Answer {
+    Raw(AskResponse),
+    Verified(protocol::api::VerifiedAskResponse),
+}
+
 /// Answers `req`: in verified mode with the verification, else the raw answer, whose text
 /// goes to `on_text` as it is generated.
-pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<JsonBody, ApiError> {
+pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Answer, ApiError> {
     let started = Instant::now();
-    match &req.verified {
-        Some(settings) => JsonBody::of(&verified::ask(w, req, settings, started)?),
-        None => JsonBody::of(&ask(w, req, on_text, started)?),
-    }
+    Ok(match &req.verified {
+        Some(settings) => Answer::Verified(verified::ask(w, req, settings, started)?),
+        None => Answer::Raw(ask(w, req, on_text, started)?),
+    })
 }
 
 pub(super) fn generator_unavailable(e: ModelError) -> ApiError {

@@ -10,7 +10,7 @@ use protocol::api::{
     CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, ContentStatus, EventKind, QuestionState,
     ReverifyOutcome,
 };
-use protocol::{ApiError, JsonBody};
+use protocol::ApiError;
 
 fn reply(r: &Registration) -> CapsuleRegistration {
     CapsuleRegistration {
@@ -31,7 +31,7 @@ fn newest(w: &Worker) -> Result<u64, catalog::CatalogError> {
     catalog::journal_newest(&conn, cut)
 }
 
-pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<JsonBody, ApiError> {
+pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<CapsuleRegistration, ApiError> {
     let capsule = verify::own_capsule(w, raw)?;
     let mut uris: Vec<String> = capsule.evidence.iter().map(|e| e.uri.clone()).collect();
     uris.sort();
@@ -49,18 +49,18 @@ pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<JsonBody
         verified_at: None,
     };
     catalog::insert_registration(&w.catalog.writer(), &r)?;
-    JsonBody::of(&reply(&r))
+    Ok(reply(&r))
 }
 
-pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
+pub fn list(w: &Worker) -> Result<CapsuleRegistrations, ApiError> {
     let all = catalog::registrations(&w.catalog.reader())?;
-    JsonBody::of(&CapsuleRegistrations { registrations: all.iter().map(reply).collect() })
+    Ok(CapsuleRegistrations { registrations: all.iter().map(reply).collect() })
 }
 
-pub fn remove(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
+pub fn remove(w: &Worker, id: &str) -> Result<CapsuleRegistration, ApiError> {
     let conn = w.catalog.writer();
     match catalog::registration(&conn, id)? {
-        Some(r) if catalog::delete_registration(&conn, id)? => JsonBody::of(&reply(&r)),
+        Some(r) if catalog::delete_registration(&conn, id)? => Ok(reply(&r)),
         _ => Err(ApiError::not_found(format!("No saved capsule {id}"))),
     }
 }

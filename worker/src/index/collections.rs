@@ -7,12 +7,12 @@ use crate::{index::git, runtime, stores::catalog, Worker, WorkerError};
 use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted,
 };
-use protocol::{AddCollection, ApiError, CollectionName, ErrorCode, JsonBody};
+use protocol::{AddCollection, ApiError, CollectionName, ErrorCode};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
+pub fn list(w: &Worker) -> Result<Vec<CollectionInfo>, ApiError> {
     let cfg = w.config();
     let list: Vec<CollectionInfo> = cfg
         .collections
@@ -26,10 +26,10 @@ pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
             git_pull: c.git_pull,
         })
         .collect();
-    JsonBody::of(&list)
+    Ok(list)
 }
 
-pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
+pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<CollectionAdded, ApiError> {
     let path = Path::new(&req.path);
     if req.path.trim().is_empty() || !path.is_absolute() {
         return Err(ApiError::validation("path must be an absolute folder path"));
@@ -76,7 +76,7 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<JsonBody, ApiError> {
     let job_id = slot.spawn(w, JobKind::Add, move |w| run_sync(w, vec![job_coll], None))?;
     w.refresh_watches();
     w.publish_status();
-    JsonBody::of(&CollectionAdded { job_id, collection: CollectionRef { name: coll.name, path: coll.path } })
+    Ok(CollectionAdded { job_id, collection: CollectionRef { name: coll.name, path: coll.path } })
 }
 
 /// Takes a collection's documents out of the index (they stay in the catalog).
@@ -96,7 +96,7 @@ pub fn drop_from_index(w: &Worker, name: &str) -> Result<(), WorkerError> {
     Ok(())
 }
 
-pub fn remove(w: &Worker, name: &str) -> Result<JsonBody, ApiError> {
+pub fn remove(w: &Worker, name: &str) -> Result<CollectionRemoved, ApiError> {
     let _slot = w.jobs.reserve()?;
     let removed = {
         let mut cfg = w.config();
@@ -113,14 +113,18 @@ pub fn remove(w: &Worker, name: &str) -> Result<JsonBody, ApiError> {
     w.refresh_watches();
     drop_from_index(w, &removed.name)?;
     w.publish_status();
-    JsonBody::of(&CollectionRemoved {
+    Ok(CollectionRemoved {
         success: true,
         collection: removed.name,
         note: "The collection was removed from the config. Its files are untouched; its documents no longer appear in searches.".to_string(),
     })
 }
 
-pub fn sync(w: &Arc<Worker>, collection: Option<CollectionName>, git_pull: Option<bool>) -> Result<JsonBody, ApiError> {
+pub fn sync(
+    w: &Arc<Worker>,
+    collection: Option<CollectionName>,
+    git_pull: Option<bool>,
+) -> Result<SyncStarted, ApiError> {
     let slot = w.jobs.reserve()?;
     let targets: Vec<CollectionConfig> = {
         let cfg = w.config();
@@ -133,23 +137,23 @@ pub fn sync(w: &Arc<Worker>, collection: Option<CollectionName>, git_pull: Optio
         }
     };
     let job_id = slot.spawn(w, JobKind::Sync, move |w| run_sync(w, targets, git_pull))?;
-    JsonBody::of(&SyncStarted { job_id })
+    Ok(SyncStarted { job_id })
 }
 
-pub fn get_job(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
+pub fn get_job(w: &Worker, id: &str) -> Result<protocol::api::Job, ApiError> {
     match catalog::get_job(&w.catalog.reader(), id)? {
-        Some(job) => JsonBody::of(&job),
+        Some(job) => Ok(job),
         None => Err(ApiError::not_found("Job not found or expired")),
     }
 }
 
 /// The indexing job that runs now (`null` when none).
-pub fn active_job(w: &Worker) -> Result<JsonBody, ApiError> {
+pub fn active_job(w: &Worker) -> Result<protocol::api::ActiveJobResponse, ApiError> {
     let job = match w.jobs.active() {
         Some(id) => catalog::get_job(&w.catalog.reader(), &id)?,
         None => None,
     };
-    JsonBody::of(&protocol::api::ActiveJobResponse { active_job: job })
+    Ok(protocol::api::ActiveJobResponse { active_job: job })
 }
 
 /// The body of `add` and `sync` jobs.

@@ -5,12 +5,12 @@ use crate::models::presets;
 use crate::models::pull::{PullError, PullSource};
 use crate::{time_fmt, Worker};
 use protocol::api::{PresetChanged, PresetsResponse, PullStarted};
-use protocol::{ApiError, JsonBody};
+use protocol::ApiError;
 use std::sync::Arc;
 
-pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
+pub fn list(w: &Worker) -> Result<PresetsResponse, ApiError> {
     let active = w.models.preset().id;
-    JsonBody::of(&PresetsResponse {
+    Ok(PresetsResponse {
         presets: presets::views(w.models.presets(), active),
         active_preset: active.to_string(),
         capabilities: w.capabilities(),
@@ -19,7 +19,7 @@ pub fn list(w: &Worker) -> Result<JsonBody, ApiError> {
 
 /// Switches the active preset (saved in `index.yml`); the new models load on next use and
 /// the embedding backlog of a new embedder starts.
-pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
+pub fn set(w: &Worker, id: &str) -> Result<PresetChanged, ApiError> {
     let preset = w.models.find_preset(id).ok_or_else(|| ApiError::not_found(format!("Unknown preset: {id}")))?;
     let before = w.models.embed_model_ref();
     {
@@ -34,7 +34,7 @@ pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
     }
     w.events.changes.fire();
     w.publish_status();
-    JsonBody::of(&PresetChanged {
+    Ok(PresetChanged {
         success: true,
         active_preset: preset.id.to_string(),
         embed_model_changed: changed,
@@ -45,7 +45,7 @@ pub fn set(w: &Worker, id: &str) -> Result<JsonBody, ApiError> {
 }
 
 /// Starts a pull of the active preset's missing files; 409 while one runs.
-pub fn pull(w: &Arc<Worker>) -> Result<JsonBody, ApiError> {
+pub fn pull(w: &Arc<Worker>) -> Result<PullStarted, ApiError> {
     w.pulls.begin(time_fmt::now_ms()).map_err(|e: PullError| ApiError::conflict(e.to_string()))?;
     let worker = Arc::clone(w);
     let spawned = std::thread::Builder::new().name("model-pull".into()).spawn(move || {
@@ -58,12 +58,9 @@ pub fn pull(w: &Arc<Worker>) -> Result<JsonBody, ApiError> {
         w.pulls.run_failed(&e.to_string());
         return Err(ApiError::runtime(format!("could not start the download: {e}")));
     }
-    JsonBody::of(&PullStarted {
-        started: true,
-        message: "Download started. Poll /api/models/status for progress.".to_string(),
-    })
+    Ok(PullStarted { started: true, message: "Download started. Poll /api/models/status for progress.".to_string() })
 }
 
-pub fn status(w: &Worker) -> Result<JsonBody, ApiError> {
-    JsonBody::of(&w.pulls.status())
+pub fn status(w: &Worker) -> Result<protocol::api::PullStatus, ApiError> {
+    Ok(w.pulls.status())
 }

@@ -10,7 +10,7 @@ use protocol::api::{
     ChangeEntry, ChangeSnapshot, ChangesPage, ChangesResponse, DateChange, DiffContent, DiffDocument, DiffHistory,
     DiffResponse, DiffStatus, HistoryStatus, SetChange, StructureDelta,
 };
-use protocol::{ApiError, ChangeCursor, ChangesQuery, ChangesSince, DocRef, JsonBody};
+use protocol::{ApiError, ChangeCursor, ChangesQuery, ChangesSince, DocRef};
 
 pub const SCHEMA_VERSION: &str = "1.0";
 
@@ -63,7 +63,7 @@ fn change_entry(e: JournalEntry) -> ChangeEntry {
 }
 
 /// `GET /api/changes`: changes after `since`, oldest first.
-pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
+pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<ChangesResponse, ApiError> {
     if let Some(c) = &q.collection {
         if w.config().find(c).is_none() {
             return Err(ApiError::not_found(format!("Collection not found: {c}")));
@@ -102,7 +102,7 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
     let truncated = rows.len() > q.limit as usize;
     rows.truncate(q.limit as usize);
     let next_cursor = truncated.then(|| rows.last().map(|e| ChangeCursor(e.seq).encode())).flatten();
-    JsonBody::of(&ChangesResponse {
+    Ok(ChangesResponse {
         schema_version: SCHEMA_VERSION.to_string(),
         changes: rows.into_iter().map(change_entry).collect(),
         page: ChangesPage {
@@ -118,7 +118,7 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<JsonBody, ApiError> {
 }
 
 /// `GET /api/diff`: one change of a document (its newest without `change`).
-pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<JsonBody, ApiError> {
+pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<DiffResponse, ApiError> {
     let doc = resolve_any_doc(w, r)?;
     let guard = w.catalog.reader();
     let conn = catalog::snapshot(&guard)?;
@@ -147,7 +147,7 @@ pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<Json
     if status == DiffStatus::Expired {
         warnings.push("The change was dropped by the journal's retention bound.".to_string());
     }
-    JsonBody::of(&DiffResponse {
+    Ok(DiffResponse {
         schema_version: SCHEMA_VERSION.to_string(),
         status,
         document: DiffDocument {

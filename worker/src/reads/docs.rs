@@ -8,7 +8,7 @@ use protocol::api::{
     DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
 use protocol::source_kind::SourceKind;
-use protocol::{ApiError, CollectionName, DocRef, DocsQuery, JsonBody};
+use protocol::{ApiError, CollectionName, DocRef, DocsQuery};
 use std::path::Path;
 
 /// The active document a reference names.
@@ -47,7 +47,7 @@ pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
     p.is_file().then(|| p.display().to_string())
 }
 
-pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<String>) -> Result<JsonBody, ApiError> {
+pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<String>) -> Result<TagsResponse, ApiError> {
     let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref())?;
     let tags: Vec<TagCount> = all
         .into_iter()
@@ -57,13 +57,13 @@ pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<Strin
         })
         .map(|(tag, count)| TagCount { tag, count })
         .collect();
-    JsonBody::of(&TagsResponse {
+    Ok(TagsResponse {
         meta: TagsMeta { total: tags.len() as u64, collection: collection.map(String::from), prefix },
         tags,
     })
 }
 
-pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
+pub fn docs(w: &Worker, q: &DocsQuery) -> Result<DocsResponse, ApiError> {
     let conn = w.catalog.reader();
     let catalog::DocPage { total, date_fields, rows } = catalog::doc_page(&conn, q)?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
@@ -84,7 +84,7 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
             date_fields: r.date_fields,
         })
         .collect();
-    JsonBody::of(&DocsResponse {
+    Ok(DocsResponse {
         documents,
         total,
         limit: q.limit,
@@ -95,7 +95,7 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<JsonBody, ApiError> {
     })
 }
 
-pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
     let row = resolve_doc(w, r)?;
     let conn = w.catalog.reader();
     let content = catalog::content_text(&conn, &row.mirror_hash)?;
@@ -109,7 +109,7 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
         source_hash: row.source_hash.clone(),
         abs_path: abs_path(w, &row),
     };
-    JsonBody::of(&DocResponse {
+    Ok(DocResponse {
         uri: uri::doc_uri(&row.collection, &row.rel_path),
         content_available: content.is_some(),
         content: content.unwrap_or_default(),
@@ -126,7 +126,7 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
     })
 }
 
-pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+pub fn sections(w: &Worker, r: &DocRef) -> Result<SectionsResponse, ApiError> {
     let row = resolve_doc(w, r)?;
     let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
     let sections: Vec<DocSection> = match content.as_deref().zip(source_kind(&row.rel_path)) {
@@ -137,14 +137,14 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
             .collect(),
         None => Vec::new(),
     };
-    JsonBody::of(&SectionsResponse {
+    Ok(SectionsResponse {
         meta: SectionsMeta { uri: uri::doc_uri(&row.collection, &row.rel_path), docid: row.docid },
         sections,
     })
 }
 
 /// A code file's colouring for the workspace's code view; no tokens for other files.
-pub fn code_tokens(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+pub fn code_tokens(w: &Worker, r: &DocRef) -> Result<CodeTokensResponse, ApiError> {
     let row = resolve_doc(w, r)?;
     let tokens = match source_kind(&row.rel_path) {
         Some(SourceKind::Code(lang)) => catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?
@@ -152,12 +152,17 @@ pub fn code_tokens(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
             .unwrap_or_default(),
         _ => Vec::new(),
     };
-    JsonBody::of(&CodeTokensResponse { tokens })
+    Ok(CodeTokensResponse { tokens })
 }
 
 /// Titles for a quick switcher: titles starting with `query` first, then titles with a word
 /// starting with it; each group in title order (case-insensitive), at most `limit`.
-pub fn autocomplete(w: &Worker, query: &str, collection: Option<&str>, limit: u32) -> Result<JsonBody, ApiError> {
+pub fn autocomplete(
+    w: &Worker,
+    query: &str,
+    collection: Option<&str>,
+    limit: u32,
+) -> Result<AutocompleteResponse, ApiError> {
     if let Some(c) = collection.filter(|c| w.config().find(c).is_none()) {
         return Err(ApiError::not_found(format!("Collection not found: {c}")));
     }
@@ -170,5 +175,5 @@ pub fn autocomplete(w: &Worker, query: &str, collection: Option<&str>, limit: u3
             collection: m.collection,
         })
         .collect();
-    JsonBody::of(&AutocompleteResponse { docs })
+    Ok(AutocompleteResponse { docs })
 }

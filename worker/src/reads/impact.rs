@@ -8,7 +8,7 @@ use crate::reads::links::{resolver, Resolver};
 use crate::stores::catalog::{self, DocRow};
 use crate::{uri, Worker};
 use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
-use protocol::{ApiError, DocRef, ImpactBounds, JsonBody, LinkKind};
+use protocol::{ApiError, DocRef, ImpactBounds, LinkKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn identity(d: &DocRow) -> DocIdentity {
@@ -80,7 +80,7 @@ impl Cuts {
     }
 }
 
-pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<JsonBody, ApiError> {
+pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<ImpactResponse, ApiError> {
     let root = resolve_any_doc(w, r)?;
     let res = resolver(w)?;
     let links = catalog::active_links(&w.catalog.reader())?;
@@ -169,5 +169,5 @@ pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<JsonBody, ApiE
         truncated: cuts.any(),
         warnings: cuts.warnings(b),
     };
-    JsonBody::of(&ImpactResponse { schema_version: "1.0".into(), root: identity(&root), impacted, meta })
+    Ok(ImpactResponse { schema_version: "1.0".into(), root: identity(&root), impacted, meta })
 }

@@ -10,7 +10,7 @@ use protocol::api::{
     Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
     GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
 };
-use protocol::{ApiError, DocRef, GraphQuery, JsonBody, LinkKind};
+use protocol::{ApiError, DocRef, GraphQuery, LinkKind};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -99,7 +99,7 @@ pub(crate) fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
     Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None)?))
 }
 
-pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody, ApiError> {
+pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResponse, ApiError> {
     let doc = resolve_doc(w, r)?;
     let rows = catalog::links_of(&w.catalog.reader(), doc.id)?;
     let res = resolver(w)?;
@@ -128,7 +128,7 @@ pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody,
         })
         .collect::<Result<_, ApiError>>()?;
     let resolved_count = links.iter().filter(|l| l.resolved).count() as u64;
-    JsonBody::of(&LinksResponse {
+    Ok(LinksResponse {
         meta: LinksMeta {
             docid: doc.docid.clone(),
             total_links: links.len() as u64,
@@ -140,7 +140,7 @@ pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<JsonBody,
     })
 }
 
-pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
+pub fn backlinks(w: &Worker, r: &DocRef) -> Result<BacklinksResponse, ApiError> {
     let doc = resolve_doc(w, r)?;
     let res = resolver(w)?;
     let all = catalog::active_links(&w.catalog.reader())?;
@@ -162,7 +162,7 @@ pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
             })
         })
         .collect::<Result<_, ApiError>>()?;
-    JsonBody::of(&BacklinksResponse {
+    Ok(BacklinksResponse {
         meta: BacklinksMeta { docid: doc.docid.clone(), total_backlinks: backlinks.len() as u64 },
         backlinks,
     })
@@ -171,7 +171,7 @@ pub fn backlinks(w: &Worker, r: &DocRef) -> Result<JsonBody, ApiError> {
 /// An edge of the graph: source, target and link kind (keyed in reverse: see [`graph`]).
 type EdgeKey = (i64, i64, Reverse<LinkKind>);
 
-pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
+pub fn graph(w: &Worker, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     let res = resolver(w)?;
     let all = catalog::active_links(&w.catalog.reader())?;
     // Edges over the whole index: (source, target, type) -> count. The type is keyed in
@@ -265,7 +265,7 @@ pub fn graph(w: &Worker, q: &GraphQuery) -> Result<JsonBody, ApiError> {
         similar_truncated_by_compute_budget: similar_truncated,
         warnings,
     };
-    JsonBody::of(&GraphResponse { nodes: graph_nodes, links: graph_edges, meta })
+    Ok(GraphResponse { nodes: graph_nodes, links: graph_edges, meta })
 }
 
 /// Nodes whose pairwise similarity is computed at most (the compute budget).

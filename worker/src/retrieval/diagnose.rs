@@ -14,7 +14,7 @@ use protocol::api::{
     DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
     StageStatus, TargetStatus,
 };
-use protocol::{ApiError, DocRef, JsonBody, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
+use protocol::{ApiError, DocRef, QueryMode, QueryModeKind, QueryRequest, SearchFilters, SearchRequest};
 
 /// The `reason` of the graph stage, which never runs.
 const GRAPH_REASON: &str =
@@ -268,7 +268,7 @@ fn mode_names(modes: &[QueryMode]) -> Vec<QueryModeKind> {
     out
 }
 
-pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<JsonBody, ApiError> {
+pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<DiagnoseResponse, ApiError> {
     let target_ref = target.as_str();
     let row = {
         let conn = w.catalog.reader();
@@ -306,7 +306,7 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<JsonB
             (target, stages(&outcome.trace, r.id, req.no_rerank), chunk)
         }
     };
-    JsonBody::of(&DiagnoseResponse {
+    Ok(DiagnoseResponse {
         schema_version: "1.0".to_string(),
         query: req.search.query.clone(),
         target,

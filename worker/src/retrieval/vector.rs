@@ -10,7 +10,7 @@ use crate::stores::catalog::{self, DocRow};
 use crate::stores::vectors::{TableKey, VectorError, VectorHit, VectorStore};
 use crate::{runtime, uri, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse, SimilarDoc, SimilarMeta, SimilarResponse};
-use protocol::{ApiError, DocRef, ErrorCode, JsonBody, SearchRequest, SimilarQuery};
+use protocol::{ApiError, DocRef, ErrorCode, SearchRequest, SimilarQuery};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -189,7 +189,7 @@ fn first_vector(w: &Worker, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Opt
     }
 }
 
-pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<JsonBody, ApiError> {
+pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<SimilarResponse, ApiError> {
     let row = resolve_doc(w, doc)?;
     let ctx = w.vector_context()?;
     let Some(v) = first_vector(w, &ctx, &row)? else {
@@ -217,7 +217,7 @@ pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<JsonBody, A
             break;
         }
     }
-    JsonBody::of(&SimilarResponse {
+    Ok(SimilarResponse {
         meta: SimilarMeta {
             docid: row.docid,
             total_results: out.len() as u64,

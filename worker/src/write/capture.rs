@@ -7,7 +7,7 @@ use super::path::RelPath;
 use crate::stores::catalog::Origin;
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{CaptureEmbed, CaptureResponse, CaptureSync, CaptureSyncStatus, CollisionPolicyResult, StringMap};
-use protocol::{ApiError, Capture, CollisionPolicy, JsonBody};
+use protocol::{ApiError, Capture, CollisionPolicy};
 use std::sync::Arc;
 
 fn quoted(v: &str) -> String {
@@ -30,7 +30,7 @@ fn front_matter(title: Option<&str>, tags: &[String], source: &[(String, String)
     out
 }
 
-pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
+pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<CaptureResponse, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = note::preset(req.preset_id.as_deref())?;
@@ -70,7 +70,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
     let (abs, rel, suffixed) = match note::place(&root, rel, &text, policy, exists)? {
         Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
         Placed::Existing { abs, rel } => {
-            return JsonBody::of(&CaptureResponse {
+            return Ok(CaptureResponse {
                 uri: uri::doc_uri(&coll.name, rel.as_str()),
                 file_uri: file_uri(&abs),
                 collection: coll.name,
@@ -93,7 +93,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<JsonBody, ApiError> {
         }
     };
     let job_id = w.spawn_file_sync(coll.clone(), root.clone(), rel.as_str().to_string(), Origin::Create);
-    JsonBody::of(&CaptureResponse {
+    Ok(CaptureResponse {
         uri: uri::doc_uri(&coll.name, rel.as_str()),
         file_uri: file_uri(&abs),
         collection: coll.name,

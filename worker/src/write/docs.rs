@@ -13,7 +13,7 @@ use protocol::api::{
     AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
     UpdatedDoc, VersionConflictDetails,
 };
-use protocol::{ApiError, CreateDoc, DocRef, ErrorCode, JsonBody, Tag, UpdateDoc};
+use protocol::{ApiError, CreateDoc, DocRef, ErrorCode, Tag, UpdateDoc};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -116,7 +116,7 @@ pub(super) fn with_suffix(rel: &RelPath, n: u32) -> Result<RelPath, ApiError> {
     }
 }
 
-pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError> {
+pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<CreatedDoc, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = note::preset(req.preset_id.as_deref())?;
@@ -156,7 +156,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
         Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
         Placed::Existing { abs, rel } => {
             let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str())?;
-            return JsonBody::of(&CreatedDoc {
+            return Ok(CreatedDoc {
                 uri: file_uri(&abs),
                 path: abs.display().to_string(),
                 rel_path: rel.as_str().to_string(),
@@ -172,7 +172,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     };
     let (job_id, outcome) = index_after_write(w, &coll, &root, &rel, Origin::Create);
     let docid = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).ok().flatten().map(|r| r.docid);
-    JsonBody::of(&CreatedDoc {
+    Ok(CreatedDoc {
         uri: file_uri(&abs),
         path: abs.display().to_string(),
         rel_path: rel.as_str().to_string(),
@@ -189,7 +189,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<JsonBody, ApiError>
     })
 }
 
-pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError> {
+pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiError> {
     if req.content.is_none() && req.tags.is_none() {
         return Err(ApiError::validation("content or tags is required"));
     }
@@ -237,7 +237,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
     let md = std::fs::metadata(&abs).map_err(WorkerError::Io)?;
     let new_hash = ingest::sha256_hex(text.as_bytes());
-    JsonBody::of(&UpdatedDoc {
+    Ok(UpdatedDoc {
         success: true,
         doc_id: catalog::docid_of(&new_hash),
         uri: file_uri(&abs),
@@ -249,13 +249,13 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<JsonBody, ApiError>
     })
 }
 
-pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<JsonBody, ApiError> {
+pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<DeactivatedDoc, ApiError> {
     let _write = w.write_lock();
     let row = resolve_doc(w, doc)?;
     w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save)?;
     w.after_job();
     let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(&row.rel_path).display().to_string());
-    JsonBody::of(&DeactivatedDoc {
+    Ok(DeactivatedDoc {
         success: true,
         doc_id: row.docid,
         path,
@@ -269,7 +269,7 @@ pub fn create_folder(
     collection_name: &str,
     name: &str,
     parent: Option<&str>,
-) -> Result<JsonBody, ApiError> {
+) -> Result<CreatedFolder, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, collection_name)?;
     if name.contains('/') {
@@ -284,7 +284,7 @@ pub fn create_folder(
         return Err(ApiError::conflict(format!("{rel} already exists")));
     }
     std::fs::create_dir_all(&abs).map_err(|e| ApiError::runtime(format!("The folder could not be created: {e}")))?;
-    JsonBody::of(&CreatedFolder {
+    Ok(CreatedFolder {
         success: true,
         collection: coll.name,
         folder_path: rel.as_str().to_string(),
@@ -316,7 +316,7 @@ fn relative_to_note(note_rel: &str, path: &str) -> Result<RelPath, ApiError> {
 /// `GET /api/doc-asset`: the file a `svc://` URI names (a note or any other file inside the
 /// collection, indexed or not), or the file at `path` relative to that file's folder.
 /// Contained after following symlinks; folders that are never indexed are never served.
-pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Result<JsonBody, ApiError> {
+pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Result<AssetLocation, ApiError> {
     let (collection_name, uri_rel) =
         uri::parse_uri(asset_uri).ok_or_else(|| ApiError::validation("uri must be a svc://<collection>/<path> URI"))?;
     let (_, root) = collection(w, &collection_name)?;
@@ -336,12 +336,7 @@ pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Re
         Some(_) => crate::index::indexer::mime_and_ext(rel.as_str()).0,
         None => mime_guess::from_path(&abs).first_or_octet_stream().essence_str().to_string(),
     };
-    JsonBody::of(&AssetLocation {
-        abs_path: abs.display().to_string(),
-        mime,
-        size: md.len(),
-        name: rel.file_name().to_string(),
-    })
+    Ok(AssetLocation { abs_path: abs.display().to_string(), mime, size: md.len(), name: rel.file_name().to_string() })
 }
 
 #[cfg(test)]

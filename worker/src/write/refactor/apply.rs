@@ -10,7 +10,7 @@ use protocol::api::{
     ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied,
     RefactorErrorDetails, RefactorErrorStatus, ReferenceClassification, StalePlanDetails,
 };
-use protocol::{ApiError, ApplyConfirmation, DocRef, ErrorCode, JsonBody, RefactorOp};
+use protocol::{ApiError, ApplyConfirmation, DocRef, ErrorCode, RefactorOp};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -116,7 +116,12 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
     }
 }
 
-pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfirmation) -> Result<JsonBody, ApiError> {
+pub fn apply(
+    w: &Arc<Worker>,
+    doc: &DocRef,
+    op: RefactorOp,
+    confirm: ApplyConfirmation,
+) -> Result<RefactorApplied, ApiError> {
     let is_move = matches!(op, RefactorOp::Move { .. });
     let is_dup = matches!(op, RefactorOp::Duplicate { .. });
     // A duplicate needs no confirmation; a move without a digest is checked against its plan below.
@@ -206,7 +211,7 @@ pub fn apply(w: &Arc<Worker>, doc: &DocRef, op: RefactorOp, confirm: ApplyConfir
     };
     let target_rel = RelPath::parse(plan.target_rel.as_str(), "relPath")?;
     let preview = &plan.preview;
-    JsonBody::of(&RefactorApplied {
+    Ok(RefactorApplied {
         success: true,
         uri: crate::write::docs::file_uri(&plan.target_abs),
         doc_uri: uri::doc_uri(&plan.coll.name, target_rel.as_str()),

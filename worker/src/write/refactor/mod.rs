@@ -411,6 +411,6 @@ fn preview_of(
     Ok((preview, digest))
 }
 
-pub fn preview(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<JsonBody, ApiError> {
-    JsonBody::of(&plan(w, doc, op)?.preview)
+pub fn preview(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<RefactorPlan, ApiError> {
+    Ok(plan(w, doc, op)?.preview)
 }
