@@ -172,8 +172,8 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     }
 }
 
-#[test]
-fn reranker_generator_and_diagnose_with_tiny_models() {
+/// A server with the tiny embedder, reranker and generator, its notes embedded.
+fn tiny_models_server() -> Server {
     let tiny = test_models().join("tiny");
     let s = Server::start();
     install(&s.path("cache"), &tiny.join("embed"), EMBED);
@@ -182,8 +182,46 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     notes(&s);
     s.add_collection(&s.path("notes"), "notes");
     wait_embedded(&s);
-    assert_eq!(s.get("/api/capabilities").json()["answer"], true);
+    s
+}
 
+/// An object's keys, sorted.
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn sorted(k: &[&str]) -> Vec<String> {
+    let mut k: Vec<String> = k.iter().map(|s| s.to_string()).collect();
+    k.sort();
+    k
+}
+
+/// The keys of a `query-diagnose@1.0` target, found or not.
+fn target_keys() -> Vec<String> {
+    sorted(&[
+        "ref",
+        "status",
+        "docid",
+        "uri",
+        "title",
+        "contentType",
+        "contentTypeSource",
+        "categories",
+        "graphHints",
+        "contentTypeRulesFingerprint",
+        "contentTypeFingerprintMatches",
+        "mirrorHash",
+        "chunkCount",
+        "filterReasons",
+    ])
+}
+
+#[test]
+fn the_reranker_orders_hybrid_results_and_can_be_turned_off() {
+    let s = tiny_models_server();
+    assert_eq!(s.get("/api/capabilities").json()["answer"], true);
     let q = s.post("/api/query", json!({ "query": "sockets", "limit": 3 })).json();
     assert_eq!(q["meta"]["reranked"], true, "{q}");
     assert_eq!(q["meta"]["vectorsUsed"], true);
@@ -192,6 +230,11 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     let plain = s.post("/api/query", json!({ "query": "sockets", "noRerank": true, "noExpand": true })).json();
     assert_eq!(plain["meta"]["reranked"], false);
     assert_eq!(plain["meta"]["expanded"], false);
+}
+
+#[test]
+fn the_generator_expands_queries_and_given_variants_are_used_as_they_are() {
+    let s = tiny_models_server();
     // The generator runs for expansion (whatever it says, the request answers); given
     // variants are used as they are.
     let gen = s.post("/api/query", json!({ "query": "how do programs exchange messages", "noRerank": true }));
@@ -207,35 +250,12 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     s.post("/api/query", json!({ "query": "x", "queryModes": [{ "mode": "poem", "text": "y" }] }))
         .assert_error(400, "VALIDATION");
     s.post("/api/query", json!({ "query": "x", "queryModes": "term" })).assert_error(400, "VALIDATION");
+}
 
-    // The closed query-diagnose@1.0 shape: exactly these keys, nothing else.
-    let keys = |v: &Value| -> Vec<String> {
-        let mut k: Vec<String> =
-            v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
-        k.sort();
-        k
-    };
-    let sorted = |k: &[&str]| -> Vec<String> {
-        let mut k: Vec<String> = k.iter().map(|s| s.to_string()).collect();
-        k.sort();
-        k
-    };
-    let target_keys = sorted(&[
-        "ref",
-        "status",
-        "docid",
-        "uri",
-        "title",
-        "contentType",
-        "contentTypeSource",
-        "categories",
-        "graphHints",
-        "contentTypeRulesFingerprint",
-        "contentTypeFingerprintMatches",
-        "mirrorHash",
-        "chunkCount",
-        "filterReasons",
-    ]);
+/// The closed query-diagnose@1.0 shape: exactly these keys, nothing else.
+#[test]
+fn diagnose_answers_the_closed_shape_for_a_found_target() {
+    let s = tiny_models_server();
     let stage_keys = sorted(&["id", "status", "sourceCount", "present", "rank", "score", "survived", "dropReason"]);
     let stage_ids = |d: &Value| -> Vec<String> {
         d["stages"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect()
@@ -247,7 +267,7 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     assert_eq!(keys(&d), sorted(&["schemaVersion", "query", "target", "stages", "chunk", "meta"]), "{d}");
     assert_eq!(d["query"], "unix sockets");
     let t = &d["target"];
-    assert_eq!(keys(t), target_keys, "{d}");
+    assert_eq!(keys(t), target_keys(), "{d}");
     assert_eq!(t["status"], "diagnosed", "{d}");
     assert_eq!(t["ref"], "svc://notes/sockets.md");
     assert_eq!(t["uri"], "svc://notes/sockets.md");
@@ -297,7 +317,11 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
     assert_eq!(d["meta"]["vectorsUsed"], true);
     assert_eq!(d["meta"]["reranked"], true);
     assert!(d["meta"]["totalResults"].is_u64());
+}
 
+#[test]
+fn diagnose_lists_the_query_modes_given() {
+    let s = tiny_models_server();
     // queryModes are listed (each mode once) only when the request gives them.
     let dm = s
         .post(
@@ -307,12 +331,16 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
         .json();
     assert_eq!(dm["meta"]["queryModes"], json!(["term", "hyde"]), "{dm}");
     assert_eq!(keys(&dm["meta"]), sorted(&["mode", "vectorsUsed", "reranked", "totalResults", "queryModes"]), "{dm}");
+}
 
+#[test]
+fn diagnose_checks_every_filter_and_names_each_failing_one() {
+    let s = tiny_models_server();
     // Every filter is checked, not only the collection, and each failing one is named.
     let by_category = s
         .post("/api/query/diagnose", json!({ "query": "unix sockets", "target": "svc://notes/sockets.md", "collection": "notes", "category": ["recipes"] }))
         .json();
-    assert_eq!(keys(&by_category["target"]), target_keys, "{by_category}");
+    assert_eq!(keys(&by_category["target"]), target_keys(), "{by_category}");
     assert_eq!(by_category["target"]["status"], "filtered_out", "{by_category}");
     assert_eq!(by_category["target"]["filterReasons"], json!(["categories"]), "{by_category}");
     assert_eq!(by_category["stages"][0]["present"], false, "the filter keeps it out of BM25: {by_category}");
@@ -331,11 +359,15 @@ fn reranker_generator_and_diagnose_with_tiny_models() {
         .json();
     assert_eq!(passing["target"]["status"], "diagnosed", "{passing}");
     assert_eq!(passing["target"]["filterReasons"], json!([]));
+}
 
+#[test]
+fn diagnose_of_a_missing_target_has_every_key_and_no_stages() {
+    let s = tiny_models_server();
     // A missing target still carries every target key (null or empty), no stages, no chunk.
     let missing = s.post("/api/query/diagnose", json!({ "query": "x", "target": "#00000000" })).json();
     assert_eq!(keys(&missing), sorted(&["schemaVersion", "query", "target", "stages", "chunk", "meta"]), "{missing}");
-    assert_eq!(keys(&missing["target"]), target_keys, "{missing}");
+    assert_eq!(keys(&missing["target"]), target_keys(), "{missing}");
     assert_eq!(missing["target"]["status"], "not_found");
     assert_eq!(missing["target"]["ref"], "#00000000");
     for k in [
