@@ -39,8 +39,9 @@ fn by_uri(uri: &str) -> DocRef {
     DocRef::Uri(uri.to_string())
 }
 
-#[test]
-fn every_reply_is_its_protocol_type() {
+/// A worker with collection `n` indexed: `a.md` (tags, a date, three links), `b.md` (a
+/// backlink to A) and `sub/c.md`.
+fn indexed() -> (tempfile::TempDir, Arc<Worker>) {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
     std::fs::create_dir_all(notes.join("sub")).unwrap();
@@ -52,12 +53,17 @@ fn every_reply_is_its_protocol_type() {
     std::fs::write(notes.join("b.md"), "# B\nback to [[A|the a note]]\n").unwrap();
     std::fs::write(notes.join("sub/c.md"), "# C\nplain text about apples\n").unwrap();
     let w = worker(dir.path());
-
     let add = AddCollection { path: notes.display().to_string(), name: Some("n".into()), ..Default::default() };
     let added = reply(&w, add);
     w.wait_idle();
     let job = reply(&w, GetJob { id: added.job_id });
     assert_eq!((job.kind, job.status), (JobKind::Add, JobStatus::Completed));
+    (dir, w)
+}
+
+#[test]
+fn collections_jobs_and_status_replies_are_their_types() {
+    let (_dir, w) = indexed();
     let list = reply(&w, ListCollections);
     assert_eq!(list[0].name, "n");
     let started = reply(&w, SyncCollections { collection: None, git_pull: None });
@@ -66,7 +72,16 @@ fn every_reply_is_its_protocol_type() {
     assert_eq!(job.kind, JobKind::Sync);
     reply(&w, GetStatus);
     reply(&w, GetCapabilities);
+    let models = reply(&w, ListPresets);
+    assert!(models.presets.iter().any(|p| p.active));
+    reply(&w, GetModelStatus);
+    let removed = reply(&w, RemoveCollection { name: name("n") });
+    assert_eq!(removed.collection, "n");
+}
 
+#[test]
+fn read_replies_are_their_types() {
+    let (_dir, w) = indexed();
     let search = SearchRequest { query: "apples".into(), limit: 5, ..Default::default() };
     let found = reply(&w, search.clone());
     assert_eq!(found.mode, SearchMode::Bm25);
@@ -94,7 +109,11 @@ fn every_reply_is_its_protocol_type() {
     assert_eq!(diag.stages.len(), 5);
     let missing = reply(&w, Diagnose { query, target: DocRef::Docid("#00000000".into()) });
     assert_eq!(missing.target.status, TargetStatus::NotFound);
+}
 
+#[test]
+fn write_replies_and_conflict_details_are_their_types() {
+    let (_dir, w) = indexed();
     let create = CreateDoc {
         title: Some("New note".into()),
         tags: protocol::Tag::parse_all(&["t"]).unwrap(),
@@ -142,7 +161,11 @@ fn every_reply_is_its_protocol_type() {
     assert_eq!(reopened.collision_policy_result, CollisionPolicyResult::OpenedExisting);
     w.wait_idle();
     reply(&w, DeactivateDoc { doc: note });
+}
 
+#[test]
+fn refactor_replies_and_stale_plan_details_are_their_types() {
+    let (_dir, w) = indexed();
     let rename = RefactorOp::Rename { name: "B2".into() };
     let b = by_uri("svc://n/b.md");
     let plan = reply(&w, PlanRefactor { doc: b.clone(), op: rename.clone() });
@@ -162,10 +185,4 @@ fn every_reply_is_its_protocol_type() {
     let applied = reply(&w, ApplyRefactor { doc: b, op: rename, confirm: confirm(&plan.plan_digest) });
     assert_eq!(applied.status, ApplyStatus::Applied);
     assert_eq!(applied.apply.source, plan.plan.source);
-
-    let models = reply(&w, ListPresets);
-    assert!(models.presets.iter().any(|p| p.active));
-    reply(&w, GetModelStatus);
-    let removed = reply(&w, RemoveCollection { name: name("n") });
-    assert_eq!(removed.collection, "n");
 }
