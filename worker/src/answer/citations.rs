@@ -21,16 +21,18 @@ pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
     (cited, unmatched)
 }
 
-/// The sources that give what a sentence of `answer` adds to the question as the answer (the
-/// verifier's rule, [`claims::Addition::held_by`]), each once, in order of first credit, for
-/// every sentence, marked or not: the small generator often cites the neighbour of the source
-/// its answer comes from.
+/// The sources that give what a sentence of `answer` adds to the question as the answer (one
+/// of their sentences about the question holds its numbers and at least half of its words:
+/// [`claims::Addition::mostly_held_by`], the grounding check's rule in one place), each once, in
+/// order of first credit, for every sentence, marked or not: the small generator often cites
+/// the neighbour of the source its answer comes from. `sources` are `(name, text)`, the name
+/// being the source's address and title.
 pub fn answered_by(answer: &str, question: &relevance::Question, sources: &[(&str, &str)]) -> Vec<usize> {
     let mut out = Vec::new();
     for claim in claims::split(answer).into_iter().filter(Claim::is_substantive) {
         let addition = claims::Addition::of(&claim.plain, question.text());
-        for (i, (title, text)) in sources.iter().enumerate() {
-            if addition.held_by(question, title, text) {
+        for (i, (name, text)) in sources.iter().enumerate() {
+            if addition.mostly_held_by(question, name, text) {
                 push_new(&mut out, i + 1);
             }
         }

@@ -301,6 +301,28 @@ impl Addition {
         about_the_question(question, title, passage).iter().any(|s| holds_all(s))
     }
 
+    /// Whether a passage gives this addition as the grounding check reads a draft, in one
+    /// place: one sentence about `question` (as for [`Addition::held_by`]) holds every number
+    /// of the addition, or, for an addition without numbers, at least half of its words
+    /// ([`Absent::mostly_held`]). A number is the fact itself ("2 MB", "1.31.0"): the words
+    /// around it in a small model's sentence are often its own ("Microsoft's", a link's
+    /// address), while the number stands in the source only where the source gives it. Looser
+    /// than [`Addition::held_by`], the verifier's rule: it credits a raw answer's sentence to
+    /// its source, it does not verify it.
+    pub fn mostly_held_by(&self, question: &relevance::Question, title: &str, passage: &str) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        about_the_question(question, title, passage).iter().any(|s| {
+            let absent = self.not_in(&[s.as_str()]);
+            if self.numbers.is_empty() {
+                absent.mostly_held()
+            } else {
+                absent.numbers.is_empty()
+            }
+        })
+    }
+
     /// The numbers of this addition that no sentence about `question` holds in any of
     /// `sources` (`(title, passage)`): a number from a sentence about something else ("Rust
     /// 1.41 or higher" in another crate's section) does not answer the question.
@@ -483,6 +505,33 @@ mod tests {
             relevance::Question::new(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
         let other = "## Minimum Supported Rust Version\n\nRust 1.41 or higher.";
         assert!(!Addition::of("lancedb needs Rust 1.41.", q).held_by(&rare, "RustCrypto: Common Traits", other));
+    }
+
+    #[test]
+    fn a_sentence_holding_the_numbers_or_half_the_words_mostly_holds_an_addition() {
+        let uniform = |q: &str| relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let q = "Which rustc version does tracing 0.1.44 require?";
+        let asked = uniform(q);
+        let name = "svc://c/tracing-0.1.44/README.md tracing";
+        let passage = "# tracing\n\n*Compiler support: [requires `rustc` 1.65+][msrv]*\n\nOther text.";
+        let loose = Addition::of("tracing 0.1.44 requires rustc 1.65+ [msrv] and tracing-log.", q);
+        assert!(!loose.held_by(&asked, name, passage));
+        assert!(loose.mostly_held_by(&asked, name, passage));
+        // Words of the model's own around the number do not matter; the number does.
+        let worded = Addition::of("tracing 0.1.44 targets the Microsoft toolchain, rustc 1.65.", q);
+        assert!(worded.mostly_held_by(&asked, name, passage));
+        let wrong = Addition::of("tracing 0.1.44 requires rustc 1.63+ [msrv].", q);
+        assert!(!wrong.mostly_held_by(&asked, name, passage));
+        // Nor is a sentence about something else.
+        let other = "# castaway\n\nCastaway requires rustc 1.65 or newer.";
+        assert!(!loose.mostly_held_by(&asked, "svc://c/castaway/README.md castaway", other));
+        // Without a number, half of the words must stand in one sentence about the question.
+        let q = "Which arrow feature adds reading and writing of compressed IPC streams?";
+        let feature =
+            Addition::of("Arrow provides reading and writing of compressed IPC streams [ipc_compression].", q);
+        let readme = "## Features\n\n- `ipc_compression` - Enables reading and writing compressed IPC streams";
+        assert!(feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", readme));
+        assert!(!feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", "## Features\n\n- `ipc` - IPC"));
     }
 
     #[test]

@@ -129,11 +129,11 @@ fn ask(
             on_text,
         )?)
     };
+    // Each source named by its address and title, as relevance weighs it: "which axum
+    // extractor" is about svc://…/axum-0.8.9/src/docs/extract.md.
+    let named: Vec<String> = sources.iter().map(|e| format!("{} {}", e.uri, e.title)).collect();
     // A draft its sources do not hold is withheld (a cancelled one was never read to the end).
     let declined = generated.as_ref().filter(|g| g.finish != FinishReason::Cancelled).and_then(|g| {
-        // Each source named by its address and title, as relevance weighs it: "which axum
-        // extractor" is about svc://…/axum-0.8.9/src/docs/extract.md.
-        let named: Vec<String> = sources.iter().map(|e| format!("{} {}", e.uri, e.title)).collect();
         let named_shown: Vec<(&str, &str)> =
             named.iter().zip(&prompt_sources).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
         grounding::check(&g.text, &weighed, &named_shown)
@@ -149,7 +149,11 @@ fn ask(
     let embed = |t: &[&str]| w.models.embedder().ok().and_then(|e| e.embed(t).ok());
     let kept = generated.as_ref().filter(|_| declined.is_none());
     let credited = kept.map_or_else(Default::default, |g| citations::attributed(&g.text, &texts, &embed));
-    let answering = kept.map_or_else(Vec::new, |g| citations::answered_by(&g.text, &weighed, &titled));
+    // Credited by the rule that let the draft stand: each source named as the grounding check
+    // names it, so a sentence that stands on a source is credited to that source.
+    let named_texts: Vec<(&str, &str)> =
+        named.iter().zip(&sources).map(|(name, e)| (name.as_str(), e.text.as_str())).collect();
+    let answering = kept.map_or_else(Vec::new, |g| citations::answered_by(&g.text, &weighed, &named_texts));
     let marked = cited.into_iter().map(|n| (n, CitationVia::Marker));
     let attributed = answering
         .into_iter()
