@@ -1,7 +1,6 @@
 //! Identifiers that cross the process boundary.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid collection name {0:?}: use 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit")]
@@ -46,50 +45,65 @@ impl CollectionName {
     }
 }
 
-impl TryFrom<String> for CollectionName {
-    type Error = InvalidName;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        Self::parse(&value)
-    }
-}
+/// The traits of a text made only by parsing (`$name::parse(&str) -> Result<$name, $error>`):
+/// decoding parses again (serde's `try_from = "String"`), and the value reads as the text it is
+/// (`&name` where a `&str` is wanted, compared with strings, displayed as itself).
+macro_rules! parsed_text {
+    ($name:ident, $error:ty) => {
+        impl TryFrom<String> for $name {
+            type Error = $error;
+            fn try_from(value: String) -> Result<Self, Self::Error> {
+                Self::parse(&value)
+            }
+        }
 
-impl From<CollectionName> for String {
-    fn from(value: CollectionName) -> Self {
-        value.0
-    }
-}
+        impl From<$name> for String {
+            fn from(value: $name) -> Self {
+                value.0
+            }
+        }
 
-/// A name reads as the text it is (`&name` where a `&str` is wanted); only parsing makes one.
-impl std::ops::Deref for CollectionName {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
 
-impl PartialEq<str> for CollectionName {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
 
-impl PartialEq<String> for CollectionName {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
 
-impl PartialEq<CollectionName> for String {
-    fn eq(&self, other: &CollectionName) -> bool {
-        *self == other.0
-    }
-}
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
 
-impl fmt::Display for CollectionName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
 }
+pub(crate) use parsed_text;
+
+parsed_text!(CollectionName, InvalidName);
 
 #[cfg(test)]
 mod tests {

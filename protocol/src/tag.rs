@@ -1,7 +1,6 @@
 //! Tags: the one rule that makes a tag, for indexed tags and for every front door's filters.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Invalid tag: {0:?}. Tags are letters, digits, '-', '_' and '.', with '/' between levels")]
@@ -57,43 +56,7 @@ fn is_segment_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
 }
 
-impl TryFrom<String> for Tag {
-    type Error = InvalidTag;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        Self::parse(&value)
-    }
-}
-
-impl From<Tag> for String {
-    fn from(value: Tag) -> Self {
-        value.0
-    }
-}
-
-impl std::ops::Deref for Tag {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for Tag {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for Tag {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl fmt::Display for Tag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+crate::ids::parsed_text!(Tag, InvalidTag);
 
 #[cfg(test)]
 mod tests {
