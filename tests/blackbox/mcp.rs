@@ -382,25 +382,34 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
 "#;
 
-#[test]
-fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
+/// A server whose connectors live under a fresh HOME (kept alive by the returned dir).
+fn connector_server() -> (tempfile::TempDir, Server) {
     let home = tempfile::tempdir().unwrap();
     let home_str = home.path().display().to_string();
     let s = Server::start_with(&[("HOME", &home_str), ("SVC_CONNECTOR_TIMEOUT_MS", "8000")]);
     notes(&s);
-    let verify = |id: &str, collection: &str| {
-        s.post("/api/connectors/verify", json!({"connectorId": id, "collection": collection}))
-    };
-    let stage = |r: &crate::common::Resp| {
-        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-        let j = r.json();
-        (
-            j["verification"]["stages"]["connector"]["status"].as_str().unwrap().to_string(),
-            j["verification"]["stages"]["connector"]["code"].clone(),
-            j,
-        )
-    };
+    (home, s)
+}
 
+fn verify_connector(s: &Server, id: &str, collection: &str) -> crate::common::Resp {
+    s.post("/api/connectors/verify", json!({"connectorId": id, "collection": collection}))
+}
+
+/// A verification's connector stage: its status, its code and the whole reply.
+fn connector_stage(r: &crate::common::Resp) -> (String, Value, Value) {
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let j = r.json();
+    (
+        j["verification"]["stages"]["connector"]["status"].as_str().unwrap().to_string(),
+        j["verification"]["stages"]["connector"]["code"].clone(),
+        j,
+    )
+}
+
+#[test]
+fn a_connector_is_listed_and_passes_once_mcp_install_configures_it() {
+    let (home, s) = connector_server();
+    let home_str = home.path().display().to_string();
     let list = s.get("/api/connectors");
     assert_eq!(list.status, 200);
     let list = list.json();
@@ -410,11 +419,11 @@ fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
     assert_eq!(cursor["path"], format!("{home_str}/.cursor/mcp.json"));
 
     // Not configured, then configured by `svc mcp install`: the probe starts svc and passes.
-    let (status, code, _) = stage(&verify("cursor-mcp", "notes"));
+    let (status, code, _) = connector_stage(&verify_connector(&s, "cursor-mcp", "notes"));
     assert_eq!((status.as_str(), code), ("failed", json!("connector_not_configured")));
     let out = s.cmd().env("HOME", home.path()).args(["mcp", "install", "--client", "cursor"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (status, code, j) = stage(&verify("cursor-mcp", "notes"));
+    let (status, code, j) = connector_stage(&verify_connector(&s, "cursor-mcp", "notes"));
     assert_eq!(status, "passed", "{j}");
     assert!(code.is_null() && j["remediation"].is_null(), "{j}");
     assert_eq!(
@@ -428,7 +437,13 @@ fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
         (Some(true), Some("read-only")),
         "{cursor}"
     );
+}
 
+/// Each way a connector fails has its code, within the time bound, and `/api/status` lists the
+/// saved results newest first.
+#[test]
+fn connector_failures_have_their_codes_and_the_status_lists_them() {
+    let (home, s) = connector_server();
     // A command that never answers is killed at the bound.
     std::fs::create_dir_all(home.path().join(".codex")).unwrap();
     std::fs::write(
@@ -437,7 +452,7 @@ fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let (status, code, j) = stage(&verify("codex-mcp", "notes"));
+    let (status, code, j) = connector_stage(&verify_connector(&s, "codex-mcp", "notes"));
     assert_eq!((status.as_str(), code), ("failed", json!("connector_timeout")), "{j}");
     assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
     assert!(j["remediation"].as_str().is_some_and(|r| !r.is_empty()));
@@ -449,24 +464,16 @@ fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
     std::fs::create_dir_all(&desktop).unwrap();
     let entry = json!({"mcpServers": {"svc": {"command": "python3", "args": [script.display().to_string()]}}});
     std::fs::write(desktop.join("claude_desktop_config.json"), entry.to_string()).unwrap();
-    let (status, code, j) = stage(&verify("claude-desktop-mcp", "notes"));
+    let (status, code, j) = connector_stage(&verify_connector(&s, "claude-desktop-mcp", "notes"));
     assert_eq!((status.as_str(), code), ("failed", json!("connector_missing_tools")), "{j}");
     let gone = json!({"mcpServers": {"svc": {"command": s.path("no-such-binary").display().to_string()}}});
     std::fs::write(home.path().join(".claude.json"), gone.to_string()).unwrap();
-    let (status, code, j) = stage(&verify("claude-code-mcp", "notes"));
+    let (status, code, j) = connector_stage(&verify_connector(&s, "claude-code-mcp", "notes"));
     assert_eq!((status.as_str(), code), ("failed", json!("connector_start_failed")), "{j}");
 
     // Skill targets cannot be verified at runtime.
-    let (status, code, _) = stage(&verify("claude-code-skill", "notes"));
+    let (status, code, _) = connector_stage(&verify_connector(&s, "claude-code-skill", "notes"));
     assert_eq!((status.as_str(), code), ("skipped", json!("target_runtime_unverifiable")));
-
-    // The closed body and what it may name.
-    verify("nope-mcp", "notes").assert_error(400, "VALIDATION");
-    verify("cursor-mcp", "nope").assert_error(400, "VALIDATION");
-    verify(&"x".repeat(200), "notes").assert_error(400, "VALIDATION");
-    s.post("/api/connectors/verify", json!({"connectorId": "cursor-mcp", "collection": "notes", "extra": 1}))
-        .assert_error(400, "VALIDATION");
-    s.post("/api/connectors/verify", json!({"connectorId": "cursor-mcp"})).assert_error(400, "VALIDATION");
 
     // The saved results, newest first, in /api/status.
     let projection = s.get("/api/status").json()["connectorProjection"].clone();
@@ -483,10 +490,21 @@ fn connectors_are_listed_and_verified_end_to_end_within_their_time_bound() {
             ("claude-code-mcp".into(), "failed".into()),
             ("claude-desktop-mcp".into(), "failed".into()),
             ("codex-mcp".into(), "failed".into()),
-            ("cursor-mcp".into(), "passed".into()),
         ]
     );
     assert_eq!(projection["truncated"], false);
+}
+
+#[test]
+fn the_connector_verify_body_is_closed() {
+    let (_home, s) = connector_server();
+    // The closed body and what it may name.
+    verify_connector(&s, "nope-mcp", "notes").assert_error(400, "VALIDATION");
+    verify_connector(&s, "cursor-mcp", "nope").assert_error(400, "VALIDATION");
+    verify_connector(&s, &"x".repeat(200), "notes").assert_error(400, "VALIDATION");
+    s.post("/api/connectors/verify", json!({"connectorId": "cursor-mcp", "collection": "notes", "extra": 1}))
+        .assert_error(400, "VALIDATION");
+    s.post("/api/connectors/verify", json!({"connectorId": "cursor-mcp"})).assert_error(400, "VALIDATION");
 }
 
 #[test]
