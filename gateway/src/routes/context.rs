@@ -7,7 +7,7 @@ use crate::extract::{Body, BodyRejection};
 use crate::AppState;
 use axum::extract::State;
 use protocol::api::{capsule_markdown, receipt_markdown, Capsule, CapsuleReceipt};
-use protocol::{ApiError, Call, ErrorCode, ErrorEnvelope};
+use protocol::{ApiError, ErrorCode, ErrorEnvelope};
 
 const MARKDOWN: &str = "text/markdown; charset=utf-8";
 
@@ -26,12 +26,6 @@ fn parse<T, R>(
     }
 }
 
-/// The worker's errors stay in the catalog; a failure outside it (the worker restarting)
-/// keeps its own code.
-async fn ask<C: Call>(s: &AppState, call: C) -> Result<Vec<u8>, ApiError> {
-    s.worker.call(call).await.map(|b| b.into_body().bytes)
-}
-
 /// Compiles a Context Capsule: exact, hashed passages for a goal within a token budget
 /// that covers the whole payload. Deterministic for the same index and request.
 #[utoipa::path(post, path = "/api/context", tag = "evidence", request_body = ContextBody,
@@ -47,13 +41,15 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
         Ok(p) => p,
         Err(reply) => return reply,
     };
-    match ask(&s, protocol::CompileContext(req)).await {
+    // The worker's errors stay in the catalog; a failure outside it (the worker restarting)
+    // keeps its own code.
+    match s.worker.call(protocol::CompileContext(req)).await {
         Err(e) => e.into(),
-        Ok(bytes) if format == CapsuleFormat::Markdown => match serde_json::from_slice::<Capsule>(&bytes) {
+        Ok(capsule) if format == CapsuleFormat::Markdown => match capsule.decode() {
             Ok(c) => ApiReply::Text(MARKDOWN, capsule_markdown(&c)),
             Err(_) => unreadable().into(),
         },
-        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes })),
+        Ok(capsule) => ApiReply::ok(Ok(capsule)),
     }
 }
 
@@ -71,17 +67,19 @@ pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, Bo
         Ok(p) => p,
         Err(reply) => return reply,
     };
-    let markdown_of = |receipt: &[u8]| -> Result<String, ApiError> {
-        let r: CapsuleReceipt = serde_json::from_slice(receipt).map_err(|_| unreadable())?;
+    let markdown_of = |receipt: &protocol::Typed<CapsuleReceipt>| -> Result<String, ApiError> {
+        let r = receipt.decode().map_err(|_| unreadable())?;
         let c: Capsule = serde_json::from_str(&capsule).map_err(|_| unreadable())?;
         Ok(receipt_markdown(&r, &c))
     };
-    match ask(&s, protocol::VerifyContext { capsule: capsule.clone() }).await {
+    // The worker's errors stay in the catalog; a failure outside it (the worker restarting)
+    // keeps its own code.
+    match s.worker.call(protocol::VerifyContext { capsule: capsule.clone() }).await {
         Err(e) => e.into(),
-        Ok(bytes) if format == CapsuleFormat::Markdown => match markdown_of(&bytes) {
+        Ok(receipt) if format == CapsuleFormat::Markdown => match markdown_of(&receipt) {
             Ok(text) => ApiReply::Text(MARKDOWN, text),
             Err(e) => e.into(),
         },
-        Ok(bytes) => ApiReply::ok(Ok(protocol::JsonBody { bytes })),
+        Ok(receipt) => ApiReply::ok(Ok(receipt)),
     }
 }
