@@ -156,13 +156,18 @@ fn the_budget_covers_the_whole_payload() {
     assert!(used <= 10000 && used > 5000, "{used}");
 }
 
+/// A fast capsule over the corpus with at least two evidence passages.
+fn verification_capsule(s: &Server) -> Value {
+    corpus(s);
+    let c = compile(s, json!({ "goal": "sockets and pipes", "budgetTokens": 6000, "depthPolicy": "fast" })).json();
+    assert!(c["evidence"].as_array().unwrap().len() >= 2, "{c}");
+    c
+}
+
 #[test]
-fn verification_finds_unchanged_stale_missing_and_tampering() {
+fn an_untouched_capsule_verifies_unchanged() {
     let s = Server::start();
-    corpus(&s);
-    let c = compile(&s, json!({ "goal": "sockets and pipes", "budgetTokens": 6000, "depthPolicy": "fast" })).json();
-    let n = c["evidence"].as_array().unwrap().len();
-    assert!(n >= 2, "{c}");
+    let c = verification_capsule(&s);
     let verify = |capsule: &Value| s.post("/api/context/verify", json!({ "capsule": capsule }));
     let r = verify(&c).json();
     assert_eq!(r["schemaVersion"], "1.0");
@@ -172,7 +177,13 @@ fn verification_finds_unchanged_stale_missing_and_tampering() {
     assert_eq!(r["fingerprintStatus"], "unchanged", "{r}");
     assert_eq!(r["rankingStatus"], "unchanged");
     assert_eq!(r["operationStatus"], "completed");
+}
 
+#[test]
+fn a_changed_byte_is_an_identity_mismatch_and_a_forged_passage_is_stale() {
+    let s = Server::start();
+    let c = verification_capsule(&s);
+    let verify = |capsule: &Value| s.post("/api/context/verify", json!({ "capsule": capsule }));
     // Any byte changed: identity_mismatch, whichever field it is in.
     for path in [
         &["goal"][..],
@@ -216,7 +227,13 @@ fn verification_finds_unchanged_stale_missing_and_tampering() {
     let mut sized = c.clone();
     sized["budget"]["usedBytes"] = json!(1);
     assert_eq!(verify(&sized).status, 200);
+}
 
+#[test]
+fn an_edited_evidence_note_is_stale_and_a_deleted_one_missing() {
+    let s = Server::start();
+    let c = verification_capsule(&s);
+    let verify = |capsule: &Value| s.post("/api/context/verify", json!({ "capsule": capsule }));
     // Editing one evidence note marks exactly that evidence stale.
     let first = c["evidence"][0]["uri"].as_str().unwrap().to_string();
     let rel = first.trim_start_matches("svc://n/");
