@@ -4,7 +4,8 @@
 //! gateway returns to the HTTP client: the contract distinguishes absent fields from
 //! `null`, which a non-self-describing format cannot round-trip, so the worker
 //! serializes the typed response structs of [`api`] to JSON once and the gateway
-//! passes the bytes through untouched.
+//! passes the bytes through untouched. [`Call`] pairs each request type with its reply type,
+//! and [`Typed`] carries a reply's bytes with that type.
 
 pub mod anchor;
 pub mod api;

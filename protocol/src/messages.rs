@@ -1,7 +1,8 @@
-//! Frames and the typed requests the gateway sends to the worker.
+//! Frames, and the payloads of the requests the gateway sends to the worker ([`Request`]'s
+//! variants are in `requests.rs`, their replies paired in `call.rs`).
 //!
 //! Every request has already been validated by the gateway: numbers are clamped, tags
-//! normalized, dates parsed into epoch milliseconds.
+//! parsed ([`Tag`]), dates parsed into epoch milliseconds.
 
 use crate::error::ApiError;
 use crate::requests::Request;
