@@ -27,11 +27,6 @@ pub struct Typed<R> {
 }
 
 impl<R: Serialize + DeserializeOwned> Typed<R> {
-    /// The reply, serialized.
-    pub fn of(reply: &R) -> Result<Self, ApiError> {
-        Ok(Typed::arrived(JsonBody::of(reply)?))
-    }
-
     /// The body the worker sent in answer to a call whose reply is `R`.
     pub fn arrived(body: JsonBody) -> Self {
         Typed { body, reply: PhantomData }
@@ -44,10 +39,6 @@ impl<R: Serialize + DeserializeOwned> Typed<R> {
 
     pub fn body(&self) -> &JsonBody {
         &self.body
-    }
-
-    pub fn into_body(self) -> JsonBody {
-        self.body
     }
 }
 

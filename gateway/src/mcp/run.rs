@@ -13,7 +13,7 @@ use crate::bodies::{
 };
 use crate::extract::{parse_object, read_fields};
 use crate::routes::{changes_request, impact_request, links_request, similar_request};
-use protocol::api::{capsule_markdown, Capsule, DocResponse, DocsResponse, StatusSnapshot};
+use protocol::api::{capsule_markdown, DocResponse, DocsResponse, StatusSnapshot};
 use protocol::{
     ApiError, AskCall, Backlinks, Call, CompileContext, DocRef, DocsQuery, ErrorCode, GetDoc, GetStatus, SortOrder,
     Typed, VectorSearch,
@@ -41,9 +41,14 @@ fn typed<T: Serialize>(reply: &T) -> Result<ToolOutput, ApiError> {
     Ok(ToolOutput { json, text: None })
 }
 
+/// The reply to `call`, its bytes with their type.
+async fn call_typed<K: Calls, C: Call>(calls: &K, call: C) -> Result<Typed<C::Reply>, ApiError> {
+    Ok(Typed::arrived(calls.call_request(call.into()).await?))
+}
+
 /// The reply to `call`, as its type.
 async fn call_as<K: Calls, C: Call>(calls: &K, call: C) -> Result<C::Reply, ApiError> {
-    Typed::<C::Reply>::arrived(calls.call_request(call.into()).await?).decode()
+    call_typed(calls, call).await?.decode()
 }
 
 /// The reply to `call` as the tool's output.
@@ -125,7 +130,7 @@ async fn context<C: Calls>(calls: &C, args: &Map<String, Value>) -> Result<ToolO
     let (req, format) = body.into_request()?;
     // The capsule's canonical JSON as compiled: decoded as a Value, not re-serialized from
     // its type, so the tool shows the bytes its identity hash covers.
-    let body = Typed::<Capsule>::arrived(calls.call_request(CompileContext(req).into()).await?);
+    let body = call_typed(calls, CompileContext(req)).await?;
     let text = match format {
         CapsuleFormat::Markdown => {
             let capsule = body.decode().map_err(|_| ApiError::context(ErrorCode::RuntimeError))?;
