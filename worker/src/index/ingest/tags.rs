@@ -60,28 +60,6 @@ pub(super) fn scan_hashtags(text: &str, start: usize, end: usize, out: &mut Vec<
 mod tests {
     use super::*;
 
-    fn n(s: &str) -> Option<String> {
-        normalize_tag(s)
-    }
-
-    #[test]
-    fn normalize_valid() {
-        assert_eq!(n("Rust").as_deref(), Some("rust"));
-        assert_eq!(n("  #Project/Alpha ").as_deref(), Some("project/alpha"));
-        assert_eq!(n("v1.2_beta-x").as_deref(), Some("v1.2_beta-x"));
-        assert_eq!(n("2024").as_deref(), Some("2024"));
-        assert_eq!(n("Ünïcode").as_deref(), Some("ünïcode"));
-        assert_eq!(n("cafe\u{301}").as_deref(), Some("café"));
-        assert_eq!(n("日本語").as_deref(), Some("日本語"));
-    }
-
-    #[test]
-    fn normalize_invalid() {
-        for s in ["", "#", "##a", "/a", "a/", "a//b", "-a", "a/_b", "a b", "a!", ".a", "#/"] {
-            assert_eq!(n(s), None, "{s:?}");
-        }
-    }
-
     fn scan(text: &str) -> Vec<String> {
         let mut v = Vec::new();
         scan_hashtags(text, 0, text.len(), &mut v);
