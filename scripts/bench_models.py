@@ -33,7 +33,7 @@ from bench import Http, Server, percentile, log  # noqa: E402
 
 EMBED_DIR = os.path.join("models", "sentence-transformers", "all-MiniLM-L6-v2")
 EMBED_FILE = os.path.join("onnx", "model_qint8_avx512.onnx")  # the presets' embedder (int8)
-BATCH = 32
+BATCH = 2  # svc's ONNX batch (ONNX_BATCH in worker/src/models/embedder.rs)
 MAX_TOKENS = 256
 
 

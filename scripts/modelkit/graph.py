@@ -11,6 +11,7 @@ OPSET = 17
 IR_VERSION = 8
 
 FLOAT = TensorProto.FLOAT
+INT32 = TensorProto.INT32
 INT64 = TensorProto.INT64
 BOOL = TensorProto.BOOL
 
@@ -46,15 +47,16 @@ class GraphBuilder:
             self._consts[key] = name
         return self._consts[key]
 
-    def op(self, op_type: str, inputs: list[str], output: str | None = None, **attrs) -> str:
+    def op(self, op_type: str, inputs: list[str], output: str | None = None, domain: str = "", **attrs) -> str:
         """Adds one single-output node; `output` names it, else a fresh name is used."""
-        return self.op_multi(op_type, inputs, [output or self._fresh(op_type)], **attrs)[0]
+        return self.op_multi(op_type, inputs, [output or self._fresh(op_type)], domain=domain, **attrs)[0]
 
-    def op_multi(self, op_type: str, inputs: list[str], outputs: list[str] | int, **attrs) -> list[str]:
-        """Adds one node with several outputs (a list of names, or how many to name freshly)."""
+    def op_multi(self, op_type: str, inputs: list[str], outputs: list[str] | int, domain: str = "", **attrs) -> list[str]:
+        """Adds one node with several outputs (a list of names, or how many to name freshly);
+        `domain` names an operator set other than ONNX's own (e.g. "com.microsoft")."""
         if isinstance(outputs, int):
             outputs = [self._fresh(op_type) for _ in range(outputs)]
-        self.nodes.append(helper.make_node(op_type, inputs, outputs, name=self._fresh(f"n_{op_type}"), **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, outputs, name=self._fresh(f"n_{op_type}"), domain=domain, **attrs))
         return outputs
 
     def add_input(self, name: str, elem_type: int, dims: list) -> str:
@@ -65,9 +67,12 @@ class GraphBuilder:
         self.outputs.append(helper.make_tensor_value_info(name, elem_type, dims))
         return name
 
-    def build(self, graph_name: str, producer: str, metadata: dict[str, str] | None = None) -> onnx.ModelProto:
+    def build(self, graph_name: str, producer: str, metadata: dict[str, str] | None = None,
+              domains: tuple[str, ...] = ()) -> onnx.ModelProto:
+        """domains: the other operator sets the nodes use (version 1 of each)."""
         graph = helper.make_graph(self.nodes, graph_name, self.inputs, self.outputs, self.initializers)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=producer)
+        opsets = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, 1) for d in domains]
+        model = helper.make_model(graph, opset_imports=opsets, producer_name=producer)
         model.ir_version = IR_VERSION
         for key, value in (metadata or {}).items():
             model.metadata_props.add(key=key, value=str(value))

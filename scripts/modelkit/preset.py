@@ -18,7 +18,7 @@ from pathlib import Path
 from .fetch import FetchError, Wheel, fetch_wheel
 from .files import log, sha256_file, write_bytes_atomic
 
-CONVERTER_VERSION = 2          # bump when a converter's output changes, to rebuild cached files
+CONVERTER_VERSION = 3          # bump when a converter's output changes, to rebuild cached files
 MANIFEST = ".svc-prepared.json"
 
 

@@ -20,8 +20,6 @@ use std::time::{Duration, Instant};
 const SERVER_RETRY: Duration = Duration::from_secs(30);
 /// Contents taken from the backlog per round.
 const CONTENTS_PER_ROUND: usize = 128;
-/// Texts per model call.
-const TEXTS_PER_BATCH: usize = 32;
 /// Quiet time after the last trigger before a run starts.
 const DEBOUNCE: Duration = Duration::from_millis(300);
 
@@ -306,7 +304,7 @@ fn embed_contents(w: &Worker, embedder: &Embedder, pending: &[PendingContent]) -
     }
     items.sort_by_key(|(_, _, t)| t.len());
     let mut rows = Vec::with_capacity(items.len());
-    for batch in items.chunks(TEXTS_PER_BATCH) {
+    for batch in items.chunks(embedder.batch_size()) {
         if w.cancel.load(Ordering::SeqCst) {
             return Err(EmbedError::Cancelled);
         }

@@ -18,8 +18,8 @@ pub const MAX_TOKENS: usize = 256;
 
 /// Time limit of a query embedding (one short text: milliseconds when all is well).
 pub const QUERY_LIMIT: Duration = Duration::from_secs(5);
-/// Time limit of one background embedding batch (up to 32 chunks of 256 tokens, which on two
-/// busy cores can take seconds).
+/// Time limit of one background embedding batch (a few chunks of 256 tokens, well under a second
+/// on two idle cores; the limit leaves room for busy ones).
 pub const BATCH_LIMIT: Duration = Duration::from_secs(60);
 /// Time limit of one rerank batch (up to `candidateLimit` ≤ 100 pairs of 256 tokens).
 pub const RERANK_LIMIT: Duration = Duration::from_secs(10);
