@@ -6,8 +6,7 @@
 //! of "What is the minimum supported Rust version of lancedb 0.41?" but not its rarest one, so
 //! it holds little of the question: it cannot answer it, and no answer is drawn from it.
 
-use crate::evidence::facets::{self, content_words};
-use crate::retrieval::common::query_terms;
+use crate::evidence::facets;
 use crate::Worker;
 
 /// The share of a question's weight a source must hold to be one: below it a source is about
@@ -28,6 +27,45 @@ pub fn same_word(a: &str, b: &str) -> bool {
     short == long || (short.chars().count() >= 4 && long.starts_with(short))
 }
 
+/// The words of `text` as this rule reads them: runs of letters and digits, lowercase, of two
+/// characters or more, each once, except that a number with dots stays one word ("0.41",
+/// "1.54.0"). A version is then never held by a piece of another: "Rust 1.41" does not hold
+/// the "41" of "lancedb 0.41". A dotted number whose parts are all single digits ("0.8",
+/// "2.0.0") is left out, as its parts would be.
+fn terms(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut finish = |word: &mut String| {
+        let w = std::mem::take(word).to_lowercase();
+        let long_enough = w.split('.').any(|part| part.chars().count() >= 2);
+        if long_enough && !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        let dot_in_number = c == '.'
+            && i > 0
+            && chars[i - 1].is_ascii_digit()
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+            && !word.is_empty();
+        if c.is_alphanumeric() || dot_in_number {
+            word.push(c);
+        } else if !word.is_empty() {
+            finish(&mut word);
+        }
+    }
+    if !word.is_empty() {
+        finish(&mut word);
+    }
+    out
+}
+
+/// The words of `text` that say what it is about: [`terms`] without the stopwords.
+fn content_terms(text: &str) -> Vec<String> {
+    terms(text).into_iter().filter(|t| !facets::is_stopword(t)).collect()
+}
+
 /// A question's facets, each as its content words with their weights.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
@@ -38,12 +76,12 @@ pub struct Question {
 impl Question {
     /// `question`'s facets, their words weighted by `rarity` (one weight per word, in order).
     pub fn new(question: &str, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Question {
-        let words = content_words(question);
+        let words = content_terms(question);
         let weights = rarity(&words);
         let weight = |w: &String| words.iter().position(|x| x == w).and_then(|i| weights.get(i)).copied();
         let facets = facets::split(question)
             .iter()
-            .map(|f| content_words(f).into_iter().filter_map(|w| weight(&w).map(|x| (w, x))).collect())
+            .map(|f| content_terms(f).into_iter().filter_map(|w| weight(&w).map(|x| (w, x))).collect())
             .collect();
         Question { text: question.to_string(), facets }
     }
@@ -68,7 +106,7 @@ impl Question {
     /// the text holds a facet word when they are [`same_word`]). A question without content
     /// words is held by nothing.
     pub fn held_by(&self, text: &str) -> f64 {
-        let text_words = query_terms(text);
+        let text_words = terms(text);
         let share = |facet: &Vec<(String, f64)>| {
             let total: f64 = facet.iter().map(|(_, w)| w).sum();
             let held: f64 =
@@ -99,5 +137,18 @@ mod tests {
         assert_eq!(Question::new("what is it?", |w| vec![1.0; w.len()]).held_by("anything"), 0.0);
         let two = Question::new("rust ownership and borrowing", |w| vec![1.0; w.len()]);
         assert_eq!(two.held_by("borrowing rules"), 1.0);
+    }
+
+    #[test]
+    fn a_version_is_one_word_and_not_held_by_a_piece_of_another() {
+        assert_eq!(
+            terms("lancedb 0.41, Rust 1.54.0; axum 0.8 and ort 2.0.0-rc.15."),
+            ["lancedb", "0.41", "rust", "1.54.0", "axum", "and", "ort", "rc", "15"]
+        );
+        assert_eq!(terms("Version 3. 12 items.x"), ["version", "12", "items"]);
+        let q = Question::new("What is the minimum supported Rust version of lancedb 0.41?", |w| vec![1.0; w.len()]);
+        let other_crate = q.held_by("## Minimum Supported Rust Version\nRust 1.41 or higher.");
+        assert!((other_crate - 4.0 / 6.0).abs() < 1e-9, "{other_crate}");
+        assert_eq!(q.held_by("lancedb 0.41.1: the minimum supported Rust version is 1.78."), 1.0);
     }
 }

@@ -35,7 +35,12 @@ pub fn split(goal: &str) -> Vec<String> {
 
 /// The content words of a text: query terms that are not stopwords.
 pub fn content_words(text: &str) -> Vec<String> {
-    query_terms(text).into_iter().filter(|t| !STOPWORDS.contains(&t.as_str())).collect()
+    query_terms(text).into_iter().filter(|t| !is_stopword(t)).collect()
+}
+
+/// Whether `word` (lowercase) is too common to say what a question is about.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
 }
 
 /// Whether a passage (its words, [`query_terms`]) covers `facet`: a facet word counts when
