@@ -26,7 +26,7 @@ import time
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 import eval_docs  # noqa: E402
-from bench_models import EMBED_DIR, EMBED_FILE, default_cache_dir, run_svc  # noqa: E402
+from bench_models import EMBED_DIR, EMBED_FILE, chunk_texts, default_cache_dir, run_svc  # noqa: E402
 
 
 def parse_run(text):
@@ -63,18 +63,9 @@ def one_run(tmp, folder, cache, binary, model):
     if proc.returncode != 0 or "embedded 0 " in proc.stdout:
         sys.exit(f"`{binary} embed` exited with {proc.returncode}, saying {proc.stdout.strip()!r} "
                  f"(no embedder under {env['SVC_CACHE_DIR']}?):\n{proc.stderr[-2000:]}")
-    chunks = chunk_count(os.path.join(work, "data", "default", "catalog.sqlite"))
+    chunks = len(chunk_texts(os.path.join(work, "data", "default", "catalog.sqlite")))
     shutil.rmtree(work, ignore_errors=True)
     return chunks, seconds
-
-
-def chunk_count(catalog):
-    import sqlite3
-    db = sqlite3.connect(catalog)
-    (n,) = db.execute("SELECT COUNT(*) FROM chunks WHERE mirror_hash IN "
-                      "(SELECT mirror_hash FROM documents WHERE active = 1)").fetchone()
-    db.close()
-    return n
 
 
 def main():

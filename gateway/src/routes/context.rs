@@ -1,5 +1,6 @@
 //! Context Capsules: `/api/context` compiles one, `/api/context/verify` checks one a client
-//! kept. Both answer errors from the context family's fixed catalog, never a path or a cause.
+//! kept. Both answer errors from the context family's fixed catalog, never a path or a cause;
+//! a failure outside the worker's catalog (the worker restarting) keeps its own code.
 
 use crate::bodies::{context_error, CapsuleFormat, ContextBody, VerifyBody};
 use crate::error::ApiReply;
@@ -41,8 +42,6 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
         Ok(p) => p,
         Err(reply) => return reply,
     };
-    // The worker's errors stay in the catalog; a failure outside it (the worker restarting)
-    // keeps its own code.
     match s.worker.call(protocol::CompileContext(req)).await {
         Err(e) => e.into(),
         Ok(capsule) if format == CapsuleFormat::Markdown => match capsule.decode() {
@@ -72,8 +71,6 @@ pub async fn verify(State(s): State<AppState>, body: Result<Body<VerifyBody>, Bo
         let c: Capsule = serde_json::from_str(&capsule).map_err(|_| unreadable())?;
         Ok(receipt_markdown(&r, &c))
     };
-    // The worker's errors stay in the catalog; a failure outside it (the worker restarting)
-    // keeps its own code.
     match s.worker.call(protocol::VerifyContext { capsule: capsule.clone() }).await {
         Err(e) => e.into(),
         Ok(receipt) if format == CapsuleFormat::Markdown => match markdown_of(&receipt) {

@@ -33,31 +33,26 @@ pub fn same_word(a: &str, b: &str) -> bool {
 /// the "41" of "lancedb 0.41". A dotted number whose parts are all single digits ("0.8",
 /// "2.0.0") is left out, as its parts would be.
 fn terms(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
     let mut out: Vec<String> = Vec::new();
     let mut word = String::new();
+    // Ends the word being read (nothing when it is empty or too short).
     let mut finish = |word: &mut String| {
         let w = std::mem::take(word).to_lowercase();
-        let long_enough = w.split('.').any(|part| part.chars().count() >= 2);
-        if long_enough && !out.contains(&w) {
+        if w.split('.').any(|part| part.chars().count() >= 2) && !out.contains(&w) {
             out.push(w);
         }
     };
-    for (i, &c) in chars.iter().enumerate() {
-        let dot_in_number = c == '.'
-            && i > 0
-            && chars[i - 1].is_ascii_digit()
-            && chars.get(i + 1).is_some_and(char::is_ascii_digit)
-            && !word.is_empty();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let dot_in_number =
+            c == '.' && word.ends_with(|p: char| p.is_ascii_digit()) && chars.peek().is_some_and(char::is_ascii_digit);
         if c.is_alphanumeric() || dot_in_number {
             word.push(c);
-        } else if !word.is_empty() {
+        } else {
             finish(&mut word);
         }
     }
-    if !word.is_empty() {
-        finish(&mut word);
-    }
+    finish(&mut word);
     out
 }
 
