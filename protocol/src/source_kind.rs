@@ -20,7 +20,7 @@ pub enum SourceKind {
     Html,
     /// A slide deck (`.pptx`, `.odp`): a section per slide.
     Slides,
-    /// Mail: one message (`.eml`) or a mailbox (`.mbox`, a section per message).
+    /// Mail: one message (`.eml`) or a mailbox (`.mbox`, a document per message).
     Mail,
     /// Source code or a data file, read as text and cut at its syntax where the language
     /// has a grammar; never written through the API.

@@ -317,7 +317,7 @@ fn section_anchors(s: &Server, doc: &Value) -> Vec<String> {
 /// Slide decks (PPTX by python-pptx, ODP by odfpy) and mail (an .eml and an .mbox by Python's
 /// email and mailbox modules): a section per slide with its title, text, table rows and
 /// speaker notes; a message titled by its subject, with its sender and date; a mailbox a
-/// section per message. A zip bomb of a deck and noise named `.eml` are problems of a sync
+/// document per message. A zip bomb of a deck and noise named `.eml` are problems of a sync
 /// that completes.
 #[test]
 fn slide_decks_and_mail_are_sections_with_their_own_titles() {
@@ -378,13 +378,19 @@ fn slide_decks_and_mail_are_sections_with_their_own_titles() {
     assert_eq!(eml["author"], "Ann Keeper <ann@example.org>", "{eml}");
     assert_eq!(eml["documentDate"], "2026-03-03T09:15:00Z", "{eml}");
 
-    // A mailbox: a section per message, each findable.
-    only_hit(&s, "nucleus", "svc://f/club.mbox");
-    let mbox = s.get("/api/doc?uri=svc://f/club.mbox").json();
-    assert_eq!(section_anchors(&s, &mbox), vec!["swarm-season", "honey-harvest"], "{mbox}");
+    // A mailbox: a document per message, titled by its subject, each cited on its own.
+    let hit = only_hit(&s, "nucleus", "svc://f/club.mbox/00001.eml");
+    assert_eq!((hit["title"].as_str(), hit["contentType"].as_str()), (Some("Swarm season"), Some("mail")), "{hit}");
+    let second = s.get("/api/doc?uri=svc://f/club.mbox/00002.eml").json();
+    assert_eq!(second["title"], "Honey harvest", "{second}");
+    assert_eq!(second["author"], "Dee <dee@example.org>", "{second}");
+    assert_eq!(second["documentDate"], "2026-08-20T18:30:00Z", "{second}");
+    assert_eq!(section_anchors(&s, &second), vec!["honey-harvest"], "{second}");
     let c =
         s.post("/api/context", json!({"goal": "extractor booked", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
-    assert_eq!(c["evidence"][0]["uri"], "svc://f/club.mbox", "{c}");
+    assert_eq!(c["evidence"][0]["uri"], "svc://f/club.mbox/00002.eml", "{c}");
+    let v = s.post("/api/context/verify", json!({ "capsule": c })).json();
+    assert_eq!(v["contentCode"], "verified_unchanged", "{v}");
     let view = s.get("/doc?uri=svc://f/orchard.pptx");
     assert_eq!(view.status, 200);
     assert!(String::from_utf8_lossy(&view.body).contains("<h2"), "a deck shows as Markdown, slide by slide");

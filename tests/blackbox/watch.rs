@@ -253,3 +253,83 @@ fn a_worker_killed_during_a_burst_on_disk_catches_up_when_it_restarts() {
     all.dedup();
     assert_eq!(all.len(), n_all, "no document twice");
 }
+
+/// A mailbox message as it sits in an `.mbox` file: its `From ` line, headers and text.
+fn mbox_message(from: &str, subject: &str, day: u32, text: &str) -> String {
+    format!(
+        "From {from} Tue Mar  {day} 09:15:00 2026\nFrom: {from}\nSubject: {subject}\nDate: Tue, {day} Mar 2026 09:15:00 +0000\n\n{text}\n\n"
+    )
+}
+
+/// An `.mbox` is a document per message at `<file>/<position>.eml`, titled by its subject,
+/// that follows the file: a message appended is a new document, one removed shifts the rest,
+/// the file renamed moves its messages (same documents), the file deleted takes them out. A
+/// message is read-only: no edit, no move; its `absPath` is the mailbox file.
+#[test]
+fn a_mailbox_is_a_document_per_message_that_follows_its_file() {
+    let s = Server::start();
+    let n = watched(&s, &[("keep.md", "# Keep\n")]);
+    let quokka = mbox_message("ann@example.org", "Quokka census", 3, "We counted quokkas on the island.");
+    let wombat = mbox_message("bob@example.org", "Wombat burrows", 4, "Three wombat burrows near the creek.");
+    let echidna = mbox_message("cy@example.org", "Echidna sighting", 5, "An echidna crossed the track.");
+    std::fs::write(n.join("club.mbox"), format!("{quokka}{wombat}")).unwrap();
+    wait_hits(&s, "quokkas", &["svc://notes/club.mbox/00001.eml"]);
+    wait_hits(&s, "wombat", &["svc://notes/club.mbox/00002.eml"]);
+
+    let hit = &s.search(json!({"query": "wombat"}))["results"][0];
+    assert_eq!((hit["title"].as_str(), hit["contentType"].as_str()), (Some("Wombat burrows"), Some("mail")), "{hit}");
+    assert_eq!(hit["source"]["absPath"].as_str(), n.join("club.mbox").canonicalize().unwrap().to_str(), "{hit}");
+    let doc = s.get("/api/doc?uri=svc://notes/club.mbox/00002.eml").json();
+    assert_eq!(doc["author"], "bob@example.org", "{doc}");
+    assert!(doc["content"].as_str().unwrap().contains("# Wombat burrows\n\nFrom: bob@example.org"), "{doc}");
+    let quokka_id = s.get("/api/doc?uri=svc://notes/club.mbox/00001.eml").json()["docid"].clone();
+
+    // Read-only: the bytes are the mailbox's, which is what "Original file" serves.
+    assert_eq!(doc["source"]["partOf"], "club.mbox", "{doc}");
+    let original = s.get("/api/doc-asset?uri=svc%3A%2F%2Fnotes%2Fclub.mbox%2F00002.eml");
+    assert_eq!(original.status, 200);
+    assert_eq!(original.body, std::fs::read(n.join("club.mbox")).unwrap());
+    let page = s.get("/doc?uri=svc%3A%2F%2Fnotes%2Fclub.mbox%2F00002.eml");
+    assert_eq!(page.status, 200);
+    let page = String::from_utf8_lossy(&page.body);
+    assert!(page.contains("Wombat burrows") && !page.contains("rename-button"), "{page}");
+    s.post("/api/docs", json!({ "collection": "notes", "relPath": "club.mbox/new.md", "content": "x" }))
+        .assert_error(400, "VALIDATION");
+    let id = doc["docid"].as_str().unwrap().replace('#', "%23");
+    s.request("PUT", &format!("/api/docs/{id}"), Some(&json!({ "content": "overwritten" })))
+        .assert_error(409, "UNSUPPORTED");
+    s.post(&format!("/api/docs/{id}/refactor-plan"), json!({ "operation": "rename", "name": "other" }))
+        .assert_error(409, "UNSUPPORTED");
+
+    // Appended: a new document; the others are the same documents, unchanged.
+    std::fs::write(n.join("club.mbox"), format!("{quokka}{wombat}{echidna}")).unwrap();
+    wait_hits(&s, "echidna", &["svc://notes/club.mbox/00003.eml"]);
+    assert_eq!(s.get("/api/doc?uri=svc://notes/club.mbox/00001.eml").json()["docid"], quokka_id);
+
+    // The first removed: the rest move up a position, the last position leaves the index.
+    std::fs::write(n.join("club.mbox"), format!("{wombat}{echidna}")).unwrap();
+    wait_hits(&s, "echidna", &["svc://notes/club.mbox/00002.eml"]);
+    wait_hits(&s, "quokkas", &[]);
+    wait_hits(&s, "wombat", &["svc://notes/club.mbox/00001.eml"]);
+    let echidna_id = s.get("/api/doc?uri=svc://notes/club.mbox/00002.eml").json()["docid"].clone();
+
+    // Renamed: its messages under the new path, the same documents.
+    std::fs::rename(n.join("club.mbox"), n.join("archive.mbox")).unwrap();
+    wait_hits(&s, "echidna", &["svc://notes/archive.mbox/00002.eml"]);
+    assert_eq!(s.get("/api/doc?uri=svc://notes/archive.mbox/00002.eml").json()["docid"], echidna_id);
+    wait_hits(&s, "wombat", &["svc://notes/archive.mbox/00001.eml"]);
+    let changes = s.get("/api/changes?limit=100").json();
+    let renamed = changes["changes"].as_array().unwrap().iter().any(|c| {
+        c["kind"] == "rename"
+            && c["previous"]["relPath"] == "club.mbox/00002.eml"
+            && c["current"]["relPath"] == "archive.mbox/00002.eml"
+    });
+    assert!(renamed, "{changes}");
+
+    // Deleted: every message leaves the index.
+    std::fs::remove_file(n.join("archive.mbox")).unwrap();
+    wait_hits(&s, "echidna", &[]);
+    wait_hits(&s, "wombat", &[]);
+    let st = s.get("/api/status").json();
+    assert_eq!(st["collections"][0]["documentCount"], 1, "{st}");
+}

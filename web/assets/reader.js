@@ -135,8 +135,9 @@ function setupRefactor() {
       apply.disabled = true;
     });
   }
-  document.getElementById("rename-button").addEventListener("click", () => openFor("rename"));
-  document.getElementById("move-button").addEventListener("click", () => openFor("move"));
+  // Absent for a read-only part of a file (a mailbox's message).
+  document.getElementById("rename-button")?.addEventListener("click", () => openFor("rename"));
+  document.getElementById("move-button")?.addEventListener("click", () => openFor("move"));
   document.getElementById("close-refactor").addEventListener("click", () => dialog.close());
   document.getElementById("plan-button").addEventListener("click", async () => {
     const r = await api(`${docPath}/refactor-plan`, { method: "POST", body: { uri, operation: op, ...fields() } });

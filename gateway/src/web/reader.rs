@@ -95,8 +95,11 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                     div.toolbar role="toolbar" aria-label="Note actions" {
                         // A PDF's or DOCX's text is derived: only text notes are edited.
                         @if is_text_note(&doc.rel_path) { button #edit-button type="button" { "Edit" } }
-                        button #rename-button type="button" { "Rename" }
-                        button #move-button type="button" { "Move" }
+                        // A mailbox's message is read-only: its file is the mailbox.
+                        @if doc.source.part_of.is_none() {
+                            button #rename-button type="button" { "Rename" }
+                            button #move-button type="button" { "Move" }
+                        }
                         button #deactivate-button type="button" { "Deactivate" }
                         a href=(asset) download { "Original file" }
                     }

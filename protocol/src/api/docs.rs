@@ -69,6 +69,10 @@ pub struct DocSource {
     /// Only when the file exists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abs_path: Option<String>,
+    /// The file this document is a part of (a message's mailbox), relative to the collection;
+    /// absent for a document that is a whole file. Such a document is read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_of: Option<String>,
 }
 
 /// `GET /api/doc`

@@ -14,7 +14,7 @@ use crate::stores::catalog::{
 };
 use crate::{index::convert, time_fmt, uri};
 use protocol::api::CollectionSyncResult;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -100,9 +100,12 @@ fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Result<(String, Optio
     found
 }
 
-/// A file read and parsed, waiting for its batch to be written.
+/// A file (or a part of one) read and parsed, waiting for its batch to be written.
 struct Parsed {
+    /// The document's own path, size and mtime (a part's path is `<file>/<part key>`).
     file: FoundFile,
+    /// The file this document is a part of; `None`: the whole file.
+    part_of: Option<String>,
     source_hash: String,
     canonical: String,
     mirror_hash: String,
@@ -121,7 +124,7 @@ enum FileOutcome {
     Failed(String),
 }
 
-/// Reads, hashes, converts (PDF, DOCX) and parses a file.
+/// Reads, hashes, converts (PDF, DOCX…) and parses a file.
 fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -> FileOutcome {
     let bytes = match std::fs::read(&file.abs) {
         Ok(bytes) => bytes,
@@ -131,25 +134,100 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -
     if prev.is_some_and(|p| p.source_hash == source_hash) {
         return FileOutcome::SameBytes(file);
     }
-    let (text, title) = match text_of(bytes, kind, &file.rel) {
-        Ok(found) => found,
-        Err(reason) => return FileOutcome::Failed(reason),
-    };
-    let canonical = ingest::canonicalize(&text);
+    match text_of(bytes, kind, &file.rel) {
+        Ok((text, title)) => FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev)),
+        Err(reason) => FileOutcome::Failed(reason),
+    }
+}
+
+/// Reads a file indexed by its parts (a mailbox) and parses each part whose bytes changed:
+/// each part's outcome, by the part's path (`<file>/<part key>`). `Err`: the file as a whole
+/// cannot be read or split (why).
+fn read_and_parse_parts(
+    file: &FoundFile,
+    known: &HashMap<String, FileState>,
+) -> Result<Vec<(String, FileOutcome)>, String> {
+    let bytes = std::fs::read(&file.abs).map_err(|e| format!("cannot be read: {e}"))?;
+    let prefix = format!("{}/", file.rel);
+    // What each part key holds now, so unchanged messages are not converted again.
+    let indexed = known
+        .iter()
+        .filter(|(_, s)| s.part_of.as_ref() == Some(&file.rel))
+        .filter_map(|(rel, s)| Some((rel.strip_prefix(&prefix)?.to_string(), s.source_hash.clone())))
+        .collect();
+    let parts = convert::mailbox_parts(bytes, indexed).map_err(|e| {
+        tracing::warn!("{}: {e}", file.rel);
+        e.to_string()
+    })?;
+    let outcomes = parts.into_iter().map(|part| {
+        let rel = format!("{prefix}{}", part.key);
+        let found = FoundFile { rel: rel.clone(), abs: file.abs.clone(), size: part.size, mtime_ns: file.mtime_ns };
+        let prev = known.get(&rel);
+        let outcome = match part.converted {
+            None => FileOutcome::SameBytes(found),
+            Some(Ok(c)) => {
+                let part_of = Some(file.rel.clone());
+                FileOutcome::Parsed(parse_text(
+                    found,
+                    part_of,
+                    part.source_hash,
+                    &c.text,
+                    c.title,
+                    SourceKind::Mail,
+                    prev,
+                ))
+            }
+            Some(Err(reason)) => FileOutcome::Failed(reason),
+        };
+        (rel, outcome)
+    });
+    Ok(outcomes.collect())
+}
+
+/// Canonicalizes and parses a document's text (a file's, or a part's).
+fn parse_text(
+    file: FoundFile,
+    part_of: Option<String>,
+    source_hash: String,
+    text: &str,
+    title: Option<String>,
+    kind: SourceKind,
+    prev: Option<&FileState>,
+) -> Box<Parsed> {
+    let canonical = ingest::canonicalize(text);
     let mirror_hash = ingest::sha256_hex(canonical.as_bytes());
     let mut doc = ingest::parse(&canonical, &file.rel, kind);
     if let Some(title) = title {
         doc.title = title;
     }
-    FileOutcome::Parsed(Box::new(Parsed {
+    Box::new(Parsed {
         file,
+        part_of,
         source_hash,
         canonical,
         mirror_hash,
         doc,
         previous: prev.cloned(),
         renamed_from: None,
-    }))
+    })
+}
+
+/// The paths of the documents that are parts of each file, by the file's path.
+fn parts_by_file(known: &HashMap<String, FileState>) -> HashMap<&str, Vec<&str>> {
+    let mut out: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (rel, state) in known {
+        if let Some(file) = &state.part_of {
+            out.entry(file.as_str()).or_default().push(rel.as_str());
+        }
+    }
+    out
+}
+
+/// Whether a file indexed by its parts is unchanged since they were indexed: it has active
+/// parts and each holds the file's mtime (every sync that reads the file stamps it on them).
+fn parts_unchanged(known: &HashMap<String, FileState>, parts: Option<&Vec<&str>>, mtime_ns: i64) -> bool {
+    let mut active = parts.into_iter().flatten().filter_map(|r| known.get(*r)).filter(|s| s.active).peekable();
+    active.peek().is_some() && active.all(|s| s.mtime_ns == mtime_ns)
 }
 
 /// A file whose bytes did not change but whose mtime did (and that may need reactivating).
@@ -238,6 +316,11 @@ impl Indexer<'_> {
             let tx = conn.transaction()?;
             gen = catalog::next_generation(&tx)?;
             for p in parsed {
+                // Read before a rename below moves it: the journal's previous path is the old one.
+                let before = match p.previous.as_ref().or(p.renamed_from.as_ref()) {
+                    Some(prev) => catalog::docs_by_ids(&tx, &[prev.id])?.into_iter().next(),
+                    None => None,
+                };
                 if let Some(old) = &p.renamed_from {
                     // Keep the row (and its history): it moves to the new path.
                     tx.execute(
@@ -245,10 +328,6 @@ impl Indexer<'_> {
                         rusqlite::params![old.id, p.file.rel],
                     )?;
                 }
-                let before = match p.previous.as_ref().or(p.renamed_from.as_ref()) {
-                    Some(prev) => catalog::docs_by_ids(&tx, &[prev.id])?.into_iter().next(),
-                    None => None,
-                };
                 let old_structure = match &before {
                     Some(row) => {
                         let text = catalog::content_text(&tx, &row.mirror_hash)?.unwrap_or_default();
@@ -265,6 +344,7 @@ impl Indexer<'_> {
                     &NewDoc {
                         collection: coll,
                         rel_path: &p.file.rel,
+                        part_of: p.part_of.as_deref(),
                         source_hash: &p.source_hash,
                         source_mime: &mime,
                         source_ext: &ext,
@@ -494,7 +574,16 @@ impl Indexer<'_> {
             .ok_or_else(|| SyncError::RootMissing(coll.path.clone()))?;
         let matcher = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude)?;
         let known = catalog::file_states(&self.catalog.reader(), &coll.name)?;
+        let parts_of = parts_by_file(&known);
+        // Paths still indexed: what the walk found, and each part a file still holds.
         let mut seen: HashSet<String> = HashSet::with_capacity(known.len());
+        // A file that stays as it was indexed keeps its parts.
+        let keep = |seen: &mut HashSet<String>, file: &str| {
+            seen.insert(file.to_string());
+            seen.extend(parts_of.get(file).into_iter().flatten().map(|r| r.to_string()));
+        };
+        // Files indexed by their parts that the walk found: their parts never vanished.
+        let mut split_files: HashSet<String> = HashSet::new();
         let mut to_parse: Vec<(FoundFile, SourceKind)> = Vec::new();
 
         for item in walk::walk(&root, &matcher) {
@@ -509,7 +598,12 @@ impl Indexer<'_> {
                 }
             };
             res.files_processed += 1;
-            seen.insert(file.rel.clone());
+            let split = convert::splits_into_parts(&file.rel);
+            if split {
+                split_files.insert(file.rel.clone());
+            } else {
+                seen.insert(file.rel.clone());
+            }
             let Some(kind) = source_kind(&file.rel) else {
                 res.files_skipped += 1;
                 continue;
@@ -520,11 +614,19 @@ impl Indexer<'_> {
                     &file.rel,
                     format!("skipped: {} MB, over the {} MB limit", file.size >> 20, MAX_FILE_BYTES >> 20),
                 );
+                keep(&mut seen, &file.rel);
                 continue;
             }
-            match known.get(&file.rel) {
-                Some(p) if p.active && p.size == file.size && p.mtime_ns == file.mtime_ns => res.files_unchanged += 1,
-                _ => to_parse.push((file, kind)),
+            let unchanged = if split {
+                parts_unchanged(&known, parts_of.get(file.rel.as_str()), file.mtime_ns)
+            } else {
+                known.get(&file.rel).is_some_and(|p| p.active && p.size == file.size && p.mtime_ns == file.mtime_ns)
+            };
+            if unchanged {
+                res.files_unchanged += 1;
+                keep(&mut seen, &file.rel);
+            } else {
+                to_parse.push((file, kind));
             }
         }
 
@@ -533,6 +635,7 @@ impl Indexer<'_> {
         let mut vanished_by_hash: std::collections::HashMap<&str, &FileState> = known
             .iter()
             .filter(|(rel, st)| st.active && !seen.contains(*rel))
+            .filter(|(_, st)| !st.part_of.as_ref().is_some_and(|f| split_files.contains(f)))
             .map(|(_, st)| (st.source_hash.as_str(), st))
             .collect();
         let mut renamed: HashSet<i64> = HashSet::new();
@@ -546,31 +649,42 @@ impl Indexer<'_> {
             let mut parsed: Vec<Box<Parsed>> = Vec::with_capacity(BATCH);
             let mut touched: Vec<Touch> = Vec::new();
             for (file, kind) in pending.by_ref().take(BATCH) {
-                let prev = known.get(&file.rel);
-                let rel = file.rel.clone();
-                match (read_and_parse(file, prev, kind), prev) {
-                    (FileOutcome::Parsed(mut p), _) => {
-                        if p.previous.is_none() {
-                            if let Some(old) = vanished_by_hash.remove(p.source_hash.as_str()) {
-                                renamed.insert(old.id);
-                                p.renamed_from = Some(old.clone());
+                let outcomes = if convert::splits_into_parts(&file.rel) {
+                    read_and_parse_parts(&file, &known).unwrap_or_else(|reason| {
+                        keep(&mut seen, &file.rel);
+                        vec![(file.rel.clone(), FileOutcome::Failed(reason))]
+                    })
+                } else {
+                    let prev = known.get(&file.rel);
+                    vec![(file.rel.clone(), read_and_parse(file, prev, kind))]
+                };
+                for (rel, outcome) in outcomes {
+                    // A part that failed keeps its previous version, like a file.
+                    seen.insert(rel.clone());
+                    match (outcome, known.get(&rel)) {
+                        (FileOutcome::Parsed(mut p), _) => {
+                            if p.previous.is_none() {
+                                if let Some(old) = vanished_by_hash.remove(p.source_hash.as_str()) {
+                                    renamed.insert(old.id);
+                                    p.renamed_from = Some(old.clone());
+                                }
                             }
+                            parsed.push(p)
                         }
-                        parsed.push(p)
-                    }
-                    (FileOutcome::SameBytes(file), Some(p)) => {
-                        if p.active {
-                            res.files_unchanged += 1;
-                        } else {
-                            res.files_updated += 1;
+                        (FileOutcome::SameBytes(file), Some(p)) => {
+                            if p.active {
+                                res.files_unchanged += 1;
+                            } else {
+                                res.files_updated += 1;
+                            }
+                            touched.push(Touch { state: p.clone(), mtime_ns: file.mtime_ns });
                         }
-                        touched.push(Touch { state: p.clone(), mtime_ns: file.mtime_ns });
+                        (FileOutcome::Failed(reason), _) => {
+                            res.files_errored += 1;
+                            res.problem(&rel, reason);
+                        }
+                        (FileOutcome::SameBytes(_), None) => res.files_errored += 1,
                     }
-                    (FileOutcome::Failed(reason), _) => {
-                        res.files_errored += 1;
-                        res.problem(&rel, reason);
-                    }
-                    (FileOutcome::SameBytes(_), None) => res.files_errored += 1,
                 }
             }
             let out = self.apply_batch(&coll.name, &parsed, &touched, origin)?;
@@ -609,6 +723,9 @@ impl Indexer<'_> {
         rel: &str,
         origin: Origin,
     ) -> Result<FileSync, SyncError> {
+        if convert::splits_into_parts(rel) {
+            return self.sync_parts(coll, root, rel, origin);
+        }
         let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
         let abs = root.join(rel);
         let found = std::fs::metadata(&abs).ok().filter(|m| m.is_file()).map(|md| FoundFile {
@@ -650,6 +767,87 @@ impl Indexer<'_> {
                 Ok(FileSync::Failed)
             }
         }
+    }
+
+    /// Syncs one file indexed by its parts (a mailbox): each part created, changed or
+    /// reactivated, and the parts the file no longer holds (and a document of the whole file
+    /// from before it was split) taken out. A file gone takes all its parts out.
+    fn sync_parts(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+        origin: Origin,
+    ) -> Result<FileSync, SyncError> {
+        let (known, whole) = {
+            let conn = self.catalog.reader();
+            (catalog::part_states(&conn, &coll.name, rel)?, catalog::file_state(&conn, &coll.name, rel)?)
+        };
+        let abs = root.join(rel);
+        let found = std::fs::metadata(&abs).ok().filter(|m| m.is_file()).map(|md| FoundFile {
+            rel: rel.to_string(),
+            abs: abs.clone(),
+            size: md.len(),
+            mtime_ns: walk::mtime_ns(&md),
+        });
+        let whole = whole.filter(|s| s.active && s.part_of.is_none()).map(|s| s.id);
+        let Some(file) = found else {
+            let ids: Vec<i64> = known.values().filter(|s| s.active).map(|s| s.id).chain(whole).collect();
+            if !ids.is_empty() {
+                self.deactivate_now(&coll.name, &ids, origin)?;
+            }
+            return Ok(FileSync::Removed);
+        };
+        let outcomes = match read_and_parse_parts(&file, &known) {
+            Ok(outcomes) => outcomes,
+            Err(reason) => {
+                tracing::debug!("{}: {rel} {reason}", coll.name);
+                return Ok(FileSync::Failed);
+            }
+        };
+        let (mut parsed, mut touched, mut held) = (Vec::new(), Vec::new(), HashSet::new());
+        for (part, outcome) in outcomes {
+            match (outcome, known.get(&part)) {
+                (FileOutcome::Parsed(p), _) => parsed.push(p),
+                (FileOutcome::SameBytes(f), Some(state)) => {
+                    touched.push(Touch { state: state.clone(), mtime_ns: f.mtime_ns })
+                }
+                (FileOutcome::SameBytes(_), None) => {}
+                (FileOutcome::Failed(reason), _) => tracing::debug!("{}: {part} {reason}", coll.name),
+            }
+            // A part that failed keeps its previous version, like a file.
+            held.insert(part);
+        }
+        let gone: Vec<i64> = known
+            .iter()
+            .filter(|(part, s)| s.active && !held.contains(*part))
+            .map(|(_, s)| s.id)
+            .chain(whole)
+            .collect();
+        let reactivated = touched.iter().any(|t| !t.state.active);
+        let first = touched.first().map(|t| t.state.id);
+        let out = if parsed.is_empty() && touched.is_empty() {
+            BatchOutcome::default()
+        } else {
+            self.apply_batch(&coll.name, &parsed, &touched, origin)?
+        };
+        let (mut absorbed, mut changed) = (out.absorbed, out.written);
+        let id = changed.first().map(|d| d.id).or(first).unwrap_or_default();
+        if !gone.is_empty() {
+            for (id, gen, rel) in self.deactivate(&coll.name, &gone, origin)? {
+                absorbed.push((id, gen));
+                changed.push(ChangedDoc { id, rel, source_hash: None });
+            }
+        }
+        // Committed and marked, then announced once, reactivated parts included.
+        self.finish(&coll.name, &absorbed, &[], origin)?;
+        if reactivated {
+            self.converge()?;
+        }
+        for doc in &changed {
+            self.announce(&coll.name, doc, origin);
+        }
+        Ok(if changed.is_empty() { FileSync::Unchanged(id) } else { FileSync::Indexed(id) })
     }
 
     /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, and

@@ -15,6 +15,7 @@
 //! ([`crate::Worker::scan_lock`]). Changes found here have the origin `watch`.
 
 use crate::config::CollectionConfig;
+use crate::index::convert::splits_into_parts;
 use crate::index::indexer::FileSync;
 use crate::index::mounts;
 use crate::index::walk::{self, FileMatcher};
@@ -409,6 +410,10 @@ fn plan(root: &Path, matcher: &FileMatcher, events: &[DebouncedEvent]) -> Plan {
                     continue;
                 }
                 match (rel(from), rel(to)) {
+                    // A file indexed by its parts: a scan moves them by their contents.
+                    (Some(f), Some(t)) if wanted(&f) && wanted(&t) && [&f, &t].iter().any(|r| splits_into_parts(r)) => {
+                        plan.scan = true
+                    }
                     (Some(f), Some(t)) if wanted(&f) && wanted(&t) => plan.renames.push((f, t)),
                     (f, t) => {
                         plan.files.extend(f.into_iter().chain(t).filter(|r| wanted(r)));

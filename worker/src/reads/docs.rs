@@ -43,7 +43,7 @@ fn find_doc(w: &Worker, r: &DocRef, inactive_too: bool) -> Result<DocRow, ApiErr
 pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
     let cfg = w.config();
     let root = cfg.find(&row.collection)?;
-    let p = Path::new(&root.path).join(&row.rel_path);
+    let p = Path::new(&root.path).join(row.file_rel());
     p.is_file().then(|| p.display().to_string())
 }
 
@@ -108,6 +108,7 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
         size_bytes: row.source_size,
         source_hash: row.source_hash.clone(),
         abs_path: abs_path(w, &row),
+        part_of: row.part_of.clone(),
     };
     Ok(DocResponse {
         uri: uri::doc_uri(&row.collection, &row.rel_path),

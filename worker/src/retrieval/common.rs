@@ -236,7 +236,7 @@ pub fn results(
             None => (ChunkRef { text: row.title.clone(), index: 0 }, row.title.clone(), row.body_start_line),
         };
         let abs =
-            scope.roots.get(&row.collection).map(|root| Path::new(root).join(&row.rel_path)).filter(|p| p.is_file());
+            scope.roots.get(&row.collection).map(|root| Path::new(root).join(row.file_rel())).filter(|p| p.is_file());
         out.push(SearchResult {
             docid: row.docid.clone(),
             uri: uri::doc_uri(&row.collection, &row.rel_path),

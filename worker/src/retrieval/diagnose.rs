@@ -382,6 +382,7 @@ mod tests {
             gen: 1,
             bm25_gen: 1,
             fm_type: None,
+            part_of: None,
         }
     }
 

@@ -201,7 +201,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiErro
     if !is_text_note(rel.as_str()) {
         return Err(ApiError::new(
             ErrorCode::Unsupported,
-            "This document is converted from a PDF or DOCX file and cannot be edited as text",
+            "This document is converted from another format (PDF, DOCX, a sheet, slides, a web page or mail) and cannot be edited as text",
         ));
     }
     let abs = contain(&root, &rel)?;
@@ -254,7 +254,7 @@ pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<DeactivatedDoc, A
     let row = resolve_doc(w, doc)?;
     w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save)?;
     w.after_job();
-    let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(&row.rel_path).display().to_string());
+    let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(row.file_rel()).display().to_string());
     Ok(DeactivatedDoc {
         success: true,
         doc_id: row.docid,
@@ -314,15 +314,19 @@ fn relative_to_note(note_rel: &str, path: &str) -> Result<RelPath, ApiError> {
 }
 
 /// `GET /api/doc-asset`: the file a `svc://` URI names (a note or any other file inside the
-/// collection, indexed or not), or the file at `path` relative to that file's folder.
+/// collection, indexed or not; for a part of a file, that file), or the file at `path`
+/// relative to that file's folder.
 /// Contained after following symlinks; folders that are never indexed are never served.
 pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Result<AssetLocation, ApiError> {
     let (collection_name, uri_rel) =
         uri::parse_uri(asset_uri).ok_or_else(|| ApiError::validation("uri must be a svc://<collection>/<path> URI"))?;
     let (_, root) = collection(w, &collection_name)?;
+    // A part of a file (a mailbox's message) is served as that file, its paths beside it.
+    let part_of = catalog::any_doc_by_path(&w.catalog.reader(), &collection_name, &uri_rel)?.and_then(|d| d.part_of);
+    let base = part_of.unwrap_or(uri_rel);
     let rel = match path {
-        Some(p) => relative_to_note(&uri_rel, p)?,
-        None => RelPath::parse(&uri_rel, "uri")?,
+        Some(p) => relative_to_note(&base, p)?,
+        None => RelPath::parse(&base, "uri")?,
     };
     if rel.as_str().split('/').any(|seg| crate::index::walk::ALWAYS_EXCLUDED.contains(&seg)) {
         return Err(ApiError::not_found("Asset not found"));

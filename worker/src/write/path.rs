@@ -94,6 +94,10 @@ pub fn contain(root: &Path, rel: &RelPath) -> Result<PathBuf, ApiError> {
     if !real.starts_with(root) {
         return Err(ApiError::validation(format!("{rel} points outside the collection")));
     }
+    // A path through a file (`club.mbox/x.md`, where club.mbox's messages are documents).
+    if existing != target && !real.is_dir() {
+        return Err(ApiError::validation(format!("{rel} goes through a file, not a folder")));
+    }
     match target.strip_prefix(existing) {
         Ok(rest) if !rest.as_os_str().is_empty() => Ok(real.join(rest)),
         _ => Ok(real),
@@ -148,6 +152,7 @@ mod tests {
         assert_eq!(ok, root.join("inside/new/n.md"));
         assert!(contain(&root, &RelPath::parse("escape/n.md", "p").unwrap()).is_err());
         assert_eq!(contain(&root, &RelPath::parse("alias/n.md", "p").unwrap()).unwrap(), root.join("inside/n.md"));
+        assert!(contain(&root, &RelPath::parse("inside/there.md/n.md", "p").unwrap()).is_err(), "through a file");
         std::os::unix::fs::symlink("/nonexistent/target", root.join("dangling.md")).unwrap();
         assert!(contain(&root, &RelPath::parse("dangling.md", "p").unwrap()).is_err());
     }

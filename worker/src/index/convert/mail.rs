@@ -2,13 +2,15 @@
 //! messages after `From ` lines). A message's text part (else its HTML part as text), its
 //! subject as a heading, from, to, cc and date as lines above the text, its attachments listed
 //! by name. A single message also gets front matter (title, author, date) so the document's
-//! title, author and date are the message's. A mailbox is one document with a section per
-//! message, in file order.
+//! title, author and date are the message's. A mailbox file (`.mbox`) is split by [`parts`]
+//! into one document per message, each converted like a single message; any other mail file
+//! that holds a mailbox is one document with a section per message, in file order.
 
 use super::{non_empty_title, ConvertError, Converted};
 use mail_parser::mailbox::mbox::MessageIterator;
 use mail_parser::{Address, Message, MessageParser, MimeHeaders};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// A mailbox's messages past this many are left out (the file is still indexed).
 const MAX_MESSAGES: usize = 10_000;
@@ -19,6 +21,48 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     } else {
         single(bytes)
     }
+}
+
+/// One message of a mailbox: its key (its 1-based position, `00001.eml`: the last segment of
+/// its document's path), its raw bytes' hash and size, and the message converted or why it
+/// cannot be (`None`: not converted, its bytes are the ones already indexed at that key).
+#[derive(Debug)]
+pub struct MailboxPart {
+    pub key: String,
+    pub source_hash: String,
+    pub size: u64,
+    pub converted: Option<Result<Converted, String>>,
+}
+
+/// The name of the `position`th (1-based) message of a mailbox, as the last segment of its
+/// document's path.
+fn part_key(position: usize) -> String {
+    format!("{position:05}.eml")
+}
+
+/// A mailbox's messages, in file order, each converted on its own unless `indexed` (source
+/// hashes by key) says that key holds those bytes already. An error when the file is not a
+/// mailbox or no message in it is readable.
+pub fn parts(bytes: &[u8], indexed: &HashMap<String, String>) -> Result<Vec<MailboxPart>, ConvertError> {
+    if !bytes.starts_with(b"From ") {
+        return Err(ConvertError::Mail("a mailbox starts with a 'From ' line".into()));
+    }
+    let mut out = Vec::new();
+    for (i, entry) in MessageIterator::new(bytes).take(MAX_MESSAGES).enumerate() {
+        let entry = entry.map_err(|e| ConvertError::Mail(e.to_string()))?;
+        let raw = entry.contents();
+        let key = part_key(i + 1);
+        let source_hash = crate::index::ingest::sha256_hex(raw);
+        let converted = match indexed.get(&key) {
+            Some(h) if *h == source_hash => None,
+            _ => Some(single(raw).map_err(|e| e.to_string())),
+        };
+        out.push(MailboxPart { key, source_hash, size: raw.len() as u64, converted });
+    }
+    if out.iter().all(|p| matches!(p.converted, Some(Err(_)))) {
+        return Err(ConvertError::Mail("the mailbox holds no readable message".into()));
+    }
+    Ok(out)
 }
 
 /// One message: front matter, then the message under its subject.
@@ -156,6 +200,44 @@ mod tests {
         assert_eq!(c.title, None);
         assert!(c.text.starts_with("## Pangolin survey: results\n\nFrom: Ann Example"), "{}", c.text);
         assert!(c.text.contains("\n## Re: survey\n\nFrom: Bob <bob@example.org>  \nDate: 2026-03-04T10:00:00Z  \n\nGreat news.\nFrom the field: more soon.\n"), "{}", c.text);
+    }
+
+    #[test]
+    fn a_mailbox_splits_into_a_message_per_part_each_converted_alone() {
+        let unreadable = "X-Nothing: here\n\njust words\n";
+        let second =
+            "From: Bob <bob@example.org>\nSubject: Re: survey\nDate: Wed, 4 Mar 2026 10:00:00 +0000\n\nGreat news.\n";
+        let mbox = format!(
+            "From ann@example.org Tue Mar  3 09:15:00 2026\n{}\nFrom x Wed Mar  4 09:00:00 2026\n{unreadable}\nFrom bob@example.org Wed Mar  4 10:00:00 2026\n{second}",
+            ONE.replace("\r\n", "\n")
+        );
+        let none = HashMap::new();
+        let parts = parts(mbox.as_bytes(), &none).expect("splits");
+        let keys: Vec<&str> = parts.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["00001.eml", "00002.eml", "00003.eml"]);
+        let first = parts[0].converted.as_ref().and_then(|c| c.as_ref().ok()).expect("converts");
+        assert_eq!(first.title.as_deref(), Some("Pangolin survey: results"));
+        assert!(
+            first.text.starts_with("---\ntitle: 'Pangolin survey: results'\nauthor: Ann Example"),
+            "{}",
+            first.text
+        );
+        assert!(matches!(parts[1].converted, Some(Err(_))), "a message without headers is that part's error");
+        let third = parts[2].converted.as_ref().and_then(|c| c.as_ref().ok()).expect("converts");
+        assert!(third.text.contains("# Re: survey\n\nFrom: Bob <bob@example.org>  \n"), "{}", third.text);
+        assert_eq!(parts[2].size, second.len() as u64);
+        assert_eq!(parts[2].source_hash, crate::index::ingest::sha256_hex(second.as_bytes()));
+        assert_ne!(parts[0].source_hash, parts[2].source_hash);
+        // Bytes already indexed at their key are not converted again; at another key they are.
+        let indexed = HashMap::from([
+            ("00001.eml".to_string(), parts[0].source_hash.clone()),
+            ("00002.eml".to_string(), parts[2].source_hash.clone()),
+        ]);
+        let again = super::parts(mbox.as_bytes(), &indexed).expect("splits");
+        assert!(again[0].converted.is_none() && again[2].converted.is_some());
+        assert!(matches!(super::parts(b"Subject: hi\n\nno mailbox", &none), Err(ConvertError::Mail(_))));
+        let junk = format!("From x\n{unreadable}");
+        assert!(matches!(super::parts(junk.as_bytes(), &none), Err(ConvertError::Mail(_))));
     }
 
     #[test]

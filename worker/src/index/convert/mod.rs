@@ -38,7 +38,8 @@ pub enum Format {
     Html,
     /// PPTX and ODP: a section per slide.
     Slides,
-    /// One message (`.eml`) or a mailbox (`.mbox`): a section per message.
+    /// One message (`.eml`), a mailbox split into messages (`.mbox`, [`mailbox_parts`]) or
+    /// another mail file holding a mailbox (a section per message).
     Mail,
 }
 
@@ -110,9 +111,28 @@ pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError
 }
 
 /// Runs `job` on a thread of its own behind `catch_unwind`, waiting at most `timeout`.
-fn isolated<F>(job: F, timeout: Duration) -> Result<Converted, ConvertError>
+pub use mail::MailboxPart;
+
+/// Whether a file is indexed as one document per part rather than as one document: a mailbox
+/// (`.mbox`), a document per message, each at `<file>/<part key>`.
+pub fn splits_into_parts(rel: &str) -> bool {
+    std::path::Path::new(rel).extension().is_some_and(|e| e.eq_ignore_ascii_case("mbox"))
+}
+
+/// A mailbox's messages, each converted on its own unless `indexed` (source hashes by part
+/// key) holds its bytes at its key, under the same isolation and time budget as [`convert`]
+/// (for the whole file).
+pub fn mailbox_parts(
+    bytes: Vec<u8>,
+    indexed: std::collections::HashMap<String, String>,
+) -> Result<Vec<MailboxPart>, ConvertError> {
+    isolated(move || mail::parts(&bytes, &indexed), CONVERT_TIMEOUT)
+}
+
+fn isolated<T, F>(job: F, timeout: Duration) -> Result<T, ConvertError>
 where
-    F: FnOnce() -> Result<Converted, ConvertError> + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ConvertError> + Send + 'static,
 {
     let (tx, rx) = mpsc::sync_channel(1);
     // Parsers recurse per level of nesting: room for deep (but bounded) documents.

@@ -30,10 +30,21 @@ pub struct DocRow {
     pub bm25_gen: i64,
     /// Front-matter `type`, lowercased (it names a content type when a rule has that id).
     pub fm_type: Option<String>,
+    /// The file this document is a part of (a mailbox's message); `None`: the whole file.
+    pub part_of: Option<String>,
+}
+
+impl DocRow {
+    /// The path of the file on disk that holds this document: its own, or for a part the
+    /// file it is a part of.
+    pub fn file_rel(&self) -> &str {
+        self.part_of.as_deref().unwrap_or(&self.rel_path)
+    }
 }
 
 pub(crate) const DOC_COLUMNS: &str = "id, collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, \
-     source_size, source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, fm_type";
+     source_size, source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, fm_type, \
+     part_of";
 
 /// A JSON column of a row, parsed; a malformed value is the row's error, never a default.
 pub(crate) fn json_column<T: serde::de::DeserializeOwned>(r: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
@@ -64,6 +75,7 @@ pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
         gen: r.get(17)?,
         bm25_gen: r.get(18)?,
         fm_type: r.get(19)?,
+        part_of: r.get(20)?,
     })
 }
 
@@ -75,12 +87,30 @@ pub struct FileState {
     pub mtime_ns: i64,
     pub source_hash: String,
     pub active: bool,
+    /// The file this document is a part of; `None`: the whole file.
+    pub part_of: Option<String>,
+}
+
+const FILE_STATE_COLUMNS: &str = "id, source_size, source_mtime_ns, source_hash, active, part_of";
+
+/// A [`FileState`] from [`FILE_STATE_COLUMNS`], starting at column `at` of the row.
+fn file_state_at(r: &Row<'_>, at: usize) -> rusqlite::Result<FileState> {
+    Ok(FileState {
+        id: r.get(at)?,
+        size: r.get::<_, i64>(at + 1)?.max(0) as u64,
+        mtime_ns: r.get(at + 2)?,
+        source_hash: r.get(at + 3)?,
+        active: r.get::<_, i64>(at + 4)? != 0,
+        part_of: r.get(at + 5)?,
+    })
 }
 
 /// A parsed file ready to be written.
 pub struct NewDoc<'a> {
     pub collection: &'a str,
     pub rel_path: &'a str,
+    /// The file the document is a part of; `None`: the whole file.
+    pub part_of: Option<&'a str>,
     pub source_hash: &'a str,
     pub source_mime: &'a str,
     pub source_ext: &'a str,
@@ -124,27 +154,23 @@ pub fn docid_of(source_hash: &str) -> String {
 }
 
 pub fn file_states(conn: &Connection, collection: &str) -> Result<HashMap<String, FileState>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT rel_path, id, source_size, source_mtime_ns, source_hash, active FROM documents WHERE collection = ?1",
-    )?;
-    let rows = stmt.query_map([collection], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            FileState {
-                id: r.get(1)?,
-                size: r.get::<_, i64>(2)?.max(0) as u64,
-                mtime_ns: r.get(3)?,
-                source_hash: r.get(4)?,
-                active: r.get::<_, i64>(5)? != 0,
-            },
-        ))
-    })?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (k, v) = row?;
-        out.insert(k, v);
-    }
-    Ok(out)
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT rel_path, {FILE_STATE_COLUMNS} FROM documents WHERE collection = ?1"))?;
+    let rows = stmt.query_map([collection], |r| Ok((r.get::<_, String>(0)?, file_state_at(r, 1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The documents that are parts of the file `file` (active or not), by path: a range of the
+/// `(collection, rel_path)` index, as parts sit at `<file>/<part key>`.
+pub fn part_states(conn: &Connection, collection: &str, file: &str) -> Result<HashMap<String, FileState>> {
+    let (from, to) = (format!("{file}/"), format!("{file}0"));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT rel_path, {FILE_STATE_COLUMNS} FROM documents \
+         WHERE collection = ?1 AND rel_path >= ?2 AND rel_path < ?3 AND part_of = ?4"
+    ))?;
+    let rows =
+        stmt.query_map(params![collection, from, to, file], |r| Ok((r.get::<_, String>(0)?, file_state_at(r, 1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Whether `collection` has an active document under the folder `folder` (relative, without
@@ -165,17 +191,9 @@ pub fn has_active_under(conn: &Connection, collection: &str, folder: &str) -> Re
 pub fn file_state(conn: &Connection, collection: &str, rel_path: &str) -> Result<Option<FileState>> {
     Ok(conn
         .query_row(
-            "SELECT id, source_size, source_mtime_ns, source_hash, active FROM documents WHERE collection = ?1 AND rel_path = ?2",
+            &format!("SELECT {FILE_STATE_COLUMNS} FROM documents WHERE collection = ?1 AND rel_path = ?2"),
             params![collection, rel_path],
-            |r| {
-                Ok(FileState {
-                    id: r.get(0)?,
-                    size: r.get::<_, i64>(1)?.max(0) as u64,
-                    mtime_ns: r.get(2)?,
-                    source_hash: r.get(3)?,
-                    active: r.get::<_, i64>(4)? != 0,
-                })
-            },
+            |r| file_state_at(r, 0),
         )
         .optional()?)
 }
@@ -220,14 +238,15 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
     let id: i64 = tx.query_row(
         "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, source_size, \
            source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, indexed_at,
-           fm_type)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1, ?16, 0, ?17, ?18)
+           fm_type, part_of)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1, ?16, 0, ?17, ?18, ?19)
          ON CONFLICT(collection, rel_path) DO UPDATE SET docid = excluded.docid, source_hash = excluded.source_hash,
            mirror_hash = excluded.mirror_hash, source_mime = excluded.source_mime, source_ext = excluded.source_ext,
            source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns, title = excluded.title,
            author = excluded.author, categories = excluded.categories, fm_date = excluded.fm_date,
            date_fields = excluded.date_fields, body_start_line = excluded.body_start_line, active = 1,
-           gen = excluded.gen, indexed_at = excluded.indexed_at, fm_type = excluded.fm_type
+           gen = excluded.gen, indexed_at = excluded.indexed_at, fm_type = excluded.fm_type,
+           part_of = excluded.part_of
          RETURNING id",
         params![
             d.collection,
@@ -248,6 +267,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
             gen,
             d.indexed_at,
             p.doc_type,
+            d.part_of,
         ],
         |r| r.get(0),
     )?;

@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS documents(
   bm25_gen INTEGER NOT NULL DEFAULT 0,
   indexed_at TEXT NOT NULL,
   fm_type TEXT,
+  -- A document that is one part of a file (a mailbox's message, at `<file>/<part key>`):
+  -- that file's path; NULL for a document that is a whole file.
+  part_of TEXT,
   UNIQUE(collection, rel_path)
 );
 CREATE INDEX IF NOT EXISTS documents_docid ON documents(docid);
@@ -127,7 +130,8 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 2] = [("documents", "fm_type", "TEXT"), ("chunks", "symbol", "TEXT")];
+const ADDED_COLUMNS: [(&str, &str, &str); 3] =
+    [("documents", "fm_type", "TEXT"), ("chunks", "symbol", "TEXT"), ("documents", "part_of", "TEXT")];
 
 /// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed
 /// holds NULL there until its file changes.

@@ -17,7 +17,7 @@ use protocol::api::{
     AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
     PlanTarget, RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
 };
-use protocol::{ApiError, DocRef, JsonBody, LinkKind, RefactorOp};
+use protocol::{ApiError, DocRef, ErrorCode, JsonBody, LinkKind, RefactorOp};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -151,6 +151,14 @@ fn editable_text(abs: &Path, indexed_hash: &str) -> Result<String, &'static str>
 /// reference examined, and the preview with its digest.
 pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, ApiError> {
     let source = resolve_doc(w, doc)?;
+    if let Some(file) = &source.part_of {
+        return Err(ApiError::new(
+            ErrorCode::Unsupported,
+            format!(
+                "This document is a part of {file} (a message of a mailbox): move, rename or copy that file instead"
+            ),
+        ));
+    }
     let (coll, root) = collection(w, &source.collection)?;
     let source_rel = RelPath::parse(&source.rel_path, "relPath")?;
     let target_rel = target_of(&source_rel, &op, &root)?;
@@ -282,7 +290,11 @@ impl Examiner<'_> {
         let text = self
             .texts
             .entry(holder.id)
-            .or_insert_with(|| editable_text(&self.root.join(&holder.rel_path), &holder.source_hash))
+            .or_insert_with(|| match holder.part_of {
+                // Its bytes are a slice of another file: no position in it is a file's.
+                Some(_) => Err("the link is in a message of a mailbox, which is not edited"),
+                None => editable_text(&self.root.join(&holder.rel_path), &holder.source_hash),
+            })
             .clone();
         let text = match text {
             Ok(t) => t,
