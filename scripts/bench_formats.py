@@ -5,8 +5,10 @@
 Folders are made from the 2,000 generated notes (shared/bench/corpus-gen.py, seed 42) by
 scripts/make_formats.py: the same text as XLSX, PPTX, ODP, EML and HTML, real Rust files of
 the cargo registry, and the Markdown notes themselves. Per format: the sync time of COUNT files,
-in MB/s (the files' bytes) and files/s. Then a mixed folder of 2,000 files (500 Markdown notes,
-500 Rust files, 500 sheets, 500 decks) against the 2,000 Markdown notes.
+in MB/s (the files' bytes) and files/s. A mailbox of COUNT messages (the EML files' messages in
+one .mbox, a document each): its first sync, and its sync after one message is appended (only
+that message is converted). Then a mixed folder of 2,000 files (500 Markdown notes, 500 Rust
+files, 500 sheets, 500 decks) against the 2,000 Markdown notes.
 
 Usage: scripts/bench_formats.py --bin target/release/svc [--count 300]
 """
@@ -42,6 +44,29 @@ def sync_seconds(binary, tmp, folder, name, timeout):
         server.stop()
 
 
+APPENDED = (b"From bench@example.org Wed Mar  4 10:00:00 2026\nFrom: Bench <bench@example.org>\n"
+            b"Subject: One more\nDate: Wed, 04 Mar 2026 10:00:00 +0000\n\nAppended after the first sync.\n\n")
+
+
+def mailbox_seconds(binary, tmp, folder, timeout):
+    """A mailbox's first sync, then its sync after a message is appended: ((s, result), (s, result))."""
+    server = bench.Server(binary, tempfile.mkdtemp(prefix="svc-fmt-mbox-", dir=tmp))
+    try:
+        server.start()
+        client = bench.Http(server.port)
+        _, first = bench.run_job(client, "/api/collections", {"path": folder, "name": "mbox", "watch": False}, timeout)
+        with open(os.path.join(folder, "inbox.mbox"), "ab") as f:
+            f.write(APPENDED)
+        _, again = bench.run_job(client, "/api/sync", {}, timeout)
+        client.close()
+        out = []
+        for job in (first, again):
+            out.append((bench.job_seconds(job), (job.get("result") or {}).get("collections", [{}])[0]))
+        return out
+    finally:
+        server.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
@@ -70,6 +95,12 @@ def main():
             added, errored = res.get("filesAdded"), res.get("filesErrored")
             rows.append((fmt, args.count, size, secs, added, errored))
             bench.log(f"{fmt}: {added} added, {errored} errored, {size / 1e6:.2f} MB in {secs:.2f} s")
+        box = os.path.join(tmp, "only-mbox")
+        os.makedirs(box)
+        shutil.copy(os.path.join(made, "mbox", "inbox.mbox"), box)
+        box_size = folder_bytes(box)
+        (box_s, box_res), (again_s, again_res) = mailbox_seconds(args.bin, tmp, box, args.job_timeout)
+        bench.log(f"mbox: {box_res.get('filesAdded')} messages in {box_s:.2f} s, one appended in {again_s:.2f} s")
         mixed = os.path.join(tmp, "mixed")
         os.makedirs(mixed)
         for fmt in ["md", "rs", "xlsx", "pptx"]:
@@ -83,6 +114,12 @@ def main():
         for fmt, count, size, secs, added, errored in rows:
             print(f"| {fmt} | {count} | {size / 1e6:.2f} | {secs:.2f} | {size / 1e6 / secs:.2f} | {count / secs:.0f} "
                   f"| {added} | {errored} |")
+        print("\n| mailbox | messages | MB | sync s | MB/s | messages/s | added | unchanged | errored |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for name, secs, res in (("first sync", box_s, box_res), ("one message appended", again_s, again_res)):
+            docs = (res.get("filesAdded") or 0) + (res.get("filesUpdated") or 0) + (res.get("filesUnchanged") or 0)
+            print(f"| {name} | {docs} | {box_size / 1e6:.2f} | {secs:.2f} | {box_size / 1e6 / secs:.2f} "
+                  f"| {docs / secs:.0f} | {res.get('filesAdded')} | {res.get('filesUnchanged')} | {res.get('filesErrored')} |")
         print("\n| folder | files | MB | sync s | added | errored |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, folder, secs, res in (("mixed (500 md, 500 rs, 500 xlsx, 500 pptx)", mixed, mixed_s, mixed_res),

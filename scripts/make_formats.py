@@ -1,6 +1,7 @@
 """Writes a folder per format from the generated Markdown notes, for scripts/bench_formats.py:
-the same note text as a sheet (XlsxWriter), a deck (python-pptx), an ODP (odfpy), mail (email),
-a web page, and real Rust code (files of the crates in the cargo registry). Runs in the
+the same note text as a sheet (XlsxWriter), a deck (python-pptx), an ODP (odfpy), mail (email:
+a message per file, and one mailbox holding all the messages, by mailbox), a web page, and real
+Rust code (files of the crates in the cargo registry). Runs in the
 repository's .venv (scripts/browser-env installs the libraries).
 
 Usage: make_formats.py NOTES_DIR OUT_DIR COUNT"""
@@ -8,6 +9,7 @@ Usage: make_formats.py NOTES_DIR OUT_DIR COUNT"""
 import email.message
 import glob
 import html
+import mailbox
 import os
 import pathlib
 import sys
@@ -85,14 +87,18 @@ def odp(path, secs):
     doc.save(path)
 
 
-def eml(path, secs):
+def message(secs):
     m = email.message.EmailMessage()
     m["Subject"] = secs[0][0]
     m["From"] = "Bench <bench@example.org>"
     m["To"] = "notes@example.org"
     m["Date"] = "Tue, 03 Mar 2026 09:15:00 +0000"
     m.set_content("\n\n".join(p for _, ps in secs for p in ps))
-    pathlib.Path(path).write_bytes(bytes(m))
+    return m
+
+
+def eml(path, secs):
+    pathlib.Path(path).write_bytes(bytes(message(secs)))
 
 
 def page(path, secs):
@@ -124,6 +130,13 @@ if __name__ == "__main__":
     d.mkdir(parents=True, exist_ok=True)
     for i, src in enumerate(rust_files(count)):
         (d / f"f{i:05d}.rs").write_bytes(pathlib.Path(src).read_bytes())
+    d = out_dir / "mbox"
+    d.mkdir(parents=True, exist_ok=True)
+    box = mailbox.mbox(str(d / "inbox.mbox"))
+    for note in notes:
+        box.add(message(sections(pathlib.Path(note).read_text(encoding="utf-8"))))
+    box.flush()
+    box.close()
     d = out_dir / "md"
     d.mkdir(parents=True, exist_ok=True)
     for i, note in enumerate(notes):

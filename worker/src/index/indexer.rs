@@ -212,6 +212,13 @@ fn parse_text(
     })
 }
 
+/// The file at `rel`, if there is a regular file there.
+fn found_file(root: &Path, rel: &str) -> Option<FoundFile> {
+    let abs = root.join(rel);
+    let md = std::fs::metadata(&abs).ok().filter(|m| m.is_file())?;
+    Some(FoundFile { rel: rel.to_string(), size: md.len(), mtime_ns: walk::mtime_ns(&md), abs })
+}
+
 /// The paths of the documents that are parts of each file, by the file's path.
 fn parts_by_file(known: &HashMap<String, FileState>) -> HashMap<&str, Vec<&str>> {
     let mut out: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -727,13 +734,7 @@ impl Indexer<'_> {
             return self.sync_parts(coll, root, rel, origin);
         }
         let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
-        let abs = root.join(rel);
-        let found = std::fs::metadata(&abs).ok().filter(|m| m.is_file()).map(|md| FoundFile {
-            rel: rel.to_string(),
-            abs: abs.clone(),
-            size: md.len(),
-            mtime_ns: walk::mtime_ns(&md),
-        });
+        let found = found_file(root, rel);
         let kind = source_kind(rel);
         let (Some(file), Some(kind)) = (found, kind) else {
             if let Some(p) = prev.filter(|p| p.active) {
@@ -783,13 +784,7 @@ impl Indexer<'_> {
             let conn = self.catalog.reader();
             (catalog::part_states(&conn, &coll.name, rel)?, catalog::file_state(&conn, &coll.name, rel)?)
         };
-        let abs = root.join(rel);
-        let found = std::fs::metadata(&abs).ok().filter(|m| m.is_file()).map(|md| FoundFile {
-            rel: rel.to_string(),
-            abs: abs.clone(),
-            size: md.len(),
-            mtime_ns: walk::mtime_ns(&md),
-        });
+        let found = found_file(root, rel);
         let whole = whole.filter(|s| s.active && s.part_of.is_none()).map(|s| s.id);
         let Some(file) = found else {
             let ids: Vec<i64> = known.values().filter(|s| s.active).map(|s| s.id).chain(whole).collect();
@@ -934,6 +929,34 @@ mod tests {
         assert_eq!(body_of(t, 4), "# Head\nbody\n");
         assert_eq!(body_of(t, 1), t);
         assert_eq!(body_of(t, 99), "");
+    }
+
+    #[test]
+    fn a_split_file_is_unchanged_when_its_active_parts_hold_its_mtime() {
+        let state = |id, mtime_ns, active| FileState {
+            id,
+            size: 10,
+            mtime_ns,
+            source_hash: format!("h{id}"),
+            active,
+            part_of: Some("box.mbox".into()),
+        };
+        let known: HashMap<String, FileState> = HashMap::from([
+            ("box.mbox/00001.eml".to_string(), state(1, 7, true)),
+            ("box.mbox/00002.eml".to_string(), state(2, 7, true)),
+            // A message gone from the mailbox: its row stays, inactive, with an older mtime.
+            ("box.mbox/00003.eml".to_string(), state(3, 5, false)),
+        ]);
+        let by_file = parts_by_file(&known);
+        let mut parts = by_file.get("box.mbox").cloned().unwrap_or_default();
+        parts.sort();
+        assert_eq!(parts, ["box.mbox/00001.eml", "box.mbox/00002.eml", "box.mbox/00003.eml"]);
+        assert!(parts_unchanged(&known, by_file.get("box.mbox"), 7));
+        assert!(!parts_unchanged(&known, by_file.get("box.mbox"), 8), "the file was written since");
+        assert!(!parts_unchanged(&known, None, 7), "never split: read it");
+        let inactive: HashMap<String, FileState> =
+            HashMap::from([("box.mbox/00001.eml".to_string(), state(1, 7, false))]);
+        assert!(!parts_unchanged(&inactive, parts_by_file(&inactive).get("box.mbox"), 7), "no active part: read it");
     }
 
     #[test]
