@@ -625,12 +625,21 @@ impl Indexer<'_> {
                 continue;
             }
             let unchanged = if split {
-                parts_unchanged(&known, parts_of.get(file.rel.as_str()), file.mtime_ns)
+                // A document of the whole file (from before it was split, or left by a sync
+                // that stopped halfway) is taken out by reading the file again.
+                let whole = known.get(&file.rel).is_some_and(|p| p.active && p.part_of.is_none());
+                !whole && parts_unchanged(&known, parts_of.get(file.rel.as_str()), file.mtime_ns)
             } else {
                 known.get(&file.rel).is_some_and(|p| p.active && p.size == file.size && p.mtime_ns == file.mtime_ns)
             };
             if unchanged {
-                res.files_unchanged += 1;
+                // Documents, like the rest of the report: a split file's active parts.
+                res.files_unchanged += match parts_of.get(file.rel.as_str()) {
+                    Some(parts) if split => {
+                        parts.iter().filter(|r| known.get(**r).is_some_and(|s| s.active)).count() as u64
+                    }
+                    _ => 1,
+                };
                 keep(&mut seen, &file.rel);
             } else {
                 to_parse.push((file, kind));

@@ -55,7 +55,11 @@ pub fn parts(bytes: &[u8], indexed: &HashMap<String, String>) -> Result<Vec<Mail
         let source_hash = crate::index::ingest::sha256_hex(raw);
         let converted = match indexed.get(&key) {
             Some(h) if *h == source_hash => None,
-            _ => Some(single(raw).map_err(|e| e.to_string())),
+            // A message that makes the parser panic is that message's error, not the mailbox's.
+            _ => Some(match std::panic::catch_unwind(|| single(raw)) {
+                Ok(converted) => converted.map_err(|e| e.to_string()),
+                Err(_) => Err("the mail parser crashed on this message".to_string()),
+            }),
         };
         out.push(MailboxPart { key, source_hash, size: raw.len() as u64, converted });
     }
