@@ -141,19 +141,20 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -
 }
 
 /// Reads a file indexed by its parts (a mailbox) and parses each part whose bytes changed:
-/// each part's outcome, by the part's path (`<file>/<part key>`). `Err`: the file as a whole
-/// cannot be read or split (why).
+/// each part's outcome, by the part's path (`<file>/<part key>`). `parts`: the paths of the
+/// parts indexed so far, their states in `known`. `Err`: the file as a whole cannot be read
+/// or split (why).
 fn read_and_parse_parts(
     file: &FoundFile,
     known: &HashMap<String, FileState>,
+    parts: &[&str],
 ) -> Result<Vec<(String, FileOutcome)>, String> {
     let bytes = std::fs::read(&file.abs).map_err(|e| format!("cannot be read: {e}"))?;
     let prefix = format!("{}/", file.rel);
     // What each part key holds now, so unchanged messages are not converted again.
-    let indexed = known
+    let indexed = parts
         .iter()
-        .filter(|(_, s)| s.part_of.as_ref() == Some(&file.rel))
-        .filter_map(|(rel, s)| Some((rel.strip_prefix(&prefix)?.to_string(), s.source_hash.clone())))
+        .filter_map(|rel| Some((rel.strip_prefix(&prefix)?.to_string(), known.get(*rel)?.source_hash.clone())))
         .collect();
     let parts = convert::mailbox_parts(bytes, indexed).map_err(|e| {
         tracing::warn!("{}: {e}", file.rel);
@@ -230,11 +231,18 @@ fn parts_by_file(known: &HashMap<String, FileState>) -> HashMap<&str, Vec<&str>>
     out
 }
 
-/// Whether a file indexed by its parts is unchanged since they were indexed: it has active
-/// parts and each holds the file's mtime (every sync that reads the file stamps it on them).
-fn parts_unchanged(known: &HashMap<String, FileState>, parts: Option<&Vec<&str>>, mtime_ns: i64) -> bool {
-    let mut active = parts.into_iter().flatten().filter_map(|r| known.get(*r)).filter(|s| s.active).peekable();
-    active.peek().is_some() && active.all(|s| s.mtime_ns == mtime_ns)
+/// How many active parts a file indexed by its parts has, when it is unchanged since they
+/// were indexed: it has active parts and each holds the file's mtime (every sync that reads
+/// the file stamps it on them). `None`: read the file again.
+fn unchanged_parts(known: &HashMap<String, FileState>, parts: &[&str], mtime_ns: i64) -> Option<u64> {
+    let mut count = 0;
+    for state in parts.iter().filter_map(|r| known.get(*r)).filter(|s| s.active) {
+        if state.mtime_ns != mtime_ns {
+            return None;
+        }
+        count += 1;
+    }
+    (count > 0).then_some(count)
 }
 
 /// A file whose bytes did not change but whose mtime did (and that may need reactivating).
@@ -624,22 +632,25 @@ impl Indexer<'_> {
                 keep(&mut seen, &file.rel);
                 continue;
             }
-            let unchanged = if split {
+            // Documents, like the rest of the report: a split file counts its active parts.
+            let unchanged_docs = if split {
                 // A document of the whole file (from before it was split, or left by a sync
                 // that stopped halfway) is taken out by reading the file again.
                 let whole = known.get(&file.rel).is_some_and(|p| p.active && p.part_of.is_none());
-                !whole && parts_unchanged(&known, parts_of.get(file.rel.as_str()), file.mtime_ns)
+                let parts = parts_of.get(file.rel.as_str()).map_or(&[][..], Vec::as_slice);
+                if whole {
+                    None
+                } else {
+                    unchanged_parts(&known, parts, file.mtime_ns)
+                }
             } else {
-                known.get(&file.rel).is_some_and(|p| p.active && p.size == file.size && p.mtime_ns == file.mtime_ns)
+                known
+                    .get(&file.rel)
+                    .is_some_and(|p| p.active && p.size == file.size && p.mtime_ns == file.mtime_ns)
+                    .then_some(1)
             };
-            if unchanged {
-                // Documents, like the rest of the report: a split file's active parts.
-                res.files_unchanged += match parts_of.get(file.rel.as_str()) {
-                    Some(parts) if split => {
-                        parts.iter().filter(|r| known.get(**r).is_some_and(|s| s.active)).count() as u64
-                    }
-                    _ => 1,
-                };
+            if let Some(docs) = unchanged_docs {
+                res.files_unchanged += docs;
                 keep(&mut seen, &file.rel);
             } else {
                 to_parse.push((file, kind));
@@ -666,7 +677,8 @@ impl Indexer<'_> {
             let mut touched: Vec<Touch> = Vec::new();
             for (file, kind) in pending.by_ref().take(BATCH) {
                 let outcomes = if convert::splits_into_parts(&file.rel) {
-                    read_and_parse_parts(&file, &known).unwrap_or_else(|reason| {
+                    let parts = parts_of.get(file.rel.as_str()).map_or(&[][..], Vec::as_slice);
+                    read_and_parse_parts(&file, &known, parts).unwrap_or_else(|reason| {
                         keep(&mut seen, &file.rel);
                         vec![(file.rel.clone(), FileOutcome::Failed(reason))]
                     })
@@ -802,7 +814,8 @@ impl Indexer<'_> {
             }
             return Ok(FileSync::Removed);
         };
-        let outcomes = match read_and_parse_parts(&file, &known) {
+        let parts: Vec<&str> = known.keys().map(String::as_str).collect();
+        let outcomes = match read_and_parse_parts(&file, &known, &parts) {
             Ok(outcomes) => outcomes,
             Err(reason) => {
                 tracing::debug!("{}: {rel} {reason}", coll.name);
@@ -960,12 +973,12 @@ mod tests {
         let mut parts = by_file.get("box.mbox").cloned().unwrap_or_default();
         parts.sort();
         assert_eq!(parts, ["box.mbox/00001.eml", "box.mbox/00002.eml", "box.mbox/00003.eml"]);
-        assert!(parts_unchanged(&known, by_file.get("box.mbox"), 7));
-        assert!(!parts_unchanged(&known, by_file.get("box.mbox"), 8), "the file was written since");
-        assert!(!parts_unchanged(&known, None, 7), "never split: read it");
+        assert_eq!(unchanged_parts(&known, &parts, 7), Some(2), "its two active parts");
+        assert_eq!(unchanged_parts(&known, &parts, 8), None, "the file was written since");
+        assert_eq!(unchanged_parts(&known, &[], 7), None, "never split: read it");
         let inactive: HashMap<String, FileState> =
             HashMap::from([("box.mbox/00001.eml".to_string(), state(1, 7, false))]);
-        assert!(!parts_unchanged(&inactive, parts_by_file(&inactive).get("box.mbox"), 7), "no active part: read it");
+        assert_eq!(unchanged_parts(&inactive, &["box.mbox/00001.eml"], 7), None, "no active part: read it");
     }
 
     #[test]
