@@ -173,6 +173,9 @@ def main():
                          "or `ask-docs`: answer quality on the cargo registry's Markdown (scripts/eval_docs.py)")
     ap.add_argument("--presets", default="fast,default,quality", help="ask-docs: the presets asked, in order")
     ap.add_argument("--verbose", action="store_true", help="ask-docs: print every answer")
+    ap.add_argument("--set", default="ask-docs",
+                    help="ask-docs: the question set: ask-docs (cargo registry Markdown), rustdocs "
+                         "(../shared/datasets/rustdocs-ask) or a folder with build.sh and questions.jsonl")
     ap.add_argument("--answers", metavar="FILE", help="ask-docs: write every reply (raw and verified) as JSON")
     ap.add_argument("--sample", type=int, default=100, help="ask: claims asked")
     ap.add_argument("--seed", type=int, default=7, help="ask: the sample's seed")

@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
 """Answer quality of `POST /api/ask` on real documents nobody here wrote, run by
-`scripts/eval --mode ask-docs`.
+`scripts/eval --mode ask-docs [--set NAME|DIR]`.
 
-The corpus is the Markdown of crates in the cargo registry (README, CHANGELOG, docs) at the exact
-versions of Cargo.lock, so every machine that built svc has the same files. The questions
-(scripts/ask_eval/questions.json) name answer phrases checked by grep against named files
-(scripts/ask_eval/check_questions.py), plus questions the files do not answer. One index is built
-and embedded once; then, per preset (POST /api/presets, no restart), every question is asked
-streamed (time to the first token and to the answer) and in verified mode. Reported per preset:
+Sets (`--set`):
+- `ask-docs` (the default): the Markdown of crates in the cargo registry (README, CHANGELOG, docs)
+  at the exact versions of Cargo.lock, so every machine that built svc has the same files. The
+  questions (scripts/ask_eval/questions.json) name answer phrases checked by grep against named
+  files (scripts/ask_eval/check_questions.py), plus questions the files do not answer.
+- `rustdocs`: ../shared/datasets/rustdocs-ask (597 HTML pages of eight books of the Rust
+  toolchain's documentation, built by its build.sh; 60 questions written by someone who never ran
+  svc).
+- any other folder holding `build.sh OUT_DIR` and `questions.jsonl` in the rustdocs-ask form
+  (`sources` relative to OUT_DIR, `unanswerable`).
+One index is built and embedded once; then, per preset (POST /api/presets, no restart), every
+question is asked streamed (time to the first token and to the answer) and in verified mode.
+Before the answers, `POST /api/query` with each question as typed gives recall@5: the share of
+answerable questions with a right file in the top 5. Every answerable question not answered
+right is put down to the stage that lost it (`lost`): retrieval (no right file among the results
+the answer could draw on), selection (a right file among them, not chosen as a source),
+generation (a right file chosen, the draft does not hold an answer phrase) or grounding (the
+draft held one and was withheld). Reported per preset:
 - correct: an answer phrase is in the answer (answerable questions);
 - cites the right file: a citation names one of the question's files;
 - loop cut / failed: the answer ended at a repetition (finishReason) / no 200;
@@ -21,6 +33,7 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +45,7 @@ sys.path.insert(0, SCRIPTS)
 from eval_ask import Server, request  # noqa: E402
 
 QUESTIONS = os.path.join(SCRIPTS, "ask_eval", "questions.json")
+SETS = {"rustdocs": os.path.join(os.path.dirname(SCRIPTS), "..", "shared", "datasets", "rustdocs-ask")}
 COLLECTION = "crates"
 # What a declining answer says (any of these, case-insensitive).
 DECLINES = ("do not say", "does not say", "don't say", "not mention", "no information", "not provided",
@@ -45,6 +59,26 @@ def registry_src():
     if not found:
         sys.exit("no cargo registry sources under ~/.cargo/registry/src: build svc first (cargo fetch)")
     return found[0]
+
+
+def load_set(name):
+    """(questions with `files`, a function that lays the corpus into a folder and returns its file count)."""
+    if name in (None, "", "ask-docs"):
+        spec = json.load(open(QUESTIONS))
+        return spec["questions"], lambda dest: copy_corpus(spec["corpus"]["globs"], registry_src(), dest)
+    root = os.path.abspath(SETS.get(name, name))
+    questions = []
+    with open(os.path.join(root, "questions.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                q = json.loads(line)
+                q["files"] = q.get("sources") or []
+                questions.append(q)
+
+    def build(dest):
+        subprocess.run(["bash", os.path.join(root, "build.sh"), dest], check=True, stdout=sys.stderr)
+        return sum(len(fs) for _, _, fs in os.walk(dest))
+    return questions, build
 
 
 def copy_corpus(globs, src, dest):
@@ -112,7 +146,7 @@ def score(questions, raw, verified):
     correct = [q["id"] for q in answerable if contains_any(answer(r[q["id"]]), q["answers"])]
     cited = [q["id"] for q in answerable if ok(r[q["id"]]) and cites_file(r[q["id"]][1], q["files"])]
     loops = [qid for qid, res in r.items() if ok(res) and res[1]["meta"].get("finishReason") == "repetition"]
-    failed = [qid for qid, res in list(r.items()) + list(v.items()) if not ok(res)]
+    failed = [qid for qid, res in list(r.items()) + [(k, x) for k, x in v.items() if x[0] != 0] if not ok(res)]
     declined = [q["id"] for q in unanswerable
                 if ok(r[q["id"]]) and (not r[q["id"]][1]["meta"]["answerGenerated"] or contains_any(answer(r[q["id"]]), DECLINES))]
     # Answerable questions whose draft svc withheld as not resting on its sources.
@@ -122,37 +156,74 @@ def score(questions, raw, verified):
     verified_correct = [q["id"] for q in answerable if is_verified(q["id"]) and contains_any(answer(v[q["id"]]), q["answers"])]
     verified_wrong = [q["id"] for q in answerable if is_verified(q["id"]) and not contains_any(answer(v[q["id"]]), q["answers"])]
     verified_wrong += [q["id"] for q in unanswerable if is_verified(q["id"])]
+    empty = [qid for qid, res in r.items() if ok(res) and not (res[1].get("answer") or "").strip()]
+    lost = {}
+    for q in answerable:
+        if ok(r[q["id"]]) and q["id"] not in correct:
+            lost.setdefault(lost_at(q, r[q["id"]][1]), []).append(q["id"])
     totals = [res[3] for res in r.values() if ok(res)]
     firsts = [res[2] for res in r.values() if ok(res) and res[2] is not None]
     na, nu = len(answerable), len(unanswerable)
     return {
         "answerable": na, "unanswerable": nu,
         "correct": round(len(correct) / na, 3), "cites_right_file": round(len(cited) / na, 3),
-        "loop_cut": len(loops), "failed": len(failed),
+        "loop_cut": len(loops), "failed": len(failed), "empty_replies": len(empty),
+        "lost": {stage: len(ids) for stage, ids in sorted(lost.items())},
         "unanswerable_declined_raw": round(len(declined) / nu, 3) if nu else None,
         "answerable_withheld_raw": len(withheld),
         "unanswerable_abstained_verified": round(len(abstained) / nu, 3) if nu else None,
         "verified_and_correct": len(verified_correct), "verified_but_wrong": len(verified_wrong),
         "answer_p50_s": pct(totals, 0.5), "answer_p90_s": pct(totals, 0.9),
         "first_token_p50_s": pct(firsts, 0.5), "first_token_p90_s": pct(firsts, 0.9),
-        "ids": {"correct": correct, "cited": cited, "withheld": withheld, "declined": declined, "loops": loops, "failed": failed,
+        "ids": {"lost": lost, "empty": empty, "correct": correct, "cited": cited, "withheld": withheld, "declined": declined, "loops": loops, "failed": failed,
                 "verified_but_wrong": verified_wrong},
     }
 
 
+def recall_at_5(port, questions):
+    """(share of answerable questions with a right file in the top 5 of /api/query, the ids that have one)."""
+    answerable = [q for q in questions if not q.get("unanswerable")]
+    found = []
+    for q in answerable:
+        status, body = request(port, "POST", "/api/query", {"query": q["question"], "limit": 5})
+        uris = [r["uri"] for r in body.get("results", [])] if status == 200 else []
+        if any(names_file(u, q["files"]) for u in uris):
+            found.append(q["id"])
+    return (round(len(found) / len(answerable), 3) if answerable else None), found
+
+
+def names_file(uri, files):
+    return any(uri.endswith("/" + f) or uri.endswith(f) for f in files)
+
+
+def lost_at(q, reply):
+    """The stage that lost an answerable question not answered right (see the module docs)."""
+    meta = reply.get("meta", {})
+    context = meta.get("answerContext") or {}
+    selected = [s["uri"] for s in context.get("selected", [])]
+    pooled = selected + [s["uri"] for s in context.get("dropped", [])]
+    if not any(names_file(u, q["files"]) for u in pooled):
+        return "retrieval"
+    if not any(names_file(u, q["files"]) for u in selected):
+        return "selection"
+    declined = meta.get("declined") or {}
+    if declined and contains_any(declined.get("draft", ""), q["answers"]):
+        return "grounding"
+    return "generation"
+
+
 def run(args, binary):
-    spec = json.load(open(QUESTIONS))
-    questions = spec["questions"]
+    questions, lay_corpus = load_set(args.set)
     if args.sample and args.sample < len(questions):
         questions = questions[: args.sample]
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    ask_verified = "verified" in args.phases.split(",")
     tmp = os.path.abspath(args.reuse) if args.reuse else tempfile.mkdtemp(prefix="svc-eval-docs-")
     t_start = time.perf_counter()
     reports, answers = {}, {}
     try:
         md = os.path.join(tmp, COLLECTION)
-        files = (sum(len(fs) for _, _, fs in os.walk(md)) if args.reuse
-                 else copy_corpus(spec["corpus"]["globs"], registry_src(), md))
+        files = sum(len(fs) for _, _, fs in os.walk(md)) if args.reuse else lay_corpus(md)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(md) for f in fs)
         print(f"corpus: {files} files, {size / 1e6:.1f} MB", file=sys.stderr)
         t_index = time.perf_counter()
@@ -161,6 +232,8 @@ def run(args, binary):
         status, st = request(server.port, "GET", "/api/status")
         chunks = sum(c.get("chunkCount", 0) for c in st.get("collections", [])) if status == 200 else None
         print(f"indexed and embedded in {index_s:.0f} s", file=sys.stderr)
+        recall5, found5 = recall_at_5(server.port, questions)
+        print(f"recall@5 of a right file (/api/query, the question as typed): {recall5}", file=sys.stderr)
         try:
             for preset in presets:
                 status, body = request(server.port, "POST", "/api/presets", {"presetId": preset})
@@ -169,10 +242,14 @@ def run(args, binary):
                     continue
                 raw, verified = {}, {}
                 for q in questions:
-                    raw[q["id"]] = ask_streamed(server.port, {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens})
-                    s, rep = request(server.port, "POST", "/api/ask",
-                                     {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens, "verify": True})
-                    verified[q["id"]] = (s, rep, None, 0.0)
+                    raw[q["id"]] = (ask_streamed(server.port, {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens})
+                                    if "raw" in args.phases else (0, {}, None, 0.0))
+                    if ask_verified:
+                        s, rep = request(server.port, "POST", "/api/ask",
+                                         {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens, "verify": True})
+                        verified[q["id"]] = (s, rep, None, 0.0)
+                    else:
+                        verified[q["id"]] = (0, {}, None, 0.0)
                     if args.verbose:
                         print(f"[{preset}] {q['id']} {q['question']!r} -> {(raw[q['id']][1].get('answer') or '')[:200]!r}",
                               file=sys.stderr)
@@ -181,12 +258,14 @@ def run(args, binary):
                                              "files": q.get("files"), "raw": raw[q["id"]][1],
                                              "verified": verified[q["id"]][1]} for q in questions}
                 m = reports[preset]
-                print(f"preset={preset}: correct {m['correct']} cites-right-file {m['cites_right_file']} "
+                m["recall@5"] = recall5
+                print(f"preset={preset}: recall@5 {recall5} correct {m['correct']} cites-right-file {m['cites_right_file']} "
                       f"loop-cut {m['loop_cut']} failed {m['failed']} declined(raw) {m['unanswerable_declined_raw']} "
                       f"answerable-withheld(raw) {m['answerable_withheld_raw']} "
                       f"abstained(verified) {m['unanswerable_abstained_verified']} verified-correct {m['verified_and_correct']} "
                       f"verified-wrong {m['verified_but_wrong']} answer p50/p90 {m['answer_p50_s']}/{m['answer_p90_s']} s "
-                      f"first token p50/p90 {m['first_token_p50_s']}/{m['first_token_p90_s']} s")
+                      f"first token p50/p90 {m['first_token_p50_s']}/{m['first_token_p90_s']} s "
+                      f"empty {m['empty_replies']} lost {m['lost']}")
         finally:
             server.stop()
     finally:
@@ -197,6 +276,6 @@ def run(args, binary):
             print(f"kept {tmp}", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-    return {"mode": "ask-docs", "questions": len(questions), "corpus_files": files, "corpus_bytes": size,
+    return {"mode": "ask-docs", "set": args.set or "ask-docs", "questions": len(questions), "recall@5": recall5, "corpus_files": files, "corpus_bytes": size,
             "chunks": chunks, "index_and_embed_s": round(index_s, 1), "max_answer_tokens": args.max_answer_tokens,
             "presets": reports, "wall_s": round(time.perf_counter() - t_start, 1)}
