@@ -3,6 +3,7 @@
 use crate::backend::Backend;
 use anyhow::anyhow;
 use gateway::bodies::{AskBody, AskOptions, QueryBody, QueryOptions, SearchBody};
+use protocol::api::{AskResponse, CitationVia};
 use protocol::{AskCall, AskVerified, Dirs};
 use std::io::Write;
 use std::process::ExitCode;
@@ -40,31 +41,55 @@ pub fn ask(dirs: &Dirs, a: AskArgs) -> anyhow::Result<ExitCode> {
         AskCall::Raw(ask) => ask,
     };
     let stdout = std::io::stdout();
-    let mut printed = false;
+    let mut streamed = String::new();
     let reply = b
         .call_with(ask, &mut |text| {
             let mut out = stdout.lock();
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
-            printed = true;
+            streamed.push_str(text);
         })?
         .map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&reply)?);
         return Ok(ExitCode::SUCCESS);
     }
-    match &reply.answer {
-        Some(_) if printed => println!(),
-        Some(answer) => println!("{answer}"),
-        None => println!("No note answers this question (no source shares its words)."),
+    print!("{}", final_answer(&streamed, reply.answer.as_deref()));
+    print!("{}", sources(&reply));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What follows the streamed text: the end of its line when it was the answer; else the
+/// answer, said to replace the draft when one was streamed.
+fn final_answer(streamed: &str, answer: Option<&str>) -> String {
+    let answer = answer.unwrap_or_default().trim();
+    match streamed.trim() {
+        "" => format!("{answer}\n"),
+        draft if draft == answer => "\n".to_string(),
+        _ => format!("\n\nThe draft above was withheld; the answer is:\n{answer}\n"),
     }
-    if !reply.citations.is_empty() {
-        println!();
-        for c in &reply.citations {
-            println!("[{}] {}  (lines {}-{})", c.index, c.uri, c.start_line, c.end_line);
+}
+
+/// The numbered sources the answer's `[n]` markers point to, with their lines; the closest
+/// notes instead when the draft was withheld (no answer rests on them).
+fn sources(reply: &AskResponse) -> String {
+    let mut out = String::new();
+    if reply.meta.declined.is_none() {
+        for (i, s) in reply.meta.answer_context.selected.iter().enumerate() {
+            if out.is_empty() {
+                out.push_str("\nSources:\n");
+            }
+            out.push_str(&format!("[{}] {}  (lines {}-{})\n", i + 1, s.uri, s.start_line, s.end_line));
+        }
+    } else {
+        for c in reply.citations.iter().filter(|c| c.via == CitationVia::Closest) {
+            if out.is_empty() {
+                out.push_str("\nClosest notes (the answer does not rest on them):\n");
+            }
+            out.push_str(&format!("[{}] {}  (lines {}-{})\n", c.index, c.uri, c.start_line, c.end_line));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
 /// Prints a verified answer (or the abstention, with its reason and the claims' verdicts).

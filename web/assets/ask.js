@@ -31,7 +31,8 @@ function showAnswer(reply) {
     ...cites.map((c) =>
       el("li", { value: c.index },
         el("a", { href: docHref(c.uri, c.startLine), class: "citation" }, `${c.uri}`),
-        el("span", { class: "muted" }, ` lines ${c.startLine}–${c.endLine}`))),
+        el("span", { class: "muted" }, ` lines ${c.startLine}–${c.endLine}`),
+        c.via === "closest" ? el("span", { class: "muted closest" }, " · closest note, not a source of the answer") : null)),
   );
   const v = reply.verification;
   verification.hidden = !v;

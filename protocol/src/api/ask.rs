@@ -22,6 +22,9 @@ pub enum SourceReason {
     TopRank,
     /// Covers a facet of the question that the sources chosen before it did not.
     FacetCoverage,
+    /// No pooled result holds enough of the question's weight (it is asked in other words
+    /// than the notes use): among the best-ranked results that share a word with it.
+    BestAvailable,
     /// Shares no word with the question.
     NoQueryTerms,
     /// Holds too little of the question, its words weighted by their rarity in the index
@@ -39,11 +42,17 @@ pub enum SourceReason {
 pub struct SourceChoice {
     pub docid: String,
     pub uri: String,
+    /// The first and last line of the source's evidence in the document (1-based, inclusive).
+    pub start_line: u32,
+    pub end_line: u32,
     pub score: f32,
     /// Distinct words of the question found in the source's evidence or title.
     pub query_token_hits: u32,
     /// Facets of the question the source covers.
     pub facet_hits: u32,
+    /// The share of the question's weight (its content words weighted by their rarity in the
+    /// index) that the source's address, title and evidence hold, for the facet they hold best.
+    pub relevance: f64,
     pub reason: SourceReason,
 }
 
@@ -75,6 +84,10 @@ pub enum CitationVia {
     Similarity,
     /// Verified mode: the source supports a verified claim.
     Verification,
+    /// Raw mode, when no answer rests on the notes (no source was good enough, or the draft
+    /// was withheld): one of the closest results, cited so that the user can open it. It
+    /// supports nothing the answer says.
+    Closest,
 }
 
 /// A source the answer rests on.
@@ -99,7 +112,7 @@ pub struct AskMeta {
     pub expanded: bool,
     pub reranked: bool,
     pub vectors_used: bool,
-    /// False when no source was found: nothing is generated then.
+    /// False when no source was found: nothing is generated then, and `answer` says so.
     pub answer_generated: bool,
     pub total_results: u64,
     /// `[n]` markers in the answer that name no source; they are not in `citations`.
@@ -115,7 +128,8 @@ pub struct AskMeta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<FinishReason>,
     /// Present when the drafted answer was withheld because its sources do not hold it: the
-    /// reply's `answer` then says that the notes do not say, and `citations` is empty.
+    /// reply's `answer` then says that the notes do not say, and `citations` holds only the
+    /// sources it was drafted from, as `closest`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declined: Option<Declined>,
     pub answer_context: AnswerContext,

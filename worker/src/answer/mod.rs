@@ -161,19 +161,18 @@ fn ask(
         .map(|n| (n, CitationVia::Attribution))
         .chain(credited.by_meaning.into_iter().map(|n| (n, CitationVia::Similarity)));
     let mut citations: Vec<Citation> = Vec::new();
+    if declined.is_some() {
+        // The draft is withheld: the sources it was drafted from are cited as the closest
+        // notes, so the user can open them; they support nothing the answer says.
+        for (i, e) in sources.iter().take(CLOSEST).enumerate() {
+            citations.push(citation(e, i + 1, CitationVia::Closest));
+        }
+    }
     for (n, via) in marked.chain(attributed) {
         if citations.iter().any(|c| c.index as usize == n) {
             continue;
         }
-        let e = sources[n - 1];
-        citations.push(Citation {
-            docid: e.docid.clone(),
-            uri: e.uri.clone(),
-            index: n as u32,
-            start_line: e.start_line,
-            end_line: e.end_line,
-            via,
-        });
+        citations.push(citation(sources[n - 1], n, via));
     }
     let meta = response.meta;
     let mut results = response.results;
@@ -182,10 +181,11 @@ fn ask(
         query: response.query,
         mode: response.mode,
         query_language: response.query_language,
-        answer: match &declined {
-            Some(d) => Some(grounding::decline_text(d)),
-            None => generated.as_ref().map(|g| g.text.clone()),
-        },
+        answer: Some(match (&declined, &generated) {
+            (Some(d), _) => grounding::decline_text(d),
+            (None, Some(g)) => g.text.clone(),
+            (None, None) => NO_SOURCE.to_string(),
+        }),
         citations,
         results,
         meta: AskMeta {
@@ -203,6 +203,24 @@ fn ask(
             answer_context: answer_context(&choice, &pool),
         },
     })
+}
+
+/// The answer when no result shares a word with the question: nothing is generated.
+pub const NO_SOURCE: &str = "The notes do not say: no note found speaks of what the question asks.";
+
+/// Sources of a withheld draft cited as the closest notes, at most.
+const CLOSEST: usize = 3;
+
+/// The citation of source number `n` (from 1).
+fn citation(e: &Evidence, n: usize, via: CitationVia) -> Citation {
+    Citation {
+        docid: e.docid.clone(),
+        uri: e.uri.clone(),
+        index: n as u32,
+        start_line: e.start_line,
+        end_line: e.end_line,
+        via,
+    }
 }
 
 /// The generator's answer to `question` from the numbered `sources` as the prompt shows them
@@ -309,9 +327,12 @@ fn answer_context(choice: &Choice, pool: &[Evidence]) -> AnswerContext {
         SourceChoice {
             docid: e.docid.clone(),
             uri: e.uri.clone(),
+            start_line: e.start_line,
+            end_line: e.end_line,
             score: e.score,
             query_token_hits: d.query_token_hits,
             facet_hits: d.facet_hits,
+            relevance: d.relevance,
             reason: d.reason,
         }
     };

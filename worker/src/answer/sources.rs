@@ -2,7 +2,7 @@
 //! best-ranked results, then more (up to a maximum) while a facet of the question is still
 //! uncovered and a pooled result covers it.
 
-use super::relevance::{self, ANSWERABLE, MIN_RELEVANCE};
+use super::relevance::{self, MIN_RELEVANCE};
 use crate::evidence::facets;
 use crate::retrieval::common::query_terms;
 use protocol::api::SourceReason;
@@ -29,11 +29,14 @@ pub struct Evidence {
 }
 
 /// What [`choose`] decided about one pooled result (by its position in the pool).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decision {
     pub pool_index: usize,
     pub query_token_hits: u32,
     pub facet_hits: u32,
+    /// The share of the question's weight the result holds
+    /// ([`relevance::Question::held_by_source`]), to three decimals.
+    pub relevance: f64,
     pub reason: SourceReason,
 }
 
@@ -47,10 +50,12 @@ pub struct Choice {
 }
 
 /// Chooses the sources for `question` (`weighed`: its words by their rarity) from `pool` (best
-/// first). Results that share no word with the question, or hold less than [`MIN_RELEVANCE`]
-/// of its weight (address, title and text), are never chosen, and none is when no result
-/// holds [`ANSWERABLE`]: a retrieval that found nothing relevant yields no sources rather
-/// than unrelated ones.
+/// first). Results that share no word with the question are never chosen, nor those that hold
+/// less than [`MIN_RELEVANCE`] of its weight (address, title and text) while another holds
+/// it. When none does, the question is asked in other words than the notes use ("how large
+/// are the chunks" of a note on "chunks of 900 tokens"): the best-ranked results that share a
+/// word with it are the sources (`best_available`), and the generator and the grounding check
+/// decide whether they answer it.
 pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) -> Choice {
     let facets = facets::split(question);
     let question_words = facets::content_words(question);
@@ -63,15 +68,17 @@ pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) 
         .map(|words| question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32)
         .collect();
     let held: Vec<f64> = pool.iter().map(|e| weighed.held_by_source(&e.uri, &e.title, &e.text)).collect();
-    let answerable = held.iter().any(|h| *h >= ANSWERABLE);
-    let relevant: Vec<bool> = held.iter().map(|h| answerable && *h >= MIN_RELEVANCE).collect();
+    let weak = !held.iter().any(|h| *h >= MIN_RELEVANCE);
+    let relevant: Vec<bool> = held.iter().map(|h| weak || *h >= MIN_RELEVANCE).collect();
     let eligible = |i: usize| hits[i] > 0 && relevant[i];
     let decision = |i: usize, reason| Decision {
         pool_index: i,
         query_token_hits: hits[i],
         facet_hits: covered_by[i].iter().filter(|c| **c).count() as u32,
+        relevance: (held[i] * 1000.0).round() / 1000.0,
         reason,
     };
+    let base = if weak { SourceReason::BestAvailable } else { SourceReason::TopRank };
     let target_sources = facets.len().clamp(BASE_SOURCES, MAX_SOURCES);
     let mut chosen: Vec<Option<SourceReason>> = vec![None; pool.len()];
     let mut taken = 0;
@@ -80,7 +87,7 @@ pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) 
             break;
         }
         if eligible(i) {
-            *slot = Some(SourceReason::TopRank);
+            *slot = Some(base);
             taken += 1;
         }
     }
@@ -235,9 +242,12 @@ mod tests {
         let c = choose(q, &rare, &pool);
         assert_eq!(c.selected.iter().map(|d| d.pool_index).collect::<Vec<_>>(), vec![1]);
         assert_eq!((c.dropped[0].pool_index, c.dropped[0].reason), (0, SourceReason::BelowRelevance));
-        // Without a result that holds enough of the question, there is nothing to answer from.
+        // Without a result that holds enough of the question, the best-ranked ones that share
+        // a word with it are the sources, said to be the best available.
         let c = choose(q, &rare, &pool[..1]);
-        assert!(c.selected.is_empty() && c.dropped[0].reason == SourceReason::BelowRelevance);
+        assert_eq!(c.selected.len(), 1);
+        assert_eq!((c.selected[0].pool_index, c.selected[0].reason), (0, SourceReason::BestAvailable));
+        assert!((c.selected[0].relevance - 0.333).abs() < 1e-9, "{:?}", c.selected[0]);
     }
 
     #[test]
