@@ -182,7 +182,8 @@ def main():
     ap.add_argument("--distractors", type=int, default=1000, help="ask: abstracts indexed besides the relevant ones")
     ap.add_argument("--max-answer-tokens", type=int, default=128, help="ask: maxAnswerTokens")
     ap.add_argument("--phases", default="raw,verified,held-out",
-                    help="ask: which runs (raw and verified on the full index, verified without the relevant abstracts)")
+                    help="ask: which runs (raw and verified on the full index, verified without the relevant abstracts); "
+                         "ask-docs: raw, verified or both")
     ap.add_argument("--expand", action="store_true", help="hybrid: let the generator add query variants")
     ap.add_argument("--cache", default=default_cache_dir(), help="svc cache dir holding models/ (default: the user's)")
     ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))

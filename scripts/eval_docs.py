@@ -125,8 +125,7 @@ def contains_any(text, phrases):
 
 
 def cites_file(reply, files):
-    uris = [c["uri"] for c in reply.get("citations", [])]
-    return any(u.endswith("/" + f) or u.endswith(f) for u in uris for f in files)
+    return any(names_file(c["uri"], files) for c in reply.get("citations", []))
 
 
 def pct(values, q):
@@ -146,7 +145,8 @@ def score(questions, raw, verified):
     correct = [q["id"] for q in answerable if contains_any(answer(r[q["id"]]), q["answers"])]
     cited = [q["id"] for q in answerable if ok(r[q["id"]]) and cites_file(r[q["id"]][1], q["files"])]
     loops = [qid for qid, res in r.items() if ok(res) and res[1]["meta"].get("finishReason") == "repetition"]
-    failed = [qid for qid, res in list(r.items()) + [(k, x) for k, x in v.items() if x[0] != 0] if not ok(res)]
+    # A mode left out by --phases has status 0: not asked, not failed.
+    failed = [qid for qid, res in list(r.items()) + list(v.items()) if res[0] != 0 and not ok(res)]
     declined = [q["id"] for q in unanswerable
                 if ok(r[q["id"]]) and (not r[q["id"]][1]["meta"]["answerGenerated"] or contains_any(answer(r[q["id"]]), DECLINES))]
     # Answerable questions whose draft svc withheld as not resting on its sources.
@@ -181,7 +181,7 @@ def score(questions, raw, verified):
 
 
 def recall_at_5(port, questions):
-    """(share of answerable questions with a right file in the top 5 of /api/query, the ids that have one)."""
+    """The share of answerable questions with a right file in the top 5 of /api/query."""
     answerable = [q for q in questions if not q.get("unanswerable")]
     found = []
     for q in answerable:
@@ -189,7 +189,7 @@ def recall_at_5(port, questions):
         uris = [r["uri"] for r in body.get("results", [])] if status == 200 else []
         if any(names_file(u, q["files"]) for u in uris):
             found.append(q["id"])
-    return (round(len(found) / len(answerable), 3) if answerable else None), found
+    return round(len(found) / len(answerable), 3) if answerable else None
 
 
 def names_file(uri, files):
@@ -217,7 +217,8 @@ def run(args, binary):
     if args.sample and args.sample < len(questions):
         questions = questions[: args.sample]
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
-    ask_verified = "verified" in args.phases.split(",")
+    phases = args.phases.split(",")
+    ask_raw, ask_verified = "raw" in phases, "verified" in phases
     tmp = os.path.abspath(args.reuse) if args.reuse else tempfile.mkdtemp(prefix="svc-eval-docs-")
     t_start = time.perf_counter()
     reports, answers = {}, {}
@@ -232,7 +233,7 @@ def run(args, binary):
         status, st = request(server.port, "GET", "/api/status")
         chunks = sum(c.get("chunkCount", 0) for c in st.get("collections", [])) if status == 200 else None
         print(f"indexed and embedded in {index_s:.0f} s", file=sys.stderr)
-        recall5, found5 = recall_at_5(server.port, questions)
+        recall5 = recall_at_5(server.port, questions)
         print(f"recall@5 of a right file (/api/query, the question as typed): {recall5}", file=sys.stderr)
         try:
             for preset in presets:
@@ -243,7 +244,7 @@ def run(args, binary):
                 raw, verified = {}, {}
                 for q in questions:
                     raw[q["id"]] = (ask_streamed(server.port, {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens})
-                                    if "raw" in args.phases else (0, {}, None, 0.0))
+                                    if ask_raw else (0, {}, None, 0.0))
                     if ask_verified:
                         s, rep = request(server.port, "POST", "/api/ask",
                                          {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens, "verify": True})

@@ -73,23 +73,25 @@ fn final_answer(streamed: &str, answer: Option<&str>) -> String {
 /// The numbered sources the answer's `[n]` markers point to, with their lines; the closest
 /// notes instead when the draft was withheld (no answer rests on them).
 fn sources(reply: &AskResponse) -> String {
-    let mut out = String::new();
-    if reply.meta.declined.is_none() {
-        for (i, s) in reply.meta.answer_context.selected.iter().enumerate() {
-            if out.is_empty() {
-                out.push_str("\nSources:\n");
-            }
-            out.push_str(&format!("[{}] {}  (lines {}-{})\n", i + 1, s.uri, s.start_line, s.end_line));
-        }
+    let (heading, listed): (&str, Vec<String>) = if reply.meta.declined.is_none() {
+        let selected = reply.meta.answer_context.selected.iter().enumerate();
+        ("Sources", selected.map(|(i, s)| source_line(i + 1, &s.uri, s.start_line, s.end_line)).collect())
     } else {
-        for c in reply.citations.iter().filter(|c| c.via == CitationVia::Closest) {
-            if out.is_empty() {
-                out.push_str("\nClosest notes (the answer does not rest on them):\n");
-            }
-            out.push_str(&format!("[{}] {}  (lines {}-{})\n", c.index, c.uri, c.start_line, c.end_line));
-        }
+        let closest = reply.citations.iter().filter(|c| c.via == CitationVia::Closest);
+        (
+            "Closest notes (the answer does not rest on them)",
+            closest.map(|c| source_line(c.index as usize, &c.uri, c.start_line, c.end_line)).collect(),
+        )
+    };
+    if listed.is_empty() {
+        return String::new();
     }
-    out
+    format!("\n{heading}:\n{}", listed.concat())
+}
+
+/// One numbered source as the CLI lists it: `[n] uri  (lines a-b)` and a line break.
+fn source_line(n: usize, uri: &str, start_line: u32, end_line: u32) -> String {
+    format!("[{n}] {uri}  (lines {start_line}-{end_line})\n")
 }
 
 /// Prints a verified answer (or the abstention, with its reason and the claims' verdicts).
@@ -108,7 +110,7 @@ fn verified(b: &mut Backend, ask: AskVerified, json: bool) -> anyhow::Result<Exi
         println!("  {:<12} {}", serde_json::to_value(c.status)?.as_str().unwrap_or_default(), c.text);
     }
     for c in &reply.citations {
-        println!("[{}] {}  (lines {}-{})", c.index, c.uri, c.start_line, c.end_line);
+        print!("{}", source_line(c.index as usize, &c.uri, c.start_line, c.end_line));
     }
     Ok(ExitCode::SUCCESS)
 }

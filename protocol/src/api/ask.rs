@@ -84,9 +84,9 @@ pub enum CitationVia {
     Similarity,
     /// Verified mode: the source supports a verified claim.
     Verification,
-    /// Raw mode, when no answer rests on the notes (no source was good enough, or the draft
-    /// was withheld): one of the closest results, cited so that the user can open it. It
-    /// supports nothing the answer says.
+    /// Raw mode, when the draft was withheld (`meta.declined`): one of the sources it was
+    /// drafted from, cited as the closest note so that the user can open it. It supports
+    /// nothing the answer says.
     Closest,
 }
 
