@@ -6,6 +6,7 @@
 mod citations;
 mod claims;
 mod grounding;
+mod passages;
 mod relevance;
 pub mod sources;
 mod verified;
@@ -13,11 +14,9 @@ mod verified;
 use crate::models::generator::{Chat, Flow, Generated, Generator, Limits};
 use crate::models::ModelError;
 use crate::retrieval::hybrid;
-use crate::stores::catalog;
 use crate::Worker;
 use protocol::api::{
-    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, FinishReason, SearchResult,
-    SourceChoice,
+    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, FinishReason, SourceChoice,
 };
 use protocol::{ApiError, AskRequest};
 use sources::{Choice, Decision, Evidence, POOL};
@@ -106,8 +105,8 @@ fn ask(
     query.search.limit = query.search.limit.max(POOL as u32);
     let outcome = hybrid::run(w, &query)?;
     let response = outcome.response;
-    let pool = evidence(w, &req.query.search.query, &response.results[..response.results.len().min(POOL)])?;
     let weighed = relevance::Question::of(w, &req.query.search.query);
+    let pool = passages::ranked(w, &weighed, &response.results[..response.results.len().min(POOL)])?;
     let choice = sources::choose(&req.query.search.query, &weighed, &pool);
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
 
@@ -295,30 +294,6 @@ pub(super) fn shown_sources<'s>(question: &str, sources: &[(&'s str, &str)]) -> 
         .iter()
         .map(|(title, text)| (*title, sources::focus(&words, text.trim(), 1, share).text.trim_end().to_string()))
         .collect()
-}
-
-/// The evidence of each result: the lines of the chunk it matched around those that hold the
-/// most of the question's words, within the per-source maximum.
-fn evidence(w: &Worker, question: &str, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
-    let words = crate::evidence::facets::content_words(question);
-    let conn = w.catalog.reader();
-    let mut out = Vec::with_capacity(results.len());
-    for r in results {
-        let Some(doc) = catalog::doc_by_docid(&conn, &r.docid)? else { continue };
-        let chunks = catalog::chunks_of(&conn, &doc.mirror_hash)?;
-        let Some(chunk) = chunks.iter().find(|c| c.seq == r.chunk.index).or(chunks.first()) else { continue };
-        let passage = sources::focus(&words, &chunk.text, chunk.start_line, sources::MAX_EVIDENCE_CHARS);
-        out.push(Evidence {
-            docid: r.docid.clone(),
-            uri: r.uri.clone(),
-            title: r.title.clone(),
-            score: r.score,
-            text: passage.text,
-            start_line: passage.start_line,
-            end_line: passage.end_line.min(chunk.end_line),
-        });
-    }
-    Ok(out)
 }
 
 fn answer_context(choice: &Choice, pool: &[Evidence]) -> AnswerContext {

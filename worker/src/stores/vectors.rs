@@ -348,6 +348,29 @@ impl VectorStore {
         Ok(rows_of(&batches)?.into_iter().find_map(|(_, _, v, _)| v))
     }
 
+    /// Every chunk vector of the given contents, by content and chunk (`expected`: how many
+    /// chunks they have, the most rows read).
+    pub fn chunk_vectors(
+        &self,
+        key: &TableKey,
+        contents: &[String],
+        expected: usize,
+    ) -> Result<HashMap<(String, u32), Vec<f32>>> {
+        let mut out = HashMap::new();
+        let Some(t) = self.table(key, false)? else { return Ok(out) };
+        if contents.is_empty() {
+            return Ok(out);
+        }
+        let filter = format!("mirror_hash IN ({})", in_list(contents)?);
+        let q = t.table.query().only_if(filter).limit(expected.max(1));
+        for (h, seq, v, _) in rows_of(&self.collect(q)?)? {
+            if let Some(v) = v {
+                out.insert((h, seq), v);
+            }
+        }
+        Ok(out)
+    }
+
     /// Every `seq = 0` vector of the given contents (for similarity edges).
     pub fn first_vectors(&self, key: &TableKey, contents: &[String]) -> Result<HashMap<String, Vec<f32>>> {
         let mut out = HashMap::new();

@@ -1,0 +1,180 @@
+//! Which passages an answer may be drawn from: every chunk of the pooled documents, ranked by
+//! how much of the question's weight it holds ([`relevance::Question::held_by`], its title
+//! included) plus how near it is in meaning (the cosine of its stored vector and the
+//! question's). A long page answers in one section, not in its head or its table of contents,
+//! and the words a user asks in are often not the page's ("how big can my crate be" of "a
+//! 10MB size limit"): the rarity-weighted words find the section that names the thing asked,
+//! the vectors the one that says it in other words. A document may give more than one passage;
+//! the best [`POOL`] are the pool [`sources::choose`] picks from.
+
+use super::relevance;
+use super::sources::{self, Evidence, POOL};
+use crate::stores::catalog::{self, ChunkRow};
+use crate::Worker;
+use protocol::api::SearchResult;
+use protocol::ApiError;
+use std::collections::HashMap;
+
+/// The best [`POOL`] passages of `results` for the question `weighed`, best first, each cut
+/// to the lines around those that hold the most of the question's words
+/// ([`sources::focus`]).
+pub fn ranked(w: &Worker, weighed: &relevance::Question, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
+    let mut docs: Vec<Pooled> = Vec::with_capacity(results.len());
+    {
+        let conn = w.catalog.reader();
+        for result in results {
+            let Some(doc) = catalog::doc_by_docid(&conn, &result.docid)? else { continue };
+            let chunks = catalog::chunks_of(&conn, &doc.mirror_hash)?;
+            docs.push(Pooled { result, mirror_hash: doc.mirror_hash, chunks });
+        }
+    }
+    let nearness = nearness(w, weighed.text(), &docs);
+    let near = |d: usize, seq: u32| nearness.get(&(docs[d].mirror_hash.clone(), seq)).copied().unwrap_or(0.0);
+    let titled: Vec<(&str, &[ChunkRow])> =
+        docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
+    let words = crate::evidence::facets::content_words(weighed.text());
+    Ok(best(weighed, &titled, near, POOL)
+        .into_iter()
+        .map(|(d, c)| {
+            let (result, chunk) = (docs[d].result, &docs[d].chunks[c]);
+            let passage = sources::focus(&words, &chunk.text, chunk.start_line, sources::MAX_EVIDENCE_CHARS);
+            Evidence {
+                docid: result.docid.clone(),
+                uri: result.uri.clone(),
+                title: result.title.clone(),
+                score: result.score,
+                text: passage.text,
+                start_line: passage.start_line,
+                end_line: passage.end_line.min(chunk.end_line),
+            }
+        })
+        .collect())
+}
+
+/// A pooled result's document: its content and chunks.
+struct Pooled<'r> {
+    result: &'r SearchResult,
+    mirror_hash: String,
+    chunks: Vec<ChunkRow>,
+}
+
+/// The `limit` best chunks of `docs` (`(title, chunks)`, in the retrieval's order) as
+/// `(document, chunk)` positions, best first: by the share of the question's weight the title
+/// and chunk hold plus `near(document, seq)`; among equals the better-ranked document's, then
+/// the earlier chunk.
+fn best(
+    weighed: &relevance::Question,
+    docs: &[(&str, &[ChunkRow])],
+    near: impl Fn(usize, u32) -> f64,
+    limit: usize,
+) -> Vec<(usize, usize)> {
+    let mut scored: Vec<(f64, usize, usize)> = Vec::new();
+    for (d, (title, chunks)) in docs.iter().enumerate() {
+        for (c, chunk) in chunks.iter().enumerate() {
+            let held = weighed.held_by(&format!("{title} {}", chunk.text));
+            scored.push((held + near(d, chunk.seq), d, c));
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    scored.into_iter().take(limit).map(|(_, d, c)| (d, c)).collect()
+}
+
+/// The cosine of the question's vector and each chunk's stored one, by content and chunk.
+/// Empty without an embedder or a vector store, or when either fails: the passages are then
+/// ranked by their words alone.
+fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<(String, u32), f64> {
+    let Some(ctx) = w.vector_context_opt() else { return HashMap::new() };
+    let query = match ctx.embedder.embed_query(question) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!("passages ranked without vectors: the question's embedding failed: {e}");
+            return HashMap::new();
+        }
+    };
+    let mut contents: Vec<String> = docs.iter().map(|d| d.mirror_hash.clone()).collect();
+    contents.sort();
+    contents.dedup();
+    let expected = docs.iter().map(|d| d.chunks.len()).sum();
+    match ctx.store.chunk_vectors(&ctx.key, &contents, expected) {
+        Ok(vectors) => vectors.into_iter().map(|(k, v)| (k, cosine(&query, &v))).collect(),
+        Err(e) => {
+            tracing::warn!("passages ranked without vectors: {e}");
+            HashMap::new()
+        }
+    }
+}
+
+/// The cosine of two vectors (0 when either is zero or their lengths differ).
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(seq: u32, text: &str) -> ChunkRow {
+        ChunkRow { seq, text: text.into(), start_line: seq * 10 + 1, end_line: seq * 10 + 9, symbol: None }
+    }
+
+    /// `question` with `rare` weighing 8 and its other words 1.
+    fn weighed(question: &str, rare: &str) -> relevance::Question {
+        relevance::Question::new(question, |words| words.iter().map(|w| if w == rare { 8.0 } else { 1.0 }).collect())
+    }
+
+    #[test]
+    fn the_section_that_names_the_thing_asked_beats_the_page_head() {
+        let q = weighed("How long does cargo wait for an HTTP request before the timeout?", "timeout");
+        let config = [
+            chunk(0, "Keyboard shortcuts. Press S to search. How to configure cargo, and how long it takes."),
+            chunk(1, "[http] section: proxy, timeout, low-speed-limit"),
+            chunk(2, "http.timeout: the timeout of each HTTP request, in seconds. Default: 30"),
+        ];
+        let other = [chunk(0, "cargo build: how long a build takes")];
+        let docs: Vec<(&str, &[ChunkRow])> = vec![("Configuration", &config), ("cargo build", &other)];
+        let best = best(&q, &docs, |_, _| 0.0, 2);
+        assert_eq!(best, vec![(0, 2), (0, 1)], "one page may give two passages, its head none");
+    }
+
+    #[test]
+    fn meaning_lifts_a_passage_in_other_words() {
+        let q = weighed("How big can my crate be?", "crate");
+        let page = [chunk(0, "Publishing a crate is permanent."), chunk(1, "There is a 10MB size limit on the file.")];
+        let docs: Vec<(&str, &[ChunkRow])> = vec![("Publishing a crate", &page)];
+        // The title holds "crate" for both chunks: the words tie, and the head comes first.
+        assert_eq!(best(&q, &docs, |_, _| 0.0, 1), vec![(0, 0)]);
+        let near = |_, seq| if seq == 1 { 0.6 } else { 0.2 };
+        assert_eq!(best(&q, &docs, near, 1), vec![(0, 1)]);
+    }
+
+    #[test]
+    fn equal_passages_go_to_the_better_ranked_document() {
+        let q = weighed("tokio runtime", "tokio");
+        let a = [chunk(0, "the tokio runtime")];
+        let b = [chunk(0, "the tokio runtime")];
+        let docs: Vec<(&str, &[ChunkRow])> = vec![("", &a), ("", &b)];
+        assert_eq!(best(&q, &docs, |_, _| 0.0, 5), vec![(0, 0), (1, 0)]);
+    }
+
+    #[test]
+    fn cosine_of_vectors() {
+        assert!((cosine(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-12);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 3.0]).abs() < 1e-12);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
+        assert_eq!(cosine(&[1.0], &[1.0, 1.0]), 0.0);
+    }
+}
