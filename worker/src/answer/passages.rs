@@ -29,7 +29,9 @@ pub fn ranked(w: &Worker, weighed: &relevance::Question, results: &[SearchResult
         }
     }
     let nearness = nearness(w, weighed.text(), &docs);
-    let near = |d: usize, seq: u32| nearness.get(&(docs[d].mirror_hash.clone(), seq)).copied().unwrap_or(0.0);
+    let near = |d: usize, seq: u32| {
+        nearness.get(&docs[d].mirror_hash).and_then(|by_seq| by_seq.get(&seq)).copied().unwrap_or(0.0)
+    };
     let titled: Vec<(&str, &[ChunkRow])> =
         docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
     let words = crate::evidence::facets::content_words(weighed.text());
@@ -79,10 +81,10 @@ fn best(
     scored.into_iter().take(limit).map(|(_, d, c)| (d, c)).collect()
 }
 
-/// The cosine of the question's vector and each chunk's stored one, by content and chunk.
+/// The cosine of the question's vector and each chunk's stored one, by content, then chunk.
 /// Empty without an embedder or a vector store, or when either fails: the passages are then
 /// ranked by their words alone.
-fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<(String, u32), f64> {
+fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<String, HashMap<u32, f64>> {
     let Some(ctx) = w.vector_context_opt() else { return HashMap::new() };
     let query = match ctx.embedder.embed_query(question) {
         Ok(v) => v,
@@ -96,7 +98,13 @@ fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<(String, u32
     contents.dedup();
     let expected = docs.iter().map(|d| d.chunks.len()).sum();
     match ctx.store.chunk_vectors(&ctx.key, &contents, expected) {
-        Ok(vectors) => vectors.into_iter().map(|(k, v)| (k, cosine(&query, &v))).collect(),
+        Ok(vectors) => {
+            let mut out: HashMap<String, HashMap<u32, f64>> = HashMap::new();
+            for ((content, seq), v) in vectors {
+                out.entry(content).or_default().insert(seq, cosine(&query, &v));
+            }
+            out
+        }
         Err(e) => {
             tracing::warn!("passages ranked without vectors: {e}");
             HashMap::new()
