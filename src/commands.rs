@@ -73,7 +73,13 @@ pub fn stop(dirs: &Dirs) -> anyhow::Result<ExitCode> {
         println!("svc is not running (data dir {})", dirs.data_dir.display());
         return Ok(ExitCode::SUCCESS);
     };
-    let pid = nix::unistd::Pid::from_raw(info.pid as i32);
+    let Some(pid) = info.process() else {
+        bail!(
+            "the pidfile of {} names pid {}, which is no server's process: nothing was signalled",
+            dirs.data_dir.display(),
+            info.pid
+        )
+    };
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
         .map_err(|e| anyhow!("cannot signal pid {}: {e}", info.pid))?;
     let start = std::time::Instant::now();

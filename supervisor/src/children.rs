@@ -197,8 +197,8 @@ fn rss_bytes(sys: &mut sysinfo::System, pid: u32) -> u64 {
 
 /// Sends SIGTERM, waits up to [`STOP_GRACE`], then SIGKILL.
 async fn stop(child: &mut Child) {
-    if let Some(pid) = child.id() {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM);
+    if let Some(pid) = child.id().and_then(crate::signal_target) {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
     }
     if tokio::time::timeout(STOP_GRACE, child.wait()).await.is_err() {
         let _ = child.kill().await;

@@ -5,7 +5,7 @@ mod children;
 mod pidfile;
 mod probe;
 
-pub use pidfile::{read_running, PidInfo};
+pub use pidfile::{read_running, signal_target, PidInfo};
 
 use protocol::Dirs;
 use std::net::TcpListener;

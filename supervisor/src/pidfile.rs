@@ -15,6 +15,20 @@ pub struct PidInfo {
     pub url: String,
 }
 
+impl PidInfo {
+    /// The process a signal for this server goes to: its pid as the kernel's `pid_t`, or
+    /// `None` when the pidfile names no single process a server could be (0 and negative values
+    /// signal a process group or every process; 1 is init), so nothing is signalled.
+    pub fn process(&self) -> Option<nix::unistd::Pid> {
+        signal_target(self.pid)
+    }
+}
+
+/// `pid` as a process a signal may go to: a value above 1 that fits a `pid_t`.
+pub fn signal_target(pid: u32) -> Option<nix::unistd::Pid> {
+    i32::try_from(pid).ok().filter(|p| *p > 1).map(nix::unistd::Pid::from_raw)
+}
+
 fn open(dirs: &Dirs) -> Result<File, SupervisorError> {
     OpenOptions::new()
         .read(true)
@@ -67,6 +81,18 @@ pub fn read_running(dirs: &Dirs) -> Option<PidInfo> {
 mod tests {
     use super::*;
     use crate::SupervisorError;
+
+    #[test]
+    fn only_a_single_process_is_a_signal_target() {
+        assert_eq!(signal_target(4242), Some(nix::unistd::Pid::from_raw(4242)));
+        // 0 would signal the caller's process group, 1 is init, and 2^31 and above would
+        // become negative: every process, or a group.
+        for pid in [0, 1, 1 << 31, u32::MAX] {
+            assert_eq!(signal_target(pid), None, "{pid}");
+        }
+        let info = PidInfo { pid: 0, port: 1, url: String::new() };
+        assert_eq!(info.process(), None);
+    }
 
     fn dirs(name: &str) -> Dirs {
         let root = std::env::temp_dir().join(format!("svc-pidfile-{name}-{}", std::process::id()));
