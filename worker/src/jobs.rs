@@ -70,7 +70,7 @@ impl JobSlot<'_> {
         F: FnOnce(&Worker) -> Result<SyncResult, String> + Send + 'static,
     {
         let job = running(&self.id, kind, now_ms());
-        catalog::insert_job(&worker.catalog.writer(), &job).map_err(|e| ApiError::runtime(e.to_string()))?;
+        catalog::insert_job(&worker.catalog.writer(), &job)?;
         self.launched = true;
         let id = self.id.clone();
         let w = Arc::clone(worker);
@@ -91,7 +91,7 @@ impl JobSlot<'_> {
                 });
                 w.events.job_finished(&job.id, job.kind, status);
             })
-            .map_err(|e| ApiError::runtime(format!("could not start the job: {e}")))?;
+            .map_err(|e| crate::runtime(format!("could not start the job: {e}")))?;
         Ok(id)
     }
 }

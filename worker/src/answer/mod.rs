@@ -258,12 +258,13 @@ pub(super) fn draft(
 }
 
 /// A failed generation: a model that is not there or cannot load is a 503, any other
-/// failure of the model a 500. (Its time limit is no failure: the answer so far is returned.)
+/// failure of the model a 500 whose cause goes to the log under its error id, not to the
+/// client ([`crate::runtime`]). (Its time limit is no failure: the answer so far is returned.)
 fn failed(e: ModelError) -> ApiError {
     if e.is_unavailable() {
         ApiError::unavailable(format!("Answer generation is not available: {e}"))
     } else {
-        ApiError::runtime(format!("answer generation failed: {e}"))
+        crate::runtime(format!("answer generation failed: {e}"))
     }
 }
 

@@ -56,7 +56,7 @@ pub fn pull(w: &Arc<Worker>) -> Result<PullStarted, ApiError> {
     });
     if let Err(e) = spawned {
         w.pulls.run_failed(&e.to_string());
-        return Err(ApiError::runtime(format!("could not start the download: {e}")));
+        return Err(crate::runtime(format!("could not start the download: {e}")));
     }
     Ok(PullStarted { started: true, message: "Download started. Poll /api/models/status for progress.".to_string() })
 }
