@@ -22,6 +22,8 @@ pub mod source_kind;
 mod tag;
 pub mod time_fmt;
 pub mod uri;
+#[cfg(test)]
+mod wire_fingerprint;
 
 pub use call::{Call, Typed};
 pub use cursor::ChangeCursor;
