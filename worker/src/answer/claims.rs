@@ -194,12 +194,18 @@ fn negated(ws: &[String]) -> bool {
     ws.iter().any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
 }
 
+/// The cosine of two unit vectors (the embedder's, stored or fresh, are unit vectors): their dot
+/// product.
+pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+}
+
 /// The candidate (`(unit vector, tag)`) closest in meaning to `v`: its cosine and tag (the first
 /// of equals).
 pub fn closest<'v, T: Copy>(v: &[f32], candidates: impl IntoIterator<Item = (&'v [f32], T)>) -> Option<(f64, T)> {
     let mut best: Option<(f64, T)> = None;
     for (c, tag) in candidates {
-        let sim: f64 = v.iter().zip(c).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+        let sim = similarity(v, c);
         if best.is_none_or(|(b, _)| sim > b) {
             best = Some((sim, tag));
         }
@@ -410,6 +416,14 @@ pub fn lexical(claim: &str, passage: &str) -> Lexical {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn similarity_of_unit_vectors_and_the_closest() {
+        assert!((similarity(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-12);
+        assert!(similarity(&[1.0, 0.0], &[0.0, 1.0]).abs() < 1e-12);
+        let (a, b) = ([0.6f32, 0.8], [0.8f32, 0.6]);
+        assert_eq!(closest(&[1.0, 0.0], [(&a[..], 'a'), (&b[..], 'b')]).map(|(_, t)| t), Some('b'));
+    }
 
     #[test]
     fn sentences_with_their_markers_and_utf16_offsets() {

@@ -7,8 +7,8 @@
 //! the vectors the one that says it in other words. A document may give more than one passage;
 //! the best [`POOL`] are the pool [`sources::choose`] picks from.
 
-use super::relevance;
 use super::sources::{self, Evidence, POOL};
+use super::{claims, relevance};
 use crate::stores::catalog::{self, ChunkRow};
 use crate::Worker;
 use protocol::api::SearchResult;
@@ -101,7 +101,7 @@ fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<String, Hash
         Ok(vectors) => {
             let mut out: HashMap<String, HashMap<u32, f64>> = HashMap::new();
             for ((content, seq), v) in vectors {
-                out.entry(content).or_default().insert(seq, cosine(&query, &v));
+                out.entry(content).or_default().insert(seq, claims::similarity(&query, &v));
             }
             out
         }
@@ -109,25 +109,6 @@ fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<String, Hash
             tracing::warn!("passages ranked without vectors: {e}");
             HashMap::new()
         }
-    }
-}
-
-/// The cosine of two vectors (0 when either is zero or their lengths differ).
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
     }
 }
 
@@ -176,13 +157,5 @@ mod tests {
         let b = [chunk(0, "the tokio runtime")];
         let docs: Vec<(&str, &[ChunkRow])> = vec![("", &a), ("", &b)];
         assert_eq!(best(&q, &docs, |_, _| 0.0, 5), vec![(0, 0), (1, 0)]);
-    }
-
-    #[test]
-    fn cosine_of_vectors() {
-        assert!((cosine(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-12);
-        assert!(cosine(&[1.0, 0.0], &[0.0, 3.0]).abs() < 1e-12);
-        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
-        assert_eq!(cosine(&[1.0], &[1.0, 1.0]), 0.0);
     }
 }
