@@ -911,8 +911,13 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
             lat, _ = capsule_latency(client, queries, "balanced")
             res["capsule_balanced_p50_ms"], res["capsule_balanced_p99_ms"] = percentile(lat, 50), percentile(lat, 99)
             status, caps = client.request("GET", "/api/capabilities")
+            if args.preset:
+                status, body = client.request("POST", "/api/presets", {"presetId": args.preset})
+                if status >= 300:
+                    raise RuntimeError(f"POST /api/presets {args.preset} -> {status}: {body}")
+                status, caps = client.request("GET", "/api/capabilities")
             if status == 200 and caps.get("answer"):
-                log(f"{name}: ask ({ASK_QUESTIONS} questions, raw and streamed)")
+                log(f"{name}: ask ({ASK_QUESTIONS} questions, raw and streamed, preset {args.preset or 'active'})")
                 res.update(measure_ask(client, server.port, queries, args.models, server.processes().get("worker")))
 
         log(f"{name}: reads during sync (every file edited)")
@@ -1001,6 +1006,9 @@ def main():
     ap.add_argument("--models", metavar="CACHE",
                     help="a model cache prepared by scripts/models (e.g. target/test-models/cache): adds vectors "
                          "and balanced capsules; needs ORT_DYLIB_PATH")
+    ap.add_argument("--preset", metavar="ID",
+                    help="switch to this model preset (POST /api/presets) before the ask figures; its generator "
+                         "must be in the --models cache")
     args = ap.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the finally blocks stop the servers and remove the temp dir.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

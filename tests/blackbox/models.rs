@@ -15,7 +15,7 @@ pub(crate) const EMBED: &str = "sentence-transformers/all-MiniLM-L6-v2";
 const EMBED_FILE: &str = "onnx/model_qint8_avx512.onnx";
 const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
 /// The default preset's generator file, as the model cache lays it out.
-const GEN_FILE: &str = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+const GEN_FILE: &str = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 
 pub(crate) fn test_models() -> PathBuf {
     let dir = std::env::var_os("SVC_TEST_MODELS")
@@ -424,12 +424,16 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
     s.post("/api/presets", json!({})).assert_error(400, "VALIDATION");
     s.post("/api/presets", json!({ "presetId": 3 })).assert_error(400, "VALIDATION");
     s.post("/api/presets", json!({ "presetId": "nope" })).assert_error(404, "NOT_FOUND");
-    let set = s.post("/api/presets", json!({ "presetId": "quality" })).json();
+    let set = s.post("/api/presets", json!({ "presetId": "small" })).json();
     assert_eq!(set["success"], true);
-    assert_eq!(set["activePreset"], "quality");
+    assert_eq!(set["activePreset"], "small");
     assert_eq!(set["embedModelChanged"], false, "every preset shares the embedder: the vectors stay");
-    assert_eq!(s.get("/api/presets").json()["activePreset"], "quality");
-    assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("preset: quality"));
+    assert_eq!(s.get("/api/presets").json()["activePreset"], "small");
+    assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("preset: small"));
+    // `quality`, the 1.5B generator's id before it became the default, names the default.
+    let set = s.post("/api/presets", json!({ "presetId": "quality" })).json();
+    assert_eq!(set["activePreset"], "default");
+    assert!(std::fs::read_to_string(s.path("config/index.yml")).unwrap().contains("preset: default"));
 }
 
 fn tiny_files(tiny: &Path) -> HashMap<String, Vec<u8>> {

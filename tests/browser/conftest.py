@@ -21,8 +21,9 @@ BIN = Path(os.environ.get("SVC_BIN", ROOT / "target/debug/svc"))
 # Screenshots: target/screenshots by default; scripts/screenshots points this at docs/workspace.
 SHOTS = Path(os.environ.get("SVC_SCREENSHOTS", ROOT / "target/screenshots"))
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-# The real default preset (embedder and GGUF generator; scripts/test builds it), linked in as
-# the server's model cache.
+# The real `small` preset (embedder and GGUF generator; scripts/test builds it), linked in as
+# the server's model cache and made active: the default preset's 1.5B generator would triple
+# the answer time and the memory of a test that only needs an answer with citations.
 GEN = "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 
@@ -152,7 +153,8 @@ def svc():
     tmp = Path(tempfile.mkdtemp(prefix="svc-browser-"))
     s = Svc(tmp)
     models = os.environ.get("SVC_TEST_MODELS")
-    if models and (Path(models) / "cache/models" / GEN).is_file():
+    linked = bool(models) and (Path(models) / "cache/models" / GEN).is_file()
+    if linked:
         (tmp / "cache").mkdir(parents=True)
         os.symlink(Path(models) / "cache/models", tmp / "cache/models")
     notes = tmp / "notes"
@@ -161,6 +163,9 @@ def svc():
         (notes / name).write_text(text)
     (notes / "manual.pdf").write_bytes(tiny_pdf(["Pump manual", "Check the valve weekly."]))
     s.start()
+    if linked:
+        status, reply = s.post("/api/presets", {"presetId": "small"})
+        assert status == 200, reply
     s.add_collection(notes, "notes", include="**/*.pdf,**/*.rs")
     yield s
     s.stop()

@@ -6,6 +6,7 @@
 mod citations;
 mod claims;
 mod grounding;
+mod judge;
 mod passages;
 mod relevance;
 pub mod sources;
@@ -40,7 +41,7 @@ pub(super) fn answer_time_limit() -> Duration {
 const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(55);
 
 /// When generation must stop: its own limit from now, but never past the request's.
-fn generation_deadline(started: Instant) -> Instant {
+pub(super) fn generation_deadline(started: Instant) -> Instant {
     (Instant::now() + answer_time_limit()).min(started + REQUEST_TIME_LIMIT)
 }
 

@@ -6,8 +6,10 @@
 
 use super::claims::{self, Claim};
 use super::generator_unavailable;
+use super::judge::{self, Ruling};
 use super::relevance;
 use crate::evidence::{compile, verify};
+use crate::models::generator::Generator;
 use crate::retrieval::common::Scope;
 use crate::Worker;
 use protocol::api::{
@@ -25,6 +27,11 @@ const PROMPT_PASSAGES: usize = 5;
 /// Cosine similarity (unit vectors) between a claim and a sentence of its passage at or above
 /// which the semantic layer confirms the claim.
 const SUPPORT_SIMILARITY: f64 = 0.6;
+
+/// The semantic layer's name in fingerprints: embedding similarity, then the generator as
+/// judge ([`JUDGED`]) when the preset's generator judges.
+const VERIFIER: &str = "embedding-similarity-v1";
+const JUDGED: &str = "embedding-similarity-v1+generator-judge-v1";
 
 /// The draft of a verified answer: one paragraph. What the small generator writes after a
 /// blank line is drift (the worked example's sources again, new questions), and every such
@@ -88,8 +95,9 @@ pub fn ask(
     let answer_generated = draft.is_some();
     let text = draft.unwrap_or_default();
     let claims = claims::split(&text);
-    let judged = judge(w, &weighed, &claims, &sources);
-    let verification = claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources);
+    let judged = judge(w, &generator, &weighed, &claims, &sources, super::generation_deadline(started));
+    let verification =
+        claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources, judged.verifier);
     let verified = verification.answer_status == AnswerStatus::Verified;
     let citations = if verified { citations_of(&judged.verdicts, &sources) } else { Vec::new() };
     Ok(VerifiedAskResponse {
@@ -168,10 +176,19 @@ struct Verdict {
 struct Judged {
     verdicts: Vec<Verdict>,
     semantic: SemanticCheck,
+    /// The semantic layer's name ([`VERIFIER`] or [`JUDGED`]).
+    verifier: &'static str,
 }
 
 /// Both layers over every claim of the answer to `question`.
-fn judge(w: &Worker, question: &relevance::Question, claims: &[Claim], sources: &[Source<'_>]) -> Judged {
+fn judge(
+    w: &Worker,
+    generator: &Generator,
+    question: &relevance::Question,
+    claims: &[Claim],
+    sources: &[Source<'_>],
+    deadline: Instant,
+) -> Judged {
     let started = Instant::now();
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(claims.len());
     // Claims the deterministic layer leaves to the semantic one: (claim index, its sources).
@@ -230,89 +247,151 @@ fn judge(w: &Worker, question: &relevance::Question, claims: &[Claim], sources: 
         };
         verdicts.push(Verdict { status, rationale, confidence: None, sources: used, rejected, substantive });
     }
-    let semantic = semantic_layer(w, claims, sources, &candidates, &mut verdicts, started);
-    Judged { verdicts, semantic }
+    // Only a generator measured to judge better than chance judges (`Preset::judges`).
+    let judge = w.models.preset().judges.then_some(generator);
+    let layer = SemanticLayer { judge, question: question.text(), deadline, started };
+    let semantic = layer.run(w, claims, sources, &candidates, &mut verdicts);
+    Judged { verdicts, semantic, verifier: if judge.is_some() { JUDGED } else { VERIFIER } }
 }
 
-/// The semantic layer over the candidates: each is supported when one sentence of one of its
-/// passages is close enough in meaning; stays uncertain otherwise, or when the layer cannot run.
-fn semantic_layer(
-    w: &Worker,
-    claims: &[Claim],
-    sources: &[Source<'_>],
-    candidates: &[(usize, Vec<usize>)],
-    verdicts: &mut [Verdict],
+/// The semantic layer: its two checks and the time they may take.
+struct SemanticLayer<'a> {
+    /// The generator that judges each close claim; none: closeness alone supports it.
+    judge: Option<&'a Generator>,
+    question: &'a str,
+    /// When the judge must have ruled (the request's generation deadline).
+    deadline: Instant,
     started: Instant,
-) -> SemanticCheck {
-    let config = hex::encode(Sha256::digest(format!(
-        "embedding-similarity-v1\0{}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence\0{}",
-        claims::MIN_COVERAGE,
-        relevance::ABOUT_THE_QUESTION
-    )));
-    let model = w.models.embed_model_ref().to_string();
-    let fingerprint = format!("embedding-similarity-v1:{model}");
-    let check = |status, reason, model_calls, verified: u32| SemanticCheck {
-        status,
-        reason,
-        schema_requested: false,
-        schema_enforced: false,
-        model_fingerprint: (model_calls > 0).then(|| model.clone()),
-        config_fingerprint: config.clone(),
-        verifier_fingerprint: (model_calls > 0).then(|| fingerprint.clone()),
-        candidate_claims: candidates.len() as u32,
-        verified_claims: verified,
-        unresolved_claims: candidates.len() as u32 - verified,
-        model_calls,
-        duration_ms: started.elapsed().as_millis() as u64,
-    };
-    if candidates.is_empty() {
-        return check(SemanticStatus::Completed, SemanticReason::NoCandidates, 0, 0);
-    }
-    let embedder = match w.models.embedder() {
-        Ok(e) => e,
-        Err(_) => return check(SemanticStatus::Unavailable, SemanticReason::VerifierUnavailable, 0, 0),
-    };
-    // One call: every candidate claim, then every sentence of every passage they rest on.
-    let mut texts: Vec<String> = candidates.iter().map(|(i, _)| claims[*i].plain.clone()).collect();
-    let mut sentence_ranges: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
-    let mut seen: Vec<usize> = Vec::new();
-    for (_, ns) in candidates {
-        for &n in ns {
-            if !seen.contains(&n) {
-                seen.push(n);
-                let sentences = claims::sentences(&sources[n - 1].evidence.text);
-                let from = texts.len();
-                texts.extend(sentences);
-                sentence_ranges.push((n, from..texts.len()));
+}
+
+impl SemanticLayer<'_> {
+    /// Over the candidates: a claim is supported when one sentence of one of its passages is
+    /// close enough in meaning ([`SUPPORT_SIMILARITY`]) and, when the preset's generator
+    /// judges, it rules that the closest passage states the claims close to it (read together)
+    /// about what the question asks ([`judge`]). Claims the judge rules against have no valid
+    /// evidence; one nothing could rule on (no embedder, a failed model) stays uncertain.
+    fn run(
+        &self,
+        w: &Worker,
+        claims: &[Claim],
+        sources: &[Source<'_>],
+        candidates: &[(usize, Vec<usize>)],
+        verdicts: &mut [Verdict],
+    ) -> SemanticCheck {
+        let verifier = if self.judge.is_some() { JUDGED } else { VERIFIER };
+        let config = hex::encode(Sha256::digest(format!(
+            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence\0{}\0{}\0judged-by-closest-passage-{}",
+            claims::MIN_COVERAGE,
+            relevance::ABOUT_THE_QUESTION,
+            judge::PASSAGE_CHARS
+        )));
+        let model = match self.judge {
+            Some(_) => format!("{}+{}", w.models.embed_model_ref(), w.models.gen_model_ref()),
+            None => w.models.embed_model_ref().to_string(),
+        };
+        let fingerprint = format!("{verifier}:{model}");
+        let check = |status, reason, model_calls, verified: u32| SemanticCheck {
+            status,
+            reason,
+            schema_requested: false,
+            schema_enforced: false,
+            model_fingerprint: (model_calls > 0).then(|| model.clone()),
+            config_fingerprint: config.clone(),
+            verifier_fingerprint: (model_calls > 0).then(|| fingerprint.clone()),
+            candidate_claims: candidates.len() as u32,
+            verified_claims: verified,
+            unresolved_claims: candidates.len() as u32 - verified,
+            model_calls,
+            duration_ms: self.started.elapsed().as_millis() as u64,
+        };
+        if candidates.is_empty() {
+            return check(SemanticStatus::Completed, SemanticReason::NoCandidates, 0, 0);
+        }
+        let embedder = match w.models.embedder() {
+            Ok(e) => e,
+            Err(_) => return check(SemanticStatus::Unavailable, SemanticReason::VerifierUnavailable, 0, 0),
+        };
+        // One call: every candidate claim, then every sentence of every passage they rest on.
+        let mut texts: Vec<String> = candidates.iter().map(|(i, _)| claims[*i].plain.clone()).collect();
+        let mut sentence_ranges: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        let mut seen: Vec<usize> = Vec::new();
+        for (_, ns) in candidates {
+            for &n in ns {
+                if !seen.contains(&n) {
+                    seen.push(n);
+                    let sentences = claims::sentences(&sources[n - 1].evidence.text);
+                    let from = texts.len();
+                    texts.extend(sentences);
+                    sentence_ranges.push((n, from..texts.len()));
+                }
             }
         }
-    }
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = match embedder.embed(&refs) {
-        Ok(v) if v.len() == refs.len() => v,
-        _ => {
-            return check(SemanticStatus::Failed, SemanticReason::GenerationFailed, 1, 0);
-        }
-    };
-    let mut verified = 0u32;
-    for (k, (i, ns)) in candidates.iter().enumerate() {
-        let passages = sentence_ranges
-            .iter()
-            .filter(|(n, _)| ns.contains(n))
-            .flat_map(|(n, range)| vectors[range.clone()].iter().map(move |v| (v.as_slice(), *n)));
-        let best = claims::closest(&vectors[k], passages);
-        let verdict = &mut verdicts[*i];
-        if let Some((sim, n)) = best {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = match embedder.embed(&refs) {
+            Ok(v) if v.len() == refs.len() => v,
+            _ => {
+                return check(SemanticStatus::Failed, SemanticReason::GenerationFailed, 1, 0);
+            }
+        };
+        let mut calls = 1u32;
+        let mut verified = 0u32;
+        // Claims close to a passage, by that passage (the closest one's number), in order.
+        let mut close_to: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (k, (i, ns)) in candidates.iter().enumerate() {
+            let best = sentence_ranges
+                .iter()
+                .filter(|(n, _)| ns.contains(n))
+                .filter_map(|(n, range)| {
+                    let sentences = vectors[range.clone()].iter().map(|v| (v.as_slice(), *n));
+                    claims::closest(&vectors[k], sentences)
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let Some((sim, n)) = best else { continue };
+            let verdict = &mut verdicts[*i];
             verdict.confidence = Some((sim.clamp(0.0, 1.0) * 1000.0).round() / 1000.0);
-            if sim >= SUPPORT_SIMILARITY {
-                verdict.status = ClaimStatus::Supported;
-                verdict.rationale = ClaimRationale::SemanticEntailment;
-                verdict.sources.sort_by_key(|s| *s != n);
-                verified += 1;
+            if sim < SUPPORT_SIMILARITY {
+                continue;
+            }
+            verdict.sources.sort_by_key(|s| *s != n);
+            match close_to.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, group)) => group.push(*i),
+                None => close_to.push((n, vec![*i])),
             }
         }
+        let mut failed = false;
+        for (n, group) in &close_to {
+            // The claims a passage is closest to are judged together, as the answer that
+            // passage gives: "It was built in 1890." reads as the bridge's only after "The
+            // Old Bridge is 120 metres long."
+            let ruling = match self.judge {
+                None => Ok(Ruling::Holds),
+                Some(generator) => {
+                    calls += 1;
+                    let e = sources[n - 1].evidence;
+                    let said: Vec<&str> = group.iter().map(|&i| claims[i].plain.as_str()).collect();
+                    judge::rule(generator, self.question, &said.join(" "), &e.title, &e.text, self.deadline)
+                }
+            };
+            let (status, rationale) = match ruling {
+                Ok(Ruling::Holds) => (ClaimStatus::Supported, ClaimRationale::SemanticEntailment),
+                Ok(Ruling::DoesNotHold) => (ClaimStatus::Insufficient, ClaimRationale::NoValidEvidence),
+                Err(e) => {
+                    tracing::warn!("the verifier's judge could not rule: {e}");
+                    failed = true;
+                    continue;
+                }
+            };
+            for &i in group {
+                verdicts[i].status = status;
+                verdicts[i].rationale = rationale;
+                verified += u32::from(status == ClaimStatus::Supported);
+            }
+        }
+        if failed {
+            return check(SemanticStatus::Failed, SemanticReason::GenerationFailed, calls, verified);
+        }
+        check(SemanticStatus::Completed, SemanticReason::Verified, calls, verified)
     }
-    check(SemanticStatus::Completed, SemanticReason::Verified, 1, verified)
 }
 
 fn claim_verification(
@@ -321,6 +400,7 @@ fn claim_verification(
     claims: &[Claim],
     verdicts: &[Verdict],
     sources: &[Source<'_>],
+    verifier: &str,
 ) -> ClaimVerification {
     let evidence = |v: &Verdict| -> Vec<ClaimEvidence> {
         v.sources
@@ -375,7 +455,7 @@ fn claim_verification(
                 status: v.status,
                 confidence: v.confidence,
                 rationale_code: v.rationale,
-                verifier_fingerprint: v.confidence.map(|_| "embedding-similarity-v1".to_string()),
+                verifier_fingerprint: v.confidence.map(|_| verifier.to_string()),
                 evidence: evidence(v),
                 rejected_citations: v.rejected.clone(),
             })

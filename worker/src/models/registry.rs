@@ -91,7 +91,10 @@ impl Models {
     /// built-in presets and `custom`; model servers are called only where `egress` allows.
     pub fn new(cache_dir: &Path, preset_id: Option<&str>, custom: Vec<&'static Preset>, egress: EgressPolicy) -> Self {
         let presets: Vec<&'static Preset> = presets::PRESETS.iter().chain(custom).collect();
-        let find = |id: &str| presets.iter().copied().find(|p| p.id == id);
+        let find = |id: &str| {
+            let id = presets::canonical_id(id);
+            presets.iter().copied().find(|p| p.id == id)
+        };
         let preset = preset_id.and_then(find).or_else(|| find(presets::DEFAULT_PRESET)).unwrap_or(&presets::PRESETS[0]);
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
         Models {
@@ -113,7 +116,9 @@ impl Models {
         &self.presets
     }
 
+    /// The preset `id` names, directly or as an alias ([`presets::canonical_id`]).
     pub fn find_preset(&self, id: &str) -> Option<&'static Preset> {
+        let id = presets::canonical_id(id);
         self.presets.iter().copied().find(|p| p.id == id)
     }
 
@@ -181,6 +186,11 @@ impl Models {
     /// The embedding model's reference: the key of its vector table.
     pub fn embed_model_ref(&self) -> &'static str {
         self.preset().model(Role::Embed).map_or("", |m| m.model)
+    }
+
+    /// The active preset's generator, as its model reference ("" when it has none).
+    pub fn gen_model_ref(&self) -> &'static str {
+        self.preset().model(Role::Gen).map_or("", |m| m.model)
     }
 
     pub fn embedder(&self) -> Result<Arc<Embedder>> {
