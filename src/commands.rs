@@ -4,8 +4,9 @@ use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
 use gateway::bodies::{QueryBody, QueryOptions, SearchBody};
 use protocol::api::{
-    CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, Job, JobStatus, ModelRole, PresetChanged,
-    PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted, WorkerFailure,
+    CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, ExplainResponse, Job, JobStatus, ModelRole,
+    PresetChanged, PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
+    WorkerFailure,
 };
 use protocol::{AddCollection, ApiError, Call, Dirs, DocRef, Request};
 use serde::Serialize;
@@ -439,4 +440,37 @@ pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCod
         print!("{}", doc.content);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `svc explain PATH`: the verdict in a sentence (and the rule's fields), or the reply as JSON.
+/// Exits 0 when the file is indexed, 1 otherwise.
+pub fn explain(dirs: &Dirs, path: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let target = if path.starts_with("svc://") {
+        protocol::Explain::Uri(path.to_string())
+    } else {
+        let abs = std::path::absolute(path).with_context(|| format!("{path} cannot be made absolute"))?;
+        let abs = abs.to_str().ok_or_else(|| anyhow!("{} is not valid UTF-8", abs.display()))?;
+        protocol::Explain::Path(abs.to_string())
+    };
+    let r: ExplainResponse = Backend::open(dirs)?.call_ok(target)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("{}", r.message);
+        if let Some(uri) = &r.uri {
+            println!("  uri      {uri}");
+        }
+        if let Some(rule) = &r.rule {
+            println!("  rule     {}", serde_json::to_value(rule.kind)?.as_str().unwrap_or(""));
+            for (name, value) in [("source", &rule.source), ("pattern", &rule.pattern), ("detail", &rule.detail)] {
+                if let Some(v) = value {
+                    println!("  {name:<8} {v}");
+                }
+            }
+            if let Some(line) = rule.line {
+                println!("  line     {line}");
+            }
+        }
+    }
+    Ok(if r.indexed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -91,6 +91,14 @@ enum Cmd {
     /// Model presets and files.
     #[command(subcommand)]
     Models(ModelsCmd),
+    /// Whether a file is indexed and, if not, the one rule that left it out (an ignore file's
+    /// line, a CACHEDIR.TAG, a glob, the size limit, the format, a parse error).
+    Explain {
+        /// A path (relative to this folder, or absolute) or a `svc://` URI.
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a document by `svc://` URI or docid.
     Get {
         reference: String,
@@ -357,6 +365,7 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
             },
         ),
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
+        Cmd::Explain { path, json } => commands::explain(&dirs, &path, json),
         Cmd::Context(ContextCmd::Build { goal, budget, depth, md, json }) => {
             context::build(&dirs, goal, budget, depth, md, json)
         }

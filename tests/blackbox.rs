@@ -21,6 +21,8 @@ mod context;
 mod convert;
 #[path = "blackbox/faults.rs"]
 mod faults;
+#[path = "blackbox/folder_rules.rs"]
+mod folder_rules;
 #[path = "blackbox/hub.rs"]
 mod hub;
 #[path = "blackbox/indexing.rs"]

@@ -211,6 +211,7 @@ async fn the_openapi_document_covers_every_route() {
         "/api/context",
         "/api/context/verify",
         "/api/jobs/active",
+        "/api/explain",
         "/api/docs/autocomplete",
         "/api/connectors",
         "/api/connectors/verify",

@@ -94,6 +94,7 @@ calls! {
     VectorSearch => api::SearchResponse, c => Request::VectorSearch(c);
     QueryRequest => api::SearchResponse, c => Request::Query(c);
     Diagnose => api::DiagnoseResponse, c => Request::Diagnose(c);
+    Explain => api::ExplainResponse, c => Request::Explain(c);
     Similar => api::SimilarResponse, c => Request::Similar(c);
     ListPresets => api::PresetsResponse, _ => Request::ListPresets;
     SetPreset => api::PresetChanged, c => Request::SetPreset(c);

@@ -43,6 +43,8 @@ pub enum Request {
     VectorSearch(VectorSearch),
     Query(QueryRequest),
     Diagnose(Diagnose),
+    /// Whether a path is indexed, and the rule that leaves it out.
+    Explain(Explain),
     Similar(Similar),
     ListPresets,
     SetPreset(SetPreset),
@@ -99,6 +101,7 @@ impl Request {
             Request::VectorSearch(_) => "vsearch",
             Request::Query(_) => "query",
             Request::Diagnose(_) => "diagnose",
+            Request::Explain(_) => "explain",
             Request::Similar(_) => "similar",
             Request::ListPresets => "list_presets",
             Request::SetPreset(_) => "set_preset",
@@ -240,6 +243,15 @@ pub struct VectorSearch(pub SearchRequest);
 pub struct Diagnose {
     pub query: QueryRequest,
     pub target: DocRef,
+}
+
+/// `GET /api/explain`: a path on disk or a document's address.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Explain {
+    /// An absolute path (the CLI makes a relative one absolute against its working folder).
+    Path(String),
+    /// A `svc://<collection>/<path>` URI.
+    Uri(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

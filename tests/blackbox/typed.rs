@@ -44,6 +44,7 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("POST", ["api", "sync"]) => round_trip::<SyncStarted>(&what, json),
         ("GET", ["api", "jobs", "active"]) => round_trip::<ActiveJobResponse>(&what, json),
         ("GET", ["api", "jobs", _]) => round_trip::<Job>(&what, json),
+        ("GET", ["api", "explain"]) => round_trip::<ExplainResponse>(&what, json),
         ("POST", ["api", "search" | "vsearch" | "query"]) => round_trip::<SearchResponse>(&what, json),
         ("POST", ["api", "query", "diagnose"]) => round_trip::<DiagnoseResponse>(&what, json),
         ("POST", ["api", "ask"]) => round_trip::<AskReply>(&what, json),

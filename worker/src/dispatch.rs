@@ -64,6 +64,7 @@ impl Worker {
             Request::VectorSearch(v) => reply::<p::VectorSearch>(vector::vsearch(self, &v.0)),
             Request::Query(q) => reply::<p::QueryRequest>(hybrid::run(self, &q).map(|o| o.response)),
             Request::Diagnose(d) => reply::<p::Diagnose>(diagnose::diagnose(self, &d.query, &d.target)),
+            Request::Explain(e) => reply::<p::Explain>(crate::index::explain::explain(self, &e)),
             Request::Similar(s) => reply::<p::Similar>(vector::similar(self, &s.doc, &s.query)),
             Request::ListPresets => reply::<p::ListPresets>(models::api::list(self)),
             Request::SetPreset(s) => reply::<p::SetPreset>(models::api::set(self, &s.id)),

@@ -1,12 +1,13 @@
 //! Collections, sync and jobs.
 
+use super::call;
 use crate::bodies::{AddCollectionBody, SyncBody};
 use crate::error::ApiReply;
-use crate::extract::Body;
+use crate::extract::{Body, Params};
 use crate::AppState;
 use axum::extract::{Path, State};
-use protocol::api::{CollectionAdded, CollectionInfo, CollectionRemoved, Job, SyncStarted};
-use protocol::{ApiError, ErrorEnvelope};
+use protocol::api::{CollectionAdded, CollectionInfo, CollectionRemoved, ExplainResponse, Job, SyncStarted};
+use protocol::{ApiError, ErrorEnvelope, Explain};
 
 /// The configured collections.
 #[utoipa::path(get, path = "/api/collections", tag = "collections",
@@ -70,4 +71,37 @@ pub async fn job(State(s): State<AppState>, Path(id): Path<String>) -> ApiReply 
     responses((status = 200, description = "The running job, or null", body = protocol::api::ActiveJobResponse)))]
 pub async fn active_job(State(s): State<AppState>) -> ApiReply {
     ApiReply::ok(s.worker.call(protocol::GetActiveJob).await)
+}
+
+/// Longest `path` accepted (bytes), as PATH_MAX.
+const MAX_PATH_BYTES: usize = 4096;
+
+/// What `?path=` names: an absolute path or a `svc://` URI; anything else is a 400.
+fn explain_target(p: &Params) -> Result<Explain, ApiError> {
+    let raw = p.str_opt("path").ok_or_else(|| ApiError::validation("path is required"))?;
+    if raw.contains('\0') {
+        return Err(ApiError::validation("path must not contain NUL"));
+    }
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(ApiError::validation(format!("path is longer than {MAX_PATH_BYTES} bytes")));
+    }
+    if raw.starts_with("svc://") {
+        return Ok(Explain::Uri(raw));
+    }
+    if !raw.starts_with('/') {
+        return Err(ApiError::validation("path must be absolute or a svc://<collection>/<path> URI"));
+    }
+    Ok(Explain::Path(raw))
+}
+
+/// Whether a file is indexed and, if not, the one rule that left it out: an editor's litter,
+/// a name never notes, a hidden name, a `CACHEDIR.TAG`, an ignore file's line, the
+/// collection's globs, the size limit, the format, or the error that stopped its reading.
+#[utoipa::path(get, path = "/api/explain", tag = "collections",
+    params(("path" = String, Query, description = "An absolute path on this machine, or a svc:// URI")),
+    responses((status = 200, description = "Where the path stands", body = ExplainResponse),
+              (status = 400, description = "No path, a relative one, or a folder", body = ErrorEnvelope),
+              (status = 404, description = "The URI's collection does not exist", body = ErrorEnvelope)))]
+pub async fn explain(State(s): State<AppState>, p: Params) -> ApiReply {
+    call(&s, explain_target(&p)).await
 }

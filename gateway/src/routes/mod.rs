@@ -36,6 +36,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(collections::sync))
         .routes(routes!(collections::job))
         .routes(routes!(collections::active_job))
+        .routes(routes!(collections::explain))
         .routes(routes!(search::search))
         .routes(routes!(search::vsearch))
         .routes(routes!(search::query))

@@ -6,6 +6,7 @@
 use crate::config::CollectionConfig;
 use crate::events::EventBus;
 use crate::index::ingest::{self, ParsedDoc};
+use crate::index::rules::Rules;
 use crate::index::walk::{self, FileMatcher, FoundFile, WalkItem};
 use crate::retrieval::content_types::ContentTypes;
 use crate::stores::bm25::{Bm25Doc, Bm25Index};
@@ -98,6 +99,15 @@ fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Result<(String, Optio
         tracing::warn!("{rel}: {e}");
     }
     found
+}
+
+/// Why the file at `abs` cannot be read or converted, when it cannot (a sync counts it as
+/// errored).
+pub fn unreadable(abs: &Path, kind: SourceKind, rel: &str) -> Option<String> {
+    match std::fs::read(abs) {
+        Err(e) => Some(format!("cannot be read: {e}")),
+        Ok(bytes) => text_of(bytes, kind, rel).err(),
+    }
 }
 
 /// A file (or a part of one) read and parsed, waiting for its batch to be written.
@@ -601,7 +611,7 @@ impl Indexer<'_> {
         let mut split_files: HashSet<String> = HashSet::new();
         let mut to_parse: Vec<(FoundFile, SourceKind)> = Vec::new();
 
-        for item in walk::walk(&root, &matcher) {
+        for item in walk::walk(&Rules::new(&root, matcher)) {
             let file = match item {
                 WalkItem::File(f) => f,
                 WalkItem::Error { rel, reason } => {

@@ -6,9 +6,11 @@
 pub mod collections;
 pub mod convert;
 pub mod embedding;
+pub mod explain;
 pub mod git;
 pub mod indexer;
 pub mod ingest;
 pub mod mounts;
+pub mod rules;
 pub mod walk;
 pub mod watch;

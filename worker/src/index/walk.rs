@@ -1,10 +1,9 @@
-//! Which files of a collection folder belong to it.
+//! The files of a collection folder: its globs ([`FileMatcher`]) and the walk, which applies
+//! every rule of [`super::rules`] through the `ignore` crate (ripgrep's parallel walker).
 
+use super::rules::{self, Left, Rules};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
-
-/// Folders never indexed, whatever the patterns say.
-pub const ALWAYS_EXCLUDED: &[&str] = &[".git", "node_modules", ".venv", "__pycache__", ".DS_Store", ".obsidian"];
 
 #[derive(Debug, thiserror::Error)]
 #[error("invalid glob {glob:?}: {source}")]
@@ -13,32 +12,13 @@ pub struct PatternError {
     pub source: globset::Error,
 }
 
-/// Editors' and tools' temporary files, never indexed whatever the patterns say: emacs lock
-/// links (`.#note.md`) and autosaves (`#note.md#`), backups (`note.md~`), vim swap files and
-/// its write probe (`4913`), office lock files, partial downloads and temporary files
-/// (svc's own atomic writes are `.note.md.svc-….tmp`).
-pub fn is_litter(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    name.starts_with(".#")
-        || (name.starts_with('#') && name.ends_with('#'))
-        || name.ends_with('~')
-        || [".swp", ".swo", ".swx", ".tmp", ".part", ".crdownload"].iter().any(|ext| name.ends_with(ext))
-        || name.starts_with(".~lock.")
-        || name.starts_with("~$")
-        || name == "4913"
-}
-
-/// Whether `rel` (with `/` separators) is a file of the collection: the matcher accepts it, no
-/// folder on its way is one svc never indexes, and it is no editor's litter.
-pub fn belongs(rel: &str, matcher: &FileMatcher) -> bool {
-    !is_litter(rel) && !rel.split('/').any(|part| ALWAYS_EXCLUDED.contains(&part)) && matcher.matches(rel)
-}
-
 /// `pattern` plus the comma-separated `include` globs, minus the `exclude` globs.
 #[derive(Debug, Clone)]
 pub struct FileMatcher {
     include: GlobSet,
     exclude: GlobSet,
+    /// The exclude globs as given, in the order of `exclude`'s indices.
+    exclude_globs: Vec<String>,
 }
 
 fn glob(g: &str) -> Result<Glob, PatternError> {
@@ -57,10 +37,11 @@ pub fn split_list(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// What a collection leaves out when its `exclude` is empty: build output, lock files and
-/// minified or mapped bundles (generated, not written by anyone).
-pub const DEFAULT_EXCLUDE: &str =
-    "target,**/target,dist,**/dist,**/*.lock,**/package-lock.json,**/pnpm-lock.yaml,**/*.min.js,**/*.min.css,**/*.map";
+/// What a collection leaves out when its `exclude` is empty: lock files and minified or mapped
+/// bundles (generated, never notes). Build output is left out by evidence, not by its folder's
+/// name: a `CACHEDIR.TAG` or an ignore file ([`super::rules`]); a notes folder named `target`
+/// or `dist` is indexed.
+pub const DEFAULT_EXCLUDE: &str = "**/*.lock,**/package-lock.json,**/pnpm-lock.yaml,**/*.min.js,**/*.min.css,**/*.map";
 
 /// What a collection adds to its pattern when its `include` is empty: every format svc reads.
 pub fn default_include() -> String {
@@ -75,26 +56,37 @@ impl FileMatcher {
             "" => set(std::iter::once(pattern).chain(split_list(&default_include())))?,
             given => set(std::iter::once(pattern).chain(split_list(given)))?,
         };
-        let exclude = set(split_list(match exclude.trim() {
+        let exclude_globs: Vec<String> = split_list(match exclude.trim() {
             "" => DEFAULT_EXCLUDE,
             given => given,
-        }))?;
-        Ok(FileMatcher { include, exclude })
+        })
+        .map(str::to_string)
+        .collect();
+        let exclude = set(exclude_globs.iter().map(String::as_str))?;
+        Ok(FileMatcher { include, exclude, exclude_globs })
     }
 
     /// `rel` uses `/` separators. An exclude glob that matches a parent folder excludes the file.
     pub fn matches(&self, rel: &str) -> bool {
-        if !self.include.is_match(rel) || self.exclude.is_match(rel) {
-            return false;
+        self.left_out(rel).is_none()
+    }
+
+    /// Why the globs leave `rel` out: not included, or the first exclude glob that takes it or
+    /// a folder on its way.
+    pub fn left_out(&self, rel: &str) -> Option<Left> {
+        if !self.include.is_match(rel) {
+            return Some(Left::NotIncluded);
         }
         let mut prefix = rel;
-        while let Some(i) = prefix.rfind('/') {
-            prefix = &prefix[..i];
-            if self.exclude.is_match(prefix) {
-                return false;
+        loop {
+            if let Some(&i) = self.exclude.matches(prefix).first() {
+                return Some(Left::Excluded { glob: self.exclude_globs[i].clone() });
+            }
+            match prefix.rfind('/') {
+                Some(i) => prefix = &prefix[..i],
+                None => return None,
             }
         }
-        true
     }
 }
 
@@ -104,6 +96,15 @@ pub struct FoundFile {
     pub abs: PathBuf,
     pub size: u64,
     pub mtime_ns: i64,
+}
+
+impl WalkItem {
+    pub fn rel(&self) -> &str {
+        match self {
+            WalkItem::File(f) => &f.rel,
+            WalkItem::Error { rel, .. } => rel,
+        }
+    }
 }
 
 pub enum WalkItem {
@@ -120,76 +121,98 @@ pub fn mtime_ns(md: &std::fs::Metadata) -> i64 {
     md.mtime().saturating_mul(1_000_000_000).saturating_add(md.mtime_nsec())
 }
 
-/// Every regular file under `root` that the matcher accepts. Symlinks are followed only
-/// when their target stays inside `root`.
-pub fn walk(root: &Path, matcher: &FileMatcher) -> Vec<WalkItem> {
-    let mut out = Vec::new();
-    let it = walkdir::WalkDir::new(root)
+/// Every regular file under the rules' root that they accept, sorted by path. Symlinks are
+/// followed only when their target stays inside the root. Folders are read in parallel
+/// (`ignore`'s walker, which applies the ignore files and hidden names as [`Rules`] does).
+pub fn walk(rules: &Rules) -> Vec<WalkItem> {
+    let root = rules.root().to_path_buf();
+    let mut builder = ignore::WalkBuilder::new(&root);
+    builder
+        .hidden(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(false)
+        .parents(true)
+        .require_git(true)
         .follow_links(true)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| ALWAYS_EXCLUDED.contains(&n)));
-    for entry in it {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                if let Some(p) = e.path() {
-                    if let Ok(rel) = p.strip_prefix(root) {
-                        if rel.to_str().is_some_and(|r| matcher.matches(r) && !is_litter(r)) {
-                            let reason = format!("cannot be read: {e}");
-                            out.push(WalkItem::Error { rel: rel.display().to_string(), reason });
-                        }
-                    }
-                }
-                continue;
+        .add_custom_ignore_filename(rules::SVCIGNORE)
+        .filter_entry(|e| {
+            let name = e.file_name().to_str().unwrap_or("");
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            let left_out = rules::NEVER_NOTES.contains(&name) || (is_dir && rules::is_cache_dir(e.path()));
+            e.depth() == 0 || !left_out
+        });
+    let (tx, rx) = std::sync::mpsc::channel::<WalkItem>();
+    builder.build_parallel().run(|| {
+        let tx = tx.clone();
+        let root = root.clone();
+        let matcher = rules.matcher().clone();
+        Box::new(move |entry| {
+            if let Some(item) = item_of(&root, &matcher, entry) {
+                let _ = tx.send(item);
             }
-        };
-        if !entry.file_type().is_file() {
-            continue;
+            ignore::WalkState::Continue
+        })
+    });
+    drop(tx);
+    let mut out: Vec<WalkItem> = rx.into_iter().collect();
+    out.sort_by(|a, b| a.rel().cmp(b.rel()));
+    out
+}
+
+/// What one entry of the walk gives: a file the globs take, a path that cannot be used, or
+/// nothing (a folder, a file the globs leave out, a link out of the root).
+fn item_of(root: &Path, matcher: &FileMatcher, entry: Result<ignore::DirEntry, ignore::Error>) -> Option<WalkItem> {
+    let wanted = |rel: &str| matcher.matches(rel) && !rules::is_litter(rel);
+    let entry = match entry {
+        Ok(e) => e,
+        Err(e) => {
+            let rel = error_path(&e)?.strip_prefix(root).ok()?.to_str()?.to_string();
+            return wanted(&rel).then(|| WalkItem::Error { rel, reason: format!("cannot be read: {e}") });
         }
-        let Ok(rel_path) = entry.path().strip_prefix(root) else { continue };
-        let Some(rel) = rel_path.to_str() else {
-            let reason = "its name is not valid UTF-8".to_string();
-            out.push(WalkItem::Error { rel: rel_path.display().to_string(), reason });
-            continue;
-        };
-        if !matcher.matches(rel) || is_litter(rel) {
-            continue;
-        }
-        if entry.path_is_symlink() {
-            match entry.path().canonicalize() {
-                Ok(real) if real.starts_with(root) => {}
-                _ => continue,
-            }
-        }
-        match entry.metadata() {
-            Ok(md) => out.push(WalkItem::File(FoundFile {
-                rel: rel.to_string(),
-                abs: entry.path().to_path_buf(),
-                size: md.len(),
-                mtime_ns: mtime_ns(&md),
-            })),
-            Err(e) => out.push(WalkItem::Error { rel: rel.to_string(), reason: format!("cannot be read: {e}") }),
+    };
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let rel_path = entry.path().strip_prefix(root).ok()?;
+    let Some(rel) = rel_path.to_str() else {
+        let reason = "its name is not valid UTF-8".to_string();
+        return Some(WalkItem::Error { rel: rel_path.display().to_string(), reason });
+    };
+    if !wanted(rel) {
+        return None;
+    }
+    if entry.path_is_symlink() {
+        match entry.path().canonicalize() {
+            Ok(real) if real.starts_with(root) => {}
+            _ => return None,
         }
     }
-    out
+    Some(match entry.metadata() {
+        Ok(md) => WalkItem::File(FoundFile {
+            rel: rel.to_string(),
+            abs: entry.path().to_path_buf(),
+            size: md.len(),
+            mtime_ns: mtime_ns(&md),
+        }),
+        Err(e) => WalkItem::Error { rel: rel.to_string(), reason: format!("cannot be read: {e}") },
+    })
+}
+
+/// The path an error of the walk is about, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn editor_litter_never_belongs() {
-        let m = FileMatcher::new("**/*", "", "").unwrap();
-        for litter in
-            [".#note.md", "#note.md#", "note.md~", "d/.note.md.swp", "4913", ".note.md.svc-1-2.tmp", "~$report.docx"]
-        {
-            assert!(!belongs(litter, &m), "{litter}");
-        }
-        assert!(belongs("d/note.md", &m));
-        assert!(!belongs("node_modules/x/readme.md", &m));
-    }
 
     #[test]
     fn pattern_include_exclude() {
@@ -202,8 +225,8 @@ mod tests {
         assert!(!m.matches("secret.md"));
         let by_dir = FileMatcher::new("**/*.md", "**/*.md", "archive").unwrap();
         assert!(!by_dir.matches("archive/old/a.md"));
+        assert_eq!(by_dir.left_out("archive/old/a.md"), Some(Left::Excluded { glob: "archive".into() }));
         assert!(!by_dir.matches("b.txt"), "an include replaces the defaults");
-        assert!(by_dir.matches("target/a.md"), "an exclude replaces the defaults");
     }
 
     #[test]
@@ -212,31 +235,58 @@ mod tests {
         for yes in ["a.md", "n/b.txt", "d/r.pdf", "s/deck.pptx", "mail/x.eml", "src/lib.rs", "web/app.tsx", "c.yaml"] {
             assert!(m.matches(yes), "{yes}");
         }
-        for no in ["img.png", "target/debug/x.rs", "crate/target/x.rs", "dist/app.js", "Cargo.lock", "a/app.min.js"] {
+        for yes in ["target/debug/x.rs", "crate/target/x.rs", "dist/app.js"] {
+            assert!(m.matches(yes), "build output is left out by evidence, not by name: {yes}");
+        }
+        for no in ["img.png", "Cargo.lock", "a/app.min.js"] {
             assert!(!m.matches(no), "{no}");
         }
     }
 
-    #[test]
-    fn walks_and_skips_always_excluded_and_escaping_links() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("root");
-        std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::write(root.join("a.md"), "a").unwrap();
-        std::fs::write(root.join("sub/b.md"), "b").unwrap();
-        std::fs::write(root.join(".git/c.md"), "c").unwrap();
-        std::fs::write(dir.path().join("outside.md"), "o").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("outside.md"), root.join("link.md")).unwrap();
-        let root = root.canonicalize().unwrap();
-        let m = FileMatcher::new("**/*.md", "", "").unwrap();
-        let found: Vec<String> = walk(&root, &m)
+    fn found(root: &Path) -> Vec<String> {
+        let rules = Rules::new(root, FileMatcher::new("**/*.md", "", "").unwrap());
+        walk(&rules)
             .into_iter()
             .filter_map(|i| match i {
                 WalkItem::File(f) => Some(f.rel),
                 WalkItem::Error { .. } => None,
             })
-            .collect();
-        assert_eq!(found, vec!["a.md", "sub/b.md"]);
+            .collect()
+    }
+
+    #[test]
+    fn walks_and_skips_what_the_rules_leave_out_and_escaping_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        for d in ["sub", ".git", "node_modules/x", ".hidden", "target/debug", "build", "notes/target"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in [
+            "a.md",
+            "sub/b.md",
+            ".git/c.md",
+            "node_modules/x/d.md",
+            ".hidden/e.md",
+            "target/debug/f.md",
+            "build/g.md",
+            "notes/target/h.md",
+            "sub/.i.md.swp",
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        std::fs::write(root.join("target/CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(dir.path().join("outside.md"), "o").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside.md"), root.join("link.md")).unwrap();
+        let root = root.canonicalize().unwrap();
+        assert_eq!(found(&root), vec!["a.md", "notes/target/h.md", "sub/b.md"]);
+        // The walk and the rules agree on every path.
+        let rules = Rules::new(&root, FileMatcher::new("**/*.md", "", "").unwrap());
+        for rel in ["a.md", "notes/target/h.md", "sub/b.md"] {
+            assert!(rules.belongs(rel), "{rel}");
+        }
+        for rel in [".git/c.md", "node_modules/x/d.md", ".hidden/e.md", "target/debug/f.md", "build/g.md"] {
+            assert!(!rules.belongs(rel), "{rel}");
+        }
     }
 }

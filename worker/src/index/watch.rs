@@ -18,7 +18,8 @@ use crate::config::CollectionConfig;
 use crate::index::convert::splits_into_parts;
 use crate::index::indexer::FileSync;
 use crate::index::mounts;
-use crate::index::walk::{self, FileMatcher};
+use crate::index::rules::{self, Rules};
+use crate::index::walk::FileMatcher;
 use crate::stores::catalog::{self, Origin};
 use crate::Worker;
 use notify_debouncer_full::notify::event::{ModifyKind, RenameMode};
@@ -387,17 +388,21 @@ struct Plan {
     scan: bool,
 }
 
-/// Turns a batch into a [`Plan`]: paths outside the collection (its patterns, the folders
-/// never indexed, editors' litter) are dropped before any work.
-fn plan(root: &Path, matcher: &FileMatcher, events: &[DebouncedEvent]) -> Plan {
+/// Turns a batch into a [`Plan`]: paths the collection's rules leave out ([`rules`]: its
+/// globs, ignore files, hidden and never-notes names, cache folders, editors' litter) are
+/// dropped before any work. A change to an ignore file or a cache tag changes which files of
+/// the folders under it belong: a scan re-evaluates them (newly ignored files leave the index,
+/// newly allowed ones come in).
+fn plan(rules: &Rules, events: &[DebouncedEvent]) -> Plan {
+    let root = rules.root();
     let mut plan = Plan::default();
     let rel = |p: &Path| -> Option<String> {
         let rel = p.strip_prefix(root).ok()?.to_str()?.to_string();
         (!rel.is_empty()).then_some(rel)
     };
-    let wanted = |rel: &str| walk::belongs(rel, matcher);
+    let wanted = |rel: &str| rules.belongs(rel);
     for e in events {
-        if e.need_rescan() {
+        if e.need_rescan() || e.paths.iter().filter_map(|p| rel(p)).any(|r| rules::is_rule_file(&r)) {
             plan.scan = true;
             continue;
         }
@@ -434,7 +439,7 @@ fn plan(root: &Path, matcher: &FileMatcher, events: &[DebouncedEvent]) -> Plan {
                         Some(r) if wanted(&r) => {
                             plan.files.insert(r);
                         }
-                        Some(r) if !p.exists() && !walk::is_litter(&r) => {
+                        Some(r) if !p.exists() && !rules::is_litter(&r) => {
                             plan.gone.insert(r);
                         }
                         _ => {}
@@ -458,7 +463,7 @@ fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
         return;
     };
     let Ok(matcher) = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude) else { return };
-    let plan = plan(&root, &matcher, events);
+    let plan = plan(&Rules::new(&root, matcher), events);
     if plan.scan || needs_scan(w, coll, &plan) {
         scan(w, coll);
         return;
@@ -540,7 +545,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir(root.join("sub")).unwrap();
-        let m = FileMatcher::new("**/*.md", "**/*.md", "drafts/**").unwrap();
+        let r = Rules::new(root, FileMatcher::new("**/*.md", "**/*.md", "drafts/**").unwrap());
         let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
         let events = vec![
             event(modify, paths(root, &["a.md"])),
@@ -549,18 +554,22 @@ mod tests {
             event(EventKind::Modify(ModifyKind::Name(RenameMode::Both)), paths(root, &["old.md", "new.md"])),
             event(EventKind::Access(notify_debouncer_full::notify::event::AccessKind::Any), paths(root, &["z.md"])),
         ];
-        let p = plan(root, &m, &events);
+        let p = plan(&r, &events);
         assert_eq!(p.files.iter().map(String::as_str).collect::<Vec<_>>(), vec!["a.md", "b.md"]);
         assert_eq!(p.renames, vec![("old.md".to_string(), "new.md".to_string())]);
         assert!(!p.scan);
         // A folder moved in, an overflow: a scan.
-        assert!(plan(root, &m, &[event(EventKind::Create(CreateKind::Folder), paths(root, &["sub"]))]).scan);
+        assert!(plan(&r, &[event(EventKind::Create(CreateKind::Folder), paths(root, &["sub"]))]).scan);
         let overflow = event(EventKind::Other, vec![]);
         let mut overflow = overflow;
         overflow.event.attrs.set_flag(Flag::Rescan);
-        assert!(plan(root, &m, &[overflow]).scan);
+        assert!(plan(&r, &[overflow]).scan);
+        // An ignore file or a cache tag edited: which files belong may have changed.
+        for rule_file in ["sub/.gitignore", ".svcignore", "sub/CACHEDIR.TAG"] {
+            assert!(plan(&r, &[event(modify, paths(root, &[rule_file]))]).scan, "{rule_file}");
+        }
         // Something removed that matches no pattern: perhaps a folder, checked against the index.
-        let p = plan(root, &m, &[event(EventKind::Remove(RemoveKind::Any), paths(root, &["gone"]))]);
+        let p = plan(&r, &[event(EventKind::Remove(RemoveKind::Any), paths(root, &["gone"]))]);
         assert!(p.files.is_empty());
         assert_eq!(p.gone.iter().map(String::as_str).collect::<Vec<_>>(), vec!["gone"]);
     }

@@ -328,7 +328,7 @@ pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Re
         Some(p) => relative_to_note(&base, p)?,
         None => RelPath::parse(&base, "uri")?,
     };
-    if rel.as_str().split('/').any(|seg| crate::index::walk::ALWAYS_EXCLUDED.contains(&seg)) {
+    if rel.as_str().split('/').any(|seg| crate::index::rules::NEVER_NOTES.contains(&seg)) {
         return Err(ApiError::not_found("Asset not found"));
     }
     let abs = contain(&root, &rel)?;
