@@ -162,3 +162,37 @@ fn recency_reorders_only_results_that_match_the_query_well() {
     let plain = uris(&s.search(json!({ "query": "meeting notes" })));
     assert!(plain[..2].iter().all(|u| u.contains("meetings/")), "{plain:?}");
 }
+
+/// Issue 35's memo: a newer memo that only links to a meeting note (its link's path holds
+/// "meeting" and "notes"; before stop 40 it came first) must not outrank the newest meeting note on "latest meeting
+/// notes": a link's target is an address, not the memo's words (its text still is).
+#[test]
+fn a_link_target_lends_no_words_and_recency_keeps_the_newest_meeting_first() {
+    let s = Server::start();
+    let mut files: Vec<(String, String)> = (1..=40)
+        .map(|i| {
+            let day = format!("2023-{:02}-{:02}", (i - 1) / 4 + 1, (i - 1) % 4 * 7 + 1);
+            let note = format!("---\ndate: {day}\n---\n# Meeting {i:02}\nAgenda: roadmap, hiring and item {i}.\n");
+            (format!("meeting-notes/2023/meeting-{i:02}.md"), note)
+        })
+        .collect();
+    files.push((
+        "memos/2024/memo.md".into(),
+        "---\ndate: 2024-03-01\n---\n# Memo\nThe budget is settled, as agreed [in February](../../meeting-notes/2023/meeting-02.md).\n"
+            .into(),
+    ));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    write_notes(&s.path("work"), &refs);
+    s.add_collection(&s.path("work"), "work");
+    let got = uris(&s.search(json!({ "query": "latest meeting notes" })));
+    assert_eq!(got.first().map(String::as_str), Some("svc://work/meeting-notes/2023/meeting-40.md"), "{got:?}");
+    assert!(!got.iter().any(|u| u.contains("memo")), "the memo holds none of the words: {got:?}");
+    // The link's text is the memo's: it is found by it.
+    let by_text = uris(&s.search(json!({ "query": "february" })));
+    assert_eq!(by_text, vec!["svc://work/memos/2024/memo.md"]);
+    // The link itself still counts as a link.
+    let back = s.get("/api/doc?uri=svc://work/meeting-notes/2023/meeting-02.md").json();
+    let id = back["docid"].as_str().unwrap().trim_start_matches('#').to_string();
+    let links = s.get(&format!("/api/doc/%23{id}/backlinks")).json();
+    assert!(links.to_string().contains("memos/2024/memo.md"), "{links}");
+}

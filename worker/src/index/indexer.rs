@@ -450,11 +450,12 @@ impl Indexer<'_> {
             let categories =
                 self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel);
             let title = keyword_title(&p.doc.title, &p.file.rel, &p.doc.sections);
+            let body = ingest::keyword_body(&p.canonical, p.doc.body_start_line, source_kind(&p.file.rel));
             self.bm25.upsert(&Bm25Doc {
                 key: id,
                 collection: coll,
                 title: &title,
-                body: &p.doc.body,
+                body: &body,
                 rel_path: &p.file.rel,
                 tags: &p.doc.tags,
                 categories: &categories,
@@ -892,17 +893,19 @@ impl Indexer<'_> {
             for row in rows {
                 if row.active {
                     let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
-                    let body = body_of(&text, row.body_start_line);
                     let no_tags = Vec::new();
                     let categories =
                         self.content_types.categories_with_type(&row.categories, row.fm_type.as_deref(), &row.rel_path);
                     // A code file's symbols are keywords of its title: parsed again here.
-                    let title = keyword_title(&row.title, &row.rel_path, &ingest::code_symbols(body, &row.rel_path));
+                    let symbols = ingest::code_symbols(ingest::body_of(&text, row.body_start_line), &row.rel_path);
+                    let title = keyword_title(&row.title, &row.rel_path, &symbols);
+                    // The same keyword text as a sync's (ingest::keyword_body).
+                    let body = ingest::keyword_body(&text, row.body_start_line, source_kind(&row.rel_path));
                     self.bm25.upsert(&Bm25Doc {
                         key: row.id,
                         collection: &row.collection,
                         title: &title,
-                        body,
+                        body: &body,
                         rel_path: &row.rel_path,
                         tags: tags.get(&row.id).unwrap_or(&no_tags),
                         categories: &categories,
@@ -934,34 +937,9 @@ fn keyword_title<'a>(title: &'a str, rel: &str, sections: &[ingest::Section]) ->
     std::borrow::Cow::Owned(out)
 }
 
-/// The canonical text without its front matter: from 1-based line `start` on.
-pub fn body_of(canonical: &str, start: u32) -> &str {
-    if start <= 1 {
-        return canonical;
-    }
-    let mut line = 1;
-    for (i, b) in canonical.bytes().enumerate() {
-        if b == b'\n' {
-            line += 1;
-            if line == start {
-                return &canonical[i + 1..];
-            }
-        }
-    }
-    ""
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn body_skips_front_matter_lines() {
-        let t = "---\ntitle: x\n---\n# Head\nbody\n";
-        assert_eq!(body_of(t, 4), "# Head\nbody\n");
-        assert_eq!(body_of(t, 1), t);
-        assert_eq!(body_of(t, 99), "");
-    }
 
     #[test]
     fn a_split_file_is_unchanged_when_its_active_parts_hold_its_mtime() {
