@@ -262,6 +262,22 @@ def test_collections_add_with_sync_progress(page, svc):
     expect(p.locator("#col-status")).to_contain_text("31 files processed")
 
 
+def test_collections_page_explains_why_a_file_is_not_indexed(page, svc):
+    drafts = svc.tmp / "notes" / ".drafts"
+    drafts.mkdir(exist_ok=True)
+    (drafts / "idea.md").write_text("# Idea\n")
+    p = page.page
+    p.goto(svc.base + "/collections")
+    expect(p.locator("body[data-ready=true]")).to_be_attached()
+    p.locator("#explain-path").fill(str(drafts / "idea.md"))
+    p.locator("#explain-form button[type=submit]").click()
+    expect(p.locator("#explain-result")).to_contain_text("is left out")
+    expect(p.locator("#explain-result")).to_contain_text(".drafts is hidden")
+    p.locator("#explain-path").fill("relative/path.md")
+    p.locator("#explain-form button[type=submit]").click()
+    expect(p.locator("#explain-result")).to_contain_text("VALIDATION")
+
+
 def test_models_page_lists_presets(page, svc):
     p = page.page
     p.goto(svc.base + "/models")

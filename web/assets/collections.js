@@ -9,6 +9,10 @@ const nameInput = document.getElementById("col-name");
 const status = document.getElementById("col-status");
 const progress = document.getElementById("col-progress");
 const tbody = document.querySelector("#col-table tbody");
+const problems = document.getElementById("col-problems");
+const explainForm = document.getElementById("explain-form");
+const explainPath = document.getElementById("explain-path");
+const explainResult = document.getElementById("explain-result");
 let indexed = 0;
 let tracking = null;
 let refreshSoon = null;
@@ -86,10 +90,36 @@ async function track(jobId, label, collection) {
   else {
     const res = job.result || {};
     status.textContent = `${label}: done, ${res.totalFilesProcessed ?? 0} files processed (${res.totalFilesAdded ?? 0} added, ${res.totalFilesUpdated ?? 0} updated) in ${res.totalDurationMs ?? 0} ms.`;
+    showProblems(res.collections || []);
   }
   document.body.dataset.jobDone = jobId;
   await refresh();
 }
+
+/** The files a job skipped or could not index, each with a "Why?" that asks /api/explain. */
+function showProblems(collections) {
+  problems.replaceChildren(
+    ...collections.flatMap((c) =>
+      (c.problems || []).map((p) => {
+        const why = el("span", { class: "why" });
+        const uri = `svc://${c.collection}/${p.relPath}`;
+        return el("li", {}, `${c.collection}/${p.relPath}: ${p.reason} `,
+          el("button", { type: "button", onclick: async () => { why.textContent = await explain(uri); } }, "Why?"),
+          " ", why);
+      })));
+}
+
+/** The verdict of /api/explain for a path or svc:// URI, as a sentence. */
+async function explain(path) {
+  const r = await api(`/api/explain?path=${encodeURIComponent(path)}`);
+  return r.ok ? r.data.message : errorText(r);
+}
+
+explainForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  explainResult.textContent = await explain(explainPath.value.trim());
+  document.body.dataset.explained = "true";
+});
 
 async function sync(name) {
   startCounting(`Sync of ${name}`, name);

@@ -109,10 +109,17 @@ pub async fn collections() -> HtmlPage {
             }
             p #col-status role="status" aria-live="polite" {}
             progress #col-progress max="100" value="0" hidden {}
+            ul #col-problems {}
             table #col-table {
                 thead { tr { th { "Name" } th { "Folder" } th { "Notes" } th { "Changes on disk" } th { "Actions" } } }
                 tbody {}
             }
+            h2 { "Why is a file not indexed?" }
+            form #explain-form {
+                label { "File path " input #explain-path name="path" type="text" required placeholder="/home/me/notes/target/plan.md"; }
+                button type="submit" { "Explain" }
+            }
+            p #explain-result role="status" aria-live="polite" {}
         },
     )
 }
