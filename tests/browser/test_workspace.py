@@ -20,6 +20,11 @@ def test_search_open_follow_wiki_link_and_backlinks(page, svc):
     p.keyboard.type("garden")
     expect(p.locator("#results li").first).to_contain_text("Alpha")
     expect(p.locator("#results mark").first).to_have_text(re.compile("garden", re.I))
+    # The snippet reads as text: no heading marks or wiki-link brackets (issue 35).
+    snippet = p.locator("#results li .snippet").first
+    expect(snippet).to_contain_text("links to Beta and Missing Note")
+    expect(snippet).not_to_contain_text("[[")
+    expect(snippet).not_to_contain_text("## ")
     # Tag facets carry counts.
     expect(p.locator("#tag-list .facet", has_text="#garden")).to_contain_text("1")
     page.shot("search")

@@ -21,6 +21,20 @@ let typedAt = null; // when the keystroke that the debounced search answers happ
 
 const ENDPOINT = { bm25: "/api/search", hybrid: "/api/query", vector: "/api/vsearch" };
 
+/** A snippet as a reader sees it: Markdown's heading marks, link and wiki-link syntax (the
+ * text kept, the address gone), emphasis, inline code marks and HTML tags removed. The API's
+ * `snippet` stays the note's text as it is. */
+export function plainSnippet(text) {
+  return text
+    .replace(/<[^>\n]+>/g, " ")
+    .replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1")
+    .replace(/\[\[(?:[^\]|\n]*\|)?([^\]\n]*)\]\]/g, "$1")
+    .replace(/(^|\s)#{1,6}(?=\s)/g, "$1")
+    .replace(/(\*\*|__|~~|\*|`)(\S(?:[^\n]*?\S)?)\1/g, "$2")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
 /** The snippet with every query term marked, as nodes. */
 function highlighted(text, query) {
   const terms = query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 1);
@@ -92,7 +106,7 @@ async function run() {
           el("span", { class: "title" }, hit.title || hit.source.relPath),
           el("span", { class: "path" }, `${hit.collection}/${hit.source.relPath}`),
           hit.symbol ? el("code", { class: "symbol" }, hit.symbol) : null,
-          el("span", { class: "snippet" }, highlighted(hit.snippet, query)),
+          el("span", { class: "snippet" }, highlighted(plainSnippet(hit.snippet), query)),
           hit.tags.length ? el("span", { class: "tags" }, hit.tags.map((t) => `#${t}`).join(" ")) : null))),
   );
   const ms = Math.round(performance.now() - started);
