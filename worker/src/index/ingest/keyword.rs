@@ -65,12 +65,10 @@ fn inline(line: &str, out: &mut String) {
     let mut i = 0;
     while i < line.len() {
         let rest = &line[i..];
-        if rest.starts_with("](") {
-            if let Some(end) = closing_paren(&rest[2..]) {
-                out.push(']');
-                i += 2 + end + 1;
-                continue;
-            }
+        if let Some(end) = rest.strip_prefix("](").and_then(closing_paren) {
+            out.push(']');
+            i += 2 + end + 1;
+            continue;
         }
         if let Some(inner) = rest.strip_prefix("[[").and_then(|r| r.find("]]").map(|c| &r[..c])) {
             let shown = inner.rsplit_once('|').map_or(inner, |(_, alias)| alias);
