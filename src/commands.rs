@@ -147,6 +147,12 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
         }
         if let Some(s) = &snapshot {
             println!("documents: {}  chunks: {}", s.total_documents, s.total_chunks);
+            // Long work made visible: vectors are computed in the background after a sync,
+            // and until then answers and hybrid search rest on keywords for those documents.
+            match s.embedding_backlog {
+                0 => {}
+                n => println!("vectors: {n} document{} waiting to be embedded", if n == 1 { "" } else { "s" }),
+            }
             for c in &s.collections {
                 // The last worker's word on its folders holds only while it runs.
                 let watch = if running.is_some() { format!("  [{}]", watch_text(&c.watch)) } else { String::new() };

@@ -414,6 +414,9 @@ fn without_models_vector_routes_answer_503_and_hybrid_falls_back() {
     let g = s.get("/api/graph?includeSimilar=true").json();
     assert_eq!(g["meta"]["similarAvailable"], false);
     assert_eq!(status(&s)["embeddingBacklog"], 4);
+    let out = s.cmd().arg("status").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("vectors: 4 documents waiting to be embedded"), "{text}");
 
     let p = s.get("/api/presets").json();
     assert_eq!(p["activePreset"], "default");
