@@ -205,7 +205,11 @@ pub fn collection_add(
         println!("added collection {} ({})", reply.collection.name, reply.collection.path);
     }
     let job = b.wait_job(&reply.job_id)?;
-    print_job(&job, json)
+    let code = print_job(&job, json)?;
+    if !json {
+        vectors_pending(dirs);
+    }
+    Ok(code)
 }
 
 pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
@@ -232,7 +236,11 @@ pub fn update(dirs: &Dirs, collection: Option<String>, git_pull: bool, json: boo
     let mut b = Backend::open(dirs)?;
     let r: SyncStarted = b.call_ok(protocol::SyncCollections { collection, git_pull: git_pull.then_some(true) })?;
     let job = b.wait_job(&r.job_id)?;
-    print_job(&job, json)
+    let code = print_job(&job, json)?;
+    if !json {
+        vectors_pending(dirs);
+    }
+    Ok(code)
 }
 
 /// Which retrieval a search command runs.
@@ -298,17 +306,60 @@ pub fn embed(dirs: &Dirs) -> anyhow::Result<ExitCode> {
             let n = w.embed_now().map_err(|e| anyhow!("embedding failed: {e}"))?;
             println!("embedded {n} documents' chunks");
         }
-        Backend::Server { .. } => loop {
-            let backlog = read_snapshot(dirs).map_or(0, |s| s.embedding_backlog);
-            if backlog == 0 {
-                println!("embedding backlog is empty");
-                break;
-            }
-            eprintln!("waiting for the server to embed {backlog} documents...");
-            std::thread::sleep(std::time::Duration::from_secs(2));
-        },
+        Backend::Server { .. } => follow_embedding(dirs)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Follows the server's background embedding until its backlog is empty: a progress bar with
+/// counts, rate and ETA on a terminal, a plain line every two seconds otherwise. Ctrl-C ends
+/// the wait, not the work (the server goes on).
+fn follow_embedding(dirs: &Dirs) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let backlog = || read_snapshot(dirs).map_or(0, |s| s.embedding_backlog);
+    let mut total = backlog();
+    let bar = (total > 0 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} documents embedded, {per_sec}, ETA {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    });
+    loop {
+        let left = backlog();
+        // Documents synced meanwhile join the backlog: the total grows with them.
+        total = total.max(left);
+        match &bar {
+            Some(bar) => {
+                bar.set_length(total);
+                bar.set_position(total - left);
+            }
+            None if left > 0 => eprintln!("waiting for the server to embed {left} documents..."),
+            None => {}
+        }
+        if left == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(if bar.is_some() { 1 } else { 2 }));
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    println!("embedding backlog is empty");
+    Ok(())
+}
+
+/// After an indexing job: the documents whose vectors the server still computes, so a user
+/// knows answers and hybrid search are not yet at full strength for them.
+fn vectors_pending(dirs: &Dirs) {
+    if let Some(s) = read_snapshot(dirs).filter(|s| s.capabilities.vector && s.embedding_backlog > 0) {
+        println!(
+            "vectors: {} documents are being embedded in the background (`svc embed` follows them)",
+            s.embedding_backlog
+        );
+    }
 }
 
 /// `svc models list|use|pull|path`.

@@ -222,6 +222,11 @@ fn target_keys() -> Vec<String> {
 fn the_reranker_orders_hybrid_results_and_can_be_turned_off() {
     let s = tiny_models_server();
     assert_eq!(s.get("/api/capabilities").json()["answer"], true);
+    // `svc embed` follows the server's background embedding (here already done) and says so;
+    // not on a terminal, it prints plain lines, no progress bar.
+    let out = s.cmd().arg("embed").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "embedding backlog is empty\n");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains('\u{1b}'), "no terminal escapes off a terminal");
     let q = s.post("/api/query", json!({ "query": "sockets", "limit": 3 })).json();
     assert_eq!(q["meta"]["reranked"], true, "{q}");
     assert_eq!(q["meta"]["vectorsUsed"], true);
