@@ -5,10 +5,6 @@ use crate::common::*;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-fn enc(s: &str) -> String {
-    s.replace('#', "%23").replace('+', "%2B").replace(':', "%3A")
-}
-
 fn kinds(page: &Value) -> Vec<(String, String)> {
     page["changes"]
         .as_array()
@@ -48,7 +44,7 @@ fn changes_page_with_cursors_and_report_structure() {
     assert_eq!(p1["page"]["truncated"], true);
     let next = p1["page"]["nextCursor"].as_str().unwrap().to_string();
     assert!(next.starts_with("svc-change-v1."), "{next}");
-    let p2 = s.get(&format!("/api/changes?limit=2&since={}", enc(&next))).json();
+    let p2 = s.get(&format!("/api/changes?limit=2&since={}", urlencode(&next))).json();
     let mut paged = kinds(&p1);
     paged.extend(kinds(&p2));
     assert_eq!(paged, kinds(&all));
@@ -56,10 +52,10 @@ fn changes_page_with_cursors_and_report_structure() {
 
     // Polling from the latest cursor sees only what comes after it: an edit with structure.
     let latest = all["page"]["latestCursor"].as_str().unwrap().to_string();
-    assert_eq!(s.get(&format!("/api/changes?since={}", enc(&latest))).json()["changes"], json!([]));
+    assert_eq!(s.get(&format!("/api/changes?since={}", urlencode(&latest))).json()["changes"], json!([]));
     std::fs::write(n.join("a.md"), "---\ndate: 2024-05-01\n---\n# A\n## New part\nsee [[C]]\n").unwrap();
     s.sync(json!({}));
-    let polled = s.get(&format!("/api/changes?since={}", enc(&latest))).json();
+    let polled = s.get(&format!("/api/changes?since={}", urlencode(&latest))).json();
     assert_eq!(kinds(&polled), vec![("update".to_string(), "a.md".to_string())]);
     let ch = &polled["changes"][0];
     assert_eq!(ch["structureDelta"]["headings"]["added"], json!(["New part"]));
@@ -87,11 +83,12 @@ fn changes_page_with_cursors_and_report_structure() {
         .unwrap()
         .to_string();
     let b_docid = s.get("/api/doc?uri=svc://n/b.md").json()["docid"].as_str().unwrap().to_string();
-    let db = s.get(&format!("/api/diff?ref={}&change={}", enc(&b_docid), enc(&first_id))).json();
+    let db = s.get(&format!("/api/diff?ref={}&change={}", urlencode(&b_docid), urlencode(&first_id))).json();
     assert_eq!(db["change"]["kind"], "create");
     // Another document's change id is not this document's.
     let a_docid = s.get("/api/doc?uri=svc://n/a.md").json()["docid"].as_str().unwrap().to_string();
-    s.get(&format!("/api/diff?ref={}&change={}", enc(&a_docid), enc(&first_id))).assert_error(404, "NOT_FOUND");
+    s.get(&format!("/api/diff?ref={}&change={}", urlencode(&a_docid), urlencode(&first_id)))
+        .assert_error(404, "NOT_FOUND");
 
     // Deleting a note: an inactivate change, and diff still speaks of the inactive note.
     std::fs::remove_file(n.join("c.md")).unwrap();
@@ -163,17 +160,17 @@ fn journal_retention_drops_only_past_its_bound_and_says_so() {
     let newest = s.get("/api/diff?ref=svc%3A%2F%2Fn%2Fa.md").json();
     assert_eq!(newest["change"]["id"], page["changes"][2]["id"]);
     // The first change's cursor has expired; its diff says so.
-    let expired = s.get(&format!("/api/changes?since={}", enc(&first_id))).json();
+    let expired = s.get(&format!("/api/changes?since={}", urlencode(&first_id))).json();
     assert_eq!(expired["page"]["cursorExpired"], true);
     assert_eq!(expired["changes"].as_array().unwrap().len(), 3);
     assert!(!expired["warnings"].as_array().unwrap().is_empty());
-    let d = s.get(&format!("/api/diff?ref=svc%3A%2F%2Fn%2Fa.md&change={}", enc(&first_id))).json();
+    let d = s.get(&format!("/api/diff?ref=svc%3A%2F%2Fn%2Fa.md&change={}", urlencode(&first_id))).json();
     assert_eq!(d["status"], "expired");
     assert_eq!(d["change"], Value::Null);
     assert_eq!(d["history"]["status"], "partial");
     // The earliest cursor reads exactly what is retained.
     let earliest = page["page"]["earliestCursor"].as_str().unwrap();
-    let again = s.get(&format!("/api/changes?since={}", enc(earliest))).json();
+    let again = s.get(&format!("/api/changes?since={}", urlencode(earliest))).json();
     assert_eq!(again["changes"], page["changes"]);
     assert_eq!(again["page"]["cursorExpired"], false);
 }

@@ -360,3 +360,13 @@ pub fn read_changed_events(
     }
     events
 }
+
+/// `s` percent-encoded for a query string (unreserved characters and `/` kept).
+pub fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'/' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -17,15 +17,6 @@ fn explain(s: &Server, path: &Path) -> Value {
     r.json()
 }
 
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'/' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 fn indexed(s: &Server, uri: &str) -> bool {
     s.get(&format!("/api/doc?uri={uri}")).status == 200
 }

@@ -251,7 +251,7 @@ fn judge(
     let judge = w.models.preset().judges.then_some(generator);
     let layer = SemanticLayer { judge, question: question.text(), deadline, started };
     let semantic = layer.run(w, claims, sources, &candidates, &mut verdicts);
-    Judged { verdicts, semantic, verifier: if judge.is_some() { JUDGED } else { VERIFIER } }
+    Judged { verdicts, semantic, verifier: layer.verifier() }
 }
 
 /// The semantic layer: its two checks and the time they may take.
@@ -265,6 +265,15 @@ struct SemanticLayer<'a> {
 }
 
 impl SemanticLayer<'_> {
+    /// The layer's name in fingerprints: [`JUDGED`] when a generator judges, else [`VERIFIER`].
+    fn verifier(&self) -> &'static str {
+        if self.judge.is_some() {
+            JUDGED
+        } else {
+            VERIFIER
+        }
+    }
+
     /// Over the candidates: a claim is supported when one sentence of one of its passages is
     /// close enough in meaning ([`SUPPORT_SIMILARITY`]) and, when the preset's generator
     /// judges, it rules that the closest passage states the claims close to it (read together)
@@ -278,7 +287,7 @@ impl SemanticLayer<'_> {
         candidates: &[(usize, Vec<usize>)],
         verdicts: &mut [Verdict],
     ) -> SemanticCheck {
-        let verifier = if self.judge.is_some() { JUDGED } else { VERIFIER };
+        let verifier = self.verifier();
         let config = hex::encode(Sha256::digest(format!(
             "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence\0{}\0{}\0judged-by-closest-passage-{}",
             claims::MIN_COVERAGE,

@@ -3,7 +3,7 @@
 //! never notes, hidden names, `CACHEDIR.TAG`, ignore files, the globs), then the sync's own
 //! (the format, the size limit, a file that cannot be read or converted).
 
-use super::indexer::{self, MAX_FILE_BYTES};
+use super::indexer;
 use super::rules::{Left, Rules};
 use super::walk::FileMatcher;
 use crate::config::CollectionConfig;
@@ -152,8 +152,7 @@ fn sync_rule(abs: &Path, rel: &str, size: u64) -> Option<LeftOutBy> {
     let Some(kind) = source_kind(rel) else {
         return Some(rule(LeftOutKind::UnsupportedFormat));
     };
-    if size > MAX_FILE_BYTES {
-        let detail = format!("{} MB, over the {} MB limit", size >> 20, MAX_FILE_BYTES >> 20);
+    if let Some(detail) = indexer::over_size_limit(size) {
         return Some(LeftOutBy { detail: Some(detail), ..rule(LeftOutKind::TooLarge) });
     }
     indexer::unreadable(abs, kind, rel).map(|why| LeftOutBy { detail: Some(why), ..rule(LeftOutKind::Unreadable) })

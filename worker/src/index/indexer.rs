@@ -101,6 +101,12 @@ fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Result<(String, Optio
     found
 }
 
+/// How a file of `size` bytes is over [`MAX_FILE_BYTES`], if it is: what a sync reports for
+/// it and `explain` names as its rule.
+pub fn over_size_limit(size: u64) -> Option<String> {
+    (size > MAX_FILE_BYTES).then(|| format!("{} MB, over the {} MB limit", size >> 20, MAX_FILE_BYTES >> 20))
+}
+
 /// Why the file at `abs` cannot be read or converted, when it cannot (a sync counts it as
 /// errored).
 pub fn unreadable(abs: &Path, kind: SourceKind, rel: &str) -> Option<String> {
@@ -450,7 +456,8 @@ impl Indexer<'_> {
             let categories =
                 self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel);
             let title = keyword_title(&p.doc.title, &p.file.rel, &p.doc.sections);
-            let body = ingest::keyword_body(&p.canonical, p.doc.body_start_line, source_kind(&p.file.rel));
+            // The parsed body is the Markdown body the stored text gives (ingest::keyword_body).
+            let body = ingest::keyword_text(&p.doc.body, source_kind(&p.file.rel));
             self.bm25.upsert(&Bm25Doc {
                 key: id,
                 collection: coll,
@@ -634,12 +641,9 @@ impl Indexer<'_> {
                 res.files_skipped += 1;
                 continue;
             };
-            if file.size > MAX_FILE_BYTES {
+            if let Some(over) = over_size_limit(file.size) {
                 res.files_skipped += 1;
-                res.problem(
-                    &file.rel,
-                    format!("skipped: {} MB, over the {} MB limit", file.size >> 20, MAX_FILE_BYTES >> 20),
-                );
+                res.problem(&file.rel, format!("skipped: {over}"));
                 keep(&mut seen, &file.rel);
                 continue;
             }

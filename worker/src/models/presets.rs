@@ -165,10 +165,15 @@ pub fn from_config(configs: &[PresetConfig]) -> Vec<&'static Preset> {
     out
 }
 
+/// The preset `id` names among `presets`, directly or as an alias ([`canonical_id`]).
+pub fn find_in<'p>(presets: impl IntoIterator<Item = &'p Preset>, id: &str) -> Option<&'p Preset> {
+    let id = canonical_id(id);
+    presets.into_iter().find(|p| p.id == id)
+}
+
 /// The built-in preset `id` names (directly or as an alias).
 pub fn find(id: &str) -> Option<&'static Preset> {
-    let id = canonical_id(id);
-    PRESETS.iter().find(|p| p.id == id)
+    find_in(PRESETS, id)
 }
 
 /// The `GET /api/presets` entries: `presets`, the active one marked.

@@ -91,10 +91,7 @@ impl Models {
     /// built-in presets and `custom`; model servers are called only where `egress` allows.
     pub fn new(cache_dir: &Path, preset_id: Option<&str>, custom: Vec<&'static Preset>, egress: EgressPolicy) -> Self {
         let presets: Vec<&'static Preset> = presets::PRESETS.iter().chain(custom).collect();
-        let find = |id: &str| {
-            let id = presets::canonical_id(id);
-            presets.iter().copied().find(|p| p.id == id)
-        };
+        let find = |id: &str| presets::find_in(presets.iter().copied(), id);
         let preset = preset_id.and_then(find).or_else(|| find(presets::DEFAULT_PRESET)).unwrap_or(&presets::PRESETS[0]);
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
         Models {
@@ -118,8 +115,7 @@ impl Models {
 
     /// The preset `id` names, directly or as an alias ([`presets::canonical_id`]).
     pub fn find_preset(&self, id: &str) -> Option<&'static Preset> {
-        let id = presets::canonical_id(id);
-        self.presets.iter().copied().find(|p| p.id == id)
+        presets::find_in(self.presets.iter().copied(), id)
     }
 
     pub fn egress(&self) -> EgressPolicy {

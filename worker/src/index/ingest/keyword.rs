@@ -3,14 +3,26 @@
 //! never depends on which of them indexed the document last.
 
 use protocol::source_kind::SourceKind;
+use std::borrow::Cow;
 
-/// The keyword text of a stored text of `kind`: its body (from 1-based line `body_start_line`,
-/// after the front matter) as Markdown reads it ([`super::as_markdown`]: an org note's comment
-/// lines blank), without link destinations ([`without_link_targets`]): a link's text is the
-/// note's words, its target an address. Kinds read as plain text (and code) as they are.
+/// The keyword text of a document's body as parsing reads it ([`super::ParsedDoc::body`]:
+/// after the front matter, Markdown for the kinds that read as Markdown, an org note's comment
+/// lines blank): without link destinations ([`without_link_targets`]) where it is Markdown (a
+/// link's text is the note's words, its target an address); as it is for plain text and code.
+pub fn keyword_text(body: &str, kind: Option<SourceKind>) -> Cow<'_, str> {
+    if kind.is_some_and(super::reads_as_markdown) {
+        Cow::Owned(without_link_targets(body))
+    } else {
+        Cow::Borrowed(body)
+    }
+}
+
+/// [`keyword_text`] from a stored canonical text (the keyword index's convergence): its body
+/// found again as parsing found it, from 1-based line `body_start_line` of the text as
+/// Markdown reads it ([`super::as_markdown`]).
 pub fn keyword_body(canonical: &str, body_start_line: u32, kind: Option<SourceKind>) -> String {
     match kind.and_then(|k| super::as_markdown(k, canonical)) {
-        Some(markdown) => without_link_targets(body_of(&markdown, body_start_line)),
+        Some(markdown) => keyword_text(body_of(&markdown, body_start_line), kind).into_owned(),
         None => body_of(canonical, body_start_line).to_string(),
     }
 }
@@ -129,6 +141,17 @@ mod tests {
         assert_eq!(keyword_body("plain [a](b)", 1, Some(SourceKind::PlainText)), "plain [a](b)");
         let org = "* Head\n# a comment line\nbody\n";
         assert!(!keyword_body(org, 1, Some(SourceKind::Org)).contains("comment"));
+        // From a parsed body, the same text as from the stored text.
+        let doc = crate::index::ingest::parse(md, "n.md", SourceKind::Markdown);
+        assert_eq!(
+            keyword_text(&doc.body, Some(SourceKind::Markdown)),
+            keyword_body(md, doc.body_start_line, Some(SourceKind::Markdown))
+        );
+        let doc = crate::index::ingest::parse(org, "n.org", SourceKind::Org);
+        assert_eq!(
+            keyword_text(&doc.body, Some(SourceKind::Org)),
+            keyword_body(org, doc.body_start_line, Some(SourceKind::Org))
+        );
     }
 
     #[test]

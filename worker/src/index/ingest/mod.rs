@@ -29,7 +29,7 @@ pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
 pub(crate) use chunk::TARGET_CHARS as CHUNK_TARGET_CHARS;
 use code::parse_code;
 pub use highlight::code_tokens;
-pub use keyword::{body_of, keyword_body};
+pub use keyword::{body_of, keyword_body, keyword_text};
 pub use sections::section_anchor;
 pub use snippet::snippet;
 pub use tags::normalize_tag;
@@ -90,9 +90,14 @@ pub fn as_markdown(kind: protocol::source_kind::SourceKind, text: &str) -> Optio
     use protocol::source_kind::SourceKind;
     match kind {
         SourceKind::Org => Some(std::borrow::Cow::Owned(org::to_markdown(text))),
-        kind if kind.stores_markdown() => Some(std::borrow::Cow::Borrowed(text)),
+        kind if reads_as_markdown(kind) => Some(std::borrow::Cow::Borrowed(text)),
         _ => None,
     }
+}
+
+/// Whether a stored text of `kind` reads as Markdown ([`as_markdown`] gives it).
+pub fn reads_as_markdown(kind: protocol::source_kind::SourceKind) -> bool {
+    kind == protocol::source_kind::SourceKind::Org || kind.stores_markdown()
 }
 
 /// Parses canonical text by its kind: code at its syntax, Markdown where the kind reads as
