@@ -305,8 +305,9 @@ fn verified_answers_supported_contradicted_and_abstained() {
     assert_eq!(receipt.status, 200);
     assert_eq!(receipt.json()["contentStatus"], "unchanged");
 
-    // The draft says the bridge was built in 1950; the cited note says 1890.
-    let a = verified(&s, "Was the Old Bridge built in 1950?");
+    // The draft says the bridge was built in 1950 (the question leads the small generator
+    // there); the cited note says 1890.
+    let a = verified(&s, "The Old Bridge was built in 1950, right?");
     let claims = &a["verification"]["claims"];
     assert_eq!(claims["abstentionReason"], "contradiction_detected", "{claims}");
     assert!(claims["claims"]
@@ -345,6 +346,32 @@ fn verified_claims_are_judged_by_the_default_generator() {
     assert!(semantic["modelFingerprint"].as_str().unwrap().ends_with("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"));
     for c in v["claims"]["claims"].as_array().unwrap() {
         assert_eq!(c["verifierFingerprint"], "embedding-similarity-v1+generator-judge-v1", "{c}");
+    }
+}
+
+/// The right words about the wrong thing verify nothing: the notes name the kettle's default
+/// embedding model in one sentence and, in the sentences around it, other models for other
+/// cases and another tool. Whatever the generator drafts, a verified answer names the default.
+#[test]
+fn a_verified_answer_does_not_take_the_right_words_from_the_wrong_subject() {
+    let files: &[(&str, &str)] = &[
+        (
+            "kettle.md",
+            "# Kettle\n\nKettle ships with embeddinggemma as its default embedding model.\n\n\
+             ## Chinese and Japanese notes\n\nFor Chinese or Japanese notes, switch the embedding model to qwen3-embedding.\n",
+        ),
+        ("teapot.md", "# Teapot\n\nTeapot ships with nomic-embed as its default embedding model.\n"),
+    ];
+    let s = verified_server_of("default", GEN_DEFAULT, files);
+    for question in
+        ["Which embedding model does Kettle ship with by default?", "What is the default embedding model of Kettle?"]
+    {
+        let a = verified(&s, question);
+        if a["verification"]["claims"]["answerStatus"] == "verified" {
+            let answer = a["answer"].as_str().unwrap().to_lowercase();
+            assert!(answer.contains("embeddinggemma"), "{a}");
+            assert!(!answer.contains("nomic") && !answer.contains("qwen3"), "{a}");
+        }
     }
 }
 

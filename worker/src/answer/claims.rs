@@ -2,7 +2,7 @@
 //! their citation markers and UTF-16 offsets), and each claim held against a passage: are
 //! its content words, numbers and negations there?
 
-use super::relevance::{self, same_word};
+use super::relevance::{self, same_spelling, Vocabulary};
 use crate::evidence::facets::content_words;
 
 /// A citation marker in the draft: `[n]` (one number each; `[1, 2]` gives two).
@@ -190,6 +190,23 @@ fn numbers(text: &str) -> Vec<String> {
     out
 }
 
+/// The code spans of `text` (between single backticks), in [`plain_form`].
+fn code_spans(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (k, part) in text.split('`').enumerate() {
+        let span = plain_form(part);
+        if k % 2 == 1 && !span.is_empty() && !out.contains(&span) {
+            out.push(span);
+        }
+    }
+    out
+}
+
+/// `text` lowercase with its runs of white space as one space: how a name is compared.
+fn plain_form(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
 fn negated(ws: &[String]) -> bool {
     ws.iter().any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
 }
@@ -225,6 +242,9 @@ pub fn sentences(passage: &str) -> Vec<String> {
 pub struct Addition {
     words: Vec<String>,
     numbers: Vec<String>,
+    /// What the claim writes as code (between backticks) and the question does not: a name, a
+    /// command, a setting. A name is atomic: `native-tls` is not `reqwest-native-tls`.
+    names: Vec<String>,
 }
 
 /// `claim` without a leading "Yes," or "No,": the word answers a yes-or-no question and says
@@ -248,9 +268,10 @@ impl Addition {
             words: content_words(claim)
                 .into_iter()
                 .filter(|w| !w.bytes().all(|b| b.is_ascii_digit()))
-                .filter(|w| !asked.iter().any(|q| same_word(q, w)))
+                .filter(|w| !asked.iter().any(|q| same_spelling(q, w)))
                 .collect(),
             numbers: numbers(claim).into_iter().filter(|n| !asked_numbers.contains(n)).collect(),
+            names: code_spans(claim).into_iter().filter(|n| !plain_form(question).contains(n.as_str())).collect(),
         }
     }
 
@@ -258,13 +279,13 @@ impl Addition {
         self.words.is_empty() && self.numbers.is_empty()
     }
 
-    /// The words and numbers of this addition that none of `texts` holds (a text word
-    /// starting with the word, the number as written).
+    /// The words and numbers of this addition that none of `texts` holds (the word in any of
+    /// its forms, [`Vocabulary::holds`]; the number as written).
     pub fn not_in(&self, texts: &[&str]) -> Absent {
-        let ws: Vec<String> = texts.iter().flat_map(|t| words(t)).collect();
+        let ws = Vocabulary::of(texts.iter().flat_map(|t| words(t)));
         let ns: Vec<String> = texts.iter().flat_map(|t| numbers(t)).collect();
         Absent {
-            words: self.words.iter().filter(|w| !ws.iter().any(|p| p.starts_with(w.as_str()))).cloned().collect(),
+            words: self.words.iter().filter(|w| !ws.holds(w)).cloned().collect(),
             numbers: self.numbers.iter().filter(|n| !ns.contains(n)).cloned().collect(),
             of_words: self.words.len(),
         }
@@ -293,16 +314,20 @@ impl Addition {
     /// `question`: one sentence holds all of it, and that sentence, the one before it and the
     /// title hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
     /// answer must come from one place that speaks of what was asked, not from words scattered
-    /// over the passage, nor from a sentence about something else.
+    /// over the passage, nor from a sentence about something else. Every name the claim writes
+    /// as code stands in the passage as written.
     pub fn held_by(&self, question: &relevance::Question, title: &str, passage: &str) -> bool {
         if self.is_empty() {
             return false;
         }
+        let written = plain_form(passage);
+        if !self.names.iter().all(|n| written.contains(n.as_str())) {
+            return false;
+        }
         let holds_all = |text: &str| {
-            let ws = words(text);
+            let ws = Vocabulary::of(words(text));
             let ns = numbers(text);
-            self.words.iter().all(|w| ws.iter().any(|p| p.starts_with(w.as_str())))
-                && self.numbers.iter().all(|n| ns.contains(n))
+            self.words.iter().all(|w| ws.holds(w)) && self.numbers.iter().all(|n| ns.contains(n))
         };
         about_the_question(question, title, passage).iter().any(|s| holds_all(s))
     }
@@ -342,13 +367,16 @@ impl Addition {
     }
 }
 
-/// The sentences of `passage` about `question`: the sentence, the one before it and the
-/// document's `title` hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight.
+/// The sentences of `passage` about `question`: the sentence, the one before it, the heading
+/// it stands under in the passage and the document's `title` hold at least
+/// [`relevance::ABOUT_THE_QUESTION`] of the question's weight. A section's heading says what
+/// its sentences are about ("Enable the parallel frontend" over "We recommend at most 8").
 fn about_the_question(question: &relevance::Question, title: &str, passage: &str) -> Vec<String> {
     let sentences = prose_sentences(passage);
     let about = |k: usize| {
         let before = if k > 0 { sentences[k - 1].as_str() } else { "" };
-        question.held_by(&format!("{title} {before} {}", sentences[k])) >= relevance::ABOUT_THE_QUESTION
+        let heading = sentences[..k].iter().rev().find(|s| s.starts_with('#')).map_or("", String::as_str);
+        question.held_by(&format!("{title} {heading} {before} {}", sentences[k])) >= relevance::ABOUT_THE_QUESTION
     };
     (0..sentences.len()).filter(|&k| about(k)).map(|k| sentences[k].clone()).collect()
 }
@@ -382,8 +410,8 @@ pub fn prose_sentences(passage: &str) -> Vec<String> {
 pub fn lexical(claim: &str, passage: &str) -> Lexical {
     let claim = without_particle(claim);
     let content = content_words(claim);
-    let passage_words = words(passage);
-    let held = |w: &String| passage_words.iter().any(|p| p.starts_with(w.as_str()));
+    let passage_words = Vocabulary::of(words(passage));
+    let held = |w: &String| passage_words.holds(w);
     let coverage =
         if content.is_empty() { 0.0 } else { content.iter().filter(|w| held(w)).count() as f64 / content.len() as f64 };
     let claim_numbers = numbers(claim);
@@ -393,8 +421,8 @@ pub fn lexical(claim: &str, passage: &str) -> Lexical {
     let best = sentences(passage)
         .into_iter()
         .map(|s| {
-            let sw = words(&s);
-            let shared = content.iter().filter(|w| sw.iter().any(|p| p.starts_with(w.as_str()))).count();
+            let sw = Vocabulary::of(words(&s));
+            let shared = content.iter().filter(|w| sw.holds(w)).count();
             (shared, s)
         })
         .max_by_key(|(shared, _)| *shared);
@@ -546,6 +574,32 @@ mod tests {
         let readme = "## Features\n\n- `ipc_compression` - Enables reading and writing compressed IPC streams";
         assert!(feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", readme));
         assert!(!feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", "## Features\n\n- `ipc` - IPC"));
+    }
+
+    #[test]
+    fn a_name_written_as_code_stands_in_the_passage_as_written() {
+        let q = "Which reqwest feature compiles its own copy of OpenSSL on Linux?";
+        let asked = relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let passage = "On Linux you can enable the `native-tls-vendored` feature to compile its own copy of OpenSSL.";
+        let wrong = Addition::of("The `reqwest-native-tls` feature compiles its own copy of OpenSSL on Linux.", q);
+        let right = Addition::of("The `native-tls-vendored` feature compiles its own copy of OpenSSL on Linux.", q);
+        assert!(!wrong.held_by(&asked, "reqwest", passage));
+        assert!(right.held_by(&asked, "reqwest", passage));
+        assert_eq!(code_spans("Run `cargo  build` or `X`; `cargo build` again, ``"), ["cargo build", "x"]);
+    }
+
+    #[test]
+    fn a_sentence_is_read_under_its_heading() {
+        let q = "What is the maximum number of threads the Cargo book recommends when enabling the parallel frontend?";
+        let asked = relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let eight = Addition::of("The Cargo book recommends at most 8 threads.", q);
+        let body = "It tells the compiler to use `n` threads. The value of `n` depends on your cores. \
+                    We recommend using at most `8` threads.";
+        let title = "Build Performance - The Cargo Book";
+        let sourced = [(title, format!("### Enable the parallel frontend\n\n{body}"))];
+        let sourced: Vec<(&str, &str)> = sourced.iter().map(|(t, p)| (*t, p.as_str())).collect();
+        assert!(eight.numbers_off_the_question(&asked, &sourced).is_empty());
+        assert_eq!(eight.numbers_off_the_question(&asked, &[(title, body)]), ["8"]);
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub(super) struct Instruction {
 /// question after it, raw or verified.
 pub(super) const SYSTEM: &str = "You answer questions using only the numbered sources you are given. \
 End every sentence with the number of the source it comes from, in square brackets, like [1]. \
+Write names, numbers with their units, commands and settings exactly as the sources write them. \
 If the sources do not answer the question, say that the notes do not say.";
 
 /// The raw answer. It ends where the small generator goes on to echo the prompt (a new

@@ -24,11 +24,53 @@ pub const ANSWERABLE: f64 = 0.6;
 /// sentence, the one before it and the document's title) must hold.
 pub const ABOUT_THE_QUESTION: f64 = 0.5;
 
-/// Two forms of one word: equal, or one starts with the other and the shorter has at least
-/// four letters ("keep" and "keeps", "fork" and "forked", "socket" and "sockets").
-pub fn same_word(a: &str, b: &str) -> bool {
+/// Two forms of one word, given their stems ([`stem`]): the same spelling
+/// ([`same_spelling`]), or the same English stem ("use" and "uses", "enable" and "enabling").
+fn same_form(a: &str, a_stem: &str, b: &str, b_stem: &str) -> bool {
+    same_spelling(a, b) || (!a_stem.is_empty() && a_stem == b_stem)
+}
+
+/// Two spellings of one word: equal, or one starts with the other and the shorter has at
+/// least four letters. What an answer adds to its question is read by spelling: "compression"
+/// in `ipc_compression` adds a name to a question about "compressed" streams.
+pub fn same_spelling(a: &str, b: &str) -> bool {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     short == long || (short.chars().count() >= 4 && long.starts_with(short))
+}
+
+/// The English stem of a lowercase word of letters; empty for a word of fewer than three
+/// letters or one with digits, which is compared as written.
+pub fn stem(word: &str) -> String {
+    if word.chars().count() < 3 || !word.chars().all(char::is_alphabetic) {
+        return String::new();
+    }
+    frostem::Stemmer::new(frostem::Algorithm::English).stem(word).into_owned()
+}
+
+/// The words of a text with their stems: where a word is looked for in any of its forms.
+#[derive(Debug, Clone, Default)]
+pub struct Vocabulary {
+    words: Vec<String>,
+    stems: std::collections::HashSet<String>,
+}
+
+impl Vocabulary {
+    /// The vocabulary of `words` (lowercase).
+    pub fn of(words: impl IntoIterator<Item = String>) -> Vocabulary {
+        let words: Vec<String> = words.into_iter().collect();
+        let stems = words.iter().map(|w| stem(w)).filter(|s| !s.is_empty()).collect();
+        Vocabulary { words, stems }
+    }
+
+    /// Whether the text holds `word` (lowercase): a text word starting with it, or one of
+    /// its stem.
+    pub fn holds(&self, word: &str) -> bool {
+        if self.words.iter().any(|p| p.starts_with(word)) {
+            return true;
+        }
+        let s = stem(word);
+        !s.is_empty() && self.stems.contains(&s)
+    }
 }
 
 /// The words of `text` as this rule reads them: runs of letters and digits, lowercase, of two
@@ -102,14 +144,17 @@ impl Question {
     }
 
     /// The share of a facet's weight held by `text`, for the facet it holds best (a word of
-    /// the text holds a facet word when they are [`same_word`]). A question without content
-    /// words is held by nothing.
+    /// the text holds a facet word when they are two forms of one word, [`same_form`]). A
+    /// question without content words is held by nothing.
     pub fn held_by(&self, text: &str) -> f64 {
-        let text_words = terms(text);
+        let text_words: Vec<(String, String)> = terms(text).into_iter().map(|t| (stem(&t), t)).collect();
+        let holds = |q: &str| {
+            let q_stem = stem(q);
+            text_words.iter().any(|(t_stem, t)| same_form(t, t_stem, q, &q_stem))
+        };
         let share = |facet: &Vec<(String, f64)>| {
             let total: f64 = facet.iter().map(|(_, w)| w).sum();
-            let held: f64 =
-                facet.iter().filter(|(q, _)| text_words.iter().any(|t| same_word(t, q))).map(|(_, w)| w).sum();
+            let held: f64 = facet.iter().filter(|(q, _)| holds(q)).map(|(_, w)| w).sum();
             if total > 0.0 {
                 held / total
             } else {
@@ -136,6 +181,18 @@ mod tests {
         assert_eq!(Question::new("what is it?", |w| vec![1.0; w.len()]).held_by("anything"), 0.0);
         let two = Question::new("rust ownership and borrowing", |w| vec![1.0; w.len()]);
         assert_eq!(two.held_by("borrowing rules"), 1.0);
+    }
+
+    #[test]
+    fn a_word_is_held_in_any_of_its_forms() {
+        let v = Vocabulary::of(["use", "enable", "sockets"].map(String::from));
+        assert!(v.holds("uses") && v.holds("enabling") && v.holds("socket"));
+        assert!(!v.holds("user"));
+        let same_word = |a: &str, b: &str| same_form(a, &stem(a), b, &stem(b));
+        assert!(same_word("enabling", "enable") && !same_spelling("enabling", "enable"));
+        assert!(!same_word("rust", "trust") && same_word("1.41", "1.41") && !same_word("1.41", "1.4"));
+        let q = Question::new("Which flag enables the parallel frontend?", |w| vec![1.0; w.len()]);
+        assert_eq!(q.held_by("Enabling the parallel compiler: one flag."), 0.75);
     }
 
     #[test]

@@ -289,7 +289,7 @@ impl SemanticLayer<'_> {
     ) -> SemanticCheck {
         let verifier = self.verifier();
         let config = hex::encode(Sha256::digest(format!(
-            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence\0{}\0{}\0judged-by-closest-passage-{}",
+            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence-under-its-heading-names-as-written\0{}\0{}\0judged-by-closest-passage-{}",
             claims::MIN_COVERAGE,
             relevance::ABOUT_THE_QUESTION,
             judge::PASSAGE_CHARS
