@@ -1,10 +1,14 @@
 //! HTML → Markdown with `htmd` (html5ever's parser): the page's main text with its headings,
 //! lists, tables, emphasis and links (links stay links, so those that point at notes join
-//! the link graph); scripts, styles, navigation, forms and embedded media dropped. The title
-//! is the page's `<title>`, else its first heading.
+//! the link graph); scripts, styles, navigation, forms and embedded media dropped. A page that
+//! marks its main content (one `<main>`, else one element with `role="main"`, else one
+//! `<article>`) gives that content alone: a documentation site's search box, help popup and
+//! chapter list are not the page's text. The title is the page's `<title>`, else its first
+//! heading.
 
 use super::{non_empty_title, ConvertError, Converted};
 use crate::index::ingest;
+use markup5ever_rcdom::{Handle, NodeData};
 
 /// Elements whose content is never the page's text.
 const DROPPED: &[&str] = &[
@@ -23,12 +27,48 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
         return Err(ConvertError::Html(format!("elements nested {depth} deep, over the limit of {MAX_DEPTH}")));
     }
     let converter = htmd::HtmlToMarkdown::builder().skip_tags(DROPPED.to_vec()).build();
-    let text = converter.convert(&html).map_err(|e| ConvertError::Html(e.to_string()))?;
+    let page = converter.html_to_tree(&html).map_err(|e| ConvertError::Html(e.to_string()))?;
+    // A main element left empty (filled by a script) does not hide the page's text.
+    let text = main_content(&page)
+        .map(|main| converter.tree_to_markdown(&main))
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| converter.tree_to_markdown(&page));
     let title = page_title(&html)
         .and_then(|t| htmd::HtmlToMarkdown::new().convert(&t).ok())
         .and_then(|t| non_empty_title(&t))
         .or_else(|| first_heading(&text));
     Ok(Converted { title, text })
+}
+
+/// The element a page marks as its main content: its one `<main>`, else its one element with
+/// `role="main"`, else its one `<article>`. None when the page marks none, or several.
+fn main_content(page: &Handle) -> Option<Handle> {
+    let only = |found: Vec<Handle>| if found.len() == 1 { found.into_iter().next() } else { None };
+    only(elements(page, &|name, _| name == "main"))
+        .or_else(|| only(elements(page, &|_, attrs| attrs.iter().any(|(k, v)| k == "role" && v == "main"))))
+        .or_else(|| only(elements(page, &|name, _| name == "article")))
+}
+
+/// An element's attributes as (name, value).
+type Attributes = [(String, String)];
+
+/// The elements under `node` that `wanted` accepts (by local name and attributes), outermost
+/// only: an accepted element's descendants are not searched.
+fn elements(node: &Handle, wanted: &dyn Fn(&str, &Attributes) -> bool) -> Vec<Handle> {
+    let mut found = Vec::new();
+    let mut stack = vec![node.clone()];
+    while let Some(n) = stack.pop() {
+        if let NodeData::Element { name, attrs, .. } = &n.data {
+            let attrs: Vec<(String, String)> =
+                attrs.borrow().iter().map(|a| (a.name.local.to_string(), a.value.to_string())).collect();
+            if wanted(&name.local, &attrs) {
+                found.push(n.clone());
+                continue;
+            }
+        }
+        stack.extend(n.children.borrow().iter().rev().cloned());
+    }
+    found
 }
 
 /// The inner HTML of the first `<title>` element.
@@ -103,6 +143,29 @@ mod tests {
         for dropped in ["scriptword", "navword", "footerword", "color:red"] {
             assert!(!c.text.contains(dropped), "{dropped} in {}", c.text);
         }
+    }
+
+    #[test]
+    fn a_page_that_marks_its_main_content_gives_that_alone() {
+        let page = br#"<html><head><title>Build Performance</title></head><body>
+<div id="help-popup"><h2>Keyboard shortcuts</h2><p>Press S to search</p></div>
+<div class="sidebar"><ol><li>Introduction</li><li>Chapter list</li></ol></div>
+<main><h1>Build Performance</h1><p>We recommend at most <code>8</code> threads.</p></main></body></html>"#;
+        let c = convert(page).expect("converts");
+        assert!(c.text.contains("# Build Performance") && c.text.contains("at most `8` threads"), "{}", c.text);
+        for dropped in ["Keyboard shortcuts", "Press S", "Chapter list"] {
+            assert!(!c.text.contains(dropped), "{dropped} in {}", c.text);
+        }
+        let role = convert(br#"<div>menu</div><div role="main"><p>body text</p></div>"#).expect("converts");
+        assert_eq!(role.text.trim(), "body text");
+        // Two articles (a list of posts): none of them is the page.
+        let posts =
+            convert(b"<p>intro</p><article><p>one</p></article><article><p>two</p></article>").expect("converts");
+        assert!(
+            posts.text.contains("intro") && posts.text.contains("one") && posts.text.contains("two"),
+            "{}",
+            posts.text
+        );
     }
 
     #[test]
