@@ -196,3 +196,32 @@ fn a_link_target_lends_no_words_and_recency_keeps_the_newest_meeting_first() {
     let links = s.get(&format!("/api/doc/%23{id}/backlinks")).json();
     assert!(links.to_string().contains("memos/2024/memo.md"), "{links}");
 }
+
+/// Chinese, Japanese and Korean words are found inside sentences written without spaces, a
+/// Korean name with its particle attached, and a Chinese query written without spaces.
+#[test]
+fn cjk_words_are_found_inside_sentences() {
+    let s = Server::start();
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("ja.md", "# 週末\n土曜日に図書館へ行って本を三冊借りました。\n"),
+            ("zh.md", "# 计划\n我们下个月在北京开会，需要先确定预算。\n"),
+            ("ko.md", "# 여행\n다음 주에 부산에서 친구를 만납니다.\n"),
+            ("en.md", "# Library\nThe library in Busan and Beijing opens at nine.\n"),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    for (query, note) in
+        [("図書館", "ja.md"), ("北京", "zh.md"), ("预算", "zh.md"), ("부산", "ko.md"), ("北京预算", "zh.md")]
+    {
+        let found = uris(&s.search(json!({ "query": query })));
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(format!("svc://notes/{note}").as_str()),
+            "{query}: {found:?}"
+        );
+    }
+    // A pair of characters that stands in no note finds nothing.
+    assert!(s.search(json!({ "query": "東京" }))["results"].as_array().unwrap().is_empty());
+}

@@ -244,6 +244,11 @@ fn doc_assets_with_ranges_and_containment() {
     }
 }
 
+/// The JSON payloads of an event stream's `data:` lines.
+fn events_data(stream: &str) -> Vec<Value> {
+    stream.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect()
+}
+
 #[test]
 fn events_stream_document_changes_and_jobs() {
     let (s, _root) = setup();
@@ -272,16 +277,17 @@ fn events_stream_document_changes_and_jobs() {
         }
         saw_retry |= line.contains("retry: 2000");
         seen.push_str(&line);
-        if seen.contains("event: document-changed")
-            && seen.contains("event: job-finished")
-            && seen.matches("data:").count() >= 2
+        // Other jobs (the first sync's embedding) may finish first: wait for this write's.
+        let data = events_data(&seen);
+        if data.iter().any(|d| d["relPath"] == "ev.md")
+            && data.iter().any(|d| d["status"] == "completed" && d["type"] == "sync")
         {
             break;
         }
     }
     assert!(saw_retry, "{seen}");
-    let data: Vec<Value> =
-        seen.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect();
+    assert!(seen.contains("event: document-changed") && seen.contains("event: job-finished"), "{seen}");
+    let data = events_data(&seen);
     let changed = data.iter().find(|d| d["relPath"] == "ev.md").unwrap_or_else(|| panic!("{seen}"));
     assert_eq!(changed["uri"], "svc://notes/ev.md");
     assert_eq!(changed["origin"], "create");

@@ -12,13 +12,16 @@ use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
     STRING,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-};
+use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-const STEMMED: &str = "svc_en_stem";
-const PLAIN: &str = "svc_plain";
+mod words;
+
+// The analyzers' names are part of the schema: an index made with other analyzers is rebuilt
+// from the catalog when it is opened ([`Bm25Index::open`]). `_cjk`: Chinese, Japanese and
+// Korean text in pairs of characters (`words`).
+const STEMMED: &str = "svc_en_stem_cjk";
+const PLAIN: &str = "svc_plain_cjk";
 const WRITER_HEAP: usize = 64 * 1024 * 1024;
 
 /// Relative weights of the fields in the ranking, tuned on the SciFact train split
@@ -102,19 +105,15 @@ fn schema() -> (Schema, Fields) {
 }
 
 fn register_tokenizers(index: &Index) {
-    let mut stem = TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .dynamic();
+    let mut stem =
+        TextAnalyzer::builder(words::WordsTokenizer).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).dynamic();
     if let Some(stop) = StopWordFilter::new(Language::English) {
         stem = stem.filter_dynamic(stop);
     }
     let stem = stem.filter_dynamic(Stemmer::new(Language::English)).build();
     index.tokenizers().register(STEMMED, stem);
-    let plain = TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .build();
+    let plain =
+        TextAnalyzer::builder(words::WordsTokenizer).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build();
     index.tokenizers().register(PLAIN, plain);
 }
 
