@@ -225,3 +225,42 @@ fn cjk_words_are_found_inside_sentences() {
     // A pair of characters that stands in no note finds nothing.
     assert!(s.search(json!({ "query": "東京" }))["results"].as_array().unwrap().is_empty());
 }
+
+/// A note is stemmed by its own language: "Entwicklung" finds "Entwicklungen" in a German note,
+/// "développement" the French plural, while an English note keeps its English stems.
+#[test]
+fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
+    let s = Server::start();
+    write_notes(
+        &s.path("notes"),
+        &[
+            (
+                "de.md",
+                "# Jahresrückblick\nDie Entwicklungen der letzten Jahre haben gezeigt, dass eine gute Planung wichtig ist. \
+                 Wir haben deshalb beschlossen, die Arbeit im nächsten Jahr mit mehr Zeit für Gespräche und weniger \
+                 Sitzungen fortzusetzen, damit alle Beteiligten mitkommen und niemand den Überblick verliert.\n",
+            ),
+            (
+                "fr.md",
+                "# Bilan\nLes développements des dernières années ont montré qu'une bonne planification est importante. \
+                 Nous avons donc décidé de poursuivre le travail l'année prochaine avec plus de temps pour les \
+                 échanges et moins de réunions, afin que chacun puisse suivre.\n",
+            ),
+            (
+                "en.md",
+                "# Review\nThe developments of recent years have shown that good planning matters. We have therefore \
+                 decided to continue the work next year with more time for talks and fewer meetings, so that \
+                 everyone involved can keep up and nobody loses track.\n",
+            ),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    for (query, note) in [("Entwicklung", "de.md"), ("développement", "fr.md"), ("development", "en.md")] {
+        let found = uris(&s.search(json!({ "query": query })));
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(format!("svc://notes/{note}").as_str()),
+            "{query}: {found:?}"
+        );
+    }
+}

@@ -7,21 +7,28 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Mutex;
 use tantivy::collector::{DocSetCollector, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
     STRING,
 };
-use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, StopWordFilter, TextAnalyzer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+mod language;
 mod words;
 
 // The analyzers' names are part of the schema: an index made with other analyzers is rebuilt
 // from the catalog when it is opened ([`Bm25Index::open`]). `_cjk`: Chinese, Japanese and
-// Korean text in pairs of characters (`words`).
-const STEMMED: &str = "svc_en_stem_cjk";
+// Korean text in pairs of characters (`words`); `lang_stem`: stems by the text's language
+// (`language`).
+const STEMMED: &str = "svc_lang_stem_cjk";
 const PLAIN: &str = "svc_plain_cjk";
+/// The words of a query before stemming ([`STEMMED`] without its stemmer): each is looked
+/// for in every language's stem (`language::variants`). Not a field's analyzer.
+const QUERY_WORDS: &str = "svc_query_words";
 const WRITER_HEAP: usize = 64 * 1024 * 1024;
 
 /// Relative weights of the fields in the ranking, tuned on the SciFact train split
@@ -61,6 +68,8 @@ struct Fields {
     tags: Field,
     categories: Field,
     modified: Field,
+    /// The language the body is stemmed by (`language::Stemming::code`).
+    language: Field,
 }
 
 /// What the index stores about one document.
@@ -100,18 +109,26 @@ fn schema() -> (Schema, Fields) {
     let tags = b.add_text_field("tags", STRING);
     let categories = b.add_text_field("categories", STRING);
     let modified = b.add_i64_field("modified", NumericOptions::default() | INDEXED | FAST);
-    let fields = Fields { key, collection, title, title_plain, body, body_plain, path, tags, categories, modified };
+    let language = b.add_text_field("language", STRING);
+    let fields =
+        Fields { key, collection, title, title_plain, body, body_plain, path, tags, categories, modified, language };
     (b.build(), fields)
 }
 
 fn register_tokenizers(index: &Index) {
-    let mut stem =
-        TextAnalyzer::builder(words::WordsTokenizer).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).dynamic();
-    if let Some(stop) = StopWordFilter::new(Language::English) {
-        stem = stem.filter_dynamic(stop);
-    }
-    let stem = stem.filter_dynamic(Stemmer::new(Language::English)).build();
-    index.tokenizers().register(STEMMED, stem);
+    // Words without stop words, then (for the stemmed fields) stems by the text's language.
+    let words = || {
+        let words = TextAnalyzer::builder(words::WordsTokenizer)
+            .filter(RemoveLongFilter::limit(40))
+            .filter(LowerCaser)
+            .dynamic();
+        match StopWordFilter::new(Language::English) {
+            Some(stop) => words.filter_dynamic(stop),
+            None => words,
+        }
+    };
+    index.tokenizers().register(QUERY_WORDS, words().build());
+    index.tokenizers().register(STEMMED, words().filter_dynamic(language::LanguageStemmer).build());
     let plain =
         TextAnalyzer::builder(words::WordsTokenizer).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build();
     index.tokenizers().register(PLAIN, plain);
@@ -175,6 +192,7 @@ impl Bm25Index {
             d.add_text(f.categories, c);
         }
         d.add_i64(f.modified, doc.modified_ms);
+        d.add_text(f.language, language::Stemming::of(doc.body).code());
         let w = self.writer();
         w.delete_term(Term::from_field_i64(f.key, doc.key));
         w.add_document(d)?;
@@ -197,6 +215,28 @@ impl Bm25Index {
         self.reader.searcher().num_docs()
     }
 
+    /// The languages the indexed documents are stemmed by.
+    fn languages(&self) -> Vec<language::Stemming> {
+        let searcher = self.reader.searcher();
+        language::Stemming::ALL
+            .iter()
+            .copied()
+            .filter(|l| searcher.doc_freq(&Term::from_field_text(self.fields.language, l.code())).unwrap_or(0) > 0)
+            .collect()
+    }
+
+    /// `text` through the analyzer registered as `name`.
+    fn analyze_with(&self, name: &str, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(mut analyzer) = self.index.tokenizers().get(name) {
+            let mut stream = analyzer.token_stream(text);
+            while stream.advance() {
+                out.push(stream.token().text.clone());
+            }
+        }
+        out
+    }
+
     fn analyze(&self, field: Field, text: &str) -> Vec<String> {
         let mut out = Vec::new();
         if let Ok(mut analyzer) = self.index.tokenizer_for_field(field) {
@@ -209,11 +249,28 @@ impl Bm25Index {
     }
 
     fn words_query(&self, field: Field, words: &[String], weight: f32) -> Option<Box<dyn Query>> {
+        let term = |t: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs))
+        };
+        let stemmed = field == self.fields.body || field == self.fields.title;
+        let languages = if stemmed { self.languages() } else { Vec::new() };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for w in words {
-            for tok in self.analyze(field, w) {
-                let tq = TermQuery::new(Term::from_field_text(field, &tok), IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(tq)));
+            if !stemmed {
+                clauses.extend(self.analyze(field, w).iter().map(|t| (Occur::Should, term(t))));
+                continue;
+            }
+            // A stemmed field holds each document's words stemmed by its own language: the
+            // word matches by the best of its stems in the languages the index holds (one
+            // score, not one per language).
+            for tok in self.analyze_with(QUERY_WORDS, w) {
+                let stems: Vec<Box<dyn Query>> = language::variants(&tok, &languages).iter().map(|s| term(s)).collect();
+                let q: Box<dyn Query> = if stems.len() == 1 {
+                    stems.into_iter().next().unwrap_or_else(|| term(&tok))
+                } else {
+                    Box::new(DisjunctionMaxQuery::new(stems))
+                };
+                clauses.push((Occur::Should, q));
             }
         }
         if clauses.is_empty() {

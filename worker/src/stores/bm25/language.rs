@@ -1,0 +1,198 @@
+//! Stems by the language a text is written in. A document's text is stemmed with the Snowball
+//! stemmer of its language, detected from its first characters (`whatlang`); a text whose
+//! language is not told reliably, or has no stemmer here, is stemmed as English, as every text
+//! was before. A query is too short to tell its language: each of its words is looked for in
+//! its stem in every language the index holds documents of ([`variants`]), and a document
+//! matches it by the one its own language gives ("Entwicklung" finds "Entwicklungen" in a
+//! German note: both stem to "entwickl"). An index of English notes looks for English stems
+//! alone, as before.
+
+use frostem::{Algorithm, Stemmer};
+use tantivy::tokenizer::{Token, TokenFilter, TokenStream, Tokenizer};
+use whatlang::Lang;
+
+/// A language stemmed by its own rules. English is the stem of a text whose language is not
+/// told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stemming {
+    English,
+    German,
+    French,
+    Spanish,
+    Italian,
+    Portuguese,
+    Dutch,
+    Russian,
+    Swedish,
+}
+
+/// Characters read to tell a text's language: enough for a reliable guess, cheap on a long one.
+const SAMPLE_CHARS: usize = 2_000;
+
+/// Texts shorter than this (a title, a heading) are stemmed as English: a few words do not
+/// tell their language, and a guess would stem an English title by another language's rules.
+const MIN_CHARS: usize = 200;
+
+impl Stemming {
+    pub const ALL: [Stemming; 9] = [
+        Stemming::English,
+        Stemming::German,
+        Stemming::French,
+        Stemming::Spanish,
+        Stemming::Italian,
+        Stemming::Portuguese,
+        Stemming::Dutch,
+        Stemming::Russian,
+        Stemming::Swedish,
+    ];
+
+    /// The stemming of `text`: its language's when whatlang tells it reliably and it has one
+    /// here, else English.
+    pub fn of(text: &str) -> Stemming {
+        if text.chars().nth(MIN_CHARS).is_none() {
+            return Stemming::English;
+        }
+        let end = text.char_indices().nth(SAMPLE_CHARS).map_or(text.len(), |(i, _)| i);
+        whatlang::detect(&text[..end])
+            .filter(whatlang::Info::is_reliable)
+            .and_then(|info| Stemming::ALL.into_iter().find(|s| s.lang() == info.lang()))
+            .unwrap_or(Stemming::English)
+    }
+
+    /// The language's ISO 639-3 code, as the index stores it.
+    pub fn code(self) -> &'static str {
+        self.lang().code()
+    }
+
+    fn lang(self) -> Lang {
+        match self {
+            Stemming::English => Lang::Eng,
+            Stemming::German => Lang::Deu,
+            Stemming::French => Lang::Fra,
+            Stemming::Spanish => Lang::Spa,
+            Stemming::Italian => Lang::Ita,
+            Stemming::Portuguese => Lang::Por,
+            Stemming::Dutch => Lang::Nld,
+            Stemming::Russian => Lang::Rus,
+            Stemming::Swedish => Lang::Swe,
+        }
+    }
+
+    fn stemmer(self) -> Stemmer {
+        Stemmer::new(match self {
+            Stemming::English => Algorithm::English,
+            Stemming::German => Algorithm::German,
+            Stemming::French => Algorithm::French,
+            Stemming::Spanish => Algorithm::Spanish,
+            Stemming::Italian => Algorithm::Italian,
+            Stemming::Portuguese => Algorithm::Portuguese,
+            Stemming::Dutch => Algorithm::Dutch,
+            Stemming::Russian => Algorithm::Russian,
+            Stemming::Swedish => Algorithm::Swedish,
+        })
+    }
+}
+
+/// The stems of `word` (lowercase) in `languages` (those the index holds), each once; its
+/// English stem first, always.
+pub fn variants(word: &str, languages: &[Stemming]) -> Vec<String> {
+    let mut out: Vec<String> = vec![Stemming::English.stemmer().stem(word).into_owned()];
+    for language in languages {
+        let stem = language.stemmer().stem(word).into_owned();
+        if !out.contains(&stem) {
+            out.push(stem);
+        }
+    }
+    out
+}
+
+/// The token filter that stems every token of a text by the text's language.
+#[derive(Clone, Copy, Default)]
+pub struct LanguageStemmer;
+
+impl TokenFilter for LanguageStemmer {
+    type Tokenizer<T: Tokenizer> = LanguageStemmerTokenizer<T>;
+
+    fn transform<T: Tokenizer>(self, inner: T) -> LanguageStemmerTokenizer<T> {
+        LanguageStemmerTokenizer { inner }
+    }
+}
+
+/// [`LanguageStemmer`] over a tokenizer.
+#[derive(Clone)]
+pub struct LanguageStemmerTokenizer<T> {
+    inner: T,
+}
+
+impl<T: Tokenizer> Tokenizer for LanguageStemmerTokenizer<T> {
+    type TokenStream<'a> = LanguageStemmerStream<T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        LanguageStemmerStream { stemmer: Stemming::of(text).stemmer(), inner: self.inner.token_stream(text) }
+    }
+}
+
+/// The tokens of one text, stemmed.
+pub struct LanguageStemmerStream<S> {
+    stemmer: Stemmer,
+    inner: S,
+}
+
+impl<S: TokenStream> TokenStream for LanguageStemmerStream<S> {
+    fn advance(&mut self) -> bool {
+        if !self.inner.advance() {
+            return false;
+        }
+        let token = self.inner.token_mut();
+        // The stem may borrow a shorter part of the word: compare, then own it.
+        let stem = self.stemmer.stem(&token.text);
+        if stem != token.text.as_str() {
+            token.text = stem.into_owned();
+        }
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.inner.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.inner.token_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stems(text: &str) -> Vec<String> {
+        let mut t = LanguageStemmer.transform(super::super::words::WordsTokenizer);
+        let mut stream = t.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn a_text_is_stemmed_by_its_language_and_a_query_word_by_every_one() {
+        let de = "die entwicklungen der letzten jahre haben gezeigt, dass die planung wichtig ist und bleibt. \
+                  Wir haben deshalb beschlossen, die Arbeit im nächsten Jahr mit mehr Zeit für Gespräche \
+                  und weniger Sitzungen fortzusetzen, damit alle mitkommen.";
+        let en = "the developments of recent years have shown that planning matters and stays important. \
+                  We have therefore decided to continue the work next year with more time for talks and \
+                  fewer meetings, so that everyone can keep up with it.";
+        assert!(stems(de).contains(&"entwickl".to_string()), "{:?}", stems(de));
+        assert!(stems(en).contains(&"develop".to_string()), "{:?}", stems(en));
+        assert!(variants("entwicklung", &Stemming::ALL).contains(&"entwickl".to_string()));
+        assert_eq!(variants("entwicklung", &[Stemming::English]), ["entwicklung"]);
+        assert_eq!(variants("developments", &Stemming::ALL)[0], "develop");
+        assert_eq!(Stemming::of(de), Stemming::German);
+        assert_eq!(Stemming::of(en), Stemming::English);
+        assert_eq!(Stemming::of("Die Entwicklungen"), Stemming::English, "too short to tell");
+        // Too short to tell: English, as before.
+        assert_eq!(stems("running"), ["run"]);
+        assert_eq!(stems("die entwicklungen der letzten jahre"), ["die", "entwicklungen", "der", "letzten", "jahr"]);
+    }
+}
