@@ -264,6 +264,7 @@ impl Addition {
         let claim = without_particle(claim);
         let asked = content_words(question);
         let asked_numbers = numbers(question);
+        let asked_as_written = plain_form(question);
         Addition {
             words: content_words(claim)
                 .into_iter()
@@ -271,7 +272,7 @@ impl Addition {
                 .filter(|w| !asked.iter().any(|q| same_spelling(q, w)))
                 .collect(),
             numbers: numbers(claim).into_iter().filter(|n| !asked_numbers.contains(n)).collect(),
-            names: code_spans(claim).into_iter().filter(|n| !plain_form(question).contains(n.as_str())).collect(),
+            names: code_spans(claim).into_iter().filter(|n| !asked_as_written.contains(n.as_str())).collect(),
         }
     }
 

@@ -44,24 +44,26 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 /// `role="main"`, else its one `<article>`. None when the page marks none, or several.
 fn main_content(page: &Handle) -> Option<Handle> {
     let only = |found: Vec<Handle>| if found.len() == 1 { found.into_iter().next() } else { None };
-    only(elements(page, &|name, _| name == "main"))
-        .or_else(|| only(elements(page, &|_, attrs| attrs.iter().any(|(k, v)| k == "role" && v == "main"))))
-        .or_else(|| only(elements(page, &|name, _| name == "article")))
+    let named = |tag: &'static str| move |name: &str, _: &Handle| name == tag;
+    let role_main = |_: &str, n: &Handle| match &n.data {
+        NodeData::Element { attrs, .. } => {
+            attrs.borrow().iter().any(|a| &*a.name.local == "role" && &*a.value == "main")
+        }
+        _ => false,
+    };
+    only(elements(page, &named("main")))
+        .or_else(|| only(elements(page, &role_main)))
+        .or_else(|| only(elements(page, &named("article"))))
 }
 
-/// An element's attributes as (name, value).
-type Attributes = [(String, String)];
-
-/// The elements under `node` that `wanted` accepts (by local name and attributes), outermost
-/// only: an accepted element's descendants are not searched.
-fn elements(node: &Handle, wanted: &dyn Fn(&str, &Attributes) -> bool) -> Vec<Handle> {
+/// The elements under `node` that `wanted` accepts (by local name, and the node for its
+/// attributes), outermost only: an accepted element's descendants are not searched.
+fn elements(node: &Handle, wanted: &dyn Fn(&str, &Handle) -> bool) -> Vec<Handle> {
     let mut found = Vec::new();
     let mut stack = vec![node.clone()];
     while let Some(n) = stack.pop() {
-        if let NodeData::Element { name, attrs, .. } = &n.data {
-            let attrs: Vec<(String, String)> =
-                attrs.borrow().iter().map(|a| (a.name.local.to_string(), a.value.to_string())).collect();
-            if wanted(&name.local, &attrs) {
+        if let NodeData::Element { name, .. } = &n.data {
+            if wanted(&name.local, &n) {
                 found.push(n.clone());
                 continue;
             }

@@ -78,6 +78,11 @@ impl Stemming {
         }
     }
 
+    /// `word` (lowercase) stemmed by this language's rules.
+    pub fn stem(self, word: &str) -> std::borrow::Cow<'_, str> {
+        self.stemmer().stem(word)
+    }
+
     fn stemmer(self) -> Stemmer {
         Stemmer::new(match self {
             Stemming::English => Algorithm::English,
@@ -96,9 +101,9 @@ impl Stemming {
 /// The stems of `word` (lowercase) in `languages` (those the index holds), each once; its
 /// English stem first, always.
 pub fn variants(word: &str, languages: &[Stemming]) -> Vec<String> {
-    let mut out: Vec<String> = vec![Stemming::English.stemmer().stem(word).into_owned()];
+    let mut out: Vec<String> = vec![Stemming::English.stem(word).into_owned()];
     for language in languages {
-        let stem = language.stemmer().stem(word).into_owned();
+        let stem = language.stem(word).into_owned();
         if !out.contains(&stem) {
             out.push(stem);
         }
@@ -106,7 +111,8 @@ pub fn variants(word: &str, languages: &[Stemming]) -> Vec<String> {
     out
 }
 
-/// The token filter that stems every token of a text by the text's language.
+/// The token filter that stems every token of a text by the text's language (the title's
+/// analyzer; a body's language is told once in `Bm25Index::upsert`).
 #[derive(Clone, Copy, Default)]
 pub struct LanguageStemmer;
 

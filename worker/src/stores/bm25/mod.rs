@@ -14,7 +14,9 @@ use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
     STRING,
 };
-use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::{
+    Language, LowerCaser, PreTokenizedString, RemoveLongFilter, StopWordFilter, TextAnalyzer, Token,
+};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 mod language;
@@ -26,9 +28,10 @@ mod words;
 // (`language`).
 const STEMMED: &str = "svc_lang_stem_cjk";
 const PLAIN: &str = "svc_plain_cjk";
-/// The words of a query before stemming ([`STEMMED`] without its stemmer): each is looked
-/// for in every language's stem (`language::variants`). Not a field's analyzer.
-const QUERY_WORDS: &str = "svc_query_words";
+/// [`STEMMED`] without its stemmer: the words of a body, which `upsert` stems by the body's
+/// language, and of a query, whose words are looked for in every language's stem
+/// (`language::variants`). Not a field's analyzer.
+const WORDS: &str = "svc_words";
 const WRITER_HEAP: usize = 64 * 1024 * 1024;
 
 /// Relative weights of the fields in the ranking, tuned on the SciFact train split
@@ -127,11 +130,21 @@ fn register_tokenizers(index: &Index) {
             None => words,
         }
     };
-    index.tokenizers().register(QUERY_WORDS, words().build());
+    index.tokenizers().register(WORDS, words().build());
     index.tokenizers().register(STEMMED, words().filter_dynamic(language::LanguageStemmer).build());
     let plain =
         TextAnalyzer::builder(words::WordsTokenizer).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build();
     index.tokenizers().register(PLAIN, plain);
+}
+
+/// The tokens `analyzer` cuts `text` into.
+fn tokens_of(mut analyzer: TextAnalyzer, text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        out.push(stream.token().clone());
+    }
+    out
 }
 
 impl Bm25Index {
@@ -182,7 +195,9 @@ impl Bm25Index {
         d.add_text(f.collection, doc.collection);
         d.add_text(f.title, doc.title);
         d.add_text(f.title_plain, doc.title);
-        d.add_text(f.body, doc.body);
+        // The body's language is told once: for its stems and for the `language` field.
+        let stemming = language::Stemming::of(doc.body);
+        d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, stemming));
         d.add_text(f.body_plain, doc.body);
         d.add_text(f.path, doc.rel_path);
         for t in doc.tags {
@@ -192,7 +207,7 @@ impl Bm25Index {
             d.add_text(f.categories, c);
         }
         d.add_i64(f.modified, doc.modified_ms);
-        d.add_text(f.language, language::Stemming::of(doc.body).code());
+        d.add_text(f.language, stemming.code());
         let w = self.writer();
         w.delete_term(Term::from_field_i64(f.key, doc.key));
         w.add_document(d)?;
@@ -225,27 +240,27 @@ impl Bm25Index {
             .collect()
     }
 
-    /// `text` through the analyzer registered as `name`.
-    fn analyze_with(&self, name: &str, text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(mut analyzer) = self.index.tokenizers().get(name) {
-            let mut stream = analyzer.token_stream(text);
-            while stream.advance() {
-                out.push(stream.token().text.clone());
-            }
-        }
-        out
+    /// The tokens of `text` through the analyzer registered as `name` (none when it is not).
+    fn tokens(&self, name: &str, text: &str) -> Vec<Token> {
+        self.index.tokenizers().get(name).map_or_else(Vec::new, |analyzer| tokens_of(analyzer, text))
     }
 
-    fn analyze(&self, field: Field, text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Ok(mut analyzer) = self.index.tokenizer_for_field(field) {
-            let mut stream = analyzer.token_stream(text);
-            while stream.advance() {
-                out.push(stream.token().text.clone());
+    /// `text` as the stemmed analyzer cuts it, stemmed by `stemming` (told by the caller).
+    fn stemmed(&self, text: &str, stemming: language::Stemming) -> PreTokenizedString {
+        let mut tokens = self.tokens(WORDS, text);
+        for t in &mut tokens {
+            let stem = stemming.stem(&t.text);
+            if stem != t.text.as_str() {
+                t.text = stem.into_owned();
             }
         }
-        out
+        PreTokenizedString { text: text.to_string(), tokens }
+    }
+
+    /// The words of `text` as `field`'s analyzer gives them.
+    fn analyze(&self, field: Field, text: &str) -> Vec<String> {
+        let tokens = self.index.tokenizer_for_field(field).map_or_else(|_| Vec::new(), |a| tokens_of(a, text));
+        tokens.into_iter().map(|t| t.text).collect()
     }
 
     fn words_query(&self, field: Field, words: &[String], weight: f32) -> Option<Box<dyn Query>> {
@@ -263,7 +278,7 @@ impl Bm25Index {
             // A stemmed field holds each document's words stemmed by its own language: the
             // word matches by the best of its stems in the languages the index holds (one
             // score, not one per language).
-            for tok in self.analyze_with(QUERY_WORDS, w) {
+            for tok in self.tokens(WORDS, w).into_iter().map(|t| t.text) {
                 let stems: Vec<Box<dyn Query>> = language::variants(&tok, &languages).iter().map(|s| term(s)).collect();
                 let q: Box<dyn Query> = if stems.len() == 1 {
                     stems.into_iter().next().unwrap_or_else(|| term(&tok))
