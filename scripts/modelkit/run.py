@@ -32,7 +32,7 @@ def load_tokenizer(path: Path, max_length: int = 256) -> Tokenizer:
     """The tokenizer with batch-longest padding and truncation (overriding any built into the json)."""
     tok = Tokenizer.from_file(str(path))
     tok.enable_truncation(max_length=max_length)
-    pad_id = tok.token_to_id("[PAD]") or 0
+    pad_id = next((i for i in (tok.token_to_id(t) for t in ("[PAD]", "<pad>")) if i is not None), 0)
     tok.enable_padding(pad_id=pad_id, pad_token=tok.id_to_token(pad_id))
     return tok
 
