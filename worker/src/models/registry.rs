@@ -5,7 +5,7 @@
 use super::embedder::{Embedder, ServerEmbedder};
 use super::encoder::{CountingTokenizer, CrossEncoder, OnnxEmbedder};
 use super::generator::{Generator, LlamaGenerator, ServerGenerator};
-use super::presets::{self, Preset, Role};
+use super::presets::{self, Prefixes, Preset, Role};
 use super::runtime::{ModelError, Result};
 use super::server::ModelServer;
 use super::ModelRef;
@@ -195,7 +195,8 @@ impl Models {
                 return ServerEmbedder::connect(server.clone(), self.egress).map(Embedder::Server);
             }
             let (m, t) = self.onnx_files(Role::Embed)?;
-            OnnxEmbedder::load(&self.cache_dir, &m, &t, self.threads).map(|e| Embedder::Onnx(Box::new(e)))
+            let prefixes = self.preset().model(Role::Embed).map_or(Prefixes::NONE, |spec| spec.prefixes);
+            OnnxEmbedder::load(&self.cache_dir, &m, &t, prefixes, self.threads).map(|e| Embedder::Onnx(Box::new(e)))
         })
     }
 
