@@ -252,10 +252,13 @@ fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
                  decided to continue the work next year with more time for talks and fewer meetings, so that \
                  everyone involved can keep up and nobody loses track.\n",
             ),
+            // Too short for its language to be told: the language its front matter declares.
+            ("kurz.md", "---\nlang: de\n---\n# Notiz\nNeue Entwicklungen im Projekt.\n"),
+            ("short.md", "# Notiz\nNeue Entwicklungen im Projekt.\n"),
         ],
     );
     s.add_collection(&s.path("notes"), "notes");
-    for (query, note) in [("Entwicklung", "de.md"), ("développement", "fr.md"), ("development", "en.md")] {
+    for (query, note) in [("développement", "fr.md"), ("development", "en.md")] {
         let found = uris(&s.search(json!({ "query": query })));
         assert_eq!(
             found.first().map(String::as_str),
@@ -263,4 +266,8 @@ fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
             "{query}: {found:?}"
         );
     }
+    let found = uris(&s.search(json!({ "query": "Entwicklung" })));
+    let mut german: Vec<&str> = found.iter().map(String::as_str).collect();
+    german.sort_unstable();
+    assert_eq!(german, ["svc://notes/de.md", "svc://notes/kurz.md"], "{found:?}");
 }

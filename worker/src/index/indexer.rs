@@ -467,6 +467,7 @@ impl Indexer<'_> {
                 tags: &p.doc.tags,
                 categories: &categories,
                 modified_ms: p.file.mtime_ns / 1_000_000,
+                declared_language: p.doc.language.as_deref(),
             })?;
             out.absorbed.push((id, gen));
             out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
@@ -904,7 +905,11 @@ impl Indexer<'_> {
                     let symbols = ingest::code_symbols(ingest::body_of(&text, row.body_start_line), &row.rel_path);
                     let title = keyword_title(&row.title, &row.rel_path, &symbols);
                     // The same keyword text as a sync's (ingest::keyword_body).
-                    let body = ingest::keyword_body(&text, row.body_start_line, source_kind(&row.rel_path));
+                    let kind = source_kind(&row.rel_path);
+                    let body = ingest::keyword_body(&text, row.body_start_line, kind);
+                    // Only a Markdown note has front matter (as a sync's parse reads it).
+                    let declared =
+                        (kind == Some(SourceKind::Markdown)).then(|| ingest::declared_language(&text)).flatten();
                     self.bm25.upsert(&Bm25Doc {
                         key: row.id,
                         collection: &row.collection,
@@ -914,6 +919,7 @@ impl Indexer<'_> {
                         tags: tags.get(&row.id).unwrap_or(&no_tags),
                         categories: &categories,
                         modified_ms: row.source_mtime_ns / 1_000_000,
+                        declared_language: declared.as_deref(),
                     })?;
                 } else {
                     self.bm25.delete(row.id);

@@ -18,6 +18,8 @@ pub(super) struct Meta {
     pub(super) categories: Vec<String>,
     /// Front-matter `type` (its first string, lowercased): names a content type.
     pub(super) doc_type: Option<String>,
+    /// Front-matter `lang` or `language` (its first string): the language the note is written in.
+    pub(super) language: Option<String>,
     pub(super) date: Option<String>,
     pub(super) date_fields: BTreeMap<String, String>,
 }
@@ -162,6 +164,11 @@ fn extract(map: &serde_norway::Mapping) -> Meta {
 
     meta.author = ["author", "by", "owner", "creator"].iter().find_map(|&k| get(k).find_map(first_string));
 
+    meta.language = ["lang", "language"]
+        .iter()
+        .find_map(|&k| get(k).find_map(first_string))
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty());
     meta.doc_type = get("type").find_map(first_string).map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty());
     for key in ["category", "categories", "type"] {
         for v in get(key) {
@@ -280,6 +287,9 @@ mod tests {
         assert_eq!(meta("---\nauthor: [5, ' ', Cy, Di]\n---\n").author.as_deref(), Some("Cy"));
         assert_eq!(meta("---\ncreator: {name: Eve}\n---\n").author.as_deref(), Some("Eve"));
         assert_eq!(meta("---\nowner: Fay\n---\n").author.as_deref(), Some("Fay"));
+        assert_eq!(meta("---\nlang: de-AT\n---\n").language.as_deref(), Some("de-AT"));
+        assert_eq!(meta("---\nlanguage: [fr, en]\n---\n").language.as_deref(), Some("fr"));
+        assert_eq!(meta("---\nlang: ' '\n---\n").language, None);
         assert_eq!(meta("---\na: 1\n---\n").author, None);
         let m = meta("---\ncategory: Notes, Dev\ncategories: [dev, Ideas]\ntype: Journal\n---\n");
         assert_eq!(m.categories, vec!["dev", "ideas", "journal", "notes"]);

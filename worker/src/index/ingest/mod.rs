@@ -70,6 +70,9 @@ pub struct ParsedDoc {
     pub categories: Vec<String>,
     /// Front-matter `type`, lowercased: it names the content type when a rule has that id.
     pub doc_type: Option<String>,
+    /// Front-matter `lang` or `language`, as written: the language the note says it is in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
     /// RFC 3339 UTC.
     pub date: Option<String>,
     /// snake_case front matter key -> RFC 3339 UTC.
@@ -221,6 +224,11 @@ fn build_chunks(
         .collect()
 }
 
+/// The language a canonical Markdown text declares in its front matter (`lang`, `language`).
+pub fn declared_language(canonical: &str) -> Option<String> {
+    front_matter::split(canonical).meta.and_then(|m| m.language)
+}
+
 /// Parses a canonical Markdown note.
 pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
     let fm = front_matter::split(canonical);
@@ -259,6 +267,7 @@ pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
         author: meta.author,
         categories: meta.categories,
         doc_type: meta.doc_type,
+        language: meta.language,
         date: meta.date,
         date_fields: meta.date_fields,
         links: scanned.links,
@@ -287,6 +296,7 @@ impl ParsedDoc {
             author: None,
             categories: Vec::new(),
             doc_type: None,
+            language: None,
             date: None,
             date_fields: BTreeMap::new(),
             links: Vec::new(),

@@ -59,6 +59,18 @@ impl Stemming {
             .unwrap_or(Stemming::English)
     }
 
+    /// The stemming a note declares (front matter `lang: de`): an ISO 639-1 or 639-3 code, with
+    /// or without a region (`pt-BR`, `de_AT`), or the language's English name. `None` for
+    /// another language or a value that names none: the text then tells.
+    pub fn declared(value: &str) -> Option<Stemming> {
+        let value = value.trim().to_lowercase();
+        let base = value.split(['-', '_']).next().unwrap_or_default();
+        Stemming::ALL.into_iter().find(|s| {
+            let lang = s.lang();
+            base == lang.code() || base == iso_639_1(lang) || value == lang.eng_name().to_lowercase()
+        })
+    }
+
     /// The language's ISO 639-3 code, as the index stores it.
     pub fn code(self) -> &'static str {
         self.lang().code()
@@ -95,6 +107,22 @@ impl Stemming {
             Stemming::Russian => Algorithm::Russian,
             Stemming::Swedish => Algorithm::Swedish,
         })
+    }
+}
+
+/// The two-letter code of a language stemmed here.
+fn iso_639_1(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Eng => "en",
+        Lang::Deu => "de",
+        Lang::Fra => "fr",
+        Lang::Spa => "es",
+        Lang::Ita => "it",
+        Lang::Por => "pt",
+        Lang::Nld => "nl",
+        Lang::Rus => "ru",
+        Lang::Swe => "sv",
+        _ => "",
     }
 }
 
@@ -179,6 +207,23 @@ mod tests {
             out.push(stream.token().text.clone());
         }
         out
+    }
+
+    #[test]
+    fn a_declared_language_is_read_by_code_region_or_name() {
+        for (value, want) in [
+            ("de", Some(Stemming::German)),
+            ("DE-at", Some(Stemming::German)),
+            ("pt_BR", Some(Stemming::Portuguese)),
+            ("swe", Some(Stemming::Swedish)),
+            (" French ", Some(Stemming::French)),
+            ("en-GB", Some(Stemming::English)),
+            ("ja", None),
+            ("klingon", None),
+            ("", None),
+        ] {
+            assert_eq!(Stemming::declared(value), want, "{value:?}");
+        }
     }
 
     #[test]

@@ -85,6 +85,9 @@ pub struct Bm25Doc<'a> {
     pub tags: &'a [String],
     pub categories: &'a [String],
     pub modified_ms: i64,
+    /// The language the note declares (front matter `lang`), which wins over the one its text
+    /// tells.
+    pub declared_language: Option<&'a str>,
 }
 
 pub struct Bm25Index {
@@ -196,7 +199,10 @@ impl Bm25Index {
         d.add_text(f.title, doc.title);
         d.add_text(f.title_plain, doc.title);
         // The body's language is told once: for its stems and for the `language` field.
-        let stemming = language::Stemming::of(doc.body);
+        let stemming = doc
+            .declared_language
+            .and_then(language::Stemming::declared)
+            .unwrap_or_else(|| language::Stemming::of(doc.body));
         d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, stemming));
         d.add_text(f.body_plain, doc.body);
         d.add_text(f.path, doc.rel_path);
@@ -462,6 +468,7 @@ mod tests {
             tags,
             categories: &[],
             modified_ms: key * 1000,
+            declared_language: None,
         }
     }
 
