@@ -172,6 +172,7 @@ def main():
                          "or `ask`: answer quality of /api/ask on SciFact (scripts/eval_ask.py); "
                          "or `ask-docs`: answer quality on the cargo registry's Markdown (scripts/eval_docs.py)")
     ap.add_argument("--presets", default="fast,small,default", help="ask-docs: the presets asked, in order")
+    ap.add_argument("--preset", help="bm25/vector/hybrid: the preset made active before indexing (its embedder)")
     ap.add_argument("--verbose", action="store_true", help="ask-docs: print every answer")
     ap.add_argument("--set", default="ask-docs",
                     help="ask-docs: the question set: ask-docs (cargo registry Markdown), rustdocs "
@@ -242,6 +243,8 @@ def main():
                     if name.endswith(".ann"):  # the ANN decision: without it, search is exact
                         os.remove(os.path.join(root, name))
         else:
+            if args.preset:
+                run_svc(binary, env, ["models", "use", args.preset])
             n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md_dir))
             index_s = index_corpus(binary, env, md_dir)
         embed_s = None
