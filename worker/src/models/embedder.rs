@@ -41,7 +41,7 @@ impl Embedder {
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         match self {
             Embedder::Onnx(e) => e.embed_with_limit(texts, TextRole::Passage, BATCH_LIMIT),
-            Embedder::Server(e) => e.embed(texts),
+            Embedder::Server(e) => e.embed(texts, TextRole::Passage),
         }
     }
 
@@ -49,7 +49,7 @@ impl Embedder {
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut vectors = match self {
             Embedder::Onnx(e) => e.embed_with_limit(&[text], TextRole::Query, QUERY_LIMIT)?,
-            Embedder::Server(e) => e.embed(&[text])?,
+            Embedder::Server(e) => e.embed(&[text], TextRole::Query)?,
         };
         vectors.pop().ok_or_else(|| ModelError::Shape("the embedder returned no vector".into()))
     }
@@ -68,6 +68,9 @@ struct EmbeddingsRequest<'a> {
     model: Option<&'a str>,
     input: &'a [&'a str],
     encoding_format: &'static str,
+    /// What the texts are, for a server that reads a query and a passage differently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_type: Option<&'static str>,
 }
 
 #[derive(Deserialize)]
@@ -86,7 +89,7 @@ impl ServerEmbedder {
     /// Asks the server for one vector, to learn their length (and that it answers at all).
     pub fn connect(server: ModelServer, policy: EgressPolicy) -> Result<Self> {
         let mut e = ServerEmbedder { server, policy, dim: 0 };
-        let probe = e.embed(&["dimension probe"])?;
+        let probe = e.embed(&["dimension probe"], TextRole::Passage)?;
         e.dim = probe.first().map_or(0, Vec::len);
         if e.dim == 0 {
             return Err(e.server.unavailable("returned an empty embedding"));
@@ -94,13 +97,18 @@ impl ServerEmbedder {
         Ok(e)
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[&str], role: TextRole) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         let server = &self.server;
         let input: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
-        let body = EmbeddingsRequest { model: server.model.as_deref(), input: &input, encoding_format: "float" };
+        let input_type = server.input_type.then_some(match role {
+            TextRole::Query => "query",
+            TextRole::Passage => "passage",
+        });
+        let body =
+            EmbeddingsRequest { model: server.model.as_deref(), input: &input, encoding_format: "float", input_type };
         let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::Inference(e.to_string()))?;
         let response = server.post(self.policy, "embeddings", &bytes)?;
         if response.status().as_u16() != 200 {
@@ -195,8 +203,13 @@ mod tests {
 
     #[test]
     fn the_request_body_is_openai_embeddings() {
-        let body = EmbeddingsRequest { model: Some("m"), input: &["a", "b"], encoding_format: "float" };
+        let body =
+            EmbeddingsRequest { model: Some("m"), input: &["a", "b"], encoding_format: "float", input_type: None };
         let v: serde_json::Value = serde_json::to_value(&body).unwrap();
         assert_eq!(v, serde_json::json!({"model": "m", "input": ["a", "b"], "encoding_format": "float"}));
+        let body =
+            EmbeddingsRequest { model: None, input: &["a"], encoding_format: "float", input_type: Some("query") };
+        let v: serde_json::Value = serde_json::to_value(&body).unwrap();
+        assert_eq!(v, serde_json::json!({"input": ["a"], "encoding_format": "float", "input_type": "query"}));
     }
 }

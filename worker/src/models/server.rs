@@ -23,14 +23,16 @@ pub struct ModelServer {
     /// The environment variable holding the API key.
     pub api_key_env: Option<String>,
     pub timeout: Duration,
+    /// Whether an embeddings request says what its texts are (`input_type`).
+    pub input_type: bool,
     agent: ureq::Agent,
 }
 
 /// Two servers are the same when they are reached the same way (the agent is a consequence).
 impl PartialEq for ModelServer {
     fn eq(&self, other: &Self) -> bool {
-        (&self.url, &self.model, &self.api_key_env, self.timeout)
-            == (&other.url, &other.model, &other.api_key_env, other.timeout)
+        (&self.url, &self.model, &self.api_key_env, self.timeout, self.input_type)
+            == (&other.url, &other.model, &other.api_key_env, other.timeout, other.input_type)
     }
 }
 
@@ -45,25 +47,32 @@ impl ModelServer {
             .timeout_per_read(Some(timeout))
             .build()
             .new_agent();
-        ModelServer { url: url.trim().to_string(), model, api_key_env, timeout, agent }
+        ModelServer { url: url.trim().to_string(), model, api_key_env, timeout, input_type: false, agent }
     }
 
     pub fn from_config(c: &ModelServerConfig) -> Self {
-        Self::new(
+        let mut server = Self::new(
             &c.url,
             c.model.clone(),
             c.api_key_env.clone(),
             c.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-        )
+        );
+        server.input_type = c.input_type;
+        server
     }
 
     /// The model reference a preset shows for this server: `server:<url>`, with `#<model>`
-    /// when the config names one (the embedder's reference keys its vector table).
+    /// when the config names one and `+input_type` when requests say what their texts are
+    /// (the embedder's reference keys its vector table, and those vectors differ).
     pub fn reference(&self) -> String {
-        match &self.model {
+        let mut out = match &self.model {
             Some(m) => format!("server:{}#{m}", self.url),
             None => format!("server:{}", self.url),
+        };
+        if self.input_type {
+            out.push_str("+input_type");
         }
+        out
     }
 
     /// The error for this server: `the model server at <url> <reason>`.
