@@ -255,6 +255,15 @@ fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
             // Too short for its language to be told: the language its front matter declares.
             ("kurz.md", "---\nlang: de\n---\n# Notiz\nNeue Entwicklungen im Projekt.\n"),
             ("short.md", "# Notiz\nNeue Entwicklungen im Projekt.\n"),
+            // Two languages in one note: each paragraph is stemmed by its own.
+            (
+                "mixed.md",
+                "# Minutes\nThe team met on Tuesday to plan the next release. We went through the open tickets, \
+                 agreed on who takes which of them, and moved the date of the beta by one week so that the \
+                 documentation can be finished first.\n\nZusammenfassung auf Deutsch: Das Team hat sich am \
+                 Dienstag getroffen und die Vereinbarungen für die nächste Version besprochen. Der Termin der \
+                 Beta wurde um eine Woche verschoben, damit die Dokumentation zuerst fertig wird.\n",
+            ),
         ],
     );
     s.add_collection(&s.path("notes"), "notes");
@@ -270,4 +279,6 @@ fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
     let mut german: Vec<&str> = found.iter().map(String::as_str).collect();
     german.sort_unstable();
     assert_eq!(german, ["svc://notes/de.md", "svc://notes/kurz.md"], "{found:?}");
+    let found = uris(&s.search(json!({ "query": "Vereinbarung" })));
+    assert_eq!(found, ["svc://notes/mixed.md"], "a German paragraph in an English note");
 }

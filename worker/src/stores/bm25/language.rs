@@ -49,14 +49,17 @@ impl Stemming {
     /// The stemming of `text`: its language's when whatlang tells it reliably and it has one
     /// here, else English.
     pub fn of(text: &str) -> Stemming {
-        if text.chars().nth(MIN_CHARS).is_none() {
-            return Stemming::English;
-        }
+        Stemming::told(text).unwrap_or(Stemming::English)
+    }
+
+    /// The stemming whatlang reliably tells from `text`'s first characters, if any: `None` for
+    /// a text too short to tell, a guess it is unsure of, or a language with no stemmer here.
+    fn told(text: &str) -> Option<Stemming> {
+        text.chars().nth(MIN_CHARS)?;
         let end = text.char_indices().nth(SAMPLE_CHARS).map_or(text.len(), |(i, _)| i);
         whatlang::detect(&text[..end])
             .filter(whatlang::Info::is_reliable)
             .and_then(|info| Stemming::ALL.into_iter().find(|s| s.lang() == info.lang()))
-            .unwrap_or(Stemming::English)
     }
 
     /// The stemming a note declares (front matter `lang: de`): an ISO 639-1 or 639-3 code, with
@@ -108,6 +111,38 @@ impl Stemming {
             Stemming::Swedish => Algorithm::Swedish,
         })
     }
+}
+
+/// The parts of a note and the stemming of each: a note that holds paragraphs in several
+/// languages (a German summary above English minutes) has each paragraph stemmed by its own.
+/// Paragraphs (split at blank lines) long enough to tell their language reliably keep it; the
+/// others take the note's: the language most of its told text is in, else English. In text
+/// order, covering `text`. Each paragraph is read once, so the cost follows the text's length.
+pub fn parts(text: &str) -> Vec<(std::ops::Range<usize>, Stemming)> {
+    let mut told: Vec<(std::ops::Range<usize>, Option<Stemming>)> = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let end = text[start..].find("\n\n").map_or(text.len(), |i| start + i + 2);
+        told.push((start..end, Stemming::told(&text[start..end])));
+        start = end;
+    }
+    let mut weight = [0usize; Stemming::ALL.len()];
+    for (range, stemming) in &told {
+        if let Some(i) = stemming.and_then(|s| Stemming::ALL.iter().position(|x| *x == s)) {
+            weight[i] += range.len();
+        }
+    }
+    let whole = Stemming::ALL.into_iter().zip(weight).filter(|(_, w)| *w > 0).max_by_key(|(_, w)| *w);
+    let whole = whole.map_or(Stemming::English, |(s, _)| s);
+    let mut out: Vec<(std::ops::Range<usize>, Stemming)> = Vec::new();
+    for (range, stemming) in told {
+        let stemming = stemming.unwrap_or(whole);
+        match out.last_mut() {
+            Some((last, s)) if *s == stemming => last.end = range.end,
+            _ => out.push((range, stemming)),
+        }
+    }
+    out
 }
 
 /// The two-letter code of a language stemmed here.
@@ -207,6 +242,28 @@ mod tests {
             out.push(stream.token().text.clone());
         }
         out
+    }
+
+    #[test]
+    fn each_paragraph_long_enough_to_tell_is_stemmed_by_its_own_language() {
+        let de = "Die Entwicklungen der letzten Jahre haben gezeigt, dass eine gute Planung wichtig ist. \
+                  Wir haben deshalb beschlossen, die Arbeit im nächsten Jahr mit mehr Zeit für Gespräche \
+                  und weniger Sitzungen fortzusetzen, damit alle mitkommen.";
+        let en = "The developments of recent years have shown that good planning matters and stays \
+                  important. We have therefore decided to continue the work next year with more time \
+                  for talks and fewer meetings, so that everyone can keep up with it.";
+        let text = format!("# Minutes\n\n{de}\n\n{en}\n\nShort line.\n\n{en}\n");
+        let got = parts(&text);
+        let langs: Vec<Stemming> = got.iter().map(|(_, s)| *s).collect();
+        assert_eq!(langs, [Stemming::English, Stemming::German, Stemming::English], "{got:?}");
+        assert_eq!(got[0].0.start, 0);
+        assert_eq!(got.last().map(|(r, _)| r.end), Some(text.len()));
+        assert!(got.windows(2).all(|w| w[0].0.end == w[1].0.start));
+        assert_eq!(&text[got[1].0.clone()], format!("{de}\n\n"));
+        assert_eq!(parts(""), []);
+        assert_eq!(parts("kurz"), [(0..4, Stemming::English)], "nothing told: English");
+        let german_first = format!("Kurz.\n\n{de}\n\n{de}");
+        assert_eq!(parts(&german_first), [(0..german_first.len(), Stemming::German)], "the note's language");
     }
 
     #[test]

@@ -198,12 +198,13 @@ impl Bm25Index {
         d.add_text(f.collection, doc.collection);
         d.add_text(f.title, doc.title);
         d.add_text(f.title_plain, doc.title);
-        // The body's language is told once: for its stems and for the `language` field.
-        let stemming = doc
-            .declared_language
-            .and_then(language::Stemming::declared)
-            .unwrap_or_else(|| language::Stemming::of(doc.body));
-        d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, stemming));
+        // The body's languages are told once: for its stems and for the `language` field. A
+        // declared language is the whole note's; else each paragraph that tells its own has it.
+        let parts = match doc.declared_language.and_then(language::Stemming::declared) {
+            Some(declared) => vec![(0..doc.body.len(), declared)],
+            None => language::parts(doc.body),
+        };
+        d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, &parts));
         d.add_text(f.body_plain, doc.body);
         d.add_text(f.path, doc.rel_path);
         for t in doc.tags {
@@ -213,7 +214,15 @@ impl Bm25Index {
             d.add_text(f.categories, c);
         }
         d.add_i64(f.modified, doc.modified_ms);
-        d.add_text(f.language, stemming.code());
+        let mut codes: Vec<&str> = parts.iter().map(|(_, s)| s.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        if codes.is_empty() {
+            codes.push(language::Stemming::English.code());
+        }
+        for code in codes {
+            d.add_text(f.language, code);
+        }
         let w = self.writer();
         w.delete_term(Term::from_field_i64(f.key, doc.key));
         w.add_document(d)?;
@@ -251,10 +260,16 @@ impl Bm25Index {
         self.index.tokenizers().get(name).map_or_else(Vec::new, |analyzer| tokens_of(analyzer, text))
     }
 
-    /// `text` as the stemmed analyzer cuts it, stemmed by `stemming` (told by the caller).
-    fn stemmed(&self, text: &str, stemming: language::Stemming) -> PreTokenizedString {
+    /// `text` as the stemmed analyzer cuts it, each word stemmed by the stemming of the part
+    /// it stands in (`parts`: in text order, covering the text; told by the caller).
+    fn stemmed(&self, text: &str, parts: &[(std::ops::Range<usize>, language::Stemming)]) -> PreTokenizedString {
         let mut tokens = self.tokens(WORDS, text);
+        let mut part = parts.iter().peekable();
         for t in &mut tokens {
+            while part.peek().is_some_and(|(range, _)| range.end <= t.offset_from) && part.len() > 1 {
+                part.next();
+            }
+            let Some((_, stemming)) = part.peek() else { break };
             let stem = stemming.stem(&t.text);
             if stem != t.text.as_str() {
                 t.text = stem.into_owned();
