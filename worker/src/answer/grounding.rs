@@ -33,7 +33,7 @@ pub fn check(draft: &str, question: &Question, shown: &[(&str, &str)]) -> Option
         if absent.mostly_held() && off.is_empty() {
             return None;
         }
-        for item in off.iter().chain(&absent.numbers).chain(&absent.words) {
+        for item in off.iter().chain(&absent.numbers).chain(&absent.names).chain(&absent.words) {
             if !missing.contains(item) {
                 missing.push(item.clone());
             }
@@ -95,6 +95,14 @@ mod tests {
             .expect("declined");
         assert_eq!(d.reason, DeclineReason::AddsNothing);
         assert_eq!(check("", &q(), &shown).map(|d| d.reason), Some(DeclineReason::AddsNothing));
+    }
+
+    #[test]
+    fn a_name_no_source_writes_withholds_the_draft() {
+        let shown = [("rusqlite", "Call `busy_timeout` on a Connection to wait while the database is busy.")];
+        assert_eq!(check("Call `busy_timeout` on the Connection [1].", &q(), &shown), None);
+        let d = check("Call `set_busy_wait` on the Connection [1].", &q(), &shown).expect("declined");
+        assert_eq!(d.not_in_sources, ["set_busy_wait"], "{d:?}");
     }
 
     #[test]
