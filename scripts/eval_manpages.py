@@ -33,6 +33,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,9 +62,19 @@ def page_file(lang: str, command: str) -> Path | None:
 def render(path: Path) -> str:
     """The page as `man` shows it, in UTF-8, left-adjusted, without hyphenation or overstrike."""
     source = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    out = subprocess.run(["groff", "-Kutf8", "-man", "-Tutf8", "-P-c", "-dAD=l", "-rHY=0", "-rLL=100n"],
-                         input=source, capture_output=True, timeout=60, env=dict(os.environ, LC_ALL="C.UTF-8"))
-    text = subprocess.run(["col", "-bx"], input=out.stdout, capture_output=True).stdout.decode("utf-8", "replace")
+    # groff runs troff as a child: a page that sends it into a loop is ended with its whole
+    # process group, and is left out (an empty text).
+    groff = subprocess.Popen(["groff", "-Kutf8", "-man", "-Tutf8", "-P-c", "-dAD=l", "-rHY=0", "-rLL=100n"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=dict(os.environ, LC_ALL="C.UTF-8"), start_new_session=True)
+    try:
+        rendered, _ = groff.communicate(source, timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(groff.pid, signal.SIGKILL)
+        groff.wait()
+        print(f"{path}: groff took over 60 s; left out", file=sys.stderr)
+        return ""
+    text = subprocess.run(["col", "-bx"], input=rendered, capture_output=True).stdout.decode("utf-8", "replace")
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
