@@ -74,6 +74,67 @@ impl Stemming {
         })
     }
 
+    /// The language `text` reads as at a glance, if any: the one whose commonest words
+    /// (articles, conjunctions, prepositions particular to it) are the most of its words, at
+    /// least one in twenty and two at least. Cheap enough to ask of every paragraph; a list, a
+    /// table, code or a run of keywords reads as none.
+    fn reading(text: &str) -> Option<Stemming> {
+        let mut hits = [0usize; Stemming::ALL.len()];
+        let mut words = 0usize;
+        for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            words += 1;
+            if w.chars().count() > 6 {
+                continue;
+            }
+            let w = w.to_lowercase();
+            for (i, language) in Stemming::ALL.iter().enumerate() {
+                if language.common_words().contains(&w.as_str()) {
+                    hits[i] += 1;
+                }
+            }
+        }
+        let (best, n) = hits.iter().copied().enumerate().max_by_key(|&(i, n)| (n, usize::MAX - i))?;
+        (n >= 2 && n * 20 >= words).then_some(Stemming::ALL[best])
+    }
+
+    /// Words so common in the language, and so rare in the others here, that a paragraph
+    /// holding several of them is in it.
+    fn common_words(self) -> &'static [&'static str] {
+        match self {
+            Stemming::English => &[
+                "the", "and", "of", "is", "are", "was", "were", "that", "this", "with", "which", "from", "have", "has",
+                "it", "be", "by", "not", "you", "for",
+            ],
+            Stemming::German => &[
+                "der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein", "eine", "sich", "auch", "wird",
+                "werden", "dem", "den",
+            ],
+            Stemming::French => &[
+                "le", "la", "les", "et", "est", "des", "une", "dans", "pour", "pas", "qui", "sur", "avec", "sont",
+                "du", "au",
+            ],
+            Stemming::Spanish => &[
+                "el", "los", "las", "y", "es", "una", "del", "por", "para", "con", "que", "se", "está", "son", "al",
+                "como",
+            ],
+            Stemming::Italian => &[
+                "il", "lo", "gli", "della", "che", "non", "per", "una", "sono", "del", "con", "più", "anche", "alla",
+                "è",
+            ],
+            Stemming::Portuguese => {
+                &["o", "os", "as", "uma", "não", "para", "com", "que", "do", "da", "dos", "das", "são", "em", "é"]
+            }
+            Stemming::Dutch => &[
+                "de", "het", "een", "en", "van", "niet", "met", "voor", "zijn", "op", "dat", "die", "wordt", "ook",
+                "te",
+            ],
+            Stemming::Russian => &["и", "в", "не", "на", "что", "с", "по", "это", "как", "для", "из", "или", "к", "же"],
+            Stemming::Swedish => {
+                &["och", "att", "det", "som", "en", "är", "för", "med", "inte", "på", "av", "till", "den", "har", "om"]
+            }
+        }
+    }
+
     /// The language's ISO 639-3 code, as the index stores it.
     pub fn code(self) -> &'static str {
         self.lang().code()
@@ -115,32 +176,27 @@ impl Stemming {
 
 /// The parts of a note and the stemming of each: a note that holds paragraphs in several
 /// languages (a German summary above English minutes) has each paragraph stemmed by its own.
-/// Paragraphs (split at blank lines) long enough to tell their language reliably keep it; the
-/// others take the note's: the language most of its told text is in, else English. In text
-/// order, covering `text`. Each paragraph is read once, so the cost follows the text's length.
+/// The note's language is told from its first characters ([`Stemming::of`]); a paragraph
+/// (text between blank lines) that reads as another language at a glance
+/// ([`Stemming::reading`]: its commonest words) and that whatlang then tells reliably keeps
+/// its own; the others take the note's. A note in one language costs one detection, as
+/// before. In text order, covering `text`.
 pub fn parts(text: &str) -> Vec<(std::ops::Range<usize>, Stemming)> {
-    let mut told: Vec<(std::ops::Range<usize>, Option<Stemming>)> = Vec::new();
+    let whole = Stemming::of(text);
+    let mut out: Vec<(std::ops::Range<usize>, Stemming)> = Vec::new();
     let mut start = 0;
     while start < text.len() {
         let end = text[start..].find("\n\n").map_or(text.len(), |i| start + i + 2);
-        told.push((start..end, Stemming::told(&text[start..end])));
-        start = end;
-    }
-    let mut weight = [0usize; Stemming::ALL.len()];
-    for (range, stemming) in &told {
-        if let Some(i) = stemming.and_then(|s| Stemming::ALL.iter().position(|x| *x == s)) {
-            weight[i] += range.len();
-        }
-    }
-    let whole = Stemming::ALL.into_iter().zip(weight).filter(|(_, w)| *w > 0).max_by_key(|(_, w)| *w);
-    let whole = whole.map_or(Stemming::English, |(s, _)| s);
-    let mut out: Vec<(std::ops::Range<usize>, Stemming)> = Vec::new();
-    for (range, stemming) in told {
-        let stemming = stemming.unwrap_or(whole);
+        let paragraph = &text[start..end];
+        let stemming = match Stemming::reading(paragraph) {
+            Some(other) if other != whole => Stemming::told(paragraph).unwrap_or(whole),
+            _ => whole,
+        };
         match out.last_mut() {
-            Some((last, s)) if *s == stemming => last.end = range.end,
-            _ => out.push((range, stemming)),
+            Some((range, s)) if *s == stemming => range.end = end,
+            _ => out.push((start..end, stemming)),
         }
+        start = end;
     }
     out
 }
@@ -264,6 +320,9 @@ mod tests {
         assert_eq!(parts("kurz"), [(0..4, Stemming::English)], "nothing told: English");
         let german_first = format!("Kurz.\n\n{de}\n\n{de}");
         assert_eq!(parts(&german_first), [(0..german_first.len(), Stemming::German)], "the note's language");
+        assert_eq!(Stemming::reading(en), Some(Stemming::English));
+        assert_eq!(Stemming::reading(de), Some(Stemming::German));
+        assert_eq!(Stemming::reading("Status row rarely recall semantic weight cache migration task."), None);
     }
 
     #[test]
