@@ -2,7 +2,8 @@
 //! `/embeddings` (OpenAI's API: llama-server, Ollama, LM Studio, vLLM). Either way every
 //! vector has unit length, and the reference of the model keys its own vector table.
 
-use super::encoder::{OnnxEmbedder, TextRole, BATCH_LIMIT, QUERY_LIMIT};
+use super::encoder::{OnnxEmbedder, BATCH_LIMIT, QUERY_LIMIT};
+use super::presets::TextRole;
 use super::runtime::{ModelError, Result};
 use super::server::ModelServer;
 use protocol::api::EgressPolicy;
@@ -103,10 +104,7 @@ impl ServerEmbedder {
         }
         let server = &self.server;
         let input: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
-        let input_type = server.input_type.then_some(match role {
-            TextRole::Query => "query",
-            TextRole::Passage => "passage",
-        });
+        let input_type = server.input_type.then_some(role.as_str());
         let body =
             EmbeddingsRequest { model: server.model.as_deref(), input: &input, encoding_format: "float", input_type };
         let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::Inference(e.to_string()))?;

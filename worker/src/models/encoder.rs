@@ -4,7 +4,7 @@
 //! time limit (see [`runtime::with_limit`]): past it ONNX Runtime stops the run and the call
 //! fails with [`ModelError::Timeout`].
 
-use super::presets::Prefixes;
+use super::presets::{Prefixes, TextRole};
 use super::runtime::{self, infer, ModelError, Result};
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
@@ -120,13 +120,6 @@ impl Encoder {
     }
 }
 
-/// What a text given to the embedder is: what is searched for, or what is searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextRole {
-    Query,
-    Passage,
-}
-
 /// Sentence embeddings on ONNX Runtime: mean pooling over the attention mask, then L2
 /// normalization.
 pub struct OnnxEmbedder {
@@ -157,10 +150,7 @@ impl OnnxEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let prefix = match role {
-            TextRole::Query => self.prefixes.query,
-            TextRole::Passage => self.prefixes.passage,
-        };
+        let prefix = self.prefixes.of(role);
         let inputs: Vec<Cow<'_, str>> = texts
             .iter()
             .map(|t| if prefix.is_empty() { Cow::Borrowed(*t) } else { Cow::Owned(format!("{prefix}{t}")) })

@@ -35,6 +35,31 @@ pub struct Prefixes {
 impl Prefixes {
     pub const NONE: Prefixes = Prefixes { query: "", passage: "" };
     pub const E5: Prefixes = Prefixes { query: "query: ", passage: "passage: " };
+
+    /// The prefix of a text in `role`.
+    pub fn of(self, role: TextRole) -> &'static str {
+        match role {
+            TextRole::Query => self.query,
+            TextRole::Passage => self.passage,
+        }
+    }
+}
+
+/// What a text given to the embedder is: what is searched for, or what is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextRole {
+    Query,
+    Passage,
+}
+
+impl TextRole {
+    /// The role as a model server's `input_type` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextRole::Query => "query",
+            TextRole::Passage => "passage",
+        }
+    }
 }
 
 impl ModelSpec {

@@ -291,13 +291,9 @@ mod tests {
     use super::*;
 
     fn stems(text: &str) -> Vec<String> {
-        let mut t = LanguageStemmer.transform(super::super::words::WordsTokenizer);
-        let mut stream = t.token_stream(text);
-        let mut out = Vec::new();
-        while stream.advance() {
-            out.push(stream.token().text.clone());
-        }
-        out
+        let analyzer =
+            tantivy::tokenizer::TextAnalyzer::from(LanguageStemmer.transform(super::super::words::WordsTokenizer));
+        super::super::tokens_of(analyzer, text).into_iter().map(|t| t.text).collect()
     }
 
     #[test]

@@ -111,33 +111,23 @@ fn cut(text: &str, out: &mut Vec<Token>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tantivy::tokenizer::SimpleTokenizer;
+    use tantivy::tokenizer::{SimpleTokenizer, TextAnalyzer};
 
     fn words(text: &str) -> Vec<String> {
-        let mut stream = WordsTokenizer.token_stream(text);
-        let mut out = Vec::new();
-        while stream.advance() {
-            out.push(stream.token().text.clone());
-        }
-        out
+        super::super::tokens_of(TextAnalyzer::from(WordsTokenizer), text).into_iter().map(|t| t.text).collect()
     }
 
     #[test]
     fn text_without_cjk_is_cut_as_the_simple_tokenizer_cuts_it() {
         let text = "Ownership & borrowing: Rust 1.54.0 (naïve café), snake_case x2!";
-        let mut simple = SimpleTokenizer::default();
-        let mut stream = simple.token_stream(text);
-        let mut expected = Vec::new();
-        while stream.advance() {
-            let t = stream.token();
-            expected.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
-        }
-        let mut ours = WordsTokenizer.token_stream(text);
-        let mut got = Vec::new();
-        while ours.advance() {
-            let t = ours.token();
-            got.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
-        }
+        let cut = |analyzer: TextAnalyzer| -> Vec<(String, usize, usize, usize)> {
+            super::super::tokens_of(analyzer, text)
+                .into_iter()
+                .map(|t| (t.text, t.offset_from, t.offset_to, t.position))
+                .collect()
+        };
+        let expected = cut(TextAnalyzer::from(SimpleTokenizer::default()));
+        let got = cut(TextAnalyzer::from(WordsTokenizer));
         assert_eq!(got, expected);
     }
 
