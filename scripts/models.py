@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Local models for svc. Run through scripts/models, which sets up the Python environment first.
 
-  models default [--cache DIR] [--only embed|gen]   build the default preset into DIR/models/
+  models default [--cache DIR] [--only embed|gen|ocr] build the default preset into DIR/models/
   models fast|small|multilingual [--cache DIR] [--only ...]
                                                     build that preset's models (quality: the default's old name)
   models verify  [--cache DIR] [--only multilingual] sanity-check the embedders in ONNX Runtime (the

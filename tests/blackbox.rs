@@ -35,6 +35,8 @@ mod model_server;
 mod models;
 #[path = "blackbox/openapi.rs"]
 mod openapi;
+#[path = "blackbox/pictures.rs"]
+mod pictures;
 #[path = "blackbox/process.rs"]
 mod process;
 #[path = "blackbox/reads.rs"]

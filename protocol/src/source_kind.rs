@@ -22,6 +22,9 @@ pub enum SourceKind {
     Slides,
     /// Mail: one message (`.eml`) or a mailbox (`.mbox`, a document per message).
     Mail,
+    /// A picture (`.png`, `.jpg`, `.webp`, `.tiff`, `.bmp`, `.gif`): its text is what OCR
+    /// reads in it, found in the background after the file is indexed by its name.
+    Image,
     /// Source code or a data file, read as text and cut at its syntax where the language
     /// has a grammar; never written through the API.
     Code(CodeLanguage),
@@ -143,6 +146,14 @@ const EXTENSIONS: &[(&str, SourceKind)] = {
         ("odp", Slides),
         ("eml", Mail),
         ("mbox", Mail),
+        ("png", Image),
+        ("jpg", Image),
+        ("jpeg", Image),
+        ("webp", Image),
+        ("tif", Image),
+        ("tiff", Image),
+        ("bmp", Image),
+        ("gif", Image),
         ("rs", Code(Rust)),
         ("py", Code(Python)),
         ("pyi", Code(Python)),
@@ -212,6 +223,7 @@ mod tests {
         assert_eq!(source_kind("saved/Page.HTM"), Some(SourceKind::Html));
         assert_eq!(source_kind("Deck.PPTX"), Some(SourceKind::Slides));
         assert_eq!(source_kind("talk.odp"), Some(SourceKind::Slides));
+        assert_eq!(source_kind("scans/Whiteboard.JPEG"), Some(SourceKind::Image));
         assert_eq!(source_kind("mail/hello.eml"), Some(SourceKind::Mail));
         assert_eq!(source_kind("Inbox.mbox"), Some(SourceKind::Mail));
         assert_eq!(source_kind("src/main.rs"), Some(SourceKind::Code(CodeLanguage::Rust)));

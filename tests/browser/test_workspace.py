@@ -3,8 +3,10 @@ also checks (in the fixtures) that the page made no request off the machine; scr
 to docs/workspace/."""
 
 import re
+import shutil
 import time
 import urllib.parse
+from pathlib import Path
 
 from playwright.sync_api import expect
 
@@ -176,6 +178,31 @@ def test_pdf_renders_its_first_page(page, svc):
         let dark = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 128) dark++; return dark; }""")
     assert ink > 100, ink
     page.shot("pdf")
+
+
+def test_a_picture_shows_beside_the_text_ocr_read_in_it(page, svc, tmp_path):
+    pics = tmp_path / "pictures"
+    pics.mkdir()
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "ocr" / "screenshot.png"
+    shutil.copy(fixture, pics / "storage.png")
+    svc.add_collection(pics, "pictures")
+    for _ in range(600):
+        status, doc = svc.get("/api/doc?uri=" + urllib.parse.quote("svc://pictures/storage.png", safe=""))
+        if status == 200 and (doc["source"].get("ocr") or {}).get("state") != "pending":
+            break
+        time.sleep(0.2)
+    assert doc["source"]["ocr"]["state"] == "read", doc
+    p = page.page
+    p.goto(svc.doc_url("storage.png", collection="pictures"))
+    picture = p.locator(".picture-view img#picture")
+    expect(picture).to_be_visible()
+    assert p.eval_on_selector("#picture", "img => img.complete && img.naturalWidth") > 100
+    expect(p.locator(".recognized #doc-body")).to_contain_text("quartermaster")
+    expect(p.locator("#ocr-status")).to_contain_text("Read by PP-OCRv4")
+    # Side by side: the text's column starts right of the picture's.
+    img_box, text_box = picture.bounding_box(), p.locator(".recognized").bounding_box()
+    assert text_box["x"] >= img_box["x"] + img_box["width"] - 1, (img_box, text_box)
+    page.shot("picture")
 
 
 def test_code_shows_coloured_numbered_lines_and_a_citation_marks_its_line(page, svc):

@@ -80,6 +80,8 @@ pub struct Worker {
     repairs: Repairs,
     /// Held by the embedding thread while it embeds; shutdown waits for it.
     embedding_round: Mutex<()>,
+    /// Pictures' OCR readings and the pictures waiting for one.
+    pictures: index::pictures::Readings,
 }
 
 impl Worker {
@@ -125,6 +127,7 @@ impl Worker {
                 None
             }
         };
+        let pictures = index::pictures::Readings::open(dirs.index_dir().join("ocr"));
         let worker = Arc::new(Worker {
             dirs,
             catalog,
@@ -143,6 +146,7 @@ impl Worker {
             content_types,
             repairs,
             embedding_round: Mutex::new(()),
+            pictures,
         });
         worker.reconcile_collections()?;
         worker.after_job();
@@ -171,7 +175,13 @@ impl Worker {
             content_types: &self.content_types,
             cancel: &self.cancel,
             events: &self.events,
+            pictures: &self.pictures,
         }
+    }
+
+    /// The folder of the collection `name`, when it is configured.
+    fn collection_root(&self, name: &str) -> Option<std::path::PathBuf> {
+        self.config().collections.iter().find(|c| c.name == name).map(|c| std::path::PathBuf::from(&c.path))
     }
 
     fn set_embed_table(&self, key: Option<vectors::TableKey>) {
@@ -230,6 +240,7 @@ impl Worker {
     /// Starts the background embedding of new and changed documents (server mode).
     pub fn start_background_embedding(self: &Arc<Self>) {
         embedding::spawn(self);
+        index::pictures::spawn(self);
     }
 
     /// Embeds the whole backlog now, in this thread (the CLI's in-process mode).

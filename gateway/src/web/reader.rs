@@ -10,7 +10,7 @@ use crate::AppState;
 use axum::extract::State;
 use maud::{html, Markup, PreEscaped};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
-use protocol::api::{CodeToken, CodeTokensResponse, DocResponse};
+use protocol::api::{CodeToken, CodeTokensResponse, DocResponse, OcrState};
 use protocol::source_kind::{is_text_note, source_kind, SourceKind};
 use protocol::{ApiError, Call, DocRef, SimilarQuery};
 
@@ -19,6 +19,8 @@ use protocol::{ApiError, Call, DocRef, SimilarQuery};
 enum View {
     Markdown,
     Pdf,
+    /// A picture beside the text OCR read in it.
+    Picture,
     /// Source code: numbered lines, a symbol's line its outline target.
     Code,
     Text,
@@ -31,9 +33,29 @@ impl View {
             // Markdown of its text.
             Some(kind) if kind.stores_markdown() => View::Markdown,
             Some(SourceKind::Pdf) => View::Pdf,
+            Some(SourceKind::Image) => View::Picture,
             Some(SourceKind::Code(_)) => View::Code,
             _ => View::Text,
         }
+    }
+}
+
+/// Where a picture's text stands, in a sentence.
+fn ocr_summary(doc: &DocResponse) -> String {
+    match &doc.source.ocr {
+        None => "No text was read from this picture.".into(),
+        Some(ocr) => match ocr.state {
+            OcrState::Pending => "Waiting for OCR: found by its name until its text is read.".into(),
+            OcrState::Read if ocr.lines == 0 => format!("Read by {}: no text found.", ocr.engine),
+            OcrState::Read => format!(
+                "Read by {}: {} line{}, mean confidence {:.0}%.",
+                ocr.engine,
+                ocr.lines,
+                if ocr.lines == 1 { "" } else { "s" },
+                ocr.confidence * 100.0
+            ),
+            OcrState::Failed => format!("Could not be read: {}", ocr.error.as_deref().unwrap_or("unknown error")),
+        },
     }
 }
 
@@ -124,6 +146,16 @@ pub async fn doc(State(s): State<AppState>, p: Params) -> HtmlPage {
                         }
                         @if doc.content_available {
                             details.extracted { summary { "Extracted text" } pre { (doc.content) } }
+                        }
+                    },
+                    (View::Picture, _) => {
+                        div.picture-view {
+                            figure.picture { img #picture src=(asset) alt=(doc.title); }
+                            section.recognized aria-label="Recognized text" {
+                                h2 { "Recognized text" }
+                                p #ocr-status.muted { (ocr_summary(&doc)) }
+                                @if !doc.content.trim().is_empty() { pre #doc-body.extracted-text { (doc.content) } }
+                            }
                         }
                     },
                     _ => {

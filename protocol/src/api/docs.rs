@@ -73,6 +73,35 @@ pub struct DocSource {
     /// absent for a document that is a whole file. Such a document is read-only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part_of: Option<String>,
+    /// For a picture: its text was read by OCR (or is still to be); absent for other files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocr: Option<OcrSource>,
+}
+
+/// Where a picture's text stands.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OcrState {
+    /// Waiting for OCR: the picture is found by its name only.
+    Pending,
+    /// Read: the document's text is what OCR found.
+    Read,
+    /// The picture could not be read (`error` says why).
+    Failed,
+}
+
+/// `source.ocr` of `GET /api/doc`: how a picture's text was made.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OcrSource {
+    pub state: OcrState,
+    /// The OCR engine (`PP-OCRv4`).
+    pub engine: String,
+    /// The mean confidence of the recognized lines, 0 to 1.
+    pub confidence: f32,
+    pub lines: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `GET /api/doc`

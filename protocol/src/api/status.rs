@@ -149,6 +149,9 @@ pub struct StatusSnapshot {
     pub total_documents: u64,
     pub total_chunks: u64,
     pub embedding_backlog: u64,
+    /// Pictures and scanned PDFs waiting for OCR (found by their names until it reads them).
+    #[serde(default)]
+    pub ocr_backlog: u64,
     pub last_updated: String,
     pub healthy: bool,
     pub connector_projection: ConnectorProjection,

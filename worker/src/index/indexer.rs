@@ -6,6 +6,7 @@
 use crate::config::CollectionConfig;
 use crate::events::EventBus;
 use crate::index::ingest::{self, ParsedDoc};
+use crate::index::pictures;
 use crate::index::rules::Rules;
 use crate::index::walk::{self, FileMatcher, FoundFile, WalkItem};
 use crate::retrieval::content_types::ContentTypes;
@@ -55,7 +56,9 @@ fn converter(kind: SourceKind) -> Option<convert::Format> {
         SourceKind::Html => Some(convert::Format::Html),
         SourceKind::Slides => Some(convert::Format::Slides),
         SourceKind::Mail => Some(convert::Format::Mail),
-        SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org | SourceKind::Code(_) => None,
+        SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org | SourceKind::Code(_) | SourceKind::Image => {
+            None
+        }
     }
 }
 
@@ -80,7 +83,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
             converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
         // One kind, several formats: by the extension.
-        Some(SourceKind::Spreadsheet | SourceKind::Slides | SourceKind::Mail) => {
+        Some(SourceKind::Spreadsheet | SourceKind::Slides | SourceKind::Mail | SourceKind::Image) => {
             mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string()
         }
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
@@ -92,6 +95,9 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
 /// there is none.
 fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Result<(String, Option<String>), String> {
     let found = match converter(kind) {
+        // A picture's text is its OCR reading (`Indexer::read_picture`); here only whether
+        // it can be read.
+        None if kind == SourceKind::Image => pictures::refusal(&bytes).map_or(Ok((String::new(), None)), Err),
         None => ingest::decode_text(&bytes).map(|t| (t, None)).map_err(|e| e.to_string()),
         Some(format) => convert::convert(format, bytes).map(|c| (c.text, c.title)).map_err(|e| e.to_string()),
     };
@@ -140,20 +146,74 @@ enum FileOutcome {
     Failed(String),
 }
 
-/// Reads, hashes, converts (PDF, DOCX…) and parses a file.
-fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind) -> FileOutcome {
+/// Reads, hashes, converts (PDF, DOCX…) and parses a file. A picture, and a PDF that is a
+/// scan (no text, pages that are pictures), take their text from OCR ([`read_picture`]).
+fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind, pictures: Pictures) -> FileOutcome {
     let bytes = match std::fs::read(&file.abs) {
         Ok(bytes) => bytes,
         Err(e) => return FileOutcome::Failed(format!("cannot be read: {e}")),
     };
     let source_hash = ingest::sha256_hex(&bytes);
-    if prev.is_some_and(|p| p.source_hash == source_hash) {
+    if kind == SourceKind::Image {
+        let refusal = pictures::refusal(&bytes);
+        return read_picture(file, prev, source_hash, None, refusal, pictures);
+    }
+    // Unchanged, unless OCR has read the file since it was indexed (a scanned PDF).
+    let read_since =
+        |p: &FileState| pictures.readings.get(&source_hash).is_some_and(|r| mirror_of(&r.text) != p.mirror_hash);
+    if prev.is_some_and(|p| p.source_hash == source_hash && !read_since(p)) {
         return FileOutcome::SameBytes(file);
     }
     match text_of(bytes, kind, &file.rel) {
+        Ok((text, title)) if kind == SourceKind::Pdf && convert::is_scan(&text) => {
+            read_picture(file, prev, source_hash, title, None, pictures)
+        }
         Ok((text, title)) => FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev)),
         Err(reason) => FileOutcome::Failed(reason),
     }
+}
+
+/// The hash of the canonical form of `text`: what a document's `mirror_hash` is.
+pub(crate) fn mirror_of(text: &str) -> String {
+    ingest::sha256_hex(ingest::canonicalize(text).as_bytes())
+}
+
+/// Where a sync finds pictures' readings and asks for new ones: the readings and the
+/// collection synced.
+#[derive(Clone, Copy)]
+struct Pictures<'a> {
+    readings: &'a pictures::Readings,
+    collection: &'a str,
+}
+
+/// A picture's (or a scan's) document: its text is its OCR reading once there is one; until
+/// then it is indexed by its name, and a reading is asked for (unless `refusal` says why the
+/// file cannot be read: then it is that file's error). Unchanged only when both its bytes and
+/// its text are (the reading arriving changes the text).
+fn read_picture(
+    file: FoundFile,
+    prev: Option<&FileState>,
+    source_hash: String,
+    title: Option<String>,
+    refusal: Option<String>,
+    pictures: Pictures,
+) -> FileOutcome {
+    let text = match pictures.readings.get(&source_hash) {
+        Some(reading) => reading.text,
+        None => {
+            if let Some(why) = refusal {
+                tracing::warn!("{}: {why}", file.rel);
+                return FileOutcome::Failed(why);
+            }
+            pictures.readings.request(pictures.collection, &file.rel, &source_hash);
+            String::new()
+        }
+    };
+    if prev.is_some_and(|p| p.source_hash == source_hash && p.mirror_hash == mirror_of(&text)) {
+        return FileOutcome::SameBytes(file);
+    }
+    let kind = source_kind(&file.rel).unwrap_or(SourceKind::Image);
+    FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev))
 }
 
 /// Reads a file indexed by its parts (a mailbox) and parses each part whose bytes changed:
@@ -313,6 +373,8 @@ pub struct Indexer<'a> {
     pub content_types: &'a ContentTypes,
     pub cancel: &'a AtomicBool,
     pub events: &'a EventBus,
+    /// Pictures' OCR readings, and the queue a sync adds pictures without one to.
+    pub pictures: &'a pictures::Readings,
 }
 
 /// What the single-file sync did.
@@ -700,7 +762,8 @@ impl Indexer<'_> {
                     })
                 } else {
                     let prev = known.get(&file.rel);
-                    vec![(file.rel.clone(), read_and_parse(file, prev, kind))]
+                    let pictures = Pictures { readings: self.pictures, collection: &coll.name };
+                    vec![(file.rel.clone(), read_and_parse(file, prev, kind, pictures))]
                 };
                 for (rel, outcome) in outcomes {
                     // A part that failed keeps its previous version, like a file.
@@ -779,7 +842,8 @@ impl Indexer<'_> {
             }
             return Ok(FileSync::Removed);
         };
-        match read_and_parse(file, prev.as_ref(), kind) {
+        let pictures = Pictures { readings: self.pictures, collection: &coll.name };
+        match read_and_parse(file, prev.as_ref(), kind, pictures) {
             FileOutcome::Parsed(p) => {
                 let out = self.apply_batch(&coll.name, &[p], &[], origin)?;
                 let id = out.written.first().map_or(0, |doc| doc.id);
@@ -960,6 +1024,7 @@ mod tests {
             source_hash: format!("h{id}"),
             active,
             part_of: Some("box.mbox".into()),
+            mirror_hash: String::new(),
         };
         let known: HashMap<String, FileState> = HashMap::from([
             ("box.mbox/00001.eml".to_string(), state(1, 7, true)),

@@ -11,6 +11,7 @@ pub mod git;
 pub mod indexer;
 pub mod ingest;
 pub mod mounts;
+pub mod pictures;
 pub mod rules;
 pub mod walk;
 pub mod watch;

@@ -7,6 +7,7 @@ pub mod egress;
 pub mod embedder;
 pub mod encoder;
 pub mod generator;
+pub mod ocr;
 pub mod presets;
 pub mod pull;
 mod registry;

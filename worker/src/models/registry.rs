@@ -5,6 +5,7 @@
 use super::embedder::{Embedder, ServerEmbedder};
 use super::encoder::{CountingTokenizer, CrossEncoder, OnnxEmbedder};
 use super::generator::{Generator, LlamaGenerator, ServerGenerator};
+use super::ocr::OcrEngine;
 use super::presets::{self, Prefixes, Preset, Role};
 use super::runtime::{ModelError, Result};
 use super::server::ModelServer;
@@ -84,6 +85,8 @@ pub struct Models {
     rerank: Slot<CrossEncoder>,
     gen: Slot<Generator>,
     counting: Slot<CountingTokenizer>,
+    /// OCR: the same models whatever the preset.
+    ocr: Slot<OcrEngine>,
 }
 
 impl Models {
@@ -105,6 +108,7 @@ impl Models {
             rerank: Slot::new(),
             gen: Slot::new(),
             counting: Slot::new(),
+            ocr: Slot::new(),
         }
     }
 
@@ -138,6 +142,7 @@ impl Models {
         self.rerank.reset();
         self.gen.reset();
         self.counting.reset();
+        self.ocr.reset();
     }
 
     pub fn models_dir(&self) -> PathBuf {
@@ -215,6 +220,11 @@ impl Models {
             let (model, _) = self.files(Role::Gen)?;
             LlamaGenerator::load(&model, self.gen_threads).map(Generator::Llama)
         })
+    }
+
+    /// The OCR engine (its files are in the cache of every preset's models: `scripts/models`).
+    pub fn ocr(&self) -> Result<Arc<OcrEngine>> {
+        self.ocr.get_or_load(|| OcrEngine::load(&self.cache_dir, &self.models_dir(), self.threads))
     }
 
     /// The embedder's tokenizer for counting a payload, when the preset's embedder files are

@@ -5,7 +5,7 @@ use crate::stores::catalog::{self, DocRow};
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{
     AutocompleteDoc, AutocompleteResponse, CodeTokensResponse, DocResponse, DocSection, DocSource, DocSummary,
-    DocsResponse, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
+    DocsResponse, OcrSource, OcrState, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
 };
 use protocol::source_kind::SourceKind;
 use protocol::{ApiError, CollectionName, DocRef, DocsQuery};
@@ -109,6 +109,7 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
         source_hash: row.source_hash.clone(),
         abs_path: abs_path(w, &row),
         part_of: row.part_of.clone(),
+        ocr: picture_source(w, &row.rel_path, &row.source_hash),
     };
     Ok(DocResponse {
         uri: uri::doc_uri(&row.collection, &row.rel_path),
@@ -124,6 +125,32 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
         categories: row.categories,
         document_date: row.fm_date,
         date_fields: row.date_fields,
+    })
+}
+
+/// How a picture's text was made: its OCR reading, or that one is still to come; a scanned
+/// PDF's reading once there is one.
+fn picture_source(w: &Worker, rel: &str, source_hash: &str) -> Option<OcrSource> {
+    let reading = match source_kind(rel) {
+        Some(SourceKind::Image) => w.pictures.get(source_hash),
+        Some(SourceKind::Pdf) => Some(w.pictures.get(source_hash)?),
+        _ => return None,
+    };
+    Some(match reading {
+        None => OcrSource {
+            state: OcrState::Pending,
+            engine: crate::index::pictures::ENGINE.into(),
+            confidence: 0.0,
+            lines: 0,
+            error: None,
+        },
+        Some(r) => OcrSource {
+            state: if r.error.is_some() { OcrState::Failed } else { OcrState::Read },
+            engine: r.engine,
+            confidence: r.confidence,
+            lines: r.lines,
+            error: r.error,
+        },
     })
 }
 

@@ -56,6 +56,7 @@ impl Worker {
             total_chunks: collections.iter().map(|c| c.chunk_count).sum(),
             collections,
             embedding_backlog: backlog,
+            ocr_backlog: self.pictures.pending() as u64,
             last_updated: last.unwrap_or_else(time_fmt::now_iso),
             healthy: true,
             connector_projection: ConnectorProjection::default(),

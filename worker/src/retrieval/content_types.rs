@@ -125,6 +125,7 @@ impl ContentTypes {
             Some(SourceKind::Html) => return ("web".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Slides) => return ("slides".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Mail) => return ("mail".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Image) => return ("image".into(), ContentTypeSource::PathExt),
             _ => {}
         }
         for (id, words) in PATH_TYPES {

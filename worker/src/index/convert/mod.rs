@@ -112,6 +112,13 @@ pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError
 
 /// Runs `job` on a thread of its own behind `catch_unwind`, waiting at most `timeout`.
 pub use mail::MailboxPart;
+pub use pdf::{is_scan, PagePicture, PictureData};
+
+/// The page pictures of a scanned PDF ([`pdf::page_pictures`]), under the same isolation and
+/// time budget as [`convert`].
+pub fn scanned_pages(bytes: Vec<u8>) -> Result<Vec<PagePicture>, ConvertError> {
+    isolated(move || pdf::page_pictures(&bytes), CONVERT_TIMEOUT)
+}
 
 /// Whether a file is indexed as one document per part rather than as one document: a mailbox
 /// (`.mbox`), a document per message, each at `<file>/<part key>`.

@@ -24,6 +24,69 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     Ok(Converted { title, text: sink.text })
 }
 
+/// Whether converted text is that of a scanned document: nothing but whitespace (its pages
+/// are pictures, for OCR: [`page_pictures`]).
+pub fn is_scan(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// The pictures of a scanned PDF, one per page in page order (the largest image a page
+/// draws: a scanner puts the page in one), as encoded bytes a decoder reads (JPEG as stored)
+/// or as decoded pixels. Pages without a picture are skipped.
+pub fn page_pictures(bytes: &[u8]) -> Result<Vec<PagePicture>, ConvertError> {
+    let mut doc = Document::load_mem(bytes).map_err(|e| ConvertError::Pdf(e.to_string()))?;
+    if doc.is_encrypted() && doc.decrypt("").is_err() {
+        return Err(ConvertError::Encrypted);
+    }
+    let mut out = Vec::new();
+    for (number, page) in doc.get_pages() {
+        let Ok(images) = doc.get_page_images(page) else { continue };
+        let Some(image) = images.iter().max_by_key(|i| i.width.saturating_mul(i.height)) else { continue };
+        let filters = image.filters.clone().unwrap_or_default();
+        let picture = if filters.iter().any(|f| f == "DCTDecode" || f == "JPXDecode") {
+            Some(PictureData::Encoded(image.content.to_vec()))
+        } else {
+            raw_pixels(&doc, image)
+        };
+        if let Some(data) = picture {
+            out.push(PagePicture { page: number, data });
+        }
+    }
+    Ok(out)
+}
+
+/// A page's picture.
+pub struct PagePicture {
+    /// The page's number, from 1.
+    pub page: u32,
+    pub data: PictureData,
+}
+
+/// A picture as a PDF holds it.
+pub enum PictureData {
+    /// A file format's bytes (JPEG).
+    Encoded(Vec<u8>),
+    /// 8-bit samples, row by row: `channels` of 1 (gray) or 3 (RGB).
+    Pixels { width: u32, height: u32, channels: u8, samples: Vec<u8> },
+}
+
+/// The 8-bit gray or RGB samples of an image stream (decompressed), when it is one.
+fn raw_pixels(doc: &Document, image: &pdf_extract::xobject::PdfImage) -> Option<PictureData> {
+    let channels = match image.color_space.as_deref() {
+        Some("DeviceGray") => 1u8,
+        Some("DeviceRGB") => 3,
+        _ => return None,
+    };
+    if image.bits_per_component != Some(8) {
+        return None;
+    }
+    let (width, height) = (u32::try_from(image.width).ok()?, u32::try_from(image.height).ok()?);
+    let stream = doc.get_object(image.id).ok()?.as_stream().ok()?;
+    let samples = stream.decompressed_content().unwrap_or_else(|_| stream.content.clone());
+    let needed = (width as usize).checked_mul(height as usize)?.checked_mul(usize::from(channels))?;
+    (samples.len() >= needed).then_some(PictureData::Pixels { width, height, channels, samples })
+}
+
 /// The Info dictionary's `Title`, when it is a non-empty text string.
 fn info_title(doc: &Document) -> Option<String> {
     let info = doc.trailer.get(b"Info").ok()?;

@@ -89,9 +89,11 @@ pub struct FileState {
     pub active: bool,
     /// The file this document is a part of; `None`: the whole file.
     pub part_of: Option<String>,
+    /// The hash of the document's canonical text (a picture's changes when OCR has read it).
+    pub mirror_hash: String,
 }
 
-const FILE_STATE_COLUMNS: &str = "id, source_size, source_mtime_ns, source_hash, active, part_of";
+const FILE_STATE_COLUMNS: &str = "id, source_size, source_mtime_ns, source_hash, active, part_of, mirror_hash";
 
 /// A [`FileState`] from [`FILE_STATE_COLUMNS`], starting at column `at` of the row.
 fn file_state_at(r: &Row<'_>, at: usize) -> rusqlite::Result<FileState> {
@@ -102,6 +104,7 @@ fn file_state_at(r: &Row<'_>, at: usize) -> rusqlite::Result<FileState> {
         source_hash: r.get(at + 3)?,
         active: r.get::<_, i64>(at + 4)? != 0,
         part_of: r.get(at + 5)?,
+        mirror_hash: r.get(at + 6)?,
     })
 }
 

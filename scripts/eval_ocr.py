@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""The OCR yardstick (issue 37): pages of real documentation rendered in Chromium, read by svc
+and by the reference pipeline (rapidocr-onnxruntime, the PP-OCRv4 models' own Python code).
+
+  python3 scripts/eval_ocr.py --pages 20 [--json OUT] [--no-reference]
+
+Pages: the rustdocs-ask corpus (../shared/datasets/rustdocs-ask/build.sh), every k-th page,
+its main text (headings, paragraphs, list items) cut to about 1,800 characters and laid out
+as a page of its own (sans-serif 16 px, 1,000 px wide) so that the text on the screenshot is
+known exactly. Variants of each screenshot: the PNG, JPEG at quality 80 and 40, and turned by
++3 and -3 degrees. Each variant is a collection of its own on one `svc serve`.
+
+Figures, per variant: the character error rate (edit distance over the page's length, runs of
+whitespace counted as one space; also without any whitespace), the share of sampled words of
+the page (five letters or more) that find the picture by keyword search, and svc's pages per
+second; the worker's peak RSS; the same CER for the reference pipeline when it is installed
+(a virtualenv with `rapidocr-onnxruntime==1.4.4`: --reference-python).
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench  # noqa: E402  (the server harness)
+
+DATASET = HERE.parent.parent / "shared" / "datasets" / "rustdocs-ask"
+CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+PAGE_CHARS = 1800
+WORDS_PER_PAGE = 10
+VARIANTS = ("png", "jpeg80", "jpeg40", "turned+3", "turned-3")
+
+
+class MainText(HTMLParser):
+    """The blocks (headings, paragraphs, list items) inside <main>, as plain text."""
+
+    BLOCKS = {"h1", "h2", "h3", "h4", "p", "li"}
+
+    def __init__(self):
+        super().__init__()
+        self.in_main = 0
+        self.skip = 0
+        self.block = None
+        self.blocks: list[tuple[str, str]] = []
+        self.buf: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "main":
+            self.in_main += 1
+        elif tag in ("pre", "script", "style", "table", "nav"):
+            self.skip += 1
+        elif self.in_main and not self.skip and tag in self.BLOCKS and self.block is None:
+            self.block, self.buf = tag, []
+
+    def handle_endtag(self, tag):
+        if tag == "main":
+            self.in_main -= 1
+        elif tag in ("pre", "script", "style", "table", "nav"):
+            self.skip = max(0, self.skip - 1)
+        elif tag == self.block:
+            text = " ".join("".join(self.buf).split())
+            if text:
+                self.blocks.append((self.block, text))
+            self.block = None
+
+    def handle_data(self, data):
+        if self.block is not None and not self.skip:
+            self.buf.append(data)
+
+
+def page_blocks(path: Path) -> list[tuple[str, str]]:
+    parser = MainText()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    out, size = [], 0
+    for tag, text in parser.blocks:
+        if size + len(text) > PAGE_CHARS and out:
+            break
+        out.append(("h2" if tag.startswith("h") else "p", text))
+        size += len(text)
+    return out
+
+
+def render(blocks, out_png: Path, browser) -> str:
+    body = "\n".join(f"<{t}>{html.escape(x)}</{t}>" for t, x in blocks)
+    doc = ("<html><body style='font-family: sans-serif; font-size: 16px; width: 1000px; margin: 24px; "
+           "background: white; color: #111'>" + body + "</body></html>")
+    page = browser.new_page(viewport={"width": 1048, "height": 600})
+    page.set_content(doc)
+    page.screenshot(path=str(out_png), full_page=True)
+    page.close()
+    return "\n".join(x for _, x in blocks)
+
+
+def variants(png: Path, out_dir: Path) -> dict[str, Path]:
+    from PIL import Image
+    img = Image.open(png).convert("RGB")
+    out = {}
+    for name in VARIANTS:
+        (out_dir / name).mkdir(parents=True, exist_ok=True)
+    out["png"] = out_dir / "png" / png.name
+    img.save(out["png"])
+    for q in (80, 40):
+        p = out_dir / f"jpeg{q}" / (png.stem + ".jpg")
+        img.save(p, quality=q)
+        out[f"jpeg{q}"] = p
+    for deg in (3, -3):
+        p = out_dir / f"turned{deg:+d}" / png.name
+        img.rotate(deg, resample=Image.BICUBIC, expand=True, fillcolor=(255, 255, 255)).save(p)
+        out[f"turned{deg:+d}"] = p
+    return out
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def edit_distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def cer(found: str, truth: str) -> tuple[int, int, int, int]:
+    """(edits, length) with whitespace runs as one space, and without whitespace."""
+    a, b = norm(found), norm(truth)
+    a2, b2 = a.replace(" ", ""), b.replace(" ", "")
+    return edit_distance(a, b), len(b), edit_distance(a2, b2), len(b2)
+
+
+def reference(python: str, paths: list[Path]) -> tuple[dict[str, str], float]:
+    code = ("import json,sys,time\nfrom rapidocr_onnxruntime import RapidOCR\ne=RapidOCR()\nout={}\n"
+            "t=time.perf_counter()\nfor p in sys.argv[1:]:\n r,_=e(p)\n out[p]='\\n'.join(x[1] for x in (r or []))\n"
+            "print(json.dumps({'texts':out,'seconds':time.perf_counter()-t}))\n")
+    res = subprocess.run([python, "-c", code, *map(str, paths)], capture_output=True, text=True, check=True)
+    data = json.loads(res.stdout.strip().splitlines()[-1])
+    return data["texts"], data["seconds"]
+
+
+class OcrServer(bench.Server):
+    def __init__(self, binary, root, cache):
+        super().__init__(binary, root)
+        os.makedirs(root, exist_ok=True)
+        self.cache = cache
+
+    def env(self):
+        env = super().env()
+        env["SVC_CACHE_DIR"] = self.cache
+        return env
+
+
+def api(port: int, method: str, path: str, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        return json.loads(resp.read())
+
+
+def peak_rss_mb(pid) -> float | None:
+    raw = bench.read_proc(pid, "status")
+    for line in (raw or b"").decode().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", type=int, default=20)
+    ap.add_argument("--binary", default=str(HERE.parent / "target" / "release" / "svc"))
+    ap.add_argument("--cache", default=os.environ.get("SVC_CACHE_DIR", str(Path.home() / ".cache" / "svc")))
+    ap.add_argument("--reference-python", default=None, help="python with rapidocr-onnxruntime 1.4.4")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="svc-ocr-eval-"))
+    try:
+        corpus = tmp / "crates"
+        subprocess.run([str(DATASET / "build.sh"), str(corpus)], check=True, capture_output=True)
+        pages = sorted(p for p in corpus.rglob("*.html"))
+        pages = [p for p in pages if len(page_blocks(p)) >= 3]
+        step = max(1, len(pages) // args.pages)
+        pages = pages[::step][: args.pages]
+        from playwright.sync_api import sync_playwright
+        truth: dict[str, str] = {}
+        files: dict[str, dict[str, Path]] = {}
+        shots = tmp / "shots"
+        shots.mkdir()
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            for i, page in enumerate(pages):
+                name = f"page{i:02d}"
+                png = shots / f"{name}.png"
+                truth[name] = render(page_blocks(page), png, browser)
+                files[name] = variants(png, tmp / "pictures")
+            browser.close()
+        print(f"{len(pages)} pages rendered ({sum(len(t) for t in truth.values())} characters)", file=sys.stderr)
+
+        report: dict = {"pages": len(pages), "variants": {}}
+        server = OcrServer(args.binary, str(tmp / "server"), args.cache)
+        server.start()
+        try:
+            for variant in VARIANTS:
+                folder = tmp / "pictures" / variant
+                t0 = time.perf_counter()
+                api(server.port, "POST", "/api/collections", {"name": variant.replace("+", "p").replace("-", "m"),
+                                                              "path": str(folder)})
+                coll = variant.replace("+", "p").replace("-", "m")
+                texts: dict[str, str] = {}
+                while len(texts) < len(pages):
+                    for name, by in files.items():
+                        if name in texts:
+                            continue
+                        uri = f"svc://{coll}/{by[variant].name}"
+                        try:
+                            doc = api(server.port, "GET", "/api/doc?uri=" + urllib.parse.quote(uri, safe=""))
+                        except urllib.error.HTTPError:
+                            continue
+                        ocr = doc.get("source", {}).get("ocr") or {}
+                        if ocr.get("state") in ("read", "failed"):
+                            texts[name] = doc.get("content", "")
+                    if time.perf_counter() - t0 > 1800:
+                        raise RuntimeError(f"{variant}: OCR did not finish in 30 min")
+                    time.sleep(0.2)
+                seconds = time.perf_counter() - t0
+                edits = [cer(texts[n], truth[n]) for n in truth]
+                rng = random.Random(37)
+                found = asked = 0
+                for name, text in truth.items():
+                    words = sorted({w for w in re.findall(r"[A-Za-z]{5,}", text)})
+                    for word in rng.sample(words, min(WORDS_PER_PAGE, len(words))):
+                        res = api(server.port, "POST", "/api/search",
+                                  {"query": word, "collection": coll, "limit": 20})
+                        asked += 1
+                        found += any(r.get("uri", "").endswith("/" + files[name][variant].name)
+                                     for r in res.get("results", []))
+                row = {
+                    "cer": round(100 * sum(e[0] for e in edits) / sum(e[1] for e in edits), 2),
+                    "cer_no_spaces": round(100 * sum(e[2] for e in edits) / sum(e[3] for e in edits), 2),
+                    "words_found": round(found / max(asked, 1), 3),
+                    "pages_per_s": round(len(pages) / seconds, 3),
+                }
+                if args.reference_python:
+                    ref, ref_s = reference(args.reference_python, [files[n][variant] for n in truth])
+                    by_path = {str(files[n][variant]): n for n in truth}
+                    ref_edits = [cer(ref[p], truth[by_path[p]]) for p in ref]
+                    row["reference_cer"] = round(100 * sum(e[0] for e in ref_edits) / sum(e[1] for e in ref_edits), 2)
+                    row["reference_cer_no_spaces"] = round(
+                        100 * sum(e[2] for e in ref_edits) / sum(e[3] for e in ref_edits), 2)
+                    row["reference_pages_per_s"] = round(len(pages) / ref_s, 3)
+                report["variants"][variant] = row
+                print(variant, json.dumps(row), file=sys.stderr)
+            worker = server.processes().get("worker")
+            report["worker_peak_rss_mb"] = peak_rss_mb(worker) if worker else None
+        finally:
+            server.stop()
+        print(json.dumps(report, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    finally:
+        if args.keep:
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

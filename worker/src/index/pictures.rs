@@ -1,0 +1,341 @@
+//! Pictures' text, found in the background. A picture is indexed at once by its name; its
+//! words follow when OCR has read it: the sync asks for a reading ([`Readings::request`]), the
+//! OCR thread ([`spawn`]) reads the picture on the models' threads, keeps the result by the
+//! file's SHA-256 (so a rescan, a rename or a copy is never read twice) and syncs the file
+//! again, which then finds its text ([`Readings::get`]).
+//!
+//! A picture that cannot be read (corrupt, too large, a decompression bomb) is that file's
+//! error: its reading records why, and the document stays indexed by its name.
+
+use crate::index::convert::PictureData;
+use crate::models::ocr::OcrEngine;
+use crate::Worker;
+use image::{ImageReader, Limits, RgbImage};
+use protocol::source_kind::{source_kind, SourceKind};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+/// The engine a reading names.
+pub const ENGINE: &str = "PP-OCRv4";
+/// A picture with a side longer than this is not read (a 20,000 × 20,000 image is refused).
+pub const MAX_SIDE_PX: u32 = 12_000;
+/// Nor one with more pixels than this.
+pub const MAX_PIXELS: u64 = 40_000_000;
+/// Memory a picture's decoding may take at most.
+const MAX_DECODE_BYTES: u64 = 512 << 20;
+/// The longest one picture's OCR may take.
+const READ_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What OCR found in a picture (or why it found nothing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reading {
+    /// The recognized lines, rows joined by newlines.
+    pub text: String,
+    /// The mean confidence of the lines (0 to 1).
+    pub confidence: f32,
+    pub lines: u32,
+    pub engine: String,
+    /// Why the picture could not be read; the text is then empty.
+    pub error: Option<String>,
+}
+
+impl Reading {
+    fn failed(error: String) -> Reading {
+        Reading { text: String::new(), confidence: 0.0, lines: 0, engine: ENGINE.into(), error: Some(error) }
+    }
+}
+
+/// A picture waiting for OCR.
+#[derive(Debug, Clone, PartialEq)]
+struct Pending {
+    collection: String,
+    rel: String,
+    hash: String,
+}
+
+/// The readings kept on disk (one JSON file per picture's SHA-256) and the queue of pictures
+/// waiting for one.
+pub struct Readings {
+    dir: PathBuf,
+    queue: Mutex<VecDeque<Pending>>,
+    wake: Condvar,
+    /// Whether the OCR thread is reading one now (taken from the queue).
+    reading: AtomicBool,
+}
+
+impl Readings {
+    pub fn open(dir: PathBuf) -> Readings {
+        Readings { dir, queue: Mutex::new(VecDeque::new()), wake: Condvar::new(), reading: AtomicBool::new(false) }
+    }
+
+    fn path(&self, hash: &str) -> PathBuf {
+        self.dir.join(format!("{hash}.json"))
+    }
+
+    /// The reading of the picture with this SHA-256, once OCR has made it.
+    pub fn get(&self, hash: &str) -> Option<Reading> {
+        let bytes = std::fs::read(self.path(hash)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn put(&self, hash: &str, reading: &Reading) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let bytes = serde_json::to_vec(reading).map_err(std::io::Error::other)?;
+        let tmp = self.dir.join(format!(".{hash}.tmp"));
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(tmp, self.path(hash))
+    }
+
+    /// Asks for the picture at `rel` of `collection` (its bytes hashing to `hash`) to be read.
+    pub fn request(&self, collection: &str, rel: &str, hash: &str) {
+        let job = Pending { collection: collection.into(), rel: rel.into(), hash: hash.into() };
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if !queue.contains(&job) {
+            queue.push_back(job);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Pictures waiting for OCR, the one being read included.
+    pub fn pending(&self) -> usize {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).len() + usize::from(self.reading.load(Ordering::SeqCst))
+    }
+
+    fn next(&self, wait: Duration) -> Option<Pending> {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if queue.is_empty() {
+            queue = self.wake.wait_timeout(queue, wait).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        queue.pop_front()
+    }
+}
+
+/// Why a picture of these bytes is not read, when its size says so (read from its header
+/// alone): an unknown format, or more pixels than svc reads.
+pub fn refusal(bytes: &[u8]) -> Option<String> {
+    let reader = match ImageReader::new(Cursor::new(bytes)).with_guessed_format() {
+        Ok(r) => r,
+        Err(e) => return Some(format!("not a readable picture: {e}")),
+    };
+    match reader.into_dimensions() {
+        Err(e) => Some(format!("not a readable picture: {e}")),
+        Ok((w, h)) => too_large(w, h),
+    }
+}
+
+fn too_large(w: u32, h: u32) -> Option<String> {
+    (w > MAX_SIDE_PX || h > MAX_SIDE_PX || u64::from(w) * u64::from(h) > MAX_PIXELS).then(|| {
+        format!("the picture is {w} × {h} pixels, over svc's limit of {MAX_SIDE_PX} a side and {MAX_PIXELS} pixels")
+    })
+}
+
+/// The picture in `bytes` (the first frame of an animation) as RGB, within the limits.
+pub fn decode(bytes: &[u8]) -> Result<RgbImage, String> {
+    let mut reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| format!("not a readable picture: {e}"))?;
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_SIDE_PX);
+    limits.max_image_height = Some(MAX_SIDE_PX);
+    limits.max_alloc = Some(MAX_DECODE_BYTES);
+    reader.limits(limits);
+    let image = reader.decode().map_err(|e| format!("not a readable picture: {e}"))?;
+    if let Some(why) = too_large(image.width(), image.height()) {
+        return Err(why);
+    }
+    Ok(image.to_rgb8())
+}
+
+/// Reads the picture in `bytes` with `engine`.
+pub fn read(engine: &OcrEngine, bytes: &[u8]) -> Reading {
+    match decode(bytes) {
+        Ok(image) => read_image(engine, &image),
+        Err(why) => Reading::failed(why),
+    }
+}
+
+fn read_image(engine: &OcrEngine, image: &RgbImage) -> Reading {
+    match engine.read(image, Instant::now() + READ_TIMEOUT) {
+        Ok(found) => Reading {
+            text: found.text(),
+            confidence: (found.confidence() * 1000.0).round() / 1000.0,
+            lines: found.lines.len() as u32,
+            engine: ENGINE.into(),
+            error: None,
+        },
+        Err(e) => Reading::failed(format!("OCR failed: {e}")),
+    }
+}
+
+/// Asks again for the readings of indexed pictures and scans that have none (the queue is not
+/// kept across a restart of the worker): active pictures, and PDFs indexed without text.
+fn request_missing(w: &Worker) {
+    let collections: Vec<String> = w.config().collections.iter().map(|c| c.name.clone()).collect();
+    let empty = crate::index::indexer::mirror_of("");
+    let conn = w.catalog.reader();
+    for name in collections {
+        let Ok(states) = crate::stores::catalog::file_states(&conn, &name) else { continue };
+        for (rel, state) in states {
+            let wanted = match source_kind(&rel) {
+                Some(SourceKind::Image) => true,
+                Some(SourceKind::Pdf) => state.mirror_hash == empty && state.part_of.is_none(),
+                _ => false,
+            };
+            if wanted && state.active && w.pictures.get(&state.source_hash).is_none() {
+                w.pictures.request(&name, &rel, &state.source_hash);
+            }
+        }
+    }
+}
+
+/// Starts the OCR thread; it ends when the worker is dropped or shuts down.
+pub fn spawn(worker: &Arc<Worker>) {
+    request_missing(worker);
+    let weak: Weak<Worker> = Arc::downgrade(worker);
+    let started = std::thread::Builder::new().name("ocr".into()).spawn(move || loop {
+        let Some(w) = weak.upgrade() else { return };
+        if w.cancel.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(job) = w.pictures.next(Duration::from_secs(1)) else { continue };
+        w.pictures.reading.store(true, Ordering::SeqCst);
+        if w.pictures.get(&job.hash).is_none() {
+            let reading = read_job(&w, &job);
+            if let Err(e) = w.pictures.put(&job.hash, &reading) {
+                // Not synced again: the sync would ask for the same reading, round and round.
+                tracing::warn!("{}: the OCR result could not be kept: {e}", job.rel);
+                w.pictures.reading.store(false, Ordering::SeqCst);
+                continue;
+            }
+        }
+        resync(&w, &job);
+        w.pictures.reading.store(false, Ordering::SeqCst);
+        w.publish_status();
+    });
+    if let Err(e) = started {
+        tracing::error!("could not start the OCR thread: {e}");
+    }
+}
+
+/// The reading of a queued picture; a picture that changed since it was queued is read as it
+/// is now (the sync that follows asks again for the new bytes).
+fn read_job(w: &Worker, job: &Pending) -> Reading {
+    let Some(root) = w.collection_root(&job.collection) else {
+        return Reading::failed("the collection is gone".into());
+    };
+    let bytes = match std::fs::read(root.join(&job.rel)) {
+        Ok(b) => b,
+        Err(e) => return Reading::failed(format!("cannot be read: {e}")),
+    };
+    let engine = match w.models.ocr() {
+        Ok(engine) => engine,
+        Err(e) => return Reading::failed(format!("the OCR models are not available: {e}")),
+    };
+    if source_kind(&job.rel) == Some(SourceKind::Pdf) {
+        read_scan(&engine, bytes)
+    } else {
+        read(&engine, &bytes)
+    }
+}
+
+/// Reads the page pictures of a scanned PDF: the pages' texts in order, each after a line
+/// naming its page.
+pub fn read_scan(engine: &OcrEngine, bytes: Vec<u8>) -> Reading {
+    let pages = match crate::index::convert::scanned_pages(bytes) {
+        Ok(pages) => pages,
+        Err(e) => return Reading::failed(e.to_string()),
+    };
+    if pages.is_empty() {
+        return Reading::failed("the PDF has neither text nor page pictures".into());
+    }
+    let mut parts = Vec::new();
+    let (mut lines, mut weighted) = (0u32, 0.0f32);
+    for page in pages {
+        let image = match page.data {
+            PictureData::Encoded(encoded) => decode(&encoded),
+            PictureData::Pixels { width, height, channels, samples } => pixels(width, height, channels, samples),
+        };
+        let reading = match image {
+            Ok(image) => read_image(engine, &image),
+            Err(why) => Reading::failed(why),
+        };
+        if let Some(why) = reading.error {
+            return Reading::failed(format!("page {}: {why}", page.page));
+        }
+        lines += reading.lines;
+        weighted += reading.confidence * reading.lines as f32;
+        parts.push(format!("Page {}\n\n{}", page.page, reading.text));
+    }
+    let confidence = if lines == 0 { 0.0 } else { (weighted / lines as f32 * 1000.0).round() / 1000.0 };
+    Reading { text: parts.join("\n\n"), confidence, lines, engine: ENGINE.into(), error: None }
+}
+
+/// An RGB picture of 8-bit gray or RGB samples, within the limits.
+fn pixels(width: u32, height: u32, channels: u8, samples: Vec<u8>) -> Result<RgbImage, String> {
+    if let Some(why) = too_large(width, height) {
+        return Err(why);
+    }
+    let n = width as usize * height as usize;
+    let rgb: Vec<u8> = match channels {
+        1 => samples.iter().take(n).flat_map(|&v| [v, v, v]).collect(),
+        _ => samples.into_iter().take(3 * n).collect(),
+    };
+    RgbImage::from_raw(width, height, rgb).ok_or_else(|| "the page picture is shorter than its size".to_string())
+}
+
+/// Syncs the picture's file again, so that its document takes its text.
+fn resync(w: &Worker, job: &Pending) {
+    let Some(coll) = w.config().collections.iter().find(|c| c.name == job.collection).cloned() else { return };
+    let _scan = w.scan_lock();
+    let root = Path::new(&coll.path).to_path_buf();
+    if let Err(e) = w.indexer().sync_file(&coll, &root, &job.rel, crate::stores::catalog::Origin::Sync) {
+        tracing::warn!("{}: {}: {e}", job.collection, job.rel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        RgbImage::new(w, h).write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png).expect("png");
+        out
+    }
+
+    #[test]
+    fn a_huge_or_broken_picture_is_refused_from_its_header() {
+        assert_eq!(refusal(&png(40, 30)), None);
+        assert!(decode(&png(40, 30)).is_ok());
+        let junk = b"\x89PNG\r\n\x1a\nthis is not a png".to_vec();
+        assert!(refusal(&junk).is_some() && decode(&junk).is_err());
+        // A 20,000 × 20,000 PNG header: refused before a pixel is decoded.
+        let mut huge = png(1, 1);
+        huge[16..20].copy_from_slice(&20_000u32.to_be_bytes());
+        huge[20..24].copy_from_slice(&20_000u32.to_be_bytes());
+        assert!(refusal(&huge).is_some() && decode(&huge).is_err());
+        assert!(too_large(20_000, 20_000).is_some_and(|why| why.contains("20000 × 20000")));
+        assert_eq!(too_large(4000, 3000), None);
+    }
+
+    #[test]
+    fn readings_are_kept_by_hash_and_requests_queue_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let readings = Readings::open(dir.path().join("ocr"));
+        assert_eq!(readings.get("abc"), None);
+        let r = Reading { text: "hello".into(), confidence: 0.9, lines: 1, engine: ENGINE.into(), error: None };
+        readings.put("abc", &r).expect("put");
+        assert_eq!(readings.get("abc"), Some(r));
+        readings.request("notes", "a.png", "abc");
+        readings.request("notes", "a.png", "abc");
+        assert_eq!(readings.pending(), 1);
+        assert_eq!(readings.next(Duration::ZERO).map(|p| p.rel), Some("a.png".into()));
+        assert_eq!(readings.pending(), 0);
+    }
+}

@@ -1,0 +1,211 @@
+//! Text in pictures: PaddleOCR's PP-OCRv4 models (Chinese and English) on ONNX Runtime, in
+//! the pipeline of their reference implementation (rapidocr-onnxruntime): detection
+//! ([`detect`]) → boxes in reading order ([`layout`]) → each box cut straight, turned upright
+//! by the angle classifier and read by the recognizer ([`recognize`]) → lines of text with
+//! their confidence.
+
+mod detect;
+pub mod geometry;
+mod layout;
+mod recognize;
+
+use super::runtime::{self, infer, ModelError, Result};
+use geometry::Quad;
+use image::RgbImage;
+use ort::session::Session;
+use ort::value::Tensor;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// A recognized line below this confidence is left out (the reference's `text_score`).
+const MIN_CONFIDENCE: f32 = 0.5;
+/// Lines per classifier run (the reference's batch).
+const BATCH: usize = 6;
+
+/// The OCR models' files, relative to the model cache (`<cache>/models`).
+pub const DETECTOR: &str = "SWHL/RapidOCR/PP-OCRv4/ch_PP-OCRv4_det_infer.onnx";
+pub const RECOGNIZER: &str = "SWHL/RapidOCR/PP-OCRv4/ch_PP-OCRv4_rec_infer.onnx";
+pub const CLASSIFIER: &str = "SWHL/RapidOCR/PP-OCRv4/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+
+/// One recognized line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub text: String,
+    /// The recognizer's mean probability of the line's characters.
+    pub confidence: f32,
+    pub quad: Quad,
+}
+
+/// What a picture says: its lines in reading order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recognized {
+    pub lines: Vec<Line>,
+}
+
+impl Recognized {
+    /// The text: the lines of a row joined by a space, rows by newlines.
+    pub fn text(&self) -> String {
+        layout::rows(&self.lines).iter().map(|row| row.join(" ")).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The mean confidence of the lines (0 when there are none).
+    pub fn confidence(&self) -> f32 {
+        if self.lines.is_empty() {
+            return 0.0;
+        }
+        self.lines.iter().map(|l| l.confidence).sum::<f32>() / self.lines.len() as f32
+    }
+}
+
+/// The three sessions and the recognizer's characters.
+pub struct OcrEngine {
+    detector: Mutex<Session>,
+    recognizer: Mutex<Session>,
+    classifier: Mutex<Session>,
+    charset: Vec<String>,
+}
+
+impl OcrEngine {
+    /// Loads the models from `models_dir` with `threads` intra-op threads each.
+    pub fn load(cache_dir: &Path, models_dir: &Path, threads: usize) -> Result<OcrEngine> {
+        let detector = runtime::session(cache_dir, &models_dir.join(DETECTOR), threads)?;
+        let recognizer = runtime::session(cache_dir, &models_dir.join(RECOGNIZER), threads)?;
+        let classifier = runtime::session(cache_dir, &models_dir.join(CLASSIFIER), threads)?;
+        let metadata = recognizer.metadata().map_err(infer)?;
+        let characters = metadata
+            .custom("character")
+            .ok_or_else(|| ModelError::Shape("the recognizer has no `character` metadata".into()))?;
+        let charset = recognize::charset(&characters);
+        drop(metadata);
+        Ok(OcrEngine {
+            detector: Mutex::new(detector),
+            recognizer: Mutex::new(recognizer),
+            classifier: Mutex::new(classifier),
+            charset,
+        })
+    }
+
+    /// The lines of `image`, read by `deadline` (past it the run stops and this is an error).
+    pub fn read(&self, image: &RgbImage, deadline: Instant) -> Result<Recognized> {
+        runtime::guarded("ocr", || {
+            let boxes = layout::reading_order(self.detect(image, deadline)?);
+            let cuts: Vec<(Quad, RgbImage)> =
+                boxes.into_iter().filter_map(|q| recognize::crop(image, &q).map(|c| (q, c))).collect();
+            let upside_down = self.upside_down(&cuts, deadline)?;
+            let mut read = Vec::with_capacity(cuts.len());
+            for ((_, cut), turned) in cuts.iter().zip(upside_down) {
+                let mut best = self.recognize(cut, deadline)?;
+                // The classifier is a second opinion: on a long line (squeezed into its
+                // 192 × 48 input) it often reads upright text as upside down.
+                if turned {
+                    let other = self.recognize(&image::imageops::rotate180(cut), deadline)?;
+                    if other.1 > best.1 {
+                        best = other;
+                    }
+                }
+                read.push(best);
+            }
+            let lines = cuts
+                .into_iter()
+                .zip(read)
+                .filter(|(_, (text, confidence))| *confidence >= MIN_CONFIDENCE && !text.trim().is_empty())
+                .map(|((quad, _), (text, confidence))| Line { text: text.trim().to_string(), confidence, quad })
+                .collect();
+            Ok(Recognized { lines })
+        })
+    }
+
+    fn detect(&self, image: &RgbImage, deadline: Instant) -> Result<Vec<Quad>> {
+        let (data, w, h) = detect::input(image);
+        let tensor = Tensor::from_array((vec![1i64, 3, i64::from(h), i64::from(w)], data)).map_err(infer)?;
+        let prob = run(&self.detector, tensor, deadline)?.1;
+        Ok(detect::boxes(&prob, w, h, image.dimensions()))
+    }
+
+    /// Which cuts the classifier reads as upside down.
+    fn upside_down(&self, cuts: &[(Quad, RgbImage)], deadline: Instant) -> Result<Vec<bool>> {
+        let mut out = Vec::with_capacity(cuts.len());
+        for batch in cuts.chunks(BATCH) {
+            let mut data = Vec::new();
+            for (_, cut) in batch {
+                data.extend(recognize::input(cut, recognize::HEIGHT, recognize::CLS_WIDTH));
+            }
+            let shape = vec![batch.len() as i64, 3, i64::from(recognize::HEIGHT), i64::from(recognize::CLS_WIDTH)];
+            let tensor = Tensor::from_array((shape, data)).map_err(infer)?;
+            let (_, probs) = run(&self.classifier, tensor, deadline)?;
+            out.extend(probs.chunks_exact(2).map(|p| p[1] > p[0] && p[1] >= recognize::CLS_THRESHOLD));
+        }
+        out.resize(cuts.len(), false);
+        Ok(out)
+    }
+
+    /// A cut's text and confidence, read alone at its own width (padded into a batch of wider
+    /// lines, the recognizer drops spaces), with a margin around it.
+    fn recognize(&self, cut: &RgbImage, deadline: Instant) -> Result<(String, f32)> {
+        let (data, width) = recognize::line_input(cut);
+        let tensor =
+            Tensor::from_array((vec![1i64, 3, i64::from(recognize::HEIGHT), i64::from(width)], data)).map_err(infer)?;
+        let (shape, probs) = run(&self.recognizer, tensor, deadline)?;
+        match shape.as_slice() {
+            [1, _, classes] if *classes == self.charset.len() + 1 => {
+                Ok(recognize::ctc_decode(&probs, *classes, &self.charset))
+            }
+            other => Err(ModelError::Shape(format!("recognizer output of shape {other:?}"))),
+        }
+    }
+}
+
+/// Runs `session` on one input by `deadline`; its first output as (shape, data).
+fn run(session: &Mutex<Session>, input: Tensor<f32>, deadline: Instant) -> Result<(Vec<usize>, Vec<f32>)> {
+    let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
+    runtime::with_deadline(deadline, |options| {
+        let outputs = session.run_with_options(ort::inputs![input], options).map_err(infer)?;
+        let (shape, data) = outputs[0].try_extract_tensor::<f32>().map_err(infer)?;
+        Ok((shape.iter().map(|&d| d.max(0) as usize).collect(), data.to_vec()))
+    })
+}
+
+/// `image`'s pixels as three planes in BGR order (the models' training order), scaled to
+/// -1..1; `width` is the image's.
+fn planes_bgr(image: &RgbImage, width: usize) -> Vec<f32> {
+    let plane = image.len() / 3;
+    let mut out = vec![0.0f32; 3 * plane];
+    for (x, y, p) in image.enumerate_pixels() {
+        let at = y as usize * width + x as usize;
+        for (c, v) in [p[2], p[1], p[0]].into_iter().enumerate() {
+            out[c * plane + at] = f32::from(v) / 127.5 - 1.0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A look at the pipeline on a picture of one's own: `SVC_OCR_PICTURE=path cargo test -p
+    /// worker --lib ocr::tests::read_a_picture -- --ignored --nocapture` (models from
+    /// `SVC_CACHE_DIR`, else `~/.cache/svc`); the cuts go to `$SVC_OCR_CUTS` when it is set.
+    #[test]
+    #[ignore]
+    fn read_a_picture() {
+        let cache = std::env::var("SVC_CACHE_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|_| std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/svc"));
+        let engine = OcrEngine::load(&cache, &cache.join("models"), 2).unwrap();
+        let path = std::env::var("SVC_OCR_PICTURE").unwrap();
+        let image = image::open(&path).unwrap().to_rgb8();
+        let boxes =
+            layout::reading_order(engine.detect(&image, Instant::now() + std::time::Duration::from_secs(60)).unwrap());
+        for (i, q) in boxes.iter().enumerate() {
+            let cut = recognize::crop(&image, q).unwrap();
+            if let Ok(dir) = std::env::var("SVC_OCR_CUTS") {
+                cut.save(format!("{dir}/cut{i:03}.png")).unwrap();
+            }
+            let (text, conf) = engine.recognize(&cut, Instant::now() + std::time::Duration::from_secs(60)).unwrap();
+            let p = q.0.map(|p| (p.x as i32, p.y as i32));
+            println!("{p:?} {conf:.3} {text}");
+        }
+    }
+}
