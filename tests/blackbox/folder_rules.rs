@@ -94,6 +94,7 @@ fn explain_names_the_one_rule_for_each_kind_and_answers_bad_input_with_the_envel
             ("node_modules/pkg/readme.md", "# Pkg\n"),
             ("archive/old.md", "# Old\n"),
             ("picture.png", "not really a png"),
+            ("song.mp3", "not notes"),
             ("broken.pdf", "%PDF-1.4 this is no PDF at all"),
             ("note.md~", "backup"),
         ],
@@ -113,7 +114,11 @@ fn explain_names_the_one_rule_for_each_kind_and_answers_bad_input_with_the_envel
     assert_eq!(kind(".hidden/h.md")["kind"], "hidden");
     assert_eq!(kind("node_modules/pkg/readme.md")["source"], "node_modules");
     assert_eq!(kind("archive/old.md"), json!({"kind": "excluded", "pattern": "archive/**"}));
-    assert_eq!(kind("picture.png")["kind"], "not_included");
+    assert_eq!(kind("song.mp3")["kind"], "not_included");
+    // A picture is read by OCR: one that no decoder recognizes is unreadable.
+    let picture = kind("picture.png");
+    assert_eq!(picture["kind"], "unreadable", "{picture}");
+    assert!(picture["detail"].as_str().unwrap().contains("not a readable picture"), "{picture}");
     assert_eq!(kind("note.md~")["kind"], "litter");
     assert_eq!(kind("big.md")["kind"], "too_large");
     let broken = kind("broken.pdf");
