@@ -232,13 +232,23 @@ mod tests {
     #[test]
     fn empty_include_and_exclude_take_the_defaults() {
         let m = FileMatcher::new("**/*.md", "", "").unwrap();
-        for yes in ["a.md", "n/b.txt", "d/r.pdf", "s/deck.pptx", "mail/x.eml", "src/lib.rs", "web/app.tsx", "c.yaml"] {
+        for yes in [
+            "a.md",
+            "n/b.txt",
+            "d/r.pdf",
+            "s/deck.pptx",
+            "mail/x.eml",
+            "src/lib.rs",
+            "web/app.tsx",
+            "c.yaml",
+            "img.png",
+        ] {
             assert!(m.matches(yes), "{yes}");
         }
         for yes in ["target/debug/x.rs", "crate/target/x.rs", "dist/app.js"] {
             assert!(m.matches(yes), "build output is left out by evidence, not by name: {yes}");
         }
-        for no in ["img.png", "Cargo.lock", "a/app.min.js"] {
+        for no in ["song.mp3", "Cargo.lock", "a/app.min.js"] {
             assert!(!m.matches(no), "{no}");
         }
     }
