@@ -13,7 +13,7 @@ known exactly. Variants of each screenshot: the PNG, JPEG at quality 80 and 40, 
 Figures, per variant: the character error rate (edit distance over the page's length, runs of
 whitespace counted as one space; also without any whitespace), the share of sampled words of
 the page (five letters or more) that find the picture by keyword search, and svc's pages per
-second; the worker's peak RSS; the same CER for the reference pipeline when it is installed
+second; the worker's RSS before any picture, after them all, and at its peak; the same CER for the reference pipeline when it is installed
 (a virtualenv with `rapidocr-onnxruntime==1.4.4`: --reference-python).
 """
 from __future__ import annotations
@@ -145,11 +145,15 @@ def cer(found: str, truth: str) -> tuple[int, int, int, int]:
     return edit_distance(a, b), len(b), edit_distance(a2, b2), len(b2)
 
 
-def reference(python: str, paths: list[Path]) -> tuple[dict[str, str], float]:
+def reference(python: str, paths: list[Path], use_cls: bool = True) -> tuple[dict[str, str], float]:
+    """The reference pipeline's text of each picture (its default configuration; without the
+    angle classifier when `use_cls` is false) and its time."""
     code = ("import json,sys,time\nfrom rapidocr_onnxruntime import RapidOCR\ne=RapidOCR()\nout={}\n"
-            "t=time.perf_counter()\nfor p in sys.argv[1:]:\n r,_=e(p)\n out[p]='\\n'.join(x[1] for x in (r or []))\n"
+            "cls=sys.argv[1]=='1'\nt=time.perf_counter()\nfor p in sys.argv[2:]:\n r,_=e(p,use_cls=cls)\n"
+            " out[p]='\\n'.join(x[1] for x in (r or []))\n"
             "print(json.dumps({'texts':out,'seconds':time.perf_counter()-t}))\n")
-    res = subprocess.run([python, "-c", code, *map(str, paths)], capture_output=True, text=True, check=True)
+    args = [python, "-c", code, "1" if use_cls else "0", *map(str, paths)]
+    res = subprocess.run(args, capture_output=True, text=True, check=True)
     data = json.loads(res.stdout.strip().splitlines()[-1])
     return data["texts"], data["seconds"]
 
@@ -219,6 +223,8 @@ def main() -> int:
         server = OcrServer(args.binary, str(tmp / "server"), args.cache)
         server.start()
         try:
+            worker = server.processes().get("worker")
+            report["worker_rss_before_mb"] = bench.rss_mb(worker) if worker else None
             for variant in VARIANTS:
                 folder = tmp / "pictures" / variant
                 t0 = time.perf_counter()
@@ -267,9 +273,14 @@ def main() -> int:
                     row["reference_cer_no_spaces"] = round(
                         100 * sum(e[2] for e in ref_edits) / sum(e[3] for e in ref_edits), 2)
                     row["reference_pages_per_s"] = round(len(pages) / ref_s, 3)
+                    ref, _ = reference(args.reference_python, [files[n][variant] for n in truth], use_cls=False)
+                    ref_edits = [cer(ref[p], truth[by_path[p]]) for p in ref]
+                    row["reference_no_cls_cer"] = round(
+                        100 * sum(e[0] for e in ref_edits) / sum(e[1] for e in ref_edits), 2)
                 report["variants"][variant] = row
                 print(variant, json.dumps(row), file=sys.stderr)
             worker = server.processes().get("worker")
+            report["worker_rss_after_mb"] = bench.rss_mb(worker) if worker else None
             report["worker_peak_rss_mb"] = peak_rss_mb(worker) if worker else None
         finally:
             server.stop()

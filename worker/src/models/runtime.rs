@@ -100,6 +100,17 @@ pub fn environment(cache_dir: &Path) -> Result<&'static ort::environment::Enviro
 
 /// A session on `path` with `threads` intra-op threads.
 pub fn session(cache_dir: &Path, path: &Path, threads: usize) -> Result<Session> {
+    open_session(cache_dir, path, threads, true)
+}
+
+/// A session whose memory goes back to the system after each run: no CPU arena and no memory
+/// pattern, for inputs whose size varies by orders of magnitude (OCR's pictures and lines),
+/// where an arena keeps the largest run's memory for good.
+pub fn session_without_arena(cache_dir: &Path, path: &Path, threads: usize) -> Result<Session> {
+    open_session(cache_dir, path, threads, false)
+}
+
+fn open_session(cache_dir: &Path, path: &Path, threads: usize, arena: bool) -> Result<Session> {
     let env = environment(cache_dir)?;
     if !path.is_file() {
         return Err(ModelError::Missing(path.display().to_string()));
@@ -107,6 +118,11 @@ pub fn session(cache_dir: &Path, path: &Path, threads: usize) -> Result<Session>
     let load = |reason: String| ModelError::Load { path: path.display().to_string(), reason };
     let builder = Session::builder(env).map_err(|e| load(e.to_string()))?;
     let mut builder = builder.with_intra_threads(threads.max(1)).map_err(|e| load(e.to_string()))?;
+    if !arena {
+        let cpu = ort::ep::CPU::default().with_arena_allocator(false).build();
+        builder = builder.with_execution_providers([cpu]).map_err(|e| load(e.to_string()))?;
+        builder = builder.with_memory_pattern(false).map_err(|e| load(e.to_string()))?;
+    }
     builder.commit_from_file(path).map_err(|e| load(e.to_string()))
 }
 

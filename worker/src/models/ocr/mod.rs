@@ -69,9 +69,11 @@ pub struct OcrEngine {
 impl OcrEngine {
     /// Loads the models from `models_dir` with `threads` intra-op threads each.
     pub fn load(cache_dir: &Path, models_dir: &Path, threads: usize) -> Result<OcrEngine> {
-        let detector = runtime::session(cache_dir, &models_dir.join(DETECTOR), threads)?;
-        let recognizer = runtime::session(cache_dir, &models_dir.join(RECOGNIZER), threads)?;
-        let classifier = runtime::session(cache_dir, &models_dir.join(CLASSIFIER), threads)?;
+        // Pictures and lines differ in size by orders of magnitude: without an arena, the
+        // memory of a large picture's run is given back (docs/ocr.md).
+        let detector = runtime::session_without_arena(cache_dir, &models_dir.join(DETECTOR), threads)?;
+        let recognizer = runtime::session_without_arena(cache_dir, &models_dir.join(RECOGNIZER), threads)?;
+        let classifier = runtime::session_without_arena(cache_dir, &models_dir.join(CLASSIFIER), threads)?;
         let metadata = recognizer.metadata().map_err(infer)?;
         let characters = metadata
             .custom("character")
