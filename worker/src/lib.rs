@@ -179,11 +179,6 @@ impl Worker {
         }
     }
 
-    /// The folder of the collection `name`, when it is configured.
-    fn collection_root(&self, name: &str) -> Option<std::path::PathBuf> {
-        self.config().collections.iter().find(|c| c.name == name).map(|c| std::path::PathBuf::from(&c.path))
-    }
-
     fn set_embed_table(&self, key: Option<vectors::TableKey>) {
         *self.embed_table.lock().unwrap_or_else(|p| p.into_inner()) = key;
     }

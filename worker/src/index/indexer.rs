@@ -155,18 +155,18 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind, p
     };
     let source_hash = ingest::sha256_hex(&bytes);
     if kind == SourceKind::Image {
-        let refusal = pictures::refusal(&bytes);
-        return read_picture(file, prev, source_hash, None, refusal, pictures);
+        let reading = pictures.readings.get(&source_hash);
+        return read_picture(file, prev, source_hash, None, reading, || pictures::refusal(&bytes), pictures);
     }
-    // Unchanged, unless OCR has read the file since it was indexed (a scanned PDF).
-    let read_since =
-        |p: &FileState| pictures.readings.get(&source_hash).is_some_and(|r| mirror_of(&r.text) != p.mirror_hash);
+    // A PDF is a scan when it has no text; once OCR has read it, its reading is its text.
+    let reading = if kind == SourceKind::Pdf { pictures.readings.get(&source_hash) } else { None };
+    let read_since = |p: &FileState| reading.as_ref().is_some_and(|r| mirror_of(&r.text) != p.mirror_hash);
     if prev.is_some_and(|p| p.source_hash == source_hash && !read_since(p)) {
         return FileOutcome::SameBytes(file);
     }
     match text_of(bytes, kind, &file.rel) {
         Ok((text, title)) if kind == SourceKind::Pdf && convert::is_scan(&text) => {
-            read_picture(file, prev, source_hash, title, None, pictures)
+            read_picture(file, prev, source_hash, title, reading, || None, pictures)
         }
         Ok((text, title)) => FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev)),
         Err(reason) => FileOutcome::Failed(reason),
@@ -186,7 +186,7 @@ struct Pictures<'a> {
     collection: &'a str,
 }
 
-/// A picture's (or a scan's) document: its text is its OCR reading once there is one; until
+/// A picture's (or a scan's) document: its text is its OCR `reading` once there is one; until
 /// then it is indexed by its name, and a reading is asked for (unless `refusal` says why the
 /// file cannot be read: then it is that file's error). Unchanged only when both its bytes and
 /// its text are (the reading arriving changes the text).
@@ -195,13 +195,14 @@ fn read_picture(
     prev: Option<&FileState>,
     source_hash: String,
     title: Option<String>,
-    refusal: Option<String>,
+    reading: Option<pictures::Reading>,
+    refusal: impl FnOnce() -> Option<String>,
     pictures: Pictures,
 ) -> FileOutcome {
-    let text = match pictures.readings.get(&source_hash) {
+    let text = match reading {
         Some(reading) => reading.text,
         None => {
-            if let Some(why) = refusal {
+            if let Some(why) = refusal() {
                 tracing::warn!("{}: {why}", file.rel);
                 return FileOutcome::Failed(why);
             }

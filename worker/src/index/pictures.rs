@@ -205,16 +205,7 @@ pub fn spawn(worker: &Arc<Worker>) {
         }
         let Some(job) = w.pictures.next(Duration::from_secs(1)) else { continue };
         w.pictures.reading.store(true, Ordering::SeqCst);
-        if w.pictures.get(&job.hash).is_none() {
-            let reading = read_job(&w, &job);
-            if let Err(e) = w.pictures.put(&job.hash, &reading) {
-                // Not synced again: the sync would ask for the same reading, round and round.
-                tracing::warn!("{}: the OCR result could not be kept: {e}", job.rel);
-                w.pictures.reading.store(false, Ordering::SeqCst);
-                continue;
-            }
-        }
-        resync(&w, &job);
+        read_and_resync(&w, &job);
         w.pictures.reading.store(false, Ordering::SeqCst);
         w.publish_status();
     });
@@ -223,24 +214,38 @@ pub fn spawn(worker: &Arc<Worker>) {
     }
 }
 
-/// The reading of a queued picture; a picture that changed since it was queued is read as it
-/// is now (the sync that follows asks again for the new bytes).
-fn read_job(w: &Worker, job: &Pending) -> Reading {
-    let Some(root) = w.collection_root(&job.collection) else {
-        return Reading::failed("the collection is gone".into());
-    };
-    let bytes = match std::fs::read(root.join(&job.rel)) {
-        Ok(b) => b,
-        Err(e) => return Reading::failed(format!("cannot be read: {e}")),
-    };
-    let engine = match w.models.ocr() {
-        Ok(engine) => engine,
-        Err(e) => return Reading::failed(format!("the OCR models are not available: {e}")),
-    };
-    if source_kind(&job.rel) == Some(SourceKind::Pdf) {
-        read_scan(&engine, bytes)
-    } else {
-        read(&engine, &bytes)
+/// Reads a queued picture unless its reading is kept already, keeps the reading, and syncs
+/// the file again, so that its document takes the text. A picture whose bytes changed since it
+/// was queued is not read for the old hash: the sync asks again for the new bytes. Nothing is
+/// kept when the OCR models cannot be loaded (they may be put in place later): the picture
+/// stays pending and is asked for again when the worker next starts.
+fn read_and_resync(w: &Worker, job: &Pending) {
+    let Some(coll) = w.config().find(&job.collection).cloned() else { return };
+    let root = Path::new(&coll.path);
+    if w.pictures.get(&job.hash).is_none() {
+        let reading = match std::fs::read(root.join(&job.rel)) {
+            Ok(bytes) if crate::index::ingest::sha256_hex(&bytes) != job.hash => None,
+            Ok(bytes) => match w.models.ocr() {
+                Ok(engine) if source_kind(&job.rel) == Some(SourceKind::Pdf) => Some(read_scan(&engine, bytes)),
+                Ok(engine) => Some(read(&engine, &bytes)),
+                Err(e) => {
+                    tracing::warn!("{}: not read: the OCR models are not available: {e}", job.rel);
+                    return;
+                }
+            },
+            Err(e) => Some(Reading::failed(format!("cannot be read: {e}"))),
+        };
+        if let Some(reading) = reading {
+            if let Err(e) = w.pictures.put(&job.hash, &reading) {
+                // Not synced again: the sync would ask for the same reading, round and round.
+                tracing::warn!("{}: the OCR result could not be kept: {e}", job.rel);
+                return;
+            }
+        }
+    }
+    let _scan = w.scan_lock();
+    if let Err(e) = w.indexer().sync_file(&coll, root, &job.rel, crate::stores::catalog::Origin::Sync) {
+        tracing::warn!("{}: {}: {e}", job.collection, job.rel);
     }
 }
 
@@ -287,16 +292,6 @@ fn pixels(width: u32, height: u32, channels: u8, samples: Vec<u8>) -> Result<Rgb
         _ => samples.into_iter().take(3 * n).collect(),
     };
     RgbImage::from_raw(width, height, rgb).ok_or_else(|| "the page picture is shorter than its size".to_string())
-}
-
-/// Syncs the picture's file again, so that its document takes its text.
-fn resync(w: &Worker, job: &Pending) {
-    let Some(coll) = w.config().collections.iter().find(|c| c.name == job.collection).cloned() else { return };
-    let _scan = w.scan_lock();
-    let root = Path::new(&coll.path).to_path_buf();
-    if let Err(e) = w.indexer().sync_file(&coll, &root, &job.rel, crate::stores::catalog::Origin::Sync) {
-        tracing::warn!("{}: {}: {e}", job.collection, job.rel);
-    }
 }
 
 #[cfg(test)]

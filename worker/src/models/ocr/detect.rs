@@ -33,7 +33,7 @@ pub fn input(image: &RgbImage) -> (Vec<f32>, u32, u32) {
     let round32 = |v: u32| ((((v as f32 * ratio) as u32) as f32 / 32.0).round() as u32 * 32).max(32);
     let (rw, rh) = (round32(w), round32(h));
     let resized = imageops::resize(image, rw, rh, imageops::FilterType::Triangle);
-    (super::planes_bgr(&resized, rw as usize), rw, rh)
+    (super::planes_bgr(&resized, rw), rw, rh)
 }
 
 /// The text boxes of a probability map `prob` (`width` × `height`, row by row), in the
@@ -71,12 +71,11 @@ pub fn boxes(prob: &[f32], width: u32, height: u32, dest: (u32, u32)) -> Vec<Qua
         if grown.short_side() < MIN_SIZE + 2.0 {
             continue;
         }
-        let placed = grown.scaled(sx, sy, dest.0 as f32, dest.1 as f32);
-        let clipped = placed.scaled(1.0, 1.0, dest.0.saturating_sub(1) as f32, dest.1.saturating_sub(1) as f32);
-        if clipped.width() as u32 <= 3 || clipped.height() as u32 <= 3 {
+        let placed = grown.scaled(sx, sy, dest.0.saturating_sub(1) as f32, dest.1.saturating_sub(1) as f32);
+        if placed.width() as u32 <= 3 || placed.height() as u32 <= 3 {
             continue;
         }
-        out.push(clipped);
+        out.push(placed);
     }
     out
 }

@@ -169,9 +169,10 @@ fn run(session: &Mutex<Session>, input: Tensor<f32>, deadline: Instant) -> Resul
 }
 
 /// `image`'s pixels as three planes in BGR order (the models' training order), scaled to
-/// -1..1; `width` is the image's.
-fn planes_bgr(image: &RgbImage, width: usize) -> Vec<f32> {
-    let plane = image.len() / 3;
+/// -1..1, each plane `width` columns wide (at least the image's: the columns right of it are 0).
+fn planes_bgr(image: &RgbImage, width: u32) -> Vec<f32> {
+    let width = width.max(image.width()) as usize;
+    let plane = image.height() as usize * width;
     let mut out = vec![0.0f32; 3 * plane];
     for (x, y, p) in image.enumerate_pixels() {
         let at = y as usize * width + x as usize;
@@ -180,34 +181,4 @@ fn planes_bgr(image: &RgbImage, width: usize) -> Vec<f32> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A look at the pipeline on a picture of one's own: `SVC_OCR_PICTURE=path cargo test -p
-    /// worker --lib ocr::tests::read_a_picture -- --ignored --nocapture` (models from
-    /// `SVC_CACHE_DIR`, else `~/.cache/svc`); the cuts go to `$SVC_OCR_CUTS` when it is set.
-    #[test]
-    #[ignore]
-    fn read_a_picture() {
-        let cache = std::env::var("SVC_CACHE_DIR")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|_| std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/svc"));
-        let engine = OcrEngine::load(&cache, &cache.join("models"), 2).unwrap();
-        let path = std::env::var("SVC_OCR_PICTURE").unwrap();
-        let image = image::open(&path).unwrap().to_rgb8();
-        let boxes =
-            layout::reading_order(engine.detect(&image, Instant::now() + std::time::Duration::from_secs(60)).unwrap());
-        for (i, q) in boxes.iter().enumerate() {
-            let cut = recognize::crop(&image, q).unwrap();
-            if let Ok(dir) = std::env::var("SVC_OCR_CUTS") {
-                cut.save(format!("{dir}/cut{i:03}.png")).unwrap();
-            }
-            let (text, conf) = engine.recognize(&cut, Instant::now() + std::time::Duration::from_secs(60)).unwrap();
-            let p = q.0.map(|p| (p.x as i32, p.y as i32));
-            println!("{p:?} {conf:.3} {text}");
-        }
-    }
 }

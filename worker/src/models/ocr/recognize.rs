@@ -55,7 +55,7 @@ pub fn line_input(cut: &RgbImage) -> (Vec<f32>, u32) {
     let line = with_margin(cut);
     let width = ((HEIGHT as f32 * line.width() as f32 / cut.height().max(1) as f32).ceil() as u32).max(HEIGHT);
     let resized = imageops::resize(&line, width, HEIGHT, imageops::FilterType::Triangle);
-    (super::planes_bgr(&resized, width as usize), width)
+    (super::planes_bgr(&resized, width), width)
 }
 
 /// `line` scaled to `height` (its width in proportion, at most `width`) and padded to `width`,
@@ -63,16 +63,7 @@ pub fn line_input(cut: &RgbImage) -> (Vec<f32>, u32) {
 pub fn input(line: &RgbImage, height: u32, width: u32) -> Vec<f32> {
     let (w, h) = line.dimensions();
     let scaled_w = ((height as f32 * w as f32 / h.max(1) as f32).ceil() as u32).clamp(1, width);
-    let resized = imageops::resize(line, scaled_w, height, imageops::FilterType::Triangle);
-    let mut out = vec![0.0f32; (3 * height * width) as usize];
-    let plane = (height * width) as usize;
-    for (x, y, p) in resized.enumerate_pixels() {
-        let at = (y * width + x) as usize;
-        for (c, v) in [p[2], p[1], p[0]].into_iter().enumerate() {
-            out[c * plane + at] = f32::from(v) / 127.5 - 1.0;
-        }
-    }
-    out
+    super::planes_bgr(&imageops::resize(line, scaled_w, height, imageops::FilterType::Triangle), width)
 }
 
 /// A gap between two characters is a space when the space's probability reaches this at one
