@@ -5,8 +5,9 @@
 
 use crate::api;
 use crate::error::ApiError;
+use crate::frame::JsonBody;
 use crate::messages::{
-    AddCollection, Capture, ChangesQuery, CreateDoc, DocsQuery, GraphQuery, JsonBody, QueryRequest, SearchRequest,
+    AddCollection, Capture, ChangesQuery, CreateDoc, DocsQuery, GraphQuery, QueryRequest, SearchRequest,
     UpdateDoc,
 };
 use crate::requests::*;

@@ -1,10 +1,88 @@
-//! Length-prefixed frames: a little-endian `u32` byte count, then a `bincode` body.
+//! The frames of the socket, and their encoding: a little-endian `u32` byte count, then a
+//! `bincode` body.
 
-use serde::{de::DeserializeOwned, Serialize};
+use crate::error::ApiError;
+use crate::requests::Request;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Largest frame either side accepts (a request body is at most 16 MiB of JSON).
 pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+/// Gateway (or supervisor) to worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// A frame lives for one send or receive; boxing the request would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum ClientFrame {
+    /// First frame on every connection.
+    Hello { version: u32 },
+    /// One operation; the reply carries the same `id`.
+    Call { id: u64, request: Request },
+    /// Liveness probe (supervisor heartbeat).
+    Ping { id: u64 },
+    /// Asks the worker to push [`ServerFrame::Event`]s on this connection.
+    Subscribe,
+    /// The caller of call `id` went away (a streaming client disconnected): a generation it
+    /// runs stops at its next token. Unknown or finished ids are ignored.
+    Cancel { id: u64 },
+}
+
+/// Worker to gateway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ServerFrame {
+    HelloAck {
+        version: u32,
+        pid: u32,
+    },
+    /// The peer spoke another protocol version; the connection closes after this.
+    Rejected {
+        reason: String,
+    },
+    Reply {
+        id: u64,
+        result: Result<JsonBody, ApiError>,
+    },
+    Pong {
+        id: u64,
+    },
+    /// A change notification for `/api/events` (only after `Subscribe`).
+    Event(Event),
+    /// Part of a streamed reply, before the call's `Reply`: text the generator added.
+    Partial {
+        id: u64,
+        text: String,
+    },
+}
+
+/// One event of the local event stream: `event: <kind>` / `data: <json>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub kind: crate::api::EventKind,
+    /// The SSE `id:`: for `document-changed`, the change journal's cursor at the document's
+    /// newest change ([`ChangeCursor`]); a client that reconnects with it as `Last-Event-ID`
+    /// gets what it missed.
+    pub id: Option<String>,
+    pub data: JsonBody,
+}
+
+/// A JSON document, already serialized. The HTTP status is the gateway's to choose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonBody {
+    pub bytes: Vec<u8>,
+}
+
+impl JsonBody {
+    pub fn of<T: Serialize>(value: &T) -> Result<Self, ApiError> {
+        serde_json::to_vec(value)
+            .map(|bytes| JsonBody { bytes })
+            .map_err(|e| ApiError::runtime(format!("response could not be serialized: {e}")))
+    }
+
+    /// The body read back as the reply type it was written from (`of`'s inverse).
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, ApiError> {
+        serde_json::from_slice(&self.bytes).map_err(|e| ApiError::runtime(format!("unreadable reply: {e}")))
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -71,7 +149,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::messages::ClientFrame;
+    use super::ClientFrame;
     use crate::requests::Request;
 
     #[tokio::test]

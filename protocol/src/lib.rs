@@ -29,11 +29,11 @@ pub use call::{Call, Typed};
 pub use cursor::ChangeCursor;
 pub use dirs::{write_atomic, write_atomic_keeping_permissions, write_file, Dirs};
 pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope, ErrorFamily, InternalErrorDetails};
-pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
+pub use frame::{read_frame, write_frame, ClientFrame, Event, FrameError, JsonBody, ServerFrame, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
 pub use messages::*;
 pub use requests::*;
 pub use tag::{InvalidTag, Tag};
 
 /// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.
-pub const PROTOCOL_VERSION: u32 = 11;
+pub const PROTOCOL_VERSION: u32 = 12;

@@ -1,88 +1,12 @@
-//! Frames, and the payloads of the requests the gateway sends to the worker ([`Request`]'s
-//! variants are in `requests.rs`, their replies paired in `call.rs`).
+//! The payloads of the requests the gateway sends to the worker (the frames that carry them
+//! are in `frame.rs`, [`crate::Request`]'s variants in `requests.rs`, their replies paired in
+//! `call.rs`).
 //!
 //! Every request has already been validated by the gateway: numbers are clamped, tags
 //! parsed ([`Tag`]), dates parsed into epoch milliseconds.
 
-use crate::error::ApiError;
-use crate::requests::Request;
 use crate::{ChangeCursor, CollectionName, Tag};
 use serde::{Deserialize, Serialize};
-
-/// Gateway (or supervisor) to worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-// A frame lives for one send or receive; boxing the request would buy nothing.
-#[allow(clippy::large_enum_variant)]
-pub enum ClientFrame {
-    /// First frame on every connection.
-    Hello { version: u32 },
-    /// One operation; the reply carries the same `id`.
-    Call { id: u64, request: Request },
-    /// Liveness probe (supervisor heartbeat).
-    Ping { id: u64 },
-    /// Asks the worker to push [`ServerFrame::Event`]s on this connection.
-    Subscribe,
-    /// The caller of call `id` went away (a streaming client disconnected): a generation it
-    /// runs stops at its next token. Unknown or finished ids are ignored.
-    Cancel { id: u64 },
-}
-
-/// Worker to gateway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum ServerFrame {
-    HelloAck {
-        version: u32,
-        pid: u32,
-    },
-    /// The peer spoke another protocol version; the connection closes after this.
-    Rejected {
-        reason: String,
-    },
-    Reply {
-        id: u64,
-        result: Result<JsonBody, ApiError>,
-    },
-    Pong {
-        id: u64,
-    },
-    /// A change notification for `/api/events` (only after `Subscribe`).
-    Event(Event),
-    /// Part of a streamed reply, before the call's `Reply`: text the generator added.
-    Partial {
-        id: u64,
-        text: String,
-    },
-}
-
-/// One event of the local event stream: `event: <kind>` / `data: <json>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Event {
-    pub kind: crate::api::EventKind,
-    /// The SSE `id:`: for `document-changed`, the change journal's cursor at the document's
-    /// newest change ([`ChangeCursor`]); a client that reconnects with it as `Last-Event-ID`
-    /// gets what it missed.
-    pub id: Option<String>,
-    pub data: JsonBody,
-}
-
-/// A JSON document, already serialized. The HTTP status is the gateway's to choose.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonBody {
-    pub bytes: Vec<u8>,
-}
-
-impl JsonBody {
-    pub fn of<T: Serialize>(value: &T) -> Result<Self, ApiError> {
-        serde_json::to_vec(value)
-            .map(|bytes| JsonBody { bytes })
-            .map_err(|e| ApiError::runtime(format!("response could not be serialized: {e}")))
-    }
-
-    /// The body read back as the reply type it was written from (`of`'s inverse).
-    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, ApiError> {
-        serde_json::from_slice(&self.bytes).map_err(|e| ApiError::runtime(format!("unreadable reply: {e}")))
-    }
-}
 
 /// A document named by docid (`#abcdef12`) or by `svc://` URI.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 // written. `dispatch` maps each request to its handler.
 mod answer;
 mod config;
+mod digest;
 mod dispatch;
 mod events;
 mod evidence;
@@ -13,6 +14,7 @@ mod jobs;
 #[cfg(test)]
 mod journal_tests;
 pub mod models;
+mod paths;
 mod reads;
 #[cfg(test)]
 mod reply_tests;
@@ -75,7 +77,7 @@ pub struct Worker {
     /// The vector table of the loaded embedder (known once it loaded).
     embed_table: Mutex<Option<vectors::TableKey>>,
     /// The content-type rules of index.yml, as the worker started with them.
-    content_types: retrieval::content_types::ContentTypes,
+    content_types: config::content_types::ContentTypes,
     /// What was found broken and rebuilt since the worker started (`/api/status`).
     repairs: Repairs,
     /// Held by the embedding thread while it embeds; shutdown waits for it.
@@ -110,7 +112,7 @@ impl Worker {
         }
         catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
         let config = IndexConfig::load(&dirs.config_file())?;
-        let content_types = retrieval::content_types::ContentTypes::from_config(&config.content_types);
+        let content_types = config::content_types::ContentTypes::from_config(&config.content_types);
         if catalog::adopt_content_type_rules(&catalog.writer(), content_types.fingerprint())? {
             tracing::info!("content-type rules changed ({}): re-feeding BM25", content_types.fingerprint());
         }

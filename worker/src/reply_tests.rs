@@ -172,7 +172,7 @@ fn refactor_replies_and_stale_plan_details_are_their_types() {
     assert!(plan.plan.can_apply, "{plan:?}");
     assert_eq!(
         plan.plan_digest,
-        crate::index::ingest::sha256_hex(serde_json::to_string(&plan.plan).unwrap().as_bytes())
+        crate::digest::sha256_hex(serde_json::to_string(&plan.plan).unwrap().as_bytes())
     );
     let confirm = |digest: &str| ApplyConfirmation {
         plan_digest: Some(digest.to_string()),

@@ -9,7 +9,7 @@
 
 use super::sources::{self, Evidence, POOL};
 use super::{claims, relevance};
-use crate::stores::catalog::{self, ChunkRow};
+use crate::stores::catalog::{self, Chunk};
 use crate::Worker;
 use protocol::api::SearchResult;
 use protocol::ApiError;
@@ -32,7 +32,7 @@ pub fn ranked(w: &Worker, weighed: &relevance::Question, results: &[SearchResult
     let near = |d: usize, seq: u32| {
         nearness.get(&docs[d].mirror_hash).and_then(|by_seq| by_seq.get(&seq)).copied().unwrap_or(0.0)
     };
-    let titled: Vec<(&str, &[ChunkRow])> =
+    let titled: Vec<(&str, &[Chunk])> =
         docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
     let words = crate::evidence::facets::content_words(weighed.text());
     Ok(best(weighed, &titled, near, POOL)
@@ -57,7 +57,7 @@ pub fn ranked(w: &Worker, weighed: &relevance::Question, results: &[SearchResult
 struct Pooled<'r> {
     result: &'r SearchResult,
     mirror_hash: String,
-    chunks: Vec<ChunkRow>,
+    chunks: Vec<Chunk>,
 }
 
 /// The `limit` best chunks of `docs` (`(title, chunks)`, in the retrieval's order) as
@@ -66,7 +66,7 @@ struct Pooled<'r> {
 /// the earlier chunk.
 fn best(
     weighed: &relevance::Question,
-    docs: &[(&str, &[ChunkRow])],
+    docs: &[(&str, &[Chunk])],
     near: impl Fn(usize, u32) -> f64,
     limit: usize,
 ) -> Vec<(usize, usize)> {
@@ -116,8 +116,8 @@ fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<String, Hash
 mod tests {
     use super::*;
 
-    fn chunk(seq: u32, text: &str) -> ChunkRow {
-        ChunkRow { seq, text: text.into(), start_line: seq * 10 + 1, end_line: seq * 10 + 9, symbol: None }
+    fn chunk(seq: u32, text: &str) -> Chunk {
+        Chunk { seq, text: text.into(), start_line: seq * 10 + 1, end_line: seq * 10 + 9, symbol: None }
     }
 
     /// `question` with `rare` weighing 8 and its other words 1.
@@ -134,7 +134,7 @@ mod tests {
             chunk(2, "http.timeout: the timeout of each HTTP request, in seconds. Default: 30"),
         ];
         let other = [chunk(0, "cargo build: how long a build takes")];
-        let docs: Vec<(&str, &[ChunkRow])> = vec![("Configuration", &config), ("cargo build", &other)];
+        let docs: Vec<(&str, &[Chunk])> = vec![("Configuration", &config), ("cargo build", &other)];
         let best = best(&q, &docs, |_, _| 0.0, 2);
         assert_eq!(best, vec![(0, 2), (0, 1)], "one page may give two passages, its head none");
     }
@@ -143,7 +143,7 @@ mod tests {
     fn meaning_lifts_a_passage_in_other_words() {
         let q = weighed("How big can my crate be?", "crate");
         let page = [chunk(0, "Publishing a crate is permanent."), chunk(1, "There is a 10MB size limit on the file.")];
-        let docs: Vec<(&str, &[ChunkRow])> = vec![("Publishing a crate", &page)];
+        let docs: Vec<(&str, &[Chunk])> = vec![("Publishing a crate", &page)];
         // The title holds "crate" for both chunks: the words tie, and the head comes first.
         assert_eq!(best(&q, &docs, |_, _| 0.0, 1), vec![(0, 0)]);
         let near = |_, seq| if seq == 1 { 0.6 } else { 0.2 };
@@ -155,7 +155,7 @@ mod tests {
         let q = weighed("tokio runtime", "tokio");
         let a = [chunk(0, "the tokio runtime")];
         let b = [chunk(0, "the tokio runtime")];
-        let docs: Vec<(&str, &[ChunkRow])> = vec![("", &a), ("", &b)];
+        let docs: Vec<(&str, &[Chunk])> = vec![("", &a), ("", &b)];
         assert_eq!(best(&q, &docs, |_, _| 0.0, 5), vec![(0, 0), (1, 0)]);
     }
 }

@@ -1,7 +1,7 @@
 //! Fingerprints of what produced a capsule (config, retrieval, models, tokenizer) and of
 //! the index itself. A verification compares them with the ones in force.
 
-use crate::index::ingest::sha256_hex;
+use crate::digest::sha256_hex;
 use crate::stores::catalog;
 use crate::{Worker, WorkerError};
 use protocol::api::canonical_json;

@@ -1,7 +1,7 @@
 //! The hashes that make evidence and capsules checkable: `passageHash`, `evidenceId` and
 //! `capsuleId`, and the passage itself (exact lines of the canonical mirror).
 
-use crate::index::ingest::sha256_hex;
+use crate::digest::sha256_hex;
 use protocol::api::canonical_json;
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! Collections and the jobs that index them.
 
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
-use crate::index::walk::FileMatcher;
+use crate::index::rules::FileMatcher;
 use crate::stores::catalog::Origin;
 use crate::{index::git, runtime, stores::catalog, Worker, WorkerError};
 use protocol::api::{

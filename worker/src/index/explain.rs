@@ -5,10 +5,10 @@
 
 use super::indexer;
 use super::rules::{Left, Rules};
-use super::walk::FileMatcher;
+use super::rules::FileMatcher;
 use crate::config::CollectionConfig;
 use crate::stores::catalog;
-use crate::write::path::RelPath;
+use crate::paths::RelPath;
 use crate::Worker;
 use protocol::api::{ExplainResponse, ExplainVerdict, LeftOutBy, LeftOutKind};
 use protocol::source_kind::source_kind;
@@ -22,7 +22,7 @@ pub fn explain(w: &Worker, target: &Explain) -> Result<ExplainResponse, ApiError
             let (name, rel) = uri::parse_uri(u)
                 .ok_or_else(|| ApiError::validation("path must be a svc://<collection>/<path> URI"))?;
             let rel = RelPath::parse(&rel, "uri")?;
-            let (coll, root) = crate::write::docs::collection(w, &name)?;
+            let (coll, root) = w.config().with_root(&name)?;
             (root.join(rel.as_str()), Some((coll, root, rel.as_str().to_string())))
         }
         Explain::Path(p) => {

@@ -8,8 +8,9 @@ use crate::events::EventBus;
 use crate::index::ingest::{self, ParsedDoc};
 use crate::index::pictures;
 use crate::index::rules::Rules;
-use crate::index::walk::{self, FileMatcher, FoundFile, WalkItem};
-use crate::retrieval::content_types::ContentTypes;
+use crate::index::rules::{FileMatcher, PatternError};
+use crate::index::walk::{self, FoundFile, WalkItem};
+use crate::config::content_types::ContentTypes;
 use crate::stores::bm25::{Bm25Doc, Bm25Index};
 use crate::stores::catalog::{
     self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
@@ -30,7 +31,7 @@ pub enum SyncError {
     #[error("collection folder {0} is missing or not a folder")]
     RootMissing(String),
     #[error(transparent)]
-    Pattern(#[from] walk::PatternError),
+    Pattern(#[from] PatternError),
     #[error(transparent)]
     Catalog(#[from] catalog::CatalogError),
     #[error(transparent)]
@@ -153,14 +154,14 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind, p
         Ok(bytes) => bytes,
         Err(e) => return FileOutcome::Failed(format!("cannot be read: {e}")),
     };
-    let source_hash = ingest::sha256_hex(&bytes);
+    let source_hash = crate::digest::sha256_hex(&bytes);
     if kind == SourceKind::Image {
         let reading = pictures.readings.get(&source_hash);
         return read_picture(file, prev, source_hash, None, reading, || pictures::refusal(&bytes), pictures);
     }
     // A PDF is a scan when it has no text; once OCR has read it, its reading is its text.
     let reading = if kind == SourceKind::Pdf { pictures.readings.get(&source_hash) } else { None };
-    let read_since = |p: &FileState| reading.as_ref().is_some_and(|r| mirror_of(&r.text) != p.mirror_hash);
+    let read_since = |p: &FileState| reading.as_ref().is_some_and(|r| ingest::mirror_of(&r.text) != p.mirror_hash);
     if prev.is_some_and(|p| p.source_hash == source_hash && !read_since(p)) {
         return FileOutcome::SameBytes(file);
     }
@@ -171,11 +172,6 @@ fn read_and_parse(file: FoundFile, prev: Option<&FileState>, kind: SourceKind, p
         Ok((text, title)) => FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev)),
         Err(reason) => FileOutcome::Failed(reason),
     }
-}
-
-/// The hash of the canonical form of `text`: what a document's `mirror_hash` is.
-pub(crate) fn mirror_of(text: &str) -> String {
-    ingest::sha256_hex(ingest::canonicalize(text).as_bytes())
 }
 
 /// Where a sync finds pictures' readings and asks for new ones: the readings and the
@@ -210,7 +206,7 @@ fn read_picture(
             String::new()
         }
     };
-    if prev.is_some_and(|p| p.source_hash == source_hash && p.mirror_hash == mirror_of(&text)) {
+    if prev.is_some_and(|p| p.source_hash == source_hash && p.mirror_hash == ingest::mirror_of(&text)) {
         return FileOutcome::SameBytes(file);
     }
     let kind = source_kind(&file.rel).unwrap_or(SourceKind::Image);
@@ -273,7 +269,7 @@ fn parse_text(
     prev: Option<&FileState>,
 ) -> Box<Parsed> {
     let canonical = ingest::canonicalize(text);
-    let mirror_hash = ingest::sha256_hex(canonical.as_bytes());
+    let mirror_hash = crate::digest::sha256_hex(canonical.as_bytes());
     let mut doc = ingest::parse(&canonical, &file.rel, kind);
     if let Some(title) = title {
         doc.title = title;
@@ -446,7 +442,7 @@ impl Indexer<'_> {
                         mtime_ns: p.file.mtime_ns,
                         canonical: &p.canonical,
                         mirror_hash: &p.mirror_hash,
-                        parsed: &p.doc,
+                        parsed: p.doc.stored(),
                         indexed_at: &now,
                     },
                 )?;

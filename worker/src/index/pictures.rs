@@ -177,7 +177,7 @@ fn read_image(engine: &OcrEngine, image: &RgbImage) -> Reading {
 /// kept across a restart of the worker): active pictures, and PDFs indexed without text.
 fn request_missing(w: &Worker) {
     let collections: Vec<String> = w.config().collections.iter().map(|c| c.name.clone()).collect();
-    let empty = crate::index::indexer::mirror_of("");
+    let empty = crate::index::ingest::mirror_of("");
     let conn = w.catalog.reader();
     for name in collections {
         let Ok(states) = crate::stores::catalog::file_states(&conn, &name) else { continue };
@@ -224,7 +224,7 @@ fn read_and_resync(w: &Worker, job: &Pending) {
     let root = Path::new(&coll.path);
     if w.pictures.get(&job.hash).is_none() {
         let reading = match std::fs::read(root.join(&job.rel)) {
-            Ok(bytes) if crate::index::ingest::sha256_hex(&bytes) != job.hash => None,
+            Ok(bytes) if crate::digest::sha256_hex(&bytes) != job.hash => None,
             Ok(bytes) => match w.models.ocr() {
                 Ok(engine) if source_kind(&job.rel) == Some(SourceKind::Pdf) => Some(read_scan(&engine, bytes)),
                 Ok(engine) => Some(read(&engine, &bytes)),

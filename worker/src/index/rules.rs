@@ -13,13 +13,12 @@
 //!
 //! Size limits, formats and parse errors come after these, in the sync.
 
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-use super::walk::FileMatcher;
 
 /// Names never notes, as a folder or a file, whatever the patterns say (version control,
 /// dependency and environment folders, caches, OS litter).
@@ -209,6 +208,91 @@ fn line_of(file: &Path, pattern: &str) -> usize {
         .ok()
         .and_then(|text| text.lines().collect::<Vec<_>>().iter().rposition(|l| l.trim() == pattern))
         .map_or(0, |i| i + 1)
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid glob {glob:?}: {source}")]
+pub struct PatternError {
+    pub glob: String,
+    pub source: globset::Error,
+}
+
+/// `pattern` plus the comma-separated `include` globs, minus the `exclude` globs.
+#[derive(Debug, Clone)]
+pub struct FileMatcher {
+    include: GlobSet,
+    exclude: GlobSet,
+    /// The exclude globs as given, in the order of `exclude`'s indices.
+    exclude_globs: Vec<String>,
+}
+
+fn glob(g: &str) -> Result<Glob, PatternError> {
+    GlobBuilder::new(g).literal_separator(true).build().map_err(|source| PatternError { glob: g.to_string(), source })
+}
+
+fn set<'a>(globs: impl Iterator<Item = &'a str>) -> Result<GlobSet, PatternError> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        b.add(glob(g)?);
+    }
+    b.build().map_err(|source| PatternError { glob: String::new(), source })
+}
+
+pub fn split_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// What a collection leaves out when its `exclude` is empty: lock files and minified or mapped
+/// bundles (generated, never notes). Build output is left out by evidence, not by its folder's
+/// name: a `CACHEDIR.TAG` or an ignore file ([`super::rules`]); a notes folder named `target`
+/// or `dist` is indexed.
+pub const DEFAULT_EXCLUDE: &str = "**/*.lock,**/package-lock.json,**/pnpm-lock.yaml,**/*.min.js,**/*.min.css,**/*.map";
+
+/// What a collection adds to its pattern when its `include` is empty: every format svc reads.
+pub fn default_include() -> String {
+    protocol::source_kind::known_extensions().map(|e| format!("**/*.{e}")).collect::<Vec<_>>().join(",")
+}
+
+impl FileMatcher {
+    /// `pattern` plus `include` (every known format when empty) minus `exclude`
+    /// ([`DEFAULT_EXCLUDE`] when empty).
+    pub fn new(pattern: &str, include: &str, exclude: &str) -> Result<Self, PatternError> {
+        let include = match include.trim() {
+            "" => set(std::iter::once(pattern).chain(split_list(&default_include())))?,
+            given => set(std::iter::once(pattern).chain(split_list(given)))?,
+        };
+        let exclude_globs: Vec<String> = split_list(match exclude.trim() {
+            "" => DEFAULT_EXCLUDE,
+            given => given,
+        })
+        .map(str::to_string)
+        .collect();
+        let exclude = set(exclude_globs.iter().map(String::as_str))?;
+        Ok(FileMatcher { include, exclude, exclude_globs })
+    }
+
+    /// `rel` uses `/` separators. An exclude glob that matches a parent folder excludes the file.
+    pub fn matches(&self, rel: &str) -> bool {
+        self.left_out(rel).is_none()
+    }
+
+    /// Why the globs leave `rel` out: not included, or the first exclude glob that takes it or
+    /// a folder on its way.
+    pub fn left_out(&self, rel: &str) -> Option<Left> {
+        if !self.include.is_match(rel) {
+            return Some(Left::NotIncluded);
+        }
+        let mut prefix = rel;
+        loop {
+            if let Some(&i) = self.exclude.matches(prefix).first() {
+                return Some(Left::Excluded { glob: self.exclude_globs[i].clone() });
+            }
+            match prefix.rfind('/') {
+                Some(i) => prefix = &prefix[..i],
+                None => return None,
+            }
+        }
+    }
 }
 
 #[cfg(test)]

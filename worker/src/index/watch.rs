@@ -19,7 +19,7 @@ use crate::index::convert::splits_into_parts;
 use crate::index::indexer::FileSync;
 use crate::index::mounts;
 use crate::index::rules::{self, Rules};
-use crate::index::walk::FileMatcher;
+use crate::index::rules::FileMatcher;
 use crate::stores::catalog::{self, Origin};
 use crate::Worker;
 use notify_debouncer_full::notify::event::{ModifyKind, RenameMode};

@@ -58,7 +58,7 @@ impl CountingTokenizer {
             .map_err(|e| ModelError::Load { path: path.display().to_string(), reason: e.to_string() })?;
         tokenizer.with_padding(None);
         tokenizer.with_truncation(None).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
-        Ok(CountingTokenizer { tokenizer, fingerprint: format!("sha256:{}", crate::index::ingest::sha256_hex(&bytes)) })
+        Ok(CountingTokenizer { tokenizer, fingerprint: format!("sha256:{}", crate::digest::sha256_hex(&bytes)) })
     }
 
     /// Tokens of `text` (special tokens not added; no offsets are tracked).

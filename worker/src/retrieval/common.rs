@@ -2,8 +2,8 @@
 //! collections exist, author and exclude filters), admission of a candidate document,
 //! recency ordering, and turning ranked documents into the contract's results.
 
-use crate::retrieval::content_types;
-use crate::stores::catalog::{self, ChunkRow, DocRow};
+use crate::config::content_types;
+use crate::stores::catalog::{self, Chunk, DocRow};
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
 use protocol::{ApiError, SearchRequest};
@@ -51,7 +51,7 @@ pub struct Ranked {
     pub row: DocRow,
     pub seq: Option<u32>,
     /// Chunks loaded while admitting the document (reused for the snippet).
-    pub chunks: Option<Vec<ChunkRow>>,
+    pub chunks: Option<Vec<Chunk>>,
 }
 
 /// Recency reorders only the results whose relevance is at least this share of the best
@@ -142,7 +142,7 @@ impl Scope {
 
     /// Admits an active document of a configured collection that passes the author and
     /// exclude filters. Returns the chunks when it had to load them.
-    pub fn admit(&self, conn: &Connection, row: &DocRow) -> Result<Option<Option<Vec<ChunkRow>>>, ApiError> {
+    pub fn admit(&self, conn: &Connection, row: &DocRow) -> Result<Option<Option<Vec<Chunk>>>, ApiError> {
         if !row.active || !self.roots.contains_key(&row.collection) {
             return Ok(None);
         }
@@ -188,16 +188,16 @@ pub fn query_terms(query: &str) -> Vec<String> {
 /// The chunk that holds the most query terms (intent terms count 0.3, the chunk that
 /// matched a vector search 0.2); ties go to the earlier chunk.
 pub fn best_chunk<'a>(
-    chunks: &'a [ChunkRow],
+    chunks: &'a [Chunk],
     terms: &[String],
     intent: &[String],
     matched: Option<u32>,
-) -> Option<&'a ChunkRow> {
+) -> Option<&'a Chunk> {
     let hits = |text: &str, ts: &[String]| -> f32 {
         let lower = text.to_lowercase();
         ts.iter().filter(|t| lower.contains(t.as_str())).count() as f32
     };
-    let mut best: Option<(&ChunkRow, f32)> = None;
+    let mut best: Option<(&Chunk, f32)> = None;
     for c in chunks {
         let bonus = if matched == Some(c.seq) { 0.2 } else { 0.0 };
         let s = hits(&c.text, terms) + 0.3 * hits(&c.text, intent) + bonus;
@@ -286,7 +286,7 @@ mod tests {
 
     #[test]
     fn best_chunk_prefers_terms_then_the_matched_chunk() {
-        let c = |seq, text: &str| ChunkRow { seq, text: text.into(), start_line: 1, end_line: 1, symbol: None };
+        let c = |seq, text: &str| Chunk { seq, text: text.into(), start_line: 1, end_line: 1, symbol: None };
         let chunks = vec![c(0, "alpha"), c(1, "beta gamma"), c(2, "beta")];
         assert_eq!(best_chunk(&chunks, &["beta".into()], &[], None).map(|c| c.seq), Some(1));
         assert_eq!(best_chunk(&chunks, &["beta".into()], &[], Some(2)).map(|c| c.seq), Some(2));

@@ -5,10 +5,10 @@
 //! not; the chunk of the target the pipeline uses; and the run's meta.
 
 use crate::retrieval::common::{self, Scope};
-use crate::retrieval::content_types::{self, ContentTypes};
+use crate::config::content_types::{self, ContentTypes};
 use crate::retrieval::hybrid::{self, Trace};
-use crate::retrieval::query::KeywordQuery;
-use crate::stores::catalog::{self, ChunkRow, DocRow};
+use crate::stores::bm25::query::KeywordQuery;
+use crate::stores::catalog::{self, Chunk, DocRow};
 use crate::{uri, Worker};
 use protocol::api::{
     DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
@@ -243,7 +243,7 @@ fn filter_reasons(w: &Worker, req: &SearchRequest, row: &DocRow) -> Result<Vec<&
 
 /// The chunk a result for the target shows: the one holding the most query terms (intent
 /// terms count less), as `common::results` picks it.
-fn chosen_chunk<'a>(chunks: &'a [ChunkRow], req: &SearchRequest) -> Option<&'a ChunkRow> {
+fn chosen_chunk<'a>(chunks: &'a [Chunk], req: &SearchRequest) -> Option<&'a Chunk> {
     let terms = match KeywordQuery::parse(&req.query) {
         Ok(q) => q.highlight_terms(),
         Err(_) => common::query_terms(&req.query),
@@ -253,7 +253,7 @@ fn chosen_chunk<'a>(chunks: &'a [ChunkRow], req: &SearchRequest) -> Option<&'a C
 }
 
 /// The `chunk` object; the catalog keeps no chunk language, so `language` is null.
-fn chunk_of(chunk: Option<&ChunkRow>) -> Option<DiagnoseChunk> {
+fn chunk_of(chunk: Option<&Chunk>) -> Option<DiagnoseChunk> {
     chunk.map(|c| DiagnoseChunk { seq: c.seq, start_line: c.start_line, end_line: c.end_line, language: None })
 }
 
@@ -455,7 +455,7 @@ mod tests {
         );
         assert!(found.get("contentTypeBoost").is_none(), "no rule boosts it");
         assert_eq!(wire(&chunk_of(None)), Value::Null);
-        let c = ChunkRow { seq: 2, text: "x".into(), start_line: 4, end_line: 9, symbol: None };
+        let c = Chunk { seq: 2, text: "x".into(), start_line: 4, end_line: 9, symbol: None };
         assert_eq!(wire(&chunk_of(Some(&c))), json!({ "seq": 2, "startLine": 4, "endLine": 9, "language": null }));
     }
 

@@ -6,10 +6,10 @@
 //! split with `scripts/eval`; `docs/retrieval.md` has the measurements.
 
 use crate::retrieval::common::{self, Ranked, Scope};
-use crate::retrieval::content_types;
+use crate::config::content_types;
 use crate::retrieval::expansion::{self, Variants};
 use crate::retrieval::keyword::bm25_candidates;
-use crate::retrieval::query::KeywordQuery;
+use crate::stores::bm25::query::KeywordQuery;
 use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, VectorContext};
 use crate::stores::vectors::VectorHit;
 use crate::{stores::catalog, Worker};

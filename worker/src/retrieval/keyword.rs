@@ -2,7 +2,7 @@
 //! snippet selection.
 
 use crate::retrieval::common::{self, Ranked, Scope};
-use crate::retrieval::query::KeywordQuery;
+use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog::{self, DocRow};
 use crate::Worker;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};

@@ -3,10 +3,8 @@
 //! shares: scope and filters, score normalization, recency, the result shape.
 
 pub mod common;
-pub mod content_types;
 pub mod diagnose;
 pub mod expansion;
 pub mod hybrid;
 pub mod keyword;
-pub mod query;
 pub mod vector;

@@ -3,7 +3,7 @@
 
 use super::docs::{collection, file_uri, name_from_title};
 use super::note::{self, Placed};
-use super::path::RelPath;
+use crate::paths::RelPath;
 use crate::stores::catalog::Origin;
 use crate::{index::ingest, time_fmt, uri, Worker};
 use protocol::api::{CaptureEmbed, CaptureResponse, CaptureSync, CaptureSyncStatus, CollisionPolicyResult, StringMap};
@@ -40,7 +40,7 @@ pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<CaptureResponse, ApiErro
         (None, Some(p)) => format!("# {}\n\n{}", req.title.as_deref().unwrap_or("Untitled"), p.body()),
         (None, None) => return Err(ApiError::validation("content is required")),
     };
-    let content_hash = ingest::sha256_hex(ingest::canonicalize(&body).as_bytes());
+    let content_hash = crate::digest::sha256_hex(ingest::canonicalize(&body).as_bytes());
     let generated = req.rel_path.is_none();
     let rel = match &req.rel_path {
         Some(r) => RelPath::parse(r, "relPath")?,

@@ -1,13 +1,13 @@
 //! The write operations: create, update, deactivate, folders, and asset resolution.
 
 use super::note::{self, Placed};
-use super::path::{contain, RelPath};
+use crate::paths::{contain, RelPath};
 use super::{atomic, front_matter_edit};
 use crate::config::CollectionConfig;
 use crate::index::indexer::{is_text_note, source_kind, FileSync};
 use crate::reads::docs::resolve_doc;
 use crate::stores::catalog::{self, Origin};
-use crate::{index::ingest, time_fmt, uri, Worker, WorkerError};
+use crate::{time_fmt, uri, Worker, WorkerError};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use protocol::api::{
     AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
@@ -30,12 +30,7 @@ pub(crate) fn file_uri(abs: &Path) -> String {
 
 /// The configured collection and its canonical root.
 pub(crate) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
-    let coll =
-        w.config().find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
-    let root = Path::new(&coll.path).canonicalize().map_err(|_| {
-        ApiError::new(ErrorCode::PathNotFound, format!("The folder of collection {} is missing", coll.name))
-    })?;
-    Ok((coll, root))
+    w.config().with_root(name)
 }
 
 fn modified_iso(md: &std::fs::Metadata) -> String {
@@ -103,18 +98,6 @@ pub(super) fn name_from_title(title: &str) -> String {
     }
 }
 
-pub(super) fn with_suffix(rel: &RelPath, n: u32) -> Result<RelPath, ApiError> {
-    let name = rel.file_name();
-    let (stem, ext) = match name.rsplit_once('.') {
-        Some((s, e)) if !s.is_empty() => (s, format!(".{e}")),
-        _ => (name, String::new()),
-    };
-    let new = format!("{stem}-{n}{ext}");
-    match rel.parent() {
-        Some(p) => p.join(&new),
-        None => RelPath::parse(&new, "relPath"),
-    }
-}
 
 pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<CreatedDoc, ApiError> {
     let _write = w.write_lock();
@@ -209,7 +192,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiErro
         (Ok(b), Ok(m)) => (b, m),
         _ => return Err(ApiError::new(ErrorCode::FileNotFound, "The source file no longer exists")),
     };
-    let current_hash = ingest::sha256_hex(&bytes);
+    let current_hash = crate::digest::sha256_hex(&bytes);
     let current_modified = modified_iso(&md);
     let hash_stale = req.expected_source_hash.as_deref().is_some_and(|h| !h.eq_ignore_ascii_case(&current_hash));
     let time_stale = req
@@ -236,7 +219,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiErro
         .map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
     let md = std::fs::metadata(&abs).map_err(WorkerError::Io)?;
-    let new_hash = ingest::sha256_hex(text.as_bytes());
+    let new_hash = crate::digest::sha256_hex(text.as_bytes());
     Ok(UpdatedDoc {
         success: true,
         doc_id: catalog::docid_of(&new_hash),
@@ -352,13 +335,6 @@ mod tests {
         assert_eq!(name_from_title("  My: Note / 2?  "), "My- Note - 2-");
         assert_eq!(name_from_title("..."), "untitled");
         assert_eq!(name_from_title(""), "untitled");
-    }
-
-    #[test]
-    fn suffixes_keep_the_extension_and_folder() {
-        let r = RelPath::parse("a/b/note.md", "p").unwrap();
-        assert_eq!(with_suffix(&r, 2).unwrap().as_str(), "a/b/note-2.md");
-        assert_eq!(with_suffix(&RelPath::parse("x", "p").unwrap(), 3).unwrap().as_str(), "x-3");
     }
 
     #[test]

@@ -9,7 +9,6 @@ pub(crate) mod docs;
 mod front_matter_edit;
 mod note;
 pub mod note_presets;
-pub(crate) mod path;
 pub mod refactor;
 
 pub use capture::capture;

@@ -2,8 +2,8 @@
 //! normalized, then the preset's defaults), and placing the file under a collision policy.
 
 use super::note_presets::{self, NotePreset};
-use super::path::{contain, RelPath};
-use super::{atomic, docs::with_suffix};
+use crate::paths::{contain, RelPath};
+use super::atomic;
 use protocol::{ApiError, CollisionPolicy, Tag};
 use std::path::{Path, PathBuf};
 
@@ -61,7 +61,7 @@ pub fn place(
                     if n > MAX_SUFFIX {
                         return Err(ApiError::conflict("No free file name found"));
                     }
-                    rel = with_suffix(&rel, n)?;
+                    rel = rel.with_suffix(n)?;
                     suffixed = true;
                 }
             },

@@ -52,7 +52,7 @@ pub fn parts(bytes: &[u8], indexed: &HashMap<String, String>) -> Result<Vec<Mail
         let entry = entry.map_err(|e| ConvertError::Mail(e.to_string()))?;
         let raw = entry.contents();
         let key = part_key(i + 1);
-        let source_hash = crate::index::ingest::sha256_hex(raw);
+        let source_hash = crate::digest::sha256_hex(raw);
         let converted = match indexed.get(&key) {
             Some(h) if *h == source_hash => None,
             // A message that makes the parser panic is that message's error, not the mailbox's.
@@ -230,7 +230,7 @@ mod tests {
         let third = parts[2].converted.as_ref().and_then(|c| c.as_ref().ok()).expect("converts");
         assert!(third.text.contains("# Re: survey\n\nFrom: Bob <bob@example.org>  \n"), "{}", third.text);
         assert_eq!(parts[2].size, second.len() as u64);
-        assert_eq!(parts[2].source_hash, crate::index::ingest::sha256_hex(second.as_bytes()));
+        assert_eq!(parts[2].source_hash, crate::digest::sha256_hex(second.as_bytes()));
         assert_ne!(parts[0].source_hash, parts[2].source_hash);
         // Bytes already indexed at their key are not converted again; at another key they are.
         let indexed = HashMap::from([

@@ -1,6 +1,5 @@
 //! Decoding, canonical text form and content hashing.
 
-use sha2::{Digest, Sha256};
 
 use super::IngestError;
 
@@ -82,9 +81,9 @@ pub fn canonicalize(text: &str) -> String {
     out
 }
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+/// The hash of the canonical form of `text`: what a document's `mirror_hash` is.
+pub fn mirror_of(text: &str) -> String {
+    crate::digest::sha256_hex(canonicalize(text).as_bytes())
 }
 
 #[cfg(test)]
@@ -156,7 +155,5 @@ mod tests {
 
     #[test]
     fn hash() {
-        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-        assert_eq!(sha256_hex(b"").len(), 64);
     }
 }

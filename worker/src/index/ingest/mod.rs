@@ -21,11 +21,12 @@ mod snippet;
 mod tags;
 
 use std::collections::BTreeMap;
+use crate::stores::catalog;
 use std::fmt;
 
 use serde::Serialize;
 
-pub use canonical::{canonicalize, decode_text, decode_utf8, sha256_hex};
+pub use canonical::{canonicalize, decode_text, decode_utf8, mirror_of};
 pub(crate) use chunk::TARGET_CHARS as CHUNK_TARGET_CHARS;
 use code::parse_code;
 pub use highlight::code_tokens;
@@ -82,6 +83,24 @@ pub struct ParsedDoc {
     pub sections: Vec<Section>,
 }
 
+impl ParsedDoc {
+    /// What the catalog keeps of the parse.
+    pub fn stored(&self) -> catalog::Parsed<'_> {
+        catalog::Parsed {
+            title: &self.title,
+            author: self.author.as_deref(),
+            categories: &self.categories,
+            date: self.date.as_deref(),
+            date_fields: &self.date_fields,
+            body_start_line: self.body_start_line,
+            doc_type: self.doc_type.as_deref(),
+            tags: &self.tags,
+            links: &self.links,
+            chunks: &self.chunks,
+        }
+    }
+}
+
 /// A link's kind: the contract's own type, from the parser to the catalog and the replies.
 pub use protocol::LinkKind;
 
@@ -135,34 +154,8 @@ fn code_symbols_on() -> bool {
     *ON.get_or_init(|| std::env::var("SVC_CODE_SYMBOLS").map_or(true, |v| v.trim() != "0"))
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Link {
-    pub link_type: LinkKind,
-    pub target_ref: String,
-    pub target_ref_norm: String,
-    pub target_anchor: Option<String>,
-    pub target_collection: Option<String>,
-    pub link_text: Option<String>,
-    /// 1-based line in the canonical text (front matter lines count).
-    pub start_line: u32,
-    /// 1-based column, counted in chars.
-    pub start_col: u32,
-    pub end_line: u32,
-    /// 1-based column of the last char of the link (inclusive).
-    pub end_col: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Chunk {
-    pub seq: u32,
-    pub text: String,
-    /// 1-based lines in the canonical text.
-    pub start_line: u32,
-    pub end_line: u32,
-    /// Code: the path of the symbol the chunk belongs to (`code::symbol_of_lines`'s rule), stored
-    /// with the chunk so a search result or a capsule names it without parsing the file again.
-    pub symbol: Option<String>,
-}
+/// The parts of a document the catalog keeps as they are parsed.
+pub use crate::stores::catalog::{Chunk, Link};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Section {

@@ -1,6 +1,6 @@
 //! The BM25 index (tantivy): one entry per active document, derived from the catalog.
 
-use crate::retrieval::query::KeywordQuery;
+use query::KeywordQuery;
 use protocol::SearchFilters;
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -20,6 +20,7 @@ use tantivy::tokenizer::{
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 mod language;
+pub mod query;
 mod words;
 
 // The analyzers' names are part of the schema: an index made with other analyzers is rebuilt
@@ -359,7 +360,7 @@ impl Bm25Index {
             let any = filters
                 .languages
                 .iter()
-                .map(|l| (Occur::Should, term(f.categories, &crate::retrieval::content_types::language_category(*l))))
+                .map(|l| (Occur::Should, term(f.categories, &language_category(*l))))
                 .collect();
             out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
         }
@@ -467,6 +468,12 @@ impl Bm25Index {
         }
         Ok(Some(keys))
     }
+}
+
+/// The filter term of a code language among a document's categories in the keyword index
+/// (`language:rust`): what the search `language` filter matches.
+pub fn language_category(lang: protocol::source_kind::CodeLanguage) -> String {
+    format!("language:{}", lang.as_str())
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Documents, their content, chunks, tags and links.
 
 use super::{CatalogError, Result};
-use crate::index::ingest::ParsedDoc;
 use protocol::LinkKind;
+use serde::Serialize;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
 use std::collections::{BTreeMap, HashMap};
 
@@ -121,14 +121,48 @@ pub struct NewDoc<'a> {
     pub mtime_ns: i64,
     pub canonical: &'a str,
     pub mirror_hash: &'a str,
-    pub parsed: &'a ParsedDoc,
+    pub parsed: Parsed<'a>,
     pub indexed_at: &'a str,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChunkRow {
+/// What a parse of a file gives the catalog.
+pub struct Parsed<'a> {
+    pub title: &'a str,
+    pub author: Option<&'a str>,
+    pub categories: &'a [String],
+    pub date: Option<&'a str>,
+    pub date_fields: &'a BTreeMap<String, String>,
+    pub body_start_line: u32,
+    pub doc_type: Option<&'a str>,
+    pub tags: &'a [String],
+    pub links: &'a [Link],
+    pub chunks: &'a [Chunk],
+}
+
+/// A link as the parser found it in the canonical text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    pub link_type: LinkKind,
+    pub target_ref: String,
+    pub target_ref_norm: String,
+    pub target_anchor: Option<String>,
+    pub target_collection: Option<String>,
+    pub link_text: Option<String>,
+    /// 1-based line in the canonical text (front matter lines count).
+    pub start_line: u32,
+    /// 1-based column, counted in chars.
+    pub start_col: u32,
+    pub end_line: u32,
+    /// 1-based column of the last char of the link (inclusive).
+    pub end_col: u32,
+}
+
+/// A piece of a document's text, as embedded and as a search result shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chunk {
     pub seq: u32,
     pub text: String,
+    /// 1-based lines in the canonical text.
     pub start_line: u32,
     pub end_line: u32,
     /// Code: the symbol the chunk belongs to (NULL for a chunk indexed before the column
@@ -235,7 +269,7 @@ pub fn next_generation(tx: &Transaction<'_>) -> Result<i64> {
 
 /// Inserts or replaces a document with its content, chunks, tags and links. Returns its row id.
 pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64> {
-    let p = d.parsed;
+    let p = &d.parsed;
     let categories = serde_json::to_string(&p.categories).map_err(|e| CatalogError::Malformed(e.to_string()))?;
     let date_fields = serde_json::to_string(&p.date_fields).map_err(|e| CatalogError::Malformed(e.to_string()))?;
     let id: i64 = tx.query_row(
@@ -283,7 +317,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
         let mut stmt = tx.prepare_cached(
             "INSERT INTO chunks(mirror_hash, seq, text, start_line, end_line, symbol) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
-        for c in &p.chunks {
+        for c in p.chunks {
             stmt.execute(params![
                 d.mirror_hash,
                 c.seq as i64,
@@ -297,7 +331,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
     tx.execute("DELETE FROM doc_tags WHERE doc_id = ?1", [id])?;
     {
         let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO doc_tags(doc_id, tag) VALUES(?1, ?2)")?;
-        for t in &p.tags {
+        for t in p.tags {
             stmt.execute(params![id, t])?;
         }
     }
@@ -307,7 +341,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
             "INSERT INTO doc_links(doc_id, link_type, target_ref, target_ref_norm, target_anchor, target_collection, link_text, \
                start_line, start_col, end_line, end_col) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
-        for l in &p.links {
+        for l in p.links {
             stmt.execute(params![
                 id,
                 l.link_type.as_str(),
@@ -497,12 +531,12 @@ pub fn content_text(conn: &Connection, mirror_hash: &str) -> Result<Option<Strin
     Ok(conn.query_row("SELECT text FROM content WHERE mirror_hash = ?1", [mirror_hash], |r| r.get(0)).optional()?)
 }
 
-pub fn chunks_of(conn: &Connection, mirror_hash: &str) -> Result<Vec<ChunkRow>> {
+pub fn chunks_of(conn: &Connection, mirror_hash: &str) -> Result<Vec<Chunk>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, text, start_line, end_line, symbol FROM chunks WHERE mirror_hash = ?1 ORDER BY seq",
     )?;
     let rows = stmt.query_map([mirror_hash], |r| {
-        Ok(ChunkRow {
+        Ok(Chunk {
             seq: r.get::<_, i64>(0)? as u32,
             text: r.get(1)?,
             start_line: r.get::<_, i64>(2)? as u32,

@@ -4,7 +4,7 @@
 use super::{plan, Plan, SCHEMA_VERSION};
 use crate::stores::catalog::Origin;
 use crate::write::atomic;
-use crate::write::path::RelPath;
+use crate::paths::RelPath;
 use crate::{uri, Worker};
 use protocol::api::{
     ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied,
@@ -77,7 +77,7 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
         for (rel, edits) in per_file {
             let path = plan.root.join(rel);
             let bytes = std::fs::read(&path).map_err(|e| format!("{rel}: {e}"))?;
-            if crate::index::ingest::sha256_hex(&bytes) != hashes[rel] {
+            if crate::digest::sha256_hex(&bytes) != hashes[rel] {
                 return Err(format!("{rel} changed after planning"));
             }
             let text = String::from_utf8(bytes.clone()).map_err(|_| format!("{rel} is not UTF-8"))?;
@@ -86,7 +86,7 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
         }
         let source_abs = plan.root.join(&plan.source.rel_path);
         let source_bytes = std::fs::read(&source_abs).map_err(|e| format!("{}: {e}", plan.source.rel_path))?;
-        if crate::index::ingest::sha256_hex(&source_bytes) != plan.source.source_hash {
+        if crate::digest::sha256_hex(&source_bytes) != plan.source.source_hash {
             return Err("the note changed after planning".into());
         }
         // The note's own content (its relative links may be rewritten) goes to the target.

@@ -11,7 +11,7 @@ use crate::reads::docs::resolve_doc;
 use crate::reads::links::Resolver;
 use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::write::docs::collection;
-use crate::write::path::{contain, RelPath};
+use crate::paths::{contain, RelPath};
 use crate::{index::ingest, uri, Worker};
 use protocol::api::{
     AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
@@ -135,7 +135,7 @@ fn dir_of(rel: &str) -> &str {
 /// positions from the index are byte-exact) and unchanged since it was indexed.
 fn editable_text(abs: &Path, indexed_hash: &str) -> Result<String, &'static str> {
     let bytes = std::fs::read(abs).map_err(|_| "the file cannot be read")?;
-    if ingest::sha256_hex(&bytes) != indexed_hash {
+    if crate::digest::sha256_hex(&bytes) != indexed_hash {
         return Err("the file changed since it was indexed; sync first");
     }
     let text = String::from_utf8(bytes).map_err(|_| "the file is not UTF-8")?;
@@ -407,7 +407,7 @@ fn preview_of(
         can_apply: blockers.is_empty() && references.iter().all(|r| r.classification.lets_apply()),
     };
     // The digest covers the compact JSON of the body, before the keys that follow it.
-    let digest = ingest::sha256_hex(&JsonBody::of(&body)?.bytes);
+    let digest = crate::digest::sha256_hex(&JsonBody::of(&body)?.bytes);
     let preview = RefactorPlan {
         plan: body,
         plan_digest: digest.clone(),

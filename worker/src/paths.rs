@@ -69,6 +69,20 @@ impl RelPath {
     pub fn parent(&self) -> Option<RelPath> {
         self.0.rsplit_once('/').map(|(p, _)| RelPath(p.to_string()))
     }
+
+    /// The same path with `-n` before the extension (`a/note.md` → `a/note-2.md`).
+    pub fn with_suffix(&self, n: u32) -> Result<RelPath, ApiError> {
+        let name = self.file_name();
+        let (stem, ext) = match name.rsplit_once('.') {
+            Some((s, e)) if !s.is_empty() => (s, format!(".{e}")),
+            _ => (name, String::new()),
+        };
+        let new = format!("{stem}-{n}{ext}");
+        match self.parent() {
+            Some(p) => p.join(&new),
+            None => RelPath::parse(&new, "relPath"),
+        }
+    }
 }
 
 impl fmt::Display for RelPath {
@@ -107,6 +121,13 @@ pub fn contain(root: &Path, rel: &RelPath) -> Result<PathBuf, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suffixes_keep_the_extension_and_folder() {
+        let r = RelPath::parse("a/b/note.md", "p").unwrap();
+        assert_eq!(r.with_suffix(2).unwrap().as_str(), "a/b/note-2.md");
+        assert_eq!(RelPath::parse("x", "p").unwrap().with_suffix(3).unwrap().as_str(), "x-3");
+    }
 
     #[test]
     fn refuses_escapes_and_odd_input() {

@@ -1,7 +1,10 @@
 //! `<config>/index.yml`: the collections the user configured. Written atomically.
 
+pub mod content_types;
+
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use protocol::{ApiError, ErrorCode};
+use std::path::{Path, PathBuf};
 
 pub const DEFAULT_PATTERN: &str = "**/*.md";
 
@@ -205,6 +208,16 @@ impl IndexConfig {
 
     pub fn find(&self, name: &str) -> Option<&CollectionConfig> {
         self.collections.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The collection `name` and its folder as it is on disk now: 404 for a collection the
+    /// config does not list, `PATH_NOT_FOUND` for one whose folder is gone.
+    pub fn with_root(&self, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
+        let coll = self.find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
+        let root = Path::new(&coll.path).canonicalize().map_err(|_| {
+            ApiError::new(ErrorCode::PathNotFound, format!("The folder of collection {} is missing", coll.name))
+        })?;
+        Ok((coll, root))
     }
 }
 

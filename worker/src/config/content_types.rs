@@ -9,8 +9,9 @@
 //! `meeting`, `spec|rfc|adr|design` is `spec`, `notes|journal|log` is `notes`; (4) `prose`.
 
 use crate::config::ContentTypeConfig;
+use crate::stores::bm25::language_category;
 use protocol::api::{ContentTypeBoost, ContentTypeBoostRule, ContentTypeSource};
-use protocol::source_kind::{source_kind, CodeLanguage, SourceKind};
+use protocol::source_kind::{source_kind, SourceKind};
 use sha2::{Digest, Sha256};
 
 /// The additive score of the strongest boost (`searchBoost: 2`) and of the weakest (`0.5`).
@@ -170,12 +171,6 @@ impl ContentTypes {
             rules_fingerprint: self.fingerprint.clone(),
         }
     }
-}
-
-/// The filter term of a code language among a document's categories in the keyword index
-/// (`language:rust`): what the search `language` filter matches.
-pub fn language_category(lang: CodeLanguage) -> String {
-    format!("language:{}", lang.as_str())
 }
 
 /// `categories` and the content type `id` (once).
