@@ -7,8 +7,7 @@ use crate::api;
 use crate::error::ApiError;
 use crate::frame::JsonBody;
 use crate::messages::{
-    AddCollection, Capture, ChangesQuery, CreateDoc, DocsQuery, GraphQuery, QueryRequest, SearchRequest,
-    UpdateDoc,
+    AddCollection, Capture, ChangesQuery, CreateDoc, DocsQuery, GraphQuery, QueryRequest, SearchRequest, UpdateDoc,
 };
 use crate::requests::*;
 use serde::de::DeserializeOwned;

@@ -148,8 +148,8 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::ClientFrame;
+    use super::*;
     use crate::requests::Request;
 
     #[tokio::test]

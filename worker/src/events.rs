@@ -35,6 +35,53 @@ impl ChangeSignal {
     }
 }
 
+/// Which job a published status names as running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActiveJob {
+    /// The job runner's, as it stands.
+    Current,
+    /// None: the job is finishing (its runner's lock is held while the status is written).
+    Finishing,
+}
+
+type StatusHook = Box<dyn Fn(ActiveJob) + Send + Sync>;
+type AfterJobHook = Box<dyn Fn() + Send + Sync>;
+
+/// What the lower layers announce and the composition root answers: a status to publish
+/// (the root alone sees every part of it), and what follows every job (saved capsules
+/// verified again, above the index layer). Installed once, before the worker serves.
+#[derive(Default)]
+pub struct Hooks {
+    status: std::sync::OnceLock<StatusHook>,
+    after_job: std::sync::OnceLock<AfterJobHook>,
+}
+
+impl Hooks {
+    pub fn install(&self, status: StatusHook, after_job: AfterJobHook) {
+        if self.status.set(status).is_err() || self.after_job.set(after_job).is_err() {
+            tracing::error!("the worker's hooks were installed twice: the first ones stay");
+        }
+    }
+
+    /// The status changed: the root writes it to `status.json`.
+    pub fn publish_status(&self) {
+        self.publish_status_as(ActiveJob::Current);
+    }
+
+    pub fn publish_status_as(&self, job: ActiveJob) {
+        if let Some(publish) = self.status.get() {
+            publish(job);
+        }
+    }
+
+    /// A job's work is done (see [`crate::index::Indexing::after_job`]).
+    pub fn after_job(&self) {
+        if let Some(run) = self.after_job.get() {
+            run();
+        }
+    }
+}
+
 pub struct EventBus {
     tx: broadcast::Sender<Event>,
     /// Fired with every `document-changed`.

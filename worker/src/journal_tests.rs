@@ -9,11 +9,16 @@ use std::sync::Arc;
 use crate::test_worker as worker;
 
 fn kinds(w: &Worker, id: i64) -> Vec<String> {
-    changes_of(&w.catalog.reader(), id).unwrap().into_iter().map(|c| c.0).collect()
+    changes_of(&w.shared.stores.catalog.reader(), id).unwrap().into_iter().map(|c| c.0).collect()
 }
 
 fn row_id(w: &Worker, rel: &str) -> i64 {
-    w.catalog.reader().query_row("SELECT id FROM documents WHERE rel_path = ?1", [rel], |r| r.get(0)).unwrap()
+    w.shared
+        .stores
+        .catalog
+        .reader()
+        .query_row("SELECT id FROM documents WHERE rel_path = ?1", [rel], |r| r.get(0))
+        .unwrap()
 }
 
 fn sync(w: &Arc<Worker>) {
@@ -36,7 +41,7 @@ fn lifecycle_is_journaled() {
 
     std::fs::write(notes.join("a.md"), "# A\n## Two\nsee [[C]]\n").unwrap();
     sync(&w);
-    let rows = changes_of(&w.catalog.reader(), id).unwrap();
+    let rows = changes_of(&w.shared.stores.catalog.reader(), id).unwrap();
     assert_eq!(rows[1].0, "update");
     let delta: serde_json::Value = serde_json::from_str(&rows[1].4).unwrap();
     assert_eq!(delta["headings"]["added"], serde_json::json!(["Two"]));
@@ -54,6 +59,8 @@ fn lifecycle_is_journaled() {
     assert_eq!(kinds(&w, id), vec!["create", "update", "rename", "inactivate", "reactivate"]);
 
     let docid = w
+        .shared
+        .stores
         .catalog
         .reader()
         .query_row("SELECT docid FROM documents WHERE id = ?1", [id], |r| r.get::<_, String>(0))
@@ -66,6 +73,6 @@ fn lifecycle_is_journaled() {
         expected_modified_at: None,
     };
     w.handle(Request::UpdateDoc(upd)).unwrap();
-    let rows = changes_of(&w.catalog.reader(), id).unwrap();
+    let rows = changes_of(&w.shared.stores.catalog.reader(), id).unwrap();
     assert_eq!((rows[5].0.as_str(), rows[5].1.as_str()), ("update", "save"));
 }

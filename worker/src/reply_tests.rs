@@ -170,10 +170,7 @@ fn refactor_replies_and_stale_plan_details_are_their_types() {
     let b = by_uri("svc://n/b.md");
     let plan = reply(&w, PlanRefactor { doc: b.clone(), op: rename.clone() });
     assert!(plan.plan.can_apply, "{plan:?}");
-    assert_eq!(
-        plan.plan_digest,
-        crate::digest::sha256_hex(serde_json::to_string(&plan.plan).unwrap().as_bytes())
-    );
+    assert_eq!(plan.plan_digest, crate::digest::sha256_hex(serde_json::to_string(&plan.plan).unwrap().as_bytes()));
     let confirm = |digest: &str| ApplyConfirmation {
         plan_digest: Some(digest.to_string()),
         schema_version: Some("1.0".into()),

@@ -116,7 +116,7 @@ async fn read_calls<R: AsyncRead + Unpin>(rd: &mut R, tx: &mpsc::Sender<ServerFr
                     })
                     .await
                     .unwrap_or_else(|e| {
-                        let id = crate::error_id();
+                        let id = crate::errors::error_id();
                         tracing::error!(error_id = %id, "request {name} panicked: {e}");
                         Err(ApiError::internal(&id))
                     });

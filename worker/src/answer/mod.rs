@@ -15,7 +15,7 @@ mod verified;
 use crate::models::generator::{Chat, Flow, Generated, Generator, Limits};
 use crate::models::ModelError;
 use crate::retrieval::hybrid;
-use crate::Worker;
+use crate::shared::Shared;
 use protocol::api::{
     AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, FinishReason, SourceChoice,
 };
@@ -81,7 +81,7 @@ pub enum Answer {
 
 /// Answers `req`: in verified mode with the verification, else the raw answer, whose text
 /// goes to `on_text` as it is generated.
-pub fn answer(w: &Worker, req: &AskRequest, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Answer, ApiError> {
+pub fn answer(w: &Shared, req: &AskRequest, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Answer, ApiError> {
     let started = Instant::now();
     Ok(match &req.verified {
         Some(settings) => Answer::Verified(verified::ask(w, req, settings, started)?),
@@ -97,7 +97,7 @@ pub(super) fn generator_unavailable(e: ModelError) -> ApiError {
 
 /// The raw answer to `req`, its text handed to `on_text` as it is generated.
 fn ask(
-    w: &Worker,
+    w: &Shared,
     req: &AskRequest,
     on_text: &mut dyn FnMut(&str) -> Flow,
     started: Instant,
@@ -266,7 +266,7 @@ fn failed(e: ModelError) -> ApiError {
     if e.is_unavailable() {
         ApiError::unavailable(format!("Answer generation is not available: {e}"))
     } else {
-        crate::runtime(format!("answer generation failed: {e}"))
+        crate::errors::runtime(format!("answer generation failed: {e}"))
     }
 }
 

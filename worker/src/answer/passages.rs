@@ -9,8 +9,8 @@
 
 use super::sources::{self, Evidence, POOL};
 use super::{claims, relevance};
+use crate::shared::Shared;
 use crate::stores::catalog::{self, Chunk};
-use crate::Worker;
 use protocol::api::SearchResult;
 use protocol::ApiError;
 use std::collections::HashMap;
@@ -18,10 +18,10 @@ use std::collections::HashMap;
 /// The best [`POOL`] passages of `results` for the question `weighed`, best first, each cut
 /// to the lines around those that hold the most of the question's words
 /// ([`sources::focus`]).
-pub fn ranked(w: &Worker, weighed: &relevance::Question, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
+pub fn ranked(w: &Shared, weighed: &relevance::Question, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
     let mut docs: Vec<Pooled> = Vec::with_capacity(results.len());
     {
-        let conn = w.catalog.reader();
+        let conn = w.stores.catalog.reader();
         for result in results {
             let Some(doc) = catalog::doc_by_docid(&conn, &result.docid)? else { continue };
             let chunks = catalog::chunks_of(&conn, &doc.mirror_hash)?;
@@ -32,8 +32,7 @@ pub fn ranked(w: &Worker, weighed: &relevance::Question, results: &[SearchResult
     let near = |d: usize, seq: u32| {
         nearness.get(&docs[d].mirror_hash).and_then(|by_seq| by_seq.get(&seq)).copied().unwrap_or(0.0)
     };
-    let titled: Vec<(&str, &[Chunk])> =
-        docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
+    let titled: Vec<(&str, &[Chunk])> = docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
     let words = crate::evidence::facets::content_words(weighed.text());
     Ok(best(weighed, &titled, near, POOL)
         .into_iter()
@@ -84,7 +83,7 @@ fn best(
 /// The cosine of the question's vector and each chunk's stored one, by content, then chunk.
 /// Empty without an embedder or a vector store, or when either fails: the passages are then
 /// ranked by their words alone.
-fn nearness(w: &Worker, question: &str, docs: &[Pooled]) -> HashMap<String, HashMap<u32, f64>> {
+fn nearness(w: &Shared, question: &str, docs: &[Pooled]) -> HashMap<String, HashMap<u32, f64>> {
     let Some(ctx) = w.vector_context_opt() else { return HashMap::new() };
     let query = match ctx.embedder.embed_query(question) {
         Ok(v) => v,

@@ -7,7 +7,7 @@
 //! it holds little of the question: it cannot answer it, and no answer is drawn from it.
 
 use crate::evidence::facets;
-use crate::Worker;
+use crate::shared::Shared;
 
 /// The share of a question's weight a source must hold to be one while another result holds
 /// it: below it a source is about something else (docs/retrieval.md has the figures of the
@@ -128,8 +128,8 @@ impl Question {
     }
 
     /// `question` weighted by the rarity of its words in `w`'s index.
-    pub fn of(w: &Worker, question: &str) -> Question {
-        Question::new(question, |words| w.bm25.rarity(words))
+    pub fn of(w: &Shared, question: &str) -> Question {
+        Question::new(question, |words| w.stores.bm25.rarity(words))
     }
 
     /// The share of the question a source holds: its address, title and text, as

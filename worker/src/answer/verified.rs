@@ -11,7 +11,7 @@ use super::relevance;
 use crate::evidence::{compile, verify};
 use crate::models::generator::Generator;
 use crate::retrieval::common::Scope;
-use crate::Worker;
+use crate::shared::Shared;
 use protocol::api::{
     AbstentionReason, AnswerStatus, CapabilityOutcome, Capsule, CapsuleReceipt, Citation, CitationVia, ClaimCoverage,
     ClaimEvidence, ClaimRationale, ClaimStatus, ClaimVerdict, ClaimVerification, ContentStatus, Evidence,
@@ -49,7 +49,7 @@ struct Source<'c> {
 }
 
 pub fn ask(
-    w: &Worker,
+    w: &Shared,
     req: &AskRequest,
     settings: &VerifiedAsk,
     started: Instant,
@@ -59,7 +59,7 @@ pub fn ask(
     let compiled = compile::compile(w, &capsule_request(req, settings))?;
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
-        .map_err(|e| crate::runtime(format!("the compiled capsule could not be read back: {e}")))?;
+        .map_err(|e| crate::errors::runtime(format!("the compiled capsule could not be read back: {e}")))?;
     let weighed = relevance::Question::of(w, &req.query.search.query);
     let sources: Vec<Source<'_>> = capsule
         .evidence
@@ -182,7 +182,7 @@ struct Judged {
 
 /// Both layers over every claim of the answer to `question`.
 fn judge(
-    w: &Worker,
+    w: &Shared,
     generator: &Generator,
     question: &relevance::Question,
     claims: &[Claim],
@@ -281,7 +281,7 @@ impl SemanticLayer<'_> {
     /// evidence; one nothing could rule on (no embedder, a failed model) stays uncertain.
     fn run(
         &self,
-        w: &Worker,
+        w: &Shared,
         claims: &[Claim],
         sources: &[Source<'_>],
         candidates: &[(usize, Vec<usize>)],

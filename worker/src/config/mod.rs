@@ -2,9 +2,30 @@
 
 pub mod content_types;
 
+use protocol::{ApiError, Dirs, ErrorCode};
 use serde::{Deserialize, Serialize};
-use protocol::{ApiError, ErrorCode};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// Where the index lives and what `index.yml` says, as the worker runs with it.
+pub struct Settings {
+    pub dirs: Dirs,
+    config: Mutex<IndexConfig>,
+    /// The content-type rules of index.yml, as the worker started with them.
+    pub content_types: content_types::ContentTypes,
+}
+
+impl Settings {
+    pub fn new(dirs: Dirs, config: IndexConfig) -> Self {
+        let content_types = content_types::ContentTypes::from_config(&config.content_types);
+        Settings { dirs, config: Mutex::new(config), content_types }
+    }
+
+    /// `index.yml` as it stands (a request that changes it saves it under this guard).
+    pub fn config(&self) -> MutexGuard<'_, IndexConfig> {
+        self.config.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
 
 pub const DEFAULT_PATTERN: &str = "**/*.md";
 
@@ -176,6 +197,8 @@ pub enum ConfigError {
     Write { path: String, source: std::io::Error },
 }
 
+crate::errors::internal_errors!(ConfigError);
+
 impl IndexConfig {
     /// Loads the config; a missing file is an empty config.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -213,7 +236,8 @@ impl IndexConfig {
     /// The collection `name` and its folder as it is on disk now: 404 for a collection the
     /// config does not list, `PATH_NOT_FOUND` for one whose folder is gone.
     pub fn with_root(&self, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
-        let coll = self.find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
+        let coll =
+            self.find(name).cloned().ok_or_else(|| ApiError::not_found(format!("Collection not found: {name}")))?;
         let root = Path::new(&coll.path).canonicalize().map_err(|_| {
             ApiError::new(ErrorCode::PathNotFound, format!("The folder of collection {} is missing", coll.name))
         })?;

@@ -12,8 +12,9 @@ use super::{facets, fingerprint, identity};
 use crate::index::indexer::{source_kind, SourceKind};
 use crate::reads::links::resolver;
 use crate::retrieval::{hybrid, keyword};
+use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
-use crate::{time_fmt, uri, Worker};
+use crate::{time_fmt, uri};
 use protocol::api::*;
 use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryRequest, SearchRequest};
 use std::collections::{BTreeSet, HashSet};
@@ -81,7 +82,7 @@ fn retrieval_error(e: ApiError) -> ApiError {
     }
 }
 
-fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
+fn retrieve(w: &Shared, req: &ContextRequest) -> Result<Retrieved, ApiError> {
     let pool = candidate_limit(req);
     // One retrieval over the index, or one per collection (canonical order) merged by rank.
     let scopes: Vec<Option<CollectionName>> =
@@ -125,7 +126,7 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
             }
         }
     }
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     let mut hits = Vec::new();
     let mut filtered = Vec::new();
     // Which retrieval found a document: keyword search alone unless hybrid says otherwise.
@@ -191,15 +192,15 @@ fn retrieve(w: &Worker, req: &ContextRequest) -> Result<Retrieved, ApiError> {
 }
 
 /// The documents a compile of `req` retrieves, in rank order (link neighbours last).
-pub(super) fn retrieve_hits(w: &Worker, req: &ContextRequest) -> Result<Vec<Hit>, ApiError> {
+pub(super) fn retrieve_hits(w: &Shared, req: &ContextRequest) -> Result<Vec<Hit>, ApiError> {
     retrieve(w, req).map(|r| r.hits)
 }
 
 /// `thorough`: the notes the top hits link to (resolved over active notes), after the
 /// retrieved ones, first chunk, in hit order then URI order; within the request's scope.
-fn add_neighbours(w: &Worker, req: &ContextRequest, hits: &mut Vec<Hit>) -> Result<(), ApiError> {
+fn add_neighbours(w: &Shared, req: &ContextRequest, hits: &mut Vec<Hit>) -> Result<(), ApiError> {
     let res = resolver(w).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.message))?;
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     let mut seen: HashSet<i64> = hits.iter().map(|h| h.row.id).collect();
     let mut extra = Vec::new();
     for h in hits.iter().take(10) {
@@ -255,8 +256,8 @@ fn heading_at(text: &str, line: u32) -> Option<String> {
 }
 
 /// The passage of a hit: its chunk's lines, exactly as the canonical mirror has them.
-fn evidence_of(w: &Worker, hit: &Hit, facets: &[String], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
-    let conn = w.catalog.reader();
+fn evidence_of(w: &Shared, hit: &Hit, facets: &[String], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
+    let conn = w.stores.catalog.reader();
     let load = fail(ErrorCode::ContentLoadFailed);
     let Some(text) = catalog::content_text(&conn, &hit.row.mirror_hash).map_err(|e| load(e.to_string()))? else {
         return Ok(None);
@@ -380,7 +381,7 @@ struct Frame {
     limits: Limits,
 }
 
-fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &TokenCounter, snapshot: &str) -> Frame {
+fn frame(w: &Shared, req: &ContextRequest, retrieved: &Retrieved, counter: &TokenCounter, snapshot: &str) -> Frame {
     let embedding_model =
         (retrieved.semantic.outcome == CapabilityOutcome::Used).then(|| fingerprint::model(w.models.embed_model_ref()));
     let rerank_model = (retrieved.reranking.outcome == CapabilityOutcome::Used)
@@ -474,7 +475,7 @@ fn frame(w: &Worker, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
         scope: CapsuleScope {
             categories: req.filters.categories.clone(),
             collections: req.collections.iter().map(ToString::to_string).collect(),
-            index_name: w.dirs.index_name.clone(),
+            index_name: w.settings.dirs.index_name.clone(),
             // As resolved (a relative token becomes its instant), so verification reads it back.
             since: req.filters.since_ms.map(time_fmt::ms_to_iso),
             tags_all: req.filters.tags_all.clone(),
@@ -533,7 +534,7 @@ pub struct Compiled {
     pub json: String,
 }
 
-pub fn compile(w: &Worker, req: &ContextRequest) -> Result<Compiled, ApiError> {
+pub fn compile(w: &Shared, req: &ContextRequest) -> Result<Compiled, ApiError> {
     for _ in 0..3 {
         let before = fingerprint::index(w).map_err(|e| fail(ErrorCode::RuntimeError)(e.to_string()))?;
         let compiled = compile_once(w, req, &before)?;
@@ -545,14 +546,14 @@ pub fn compile(w: &Worker, req: &ContextRequest) -> Result<Compiled, ApiError> {
     Err(ApiError::context(ErrorCode::IndexChangedDuringCompile))
 }
 
-fn counter(w: &Worker) -> TokenCounter {
+fn counter(w: &Shared) -> TokenCounter {
     match w.models.counting_tokenizer() {
         Ok(t) => TokenCounter::Tokenizer(t),
         Err(_) => TokenCounter::Conservative,
     }
 }
 
-fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Compiled, ApiError> {
+fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Compiled, ApiError> {
     let retrieved = retrieve(w, req)?;
     if retrieved.hits.is_empty() {
         return Err(ApiError::context(ErrorCode::NoEvidence));
@@ -561,7 +562,7 @@ fn compile_once(w: &Worker, req: &ContextRequest, snapshot: &str) -> Result<Comp
     let frame = frame(w, req, &retrieved, &counter, snapshot);
     let facets = frame.capsule.retrieval.facets.clone();
     let ids: Vec<i64> = retrieved.hits.iter().map(|h| h.row.id).collect();
-    let observed = catalog::indexed_at(&w.catalog.reader(), &ids)
+    let observed = catalog::indexed_at(&w.stores.catalog.reader(), &ids)
         .map_err(|e| fail(ErrorCode::ContentLoadFailed)(e.to_string()))?;
 
     // Admission: scope, one passage per document, no duplicate passage, at most `limit`.

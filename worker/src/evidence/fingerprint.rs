@@ -2,8 +2,8 @@
 //! the index itself. A verification compares them with the ones in force.
 
 use crate::digest::sha256_hex;
+use crate::shared::Shared;
 use crate::stores::catalog;
-use crate::{Worker, WorkerError};
 use protocol::api::canonical_json;
 use protocol::DepthPolicy;
 
@@ -15,8 +15,8 @@ fn hashed(text: &str) -> String {
 }
 
 /// The collections (name, folder, patterns) and the active preset.
-pub fn config(w: &Worker) -> String {
-    let cfg = w.config();
+pub fn config(w: &Shared) -> String {
+    let cfg = w.settings.config();
     let mut collections: Vec<serde_json::Value> = cfg
         .collections
         .iter()
@@ -42,12 +42,12 @@ pub fn model(reference: &str) -> String {
 
 /// The embedding model a compile at `depth` would use now: vectors only when the embedder is
 /// loaded (the worker loads it at start when its files are there).
-pub fn embedding_now(w: &Worker, depth: DepthPolicy) -> Option<String> {
+pub fn embedding_now(w: &Shared, depth: DepthPolicy) -> Option<String> {
     (depth != DepthPolicy::Fast && w.models.loaded().embed).then(|| model(w.models.embed_model_ref()))
 }
 
 /// The rerank model a compile would use now.
-pub fn rerank_now(w: &Worker, depth: DepthPolicy, requested: bool) -> Option<String> {
+pub fn rerank_now(w: &Shared, depth: DepthPolicy, requested: bool) -> Option<String> {
     if depth == DepthPolicy::Fast || !requested || !w.models.loaded().rerank {
         return None;
     }
@@ -56,7 +56,7 @@ pub fn rerank_now(w: &Worker, depth: DepthPolicy, requested: bool) -> Option<Str
 
 /// The index as of now: its name and the catalog generation (bumped by every change to a
 /// document).
-pub fn index(w: &Worker) -> Result<String, WorkerError> {
-    let generation = catalog::current_generation(&w.catalog.reader())?;
-    Ok(hashed(&format!("{}:{generation}", w.dirs.index_name)))
+pub fn index(w: &Shared) -> Result<String, catalog::CatalogError> {
+    let generation = catalog::current_generation(&w.stores.catalog.reader())?;
+    Ok(hashed(&format!("{}:{generation}", w.settings.dirs.index_name)))
 }

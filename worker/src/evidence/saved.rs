@@ -4,8 +4,9 @@
 //! and states only.
 
 use super::verify;
+use crate::shared::Shared;
 use crate::stores::catalog::{self, Registration};
-use crate::{time_fmt, Worker};
+use crate::time_fmt;
 use protocol::api::{
     CapsuleRegistration, CapsuleRegistrations, CapsuleReverifiedEvent, ContentStatus, EventKind, QuestionState,
     ReverifyOutcome,
@@ -25,13 +26,13 @@ fn reply(r: &Registration) -> CapsuleRegistration {
 }
 
 /// The newest journal position.
-fn newest(w: &Worker) -> Result<u64, catalog::CatalogError> {
-    let conn = w.catalog.reader();
+fn newest(w: &Shared) -> Result<u64, catalog::CatalogError> {
+    let conn = w.stores.catalog.reader();
     let cut = catalog::journal_cut(&conn)?.seq;
     catalog::journal_newest(&conn, cut)
 }
 
-pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<CapsuleRegistration, ApiError> {
+pub fn register(w: &Shared, raw: &str, label: Option<String>) -> Result<CapsuleRegistration, ApiError> {
     let capsule = verify::own_capsule(w, raw)?;
     let mut uris: Vec<String> = capsule.evidence.iter().map(|e| e.uri.clone()).collect();
     uris.sort();
@@ -48,17 +49,17 @@ pub fn register(w: &Worker, raw: &str, label: Option<String>) -> Result<CapsuleR
         content_status: None,
         verified_at: None,
     };
-    catalog::insert_registration(&w.catalog.writer(), &r)?;
+    catalog::insert_registration(&w.stores.catalog.writer(), &r)?;
     Ok(reply(&r))
 }
 
-pub fn list(w: &Worker) -> Result<CapsuleRegistrations, ApiError> {
-    let all = catalog::registrations(&w.catalog.reader())?;
+pub fn list(w: &Shared) -> Result<CapsuleRegistrations, ApiError> {
+    let all = catalog::registrations(&w.stores.catalog.reader())?;
     Ok(CapsuleRegistrations { registrations: all.iter().map(reply).collect() })
 }
 
-pub fn remove(w: &Worker, id: &str) -> Result<CapsuleRegistration, ApiError> {
-    let conn = w.catalog.writer();
+pub fn remove(w: &Shared, id: &str) -> Result<CapsuleRegistration, ApiError> {
+    let conn = w.stores.catalog.writer();
     match catalog::registration(&conn, id)? {
         Some(r) if catalog::delete_registration(&conn, id)? => Ok(reply(&r)),
         _ => Err(ApiError::not_found(format!("No saved capsule {id}"))),
@@ -68,15 +69,15 @@ pub fn remove(w: &Worker, id: &str) -> Result<CapsuleRegistration, ApiError> {
 /// Verifies again every saved capsule whose evidence a change since its last check
 /// touched; stores the receipts and announces each. Failures are logged and announced as
 /// `failed`, never raised: a job's outcome does not depend on them.
-pub fn reverify_touched(w: &Worker) {
-    let regs = match catalog::registrations(&w.catalog.reader()) {
+pub fn reverify_touched(w: &Shared) {
+    let regs = match catalog::registrations(&w.stores.catalog.reader()) {
         Ok(r) => r,
         Err(e) => return tracing::error!("saved capsules: {e}"),
     };
     // Changes retention dropped before a capsule looked at them may have touched it.
-    let cut = catalog::journal_cut(&w.catalog.reader()).map(|c| c.seq).unwrap_or(0);
+    let cut = catalog::journal_cut(&w.stores.catalog.reader()).map(|c| c.seq).unwrap_or(0);
     for r in regs {
-        let changed = match catalog::changed_uris_after(&w.catalog.reader(), r.checked_seq) {
+        let changed = match catalog::changed_uris_after(&w.stores.catalog.reader(), r.checked_seq) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!("saved capsule {}: {e}", r.id);
@@ -88,18 +89,18 @@ pub fn reverify_touched(w: &Worker) {
         if missed || changed.iter().any(|(_, u)| r.uris.binary_search(u).is_ok()) {
             reverify(w, &r);
         }
-        if let Err(e) = catalog::mark_checked(&w.catalog.writer(), &r.id, last) {
+        if let Err(e) = catalog::mark_checked(&w.stores.catalog.writer(), &r.id, last) {
             tracing::error!("saved capsule {}: {e}", r.id);
         }
     }
 }
 
-fn reverify(w: &Worker, r: &Registration) {
+fn reverify(w: &Shared, r: &Registration) {
     let now = time_fmt::now_iso();
     let (operation, affected) = match verify::verify(w, &r.capsule) {
         Ok(receipt) => {
             let stored = serde_json::to_string(&receipt).map_err(|e| e.to_string()).and_then(|json| {
-                catalog::store_receipt(&w.catalog.writer(), &r.id, receipt.content_status, &json, &now)
+                catalog::store_receipt(&w.stores.catalog.writer(), &r.id, receipt.content_status, &json, &now)
                     .map_err(|e| e.to_string())
             });
             match stored {

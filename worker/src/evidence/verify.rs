@@ -6,8 +6,9 @@
 
 use super::compile::{self, Hit};
 use super::{fingerprint, identity};
+use crate::shared::Shared;
 use crate::stores::catalog;
-use crate::{time_fmt, uri, Worker};
+use crate::{time_fmt, uri};
 use protocol::api::*;
 use protocol::{ApiError, CollectionName, ContextRequest, ErrorCode, QueryMode, SearchFilters};
 use serde_json::Value;
@@ -56,10 +57,10 @@ fn checked_capsule(raw: &str) -> Result<Capsule, ApiError> {
 }
 
 /// The content state of one evidence now: its code, then the source, mirror and passage hashes.
-fn content_state(w: &Worker, e: &Evidence) -> Result<(EvidenceContentCode, [Option<String>; 3]), ApiError> {
+fn content_state(w: &Shared, e: &Evidence) -> Result<(EvidenceContentCode, [Option<String>; 3]), ApiError> {
     use EvidenceContentCode::*;
     let load = |_| ApiError::context(ErrorCode::ContentLoadFailed);
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     let Some((coll, rel)) = uri::parse_uri(&e.uri) else {
         return Ok((SourceMissing, [None, None, None]));
     };
@@ -137,23 +138,23 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
 }
 
 /// The current retrieval rank of each document URI (`None` when retrieval cannot run).
-fn current_ranks(w: &Worker, c: &Capsule) -> Option<Vec<(String, Option<u32>)>> {
+fn current_ranks(w: &Shared, c: &Capsule) -> Option<Vec<(String, Option<u32>)>> {
     let req = request_of(c)?;
     let hits: Vec<Hit> = compile::retrieve_hits(w, &req).ok()?;
     Some(hits.into_iter().map(|h| (uri::doc_uri(&h.row.collection, &h.row.rel_path), h.rank)).collect())
 }
 
 /// A capsule of this index whose identity holds (see [`checked_capsule`]).
-pub fn own_capsule(w: &Worker, raw: &str) -> Result<Capsule, ApiError> {
+pub fn own_capsule(w: &Shared, raw: &str) -> Result<Capsule, ApiError> {
     let c = checked_capsule(raw)?;
-    if c.scope.index_name != w.dirs.index_name {
+    if c.scope.index_name != w.settings.dirs.index_name {
         return Err(ApiError::context(ErrorCode::IndexSnapshotMismatch));
     }
     Ok(c)
 }
 
 /// Verifies a capsule against the index as it is now.
-pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
+pub fn verify(w: &Shared, raw: &str) -> Result<CapsuleReceipt, ApiError> {
     let c = own_capsule(w, raw)?;
     let ranks = current_ranks(w, &c);
     let mut evidence = Vec::with_capacity(c.evidence.len());
@@ -191,7 +192,7 @@ pub fn verify(w: &Worker, raw: &str) -> Result<CapsuleReceipt, ApiError> {
         RankingStatus::Unchanged
     };
     // A capsule route's failure keeps its own code (`runtime_error`), not the generic one.
-    let capsule_runtime_error = |e: crate::WorkerError| {
+    let capsule_runtime_error = |e: crate::stores::catalog::CatalogError| {
         tracing::warn!("context verify: {e}");
         ApiError::context(ErrorCode::RuntimeError)
     };

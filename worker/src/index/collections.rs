@@ -1,19 +1,23 @@
 //! Collections and the jobs that index them.
 
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
+use crate::errors::runtime;
+use crate::index::indexer::{FileSync, SyncError};
 use crate::index::rules::FileMatcher;
+use crate::index::Indexing;
 use crate::stores::catalog::Origin;
-use crate::{index::git, runtime, stores::catalog, Worker, WorkerError};
+use crate::{index::git, stores::catalog};
 use protocol::api::{
-    CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, JobKind, SyncResult, SyncStarted,
+    CollectionAdded, CollectionInfo, CollectionRef, CollectionRemoved, CollectionSyncResult, JobKind, SyncResult,
+    SyncStarted,
 };
 use protocol::{AddCollection, ApiError, CollectionName, ErrorCode};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub fn list(w: &Worker) -> Result<Vec<CollectionInfo>, ApiError> {
-    let cfg = w.config();
+pub fn list(w: &Indexing) -> Result<Vec<CollectionInfo>, ApiError> {
+    let cfg = w.core.settings.config();
     let list: Vec<CollectionInfo> = cfg
         .collections
         .iter()
@@ -29,7 +33,7 @@ pub fn list(w: &Worker) -> Result<Vec<CollectionInfo>, ApiError> {
     Ok(list)
 }
 
-pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<CollectionAdded, ApiError> {
+pub fn add(w: &Arc<Indexing>, req: AddCollection) -> Result<CollectionAdded, ApiError> {
     let path = Path::new(&req.path);
     if req.path.trim().is_empty() || !path.is_absolute() {
         return Err(ApiError::validation("path must be an absolute folder path"));
@@ -61,28 +65,28 @@ pub fn add(w: &Arc<Worker>, req: AddCollection) -> Result<CollectionAdded, ApiEr
 
     let slot = w.jobs.reserve()?;
     {
-        let mut cfg = w.config();
+        let mut cfg = w.core.settings.config();
         if cfg.find(&coll.name).is_some() {
             return Err(ApiError::new(ErrorCode::Duplicate, format!("Collection already exists: {}", coll.name)));
         }
         cfg.collections.push(coll.clone());
-        if let Err(e) = cfg.save(&w.dirs.config_file()) {
+        if let Err(e) = cfg.save(&w.core.settings.dirs.config_file()) {
             cfg.collections.pop();
             return Err(runtime(e));
         }
     }
-    catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path)?;
+    catalog::upsert_collection(&w.core.stores.catalog.writer(), &coll.name, &coll.path)?;
     let job_coll = coll.clone();
     let job_id = slot.spawn(w, JobKind::Add, move |w| run_sync(w, vec![job_coll], None))?;
     w.refresh_watches();
-    w.publish_status();
+    w.core.hooks.publish_status();
     Ok(CollectionAdded { job_id, collection: CollectionRef { name: coll.name, path: coll.path } })
 }
 
 /// Takes a collection's documents out of the index (they stay in the catalog).
-pub fn drop_from_index(w: &Worker, name: &str) -> Result<(), WorkerError> {
+pub fn drop_from_index(w: &Indexing, name: &str) -> Result<(), SyncError> {
     let ids = {
-        let mut conn = w.catalog.writer();
+        let mut conn = w.core.stores.catalog.writer();
         let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
         let gen = catalog::next_generation(&tx)?;
         let ids = catalog::deactivate_collection(&tx, gen, name)?;
@@ -96,15 +100,15 @@ pub fn drop_from_index(w: &Worker, name: &str) -> Result<(), WorkerError> {
     Ok(())
 }
 
-pub fn remove(w: &Worker, name: &str) -> Result<CollectionRemoved, ApiError> {
+pub fn remove(w: &Indexing, name: &str) -> Result<CollectionRemoved, ApiError> {
     let _slot = w.jobs.reserve()?;
     let removed = {
-        let mut cfg = w.config();
+        let mut cfg = w.core.settings.config();
         let Some(pos) = cfg.collections.iter().position(|c| c.name.eq_ignore_ascii_case(name)) else {
             return Err(ApiError::not_found(format!("Collection not found: {name}")));
         };
         let removed = cfg.collections.remove(pos);
-        if let Err(e) = cfg.save(&w.dirs.config_file()) {
+        if let Err(e) = cfg.save(&w.core.settings.dirs.config_file()) {
             cfg.collections.insert(pos, removed);
             return Err(runtime(e));
         }
@@ -112,7 +116,7 @@ pub fn remove(w: &Worker, name: &str) -> Result<CollectionRemoved, ApiError> {
     };
     w.refresh_watches();
     drop_from_index(w, &removed.name)?;
-    w.publish_status();
+    w.core.hooks.publish_status();
     Ok(CollectionRemoved {
         success: true,
         collection: removed.name,
@@ -121,13 +125,13 @@ pub fn remove(w: &Worker, name: &str) -> Result<CollectionRemoved, ApiError> {
 }
 
 pub fn sync(
-    w: &Arc<Worker>,
+    w: &Arc<Indexing>,
     collection: Option<CollectionName>,
     git_pull: Option<bool>,
 ) -> Result<SyncStarted, ApiError> {
     let slot = w.jobs.reserve()?;
     let targets: Vec<CollectionConfig> = {
-        let cfg = w.config();
+        let cfg = w.core.settings.config();
         match collection.as_deref() {
             Some(name) => match cfg.find(name) {
                 Some(c) => vec![c.clone()],
@@ -140,24 +144,24 @@ pub fn sync(
     Ok(SyncStarted { job_id })
 }
 
-pub fn get_job(w: &Worker, id: &str) -> Result<protocol::api::Job, ApiError> {
-    match catalog::get_job(&w.catalog.reader(), id)? {
+pub fn get_job(w: &Indexing, id: &str) -> Result<protocol::api::Job, ApiError> {
+    match catalog::get_job(&w.core.stores.catalog.reader(), id)? {
         Some(job) => Ok(job),
         None => Err(ApiError::not_found("Job not found or expired")),
     }
 }
 
 /// The indexing job that runs now (`null` when none).
-pub fn active_job(w: &Worker) -> Result<protocol::api::ActiveJobResponse, ApiError> {
+pub fn active_job(w: &Indexing) -> Result<protocol::api::ActiveJobResponse, ApiError> {
     let job = match w.jobs.active() {
-        Some(id) => catalog::get_job(&w.catalog.reader(), &id)?,
+        Some(id) => catalog::get_job(&w.core.stores.catalog.reader(), &id)?,
         None => None,
     };
     Ok(protocol::api::ActiveJobResponse { active_job: job })
 }
 
 /// The body of `add` and `sync` jobs.
-fn run_sync(w: &Worker, targets: Vec<CollectionConfig>, git_pull: Option<bool>) -> Result<SyncResult, String> {
+fn run_sync(w: &Indexing, targets: Vec<CollectionConfig>, git_pull: Option<bool>) -> Result<SyncResult, String> {
     let started = Instant::now();
     let mut result = SyncResult::default();
     for coll in targets {
@@ -175,9 +179,58 @@ fn run_sync(w: &Worker, targets: Vec<CollectionConfig>, git_pull: Option<bool>) 
         result.total_files_skipped += r.files_skipped;
         result.collections.push(r);
     }
-    if let Err(e) = catalog::collect_garbage(&w.catalog.writer()) {
+    if let Err(e) = catalog::collect_garbage(&w.core.stores.catalog.writer()) {
         tracing::warn!("catalog garbage collection failed: {e}");
     }
     result.total_duration_ms = started.elapsed().as_millis() as u64;
     Ok(result)
+}
+
+/// Syncs one file and describes it as a sync result.
+pub(crate) fn sync_one(
+    w: &Indexing,
+    coll: &CollectionConfig,
+    root: &Path,
+    rel: &str,
+    origin: Origin,
+) -> (SyncResult, Result<FileSync, String>) {
+    let started = Instant::now();
+    let outcome = w.indexer().sync_file(coll, root, rel, origin).map_err(|e| e.to_string());
+    let mut r = CollectionSyncResult { collection: coll.name.clone(), files_processed: 1, ..Default::default() };
+    match &outcome {
+        Ok(FileSync::Indexed(_)) if origin == Origin::Create => r.files_added = 1,
+        Ok(FileSync::Indexed(_)) => r.files_updated = 1,
+        Ok(FileSync::Unchanged(_)) => r.files_unchanged = 1,
+        Ok(FileSync::Removed) => r.files_deactivated = 1,
+        Ok(FileSync::Failed) | Err(_) => r.files_errored = 1,
+    }
+    r.duration_ms = started.elapsed().as_millis() as u64;
+    let result = SyncResult {
+        total_duration_ms: r.duration_ms,
+        total_files_processed: 1,
+        total_files_added: r.files_added,
+        total_files_updated: r.files_updated,
+        total_files_errored: r.files_errored,
+        total_files_skipped: 0,
+        collections: vec![r],
+    };
+    (result, outcome)
+}
+
+/// The config file is the user's: collections it no longer lists leave the index, and new
+/// ones get a catalog row.
+pub fn reconcile(w: &Indexing) -> Result<(), SyncError> {
+    let configured: Vec<(String, String)> =
+        w.core.settings.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
+    let known = catalog::catalog_collections(&w.core.stores.catalog.reader())?;
+    for name in known {
+        if !configured.iter().any(|(n, _)| *n == name) {
+            drop_from_index(w, &name)?;
+        }
+    }
+    let conn = w.core.stores.catalog.writer();
+    for (name, path) in configured {
+        catalog::upsert_collection(&conn, &name, &path)?;
+    }
+    Ok(())
 }

@@ -6,11 +6,12 @@
 //! content the model cannot embed is recorded in `embed_failures` and skipped until it changes
 //! or the worker restarts, so it never stalls the rest of the backlog.
 
+use crate::index::Indexing;
 use crate::models::embedder::Embedder;
 use crate::models::ModelError;
 use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
-use crate::{time_fmt, Worker};
+use crate::time_fmt;
 use protocol::api::RepairedStore;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -38,8 +39,8 @@ fn ann_min_rows() -> usize {
 }
 
 /// Starts the thread; it ends when the worker is dropped or shuts down.
-pub fn spawn(worker: &Arc<Worker>) {
-    let weak: Weak<Worker> = Arc::downgrade(worker);
+pub fn spawn(worker: &Arc<Indexing>) {
+    let weak: Weak<Indexing> = Arc::downgrade(worker);
     let started = std::thread::Builder::new().name("embedder".into()).spawn(move || {
         let mut first = true;
         let mut check_lost = true;
@@ -51,13 +52,13 @@ pub fn spawn(worker: &Arc<Worker>) {
                 return;
             }
             let due = retry_at.is_some_and(|at| Instant::now() >= at);
-            let fired = first || due || w.events.changes.wait(Duration::from_secs(1));
+            let fired = first || due || w.core.events.changes.wait(Duration::from_secs(1));
             first = false;
             if !fired {
                 continue;
             }
             // Debounce: let a burst of writes settle.
-            while w.events.changes.wait(DEBOUNCE) {}
+            while w.core.events.changes.wait(DEBOUNCE) {}
             retry_at = None;
             // Once per start: contents recorded as embedded whose vectors are gone go back
             // to the backlog.
@@ -73,7 +74,7 @@ pub fn spawn(worker: &Arc<Worker>) {
                 }
                 Err(e) => tracing::warn!("embedding stopped: {e}"),
             }
-            w.publish_status();
+            w.core.hooks.publish_status();
         }
     });
     if let Err(e) = started {
@@ -96,15 +97,15 @@ pub enum EmbedError {
 
 /// Embeds the whole backlog, after checking the table against the record when
 /// `check_lost` ([`forget_lost`]); returns how many contents were embedded.
-pub fn run(w: &Worker, check_lost: bool) -> Result<usize, EmbedError> {
-    let Some(vectors) = w.vectors.as_ref() else { return Ok(0) };
-    let embedder = match w.models.embedder() {
+pub fn run(w: &Indexing, check_lost: bool) -> Result<usize, EmbedError> {
+    let Some(vectors) = w.core.stores.vectors.as_ref() else { return Ok(0) };
+    let embedder = match w.core.models.embedder() {
         Ok(e) => e,
         Err(ModelError::Missing(_)) => return Ok(0),
         Err(e) => return Err(e.into()),
     };
-    let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
-    w.set_embed_table(Some(key.clone()));
+    let key = TableKey::new(w.core.models.embed_model_ref(), embedder.dim());
+    w.core.stores.set_embed_table(Some(key.clone()));
     if check_lost {
         forget_lost(w, vectors, &key)?;
     }
@@ -125,18 +126,18 @@ pub fn run(w: &Worker, check_lost: bool) -> Result<usize, EmbedError> {
 /// deleted or lost): forgotten, so that they are embedded again. The counts are compared
 /// first; the table's contents are read only when it holds fewer rows than recorded.
 /// Returns how many contents were forgotten.
-fn forget_lost(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<usize, EmbedError> {
-    let recorded = catalog::embedded_chunk_count(&w.catalog.reader(), &key.name)?;
+fn forget_lost(w: &Indexing, vectors: &VectorStore, key: &TableKey) -> Result<usize, EmbedError> {
+    let recorded = catalog::embedded_chunk_count(&w.core.stores.catalog.reader(), &key.name)?;
     if vectors.count(key)? as u64 >= recorded {
         return Ok(0);
     }
     let present = vectors.contents(key)?;
-    let lost: Vec<String> = catalog::embedded_contents(&w.catalog.reader(), &key.name)?
+    let lost: Vec<String> = catalog::embedded_contents(&w.core.stores.catalog.reader(), &key.name)?
         .into_iter()
         .filter(|h| !present.contains(h))
         .collect();
     if !lost.is_empty() {
-        w.repairs.record(
+        w.core.stores.repairs.record(
             RepairedStore::Vectors,
             format!(
                 "the vector table {} lacked {} contents the catalog records as embedded: they are embedded again",
@@ -144,7 +145,7 @@ fn forget_lost(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<usiz
                 lost.len()
             ),
         );
-        catalog::forget_embeddings(&w.catalog.writer(), &key.name, &lost)?;
+        catalog::forget_embeddings(&w.core.stores.catalog.writer(), &key.name, &lost)?;
     }
     Ok(lost.len())
 }
@@ -152,8 +153,8 @@ fn forget_lost(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<usiz
 /// Rows of backlog contents can only be leftovers: of a round a crash cut short before its
 /// record, or of an orphan sweep cut short after forgetting a content that has come back
 /// since. Dropped once, so that the rounds only add.
-fn drop_leftovers(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
-    let leftovers: Vec<String> = catalog::embed_backlog(&w.catalog.reader(), &key.name, usize::MAX)?
+fn drop_leftovers(w: &Indexing, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let leftovers: Vec<String> = catalog::embed_backlog(&w.core.stores.catalog.reader(), &key.name, usize::MAX)?
         .into_iter()
         .map(|p| p.mirror_hash)
         .collect();
@@ -163,21 +164,21 @@ fn drop_leftovers(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(
 
 /// Rounds until the backlog is empty or the worker shuts down; returns the contents embedded.
 fn work_off_backlog(
-    w: &Worker,
+    w: &Indexing,
     vectors: &VectorStore,
     key: &TableKey,
     embedder: &Embedder,
 ) -> Result<usize, EmbedError> {
     let mut done = 0usize;
     while !w.cancel.load(Ordering::SeqCst) {
-        let pending = catalog::embed_backlog(&w.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
+        let pending = catalog::embed_backlog(&w.core.stores.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
         if pending.is_empty() {
             break;
         }
         done += embed_round(w, vectors, key, embedder, &pending)?;
         // A few counts and a small file, next to a round of model calls: /api/status's
         // embeddingBacklog moves with every round.
-        w.publish_status();
+        w.core.hooks.publish_status();
     }
     Ok(done)
 }
@@ -186,7 +187,7 @@ fn work_off_backlog(
 /// on a batch, the round is retried content by content, so that one content it cannot
 /// embed does not hold up the others. A vector-store or catalog error stops the run.
 fn embed_round(
-    w: &Worker,
+    w: &Indexing,
     vectors: &VectorStore,
     key: &TableKey,
     embedder: &Embedder,
@@ -201,7 +202,7 @@ fn embed_round(
         Err(e) => return Err(e),
     };
     vectors.add(key, &rows)?;
-    catalog::mark_embedded(&mut w.catalog.writer(), &key.name, &embedded, &time_fmt::now_iso())?;
+    catalog::mark_embedded(&mut w.core.stores.catalog.writer(), &key.name, &embedded, &time_fmt::now_iso())?;
     Ok(embedded.len())
 }
 
@@ -209,7 +210,7 @@ fn embed_round(
 /// it still fails on are recorded as failed. Stops early when the worker shuts down (what
 /// was not tried stays in the backlog).
 fn embed_one_by_one(
-    w: &Worker,
+    w: &Indexing,
     model: &str,
     embedder: &Embedder,
     pending: &[PendingContent],
@@ -234,9 +235,15 @@ fn embed_one_by_one(
 
 /// Takes a content the model cannot embed out of the backlog (until it changes or the
 /// worker restarts), with a warning naming it.
-fn record_failure(w: &Worker, model: &str, mirror_hash: &str, e: &ModelError) -> Result<(), EmbedError> {
+fn record_failure(w: &Indexing, model: &str, mirror_hash: &str, e: &ModelError) -> Result<(), EmbedError> {
     tracing::warn!("content {mirror_hash} could not be embedded, skipped until it changes or the worker restarts: {e}");
-    catalog::mark_embed_failed(&w.catalog.writer(), model, mirror_hash, &e.to_string(), &time_fmt::now_iso())?;
+    catalog::mark_embed_failed(
+        &w.core.stores.catalog.writer(),
+        model,
+        mirror_hash,
+        &e.to_string(),
+        &time_fmt::now_iso(),
+    )?;
     Ok(())
 }
 
@@ -253,14 +260,14 @@ fn is_content_error(e: &ModelError) -> bool {
 /// goes first: the other order could leave a content that comes back marked embedded, with no
 /// vectors. A crash in between leaves stray rows (harmless: hits only count through active
 /// documents); [`drop_strays`] removes them at the end of a later run.
-fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
-    let orphans = catalog::orphaned_embeddings(&w.catalog.reader(), &key.name)?;
+fn sweep_orphans(w: &Indexing, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let orphans = catalog::orphaned_embeddings(&w.core.stores.catalog.reader(), &key.name)?;
     if !orphans.is_empty() {
-        catalog::forget_embeddings(&w.catalog.writer(), &key.name, &orphans)?;
+        catalog::forget_embeddings(&w.core.stores.catalog.writer(), &key.name, &orphans)?;
         vectors.remove(key, &orphans)?;
     }
     drop_strays(w, vectors, key)?;
-    catalog::drop_orphaned_failures(&w.catalog.writer(), &key.name)?;
+    catalog::drop_orphaned_failures(&w.core.stores.catalog.writer(), &key.name)?;
     Ok(())
 }
 
@@ -268,16 +275,16 @@ fn sweep_orphans(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<()
 /// run embedded is recorded): what a sweep cut short between its two steps left. The counts
 /// are compared first; the table's contents are read only when it holds more rows than
 /// recorded.
-fn drop_strays(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
-    let recorded = catalog::embedded_chunk_count(&w.catalog.reader(), &key.name)?;
+fn drop_strays(w: &Indexing, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let recorded = catalog::embedded_chunk_count(&w.core.stores.catalog.reader(), &key.name)?;
     if vectors.count(key)? as u64 <= recorded {
         return Ok(());
     }
     let kept: std::collections::HashSet<String> =
-        catalog::embedded_contents(&w.catalog.reader(), &key.name)?.into_iter().collect();
+        catalog::embedded_contents(&w.core.stores.catalog.reader(), &key.name)?.into_iter().collect();
     let strays: Vec<String> = vectors.contents(key)?.into_iter().filter(|h| !kept.contains(h)).collect();
     if !strays.is_empty() {
-        w.repairs.record(
+        w.core.stores.repairs.record(
             RepairedStore::Vectors,
             format!("the vector table {} held rows of {} contents no longer recorded: dropped", key.name, strays.len()),
         );
@@ -287,10 +294,14 @@ fn drop_strays(w: &Worker, vectors: &VectorStore, key: &TableKey) -> Result<(), 
 }
 
 /// Every chunk of the given contents as a vector; shortest texts batched together.
-fn embed_contents(w: &Worker, embedder: &Embedder, pending: &[PendingContent]) -> Result<Vec<ChunkVector>, EmbedError> {
+fn embed_contents(
+    w: &Indexing,
+    embedder: &Embedder,
+    pending: &[PendingContent],
+) -> Result<Vec<ChunkVector>, EmbedError> {
     let mut items: Vec<(String, u32, String)> = Vec::new();
     {
-        let conn = w.catalog.reader();
+        let conn = w.core.stores.catalog.reader();
         for p in pending {
             for c in catalog::chunks_of(&conn, &p.mirror_hash)? {
                 // A code chunk is embedded under its symbol's path too (`Kettle::descale`).

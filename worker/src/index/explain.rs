@@ -4,25 +4,25 @@
 //! (the format, the size limit, a file that cannot be read or converted).
 
 use super::indexer;
-use super::rules::{Left, Rules};
 use super::rules::FileMatcher;
+use super::rules::{Left, Rules};
 use crate::config::CollectionConfig;
-use crate::stores::catalog;
+use crate::index::Indexing;
 use crate::paths::RelPath;
-use crate::Worker;
+use crate::stores::catalog;
 use protocol::api::{ExplainResponse, ExplainVerdict, LeftOutBy, LeftOutKind};
 use protocol::source_kind::source_kind;
 use protocol::{uri, ApiError, Explain};
 use std::path::{Path, PathBuf};
 
-pub fn explain(w: &Worker, target: &Explain) -> Result<ExplainResponse, ApiError> {
-    let collections = w.config().collections.clone();
+pub fn explain(w: &Indexing, target: &Explain) -> Result<ExplainResponse, ApiError> {
+    let collections = w.core.settings.config().collections.clone();
     let (abs, found) = match target {
         Explain::Uri(u) => {
             let (name, rel) = uri::parse_uri(u)
                 .ok_or_else(|| ApiError::validation("path must be a svc://<collection>/<path> URI"))?;
             let rel = RelPath::parse(&rel, "uri")?;
-            let (coll, root) = w.config().with_root(&name)?;
+            let (coll, root) = w.core.settings.config().with_root(&name)?;
             (root.join(rel.as_str()), Some((coll, root, rel.as_str().to_string())))
         }
         Explain::Path(p) => {
@@ -45,7 +45,7 @@ pub fn explain(w: &Worker, target: &Explain) -> Result<ExplainResponse, ApiError
         let message = format!("{path} is a folder: ask about one of its files.");
         return Err(ApiError::validation(message));
     }
-    let conn = w.catalog.reader();
+    let conn = w.core.stores.catalog.reader();
     if let Some(state) = catalog::file_state(&conn, &coll.name, &rel)?.filter(|s| s.active) {
         let mut r = at(ExplainVerdict::Indexed, None, format!("{} is indexed.", uri::doc_uri(&coll.name, &rel)));
         r.indexed = true;

@@ -3,6 +3,7 @@
 //! file after an API write. Every change is journaled in the same transaction and announced
 //! on the event bus after it commits.
 
+use crate::config::content_types::ContentTypes;
 use crate::config::CollectionConfig;
 use crate::events::EventBus;
 use crate::index::ingest::{self, ParsedDoc};
@@ -10,7 +11,6 @@ use crate::index::pictures;
 use crate::index::rules::Rules;
 use crate::index::rules::{FileMatcher, PatternError};
 use crate::index::walk::{self, FoundFile, WalkItem};
-use crate::config::content_types::ContentTypes;
 use crate::stores::bm25::{Bm25Doc, Bm25Index};
 use crate::stores::catalog::{
     self, Catalog, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
@@ -39,6 +39,8 @@ pub enum SyncError {
     #[error("stopped: the worker is shutting down")]
     Cancelled,
 }
+
+crate::errors::internal_errors!(SyncError);
 
 impl From<rusqlite::Error> for SyncError {
     fn from(e: rusqlite::Error) -> Self {

@@ -8,8 +8,8 @@
 //! error: its reading records why, and the document stays indexed by its name.
 
 use crate::index::convert::PictureData;
+use crate::index::Indexing;
 use crate::models::ocr::OcrEngine;
-use crate::Worker;
 use image::{ImageReader, Limits, RgbImage};
 use protocol::source_kind::{source_kind, SourceKind};
 use serde::{Deserialize, Serialize};
@@ -175,10 +175,10 @@ fn read_image(engine: &OcrEngine, image: &RgbImage) -> Reading {
 
 /// Asks again for the readings of indexed pictures and scans that have none (the queue is not
 /// kept across a restart of the worker): active pictures, and PDFs indexed without text.
-fn request_missing(w: &Worker) {
-    let collections: Vec<String> = w.config().collections.iter().map(|c| c.name.clone()).collect();
+fn request_missing(w: &Indexing) {
+    let collections: Vec<String> = w.core.settings.config().collections.iter().map(|c| c.name.clone()).collect();
     let empty = crate::index::ingest::mirror_of("");
-    let conn = w.catalog.reader();
+    let conn = w.core.stores.catalog.reader();
     for name in collections {
         let Ok(states) = crate::stores::catalog::file_states(&conn, &name) else { continue };
         for (rel, state) in states {
@@ -195,9 +195,9 @@ fn request_missing(w: &Worker) {
 }
 
 /// Starts the OCR thread; it ends when the worker is dropped or shuts down.
-pub fn spawn(worker: &Arc<Worker>) {
+pub fn spawn(worker: &Arc<Indexing>) {
     request_missing(worker);
-    let weak: Weak<Worker> = Arc::downgrade(worker);
+    let weak: Weak<Indexing> = Arc::downgrade(worker);
     let started = std::thread::Builder::new().name("ocr".into()).spawn(move || loop {
         let Some(w) = weak.upgrade() else { return };
         if w.cancel.load(Ordering::SeqCst) {
@@ -207,7 +207,7 @@ pub fn spawn(worker: &Arc<Worker>) {
         w.pictures.reading.store(true, Ordering::SeqCst);
         read_and_resync(&w, &job);
         w.pictures.reading.store(false, Ordering::SeqCst);
-        w.publish_status();
+        w.core.hooks.publish_status();
     });
     if let Err(e) = started {
         tracing::error!("could not start the OCR thread: {e}");
@@ -219,13 +219,13 @@ pub fn spawn(worker: &Arc<Worker>) {
 /// was queued is not read for the old hash: the sync asks again for the new bytes. Nothing is
 /// kept when the OCR models cannot be loaded (they may be put in place later): the picture
 /// stays pending and is asked for again when the worker next starts.
-fn read_and_resync(w: &Worker, job: &Pending) {
-    let Some(coll) = w.config().find(&job.collection).cloned() else { return };
+fn read_and_resync(w: &Indexing, job: &Pending) {
+    let Some(coll) = w.core.settings.config().find(&job.collection).cloned() else { return };
     let root = Path::new(&coll.path);
     if w.pictures.get(&job.hash).is_none() {
         let reading = match std::fs::read(root.join(&job.rel)) {
             Ok(bytes) if crate::digest::sha256_hex(&bytes) != job.hash => None,
-            Ok(bytes) => match w.models.ocr() {
+            Ok(bytes) => match w.core.models.ocr() {
                 Ok(engine) if source_kind(&job.rel) == Some(SourceKind::Pdf) => Some(read_scan(&engine, bytes)),
                 Ok(engine) => Some(read(&engine, &bytes)),
                 Err(e) => {

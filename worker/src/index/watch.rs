@@ -18,10 +18,10 @@ use crate::config::CollectionConfig;
 use crate::index::convert::splits_into_parts;
 use crate::index::indexer::FileSync;
 use crate::index::mounts;
-use crate::index::rules::{self, Rules};
 use crate::index::rules::FileMatcher;
+use crate::index::rules::{self, Rules};
+use crate::index::Indexing;
 use crate::stores::catalog::{self, Origin};
-use crate::Worker;
 use notify_debouncer_full::notify::event::{ModifyKind, RenameMode};
 use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache};
@@ -271,7 +271,7 @@ fn route(batch: DebounceEventResult, roots: &[(String, PathBuf)]) -> Vec<Work> {
 
 /// Starts the watching thread and the one watcher, and watches every collection; they end
 /// when the worker is dropped or shuts down.
-pub fn start(worker: &Arc<Worker>) {
+pub fn start(worker: &Arc<Indexing>) {
     let (tx, rx) = channel();
     let batches = tx.clone();
     let watcher = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
@@ -289,17 +289,17 @@ pub fn start(worker: &Arc<Worker>) {
         tracing::error!("could not start the watching thread: {e}");
         return;
     }
-    let collections = worker.config().collections.clone();
+    let collections = worker.core.settings.config().collections.clone();
     worker.watchers.refresh(&collections, true);
 }
 
-fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
+fn run(weak: &Weak<Indexing>, rx: &Receiver<Work>) {
     loop {
         let work = match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(work) => work,
             Err(RecvTimeoutError::Timeout) => {
                 let Some(w) = weak.upgrade().filter(|w| !w.cancel.load(Ordering::SeqCst)) else { return };
-                let collections = w.config().collections.clone();
+                let collections = w.core.settings.config().collections.clone();
                 let due = w.watchers.due(&collections);
                 for coll in &due {
                     scan(&w, coll);
@@ -312,7 +312,7 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
                 }
                 if !due.is_empty() {
                     // Watched again, or still polled: /api/status says which.
-                    w.publish_status();
+                    w.core.hooks.publish_status();
                 }
                 continue;
             }
@@ -327,7 +327,7 @@ fn run(weak: &Weak<Worker>, rx: &Receiver<Work>) {
 }
 
 /// Does one piece of work of the watching thread.
-fn handle(w: &Worker, work: Work) {
+fn handle(w: &Indexing, work: Work) {
     // `None`: a scan was asked for.
     let (collection, events) = match work {
         Work::Batch { result } => {
@@ -340,7 +340,7 @@ fn handle(w: &Worker, work: Work) {
         Work::Scan { collection } => (collection, None),
     };
     // A collection removed since: nothing to do.
-    let Some(coll) = w.config().find(&collection).cloned() else { return };
+    let Some(coll) = w.core.settings.config().find(&collection).cloned() else { return };
     match events {
         None => scan(w, &coll),
         Some(Err(errors)) => {
@@ -353,7 +353,7 @@ fn handle(w: &Worker, work: Work) {
 }
 
 /// Reconciles `coll` with its folder, as a sync does (one scan at a time).
-fn scan(w: &Worker, coll: &CollectionConfig) {
+fn scan(w: &Indexing, coll: &CollectionConfig) {
     let _scan = w.scan_lock();
     match w.indexer().sync_collection(coll, Origin::Watch) {
         Ok(r) if r.files_added + r.files_updated + r.files_deactivated > 0 => {
@@ -364,7 +364,7 @@ fn scan(w: &Worker, coll: &CollectionConfig) {
                 r.files_updated,
                 r.files_deactivated
             );
-            w.publish_status();
+            w.core.hooks.publish_status();
         }
         Ok(_) => {}
         Err(e) => {
@@ -454,12 +454,12 @@ fn plan(rules: &Rules, events: &[DebouncedEvent]) -> Plan {
     plan
 }
 
-fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
+fn apply(w: &Indexing, coll: &CollectionConfig, events: &[DebouncedEvent]) {
     let Ok(root) = Path::new(&coll.path).canonicalize() else {
         // The root vanished: polled until it is back (its documents stay until then: a
         // folder unmounted for a while is not a folder whose notes were deleted).
         w.watchers.lost(coll, format!("the folder {} is gone", coll.path));
-        w.publish_status();
+        w.core.hooks.publish_status();
         return;
     };
     let Ok(matcher) = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude) else { return };
@@ -472,8 +472,12 @@ fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
     let ix = w.indexer();
     let mut changed = false;
     for (from, to) in &plan.renames {
-        let known = catalog::file_state(&w.catalog.reader(), &coll.name, from).ok().flatten().filter(|s| s.active);
-        let taken = catalog::file_state(&w.catalog.reader(), &coll.name, to).ok().flatten().is_some_and(|s| s.active);
+        let known =
+            catalog::file_state(&w.core.stores.catalog.reader(), &coll.name, from).ok().flatten().filter(|s| s.active);
+        let taken = catalog::file_state(&w.core.stores.catalog.reader(), &coll.name, to)
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.active);
         let renamed = match known {
             Some(state) if !taken => ix.rename_doc(coll, &root, state.id, to, Origin::Watch).map(|()| true),
             _ => Ok(false),
@@ -492,14 +496,14 @@ fn apply(w: &Worker, coll: &CollectionConfig, events: &[DebouncedEvent]) {
         changed |= sync(w, coll, &root, rel);
     }
     if changed {
-        w.publish_status();
+        w.core.hooks.publish_status();
     }
 }
 
 /// Whether a path of the plan that is gone named a folder with indexed files under it.
-fn needs_scan(w: &Worker, coll: &CollectionConfig, plan: &Plan) -> bool {
+fn needs_scan(w: &Indexing, coll: &CollectionConfig, plan: &Plan) -> bool {
     let root = Path::new(&coll.path);
-    let conn = w.catalog.reader();
+    let conn = w.core.stores.catalog.reader();
     plan.gone
         .iter()
         .chain(plan.files.iter().filter(|r| !root.join(r).exists()))
@@ -507,7 +511,7 @@ fn needs_scan(w: &Worker, coll: &CollectionConfig, plan: &Plan) -> bool {
 }
 
 /// Syncs one file; whether the index changed.
-fn sync(w: &Worker, coll: &CollectionConfig, root: &Path, rel: &str) -> bool {
+fn sync(w: &Indexing, coll: &CollectionConfig, root: &Path, rel: &str) -> bool {
     match w.indexer().sync_file(coll, root, rel, Origin::Watch) {
         Ok(FileSync::Indexed(_)) | Ok(FileSync::Removed) => true,
         Ok(FileSync::Unchanged(_)) => false,
@@ -607,11 +611,11 @@ mod tests {
     }
 
     /// A worker with one collection over a fresh folder holding `a.md`, synced.
-    fn worker_with_folder(dir: &Path) -> (Arc<Worker>, CollectionConfig) {
+    fn worker_with_folder(dir: &Path) -> (Arc<Indexing>, CollectionConfig) {
         let notes = dir.join("notes");
         std::fs::create_dir(&notes).unwrap();
         std::fs::write(notes.join("a.md"), "# A\n\nfirst\n").unwrap();
-        let w = crate::test_worker(&dir.join("svc"));
+        let w = Arc::clone(&crate::test_worker(&dir.join("svc")).indexing);
         let coll = CollectionConfig {
             name: "notes".into(),
             path: notes.canonicalize().unwrap().display().to_string(),
@@ -621,14 +625,14 @@ mod tests {
             git_pull: false,
             watch: true,
         };
-        w.config().collections.push(coll.clone());
-        catalog::upsert_collection(&w.catalog.writer(), &coll.name, &coll.path).unwrap();
+        w.core.settings.config().collections.push(coll.clone());
+        catalog::upsert_collection(&w.core.stores.catalog.writer(), &coll.name, &coll.path).unwrap();
         handle(&w, Work::Scan { collection: coll.name.clone() });
         (w, coll)
     }
 
-    fn indexed(w: &Worker) -> Vec<String> {
-        let mut rels: Vec<String> = catalog::file_states(&w.catalog.reader(), "notes")
+    fn indexed(w: &Indexing) -> Vec<String> {
+        let mut rels: Vec<String> = catalog::file_states(&w.core.stores.catalog.reader(), "notes")
             .unwrap()
             .into_iter()
             .filter(|(_, s)| s.active)

@@ -87,6 +87,8 @@ pub struct Models {
     counting: Slot<CountingTokenizer>,
     /// OCR: the same models whatever the preset.
     ocr: Slot<OcrEngine>,
+    /// The downloads of a preset's missing files (`POST /api/models/pull`).
+    pub pulls: super::pull::PullManager,
 }
 
 impl Models {
@@ -109,6 +111,7 @@ impl Models {
             gen: Slot::new(),
             counting: Slot::new(),
             ocr: Slot::new(),
+            pulls: Default::default(),
         }
     }
 

@@ -3,9 +3,9 @@
 //! hashes and structure, never bodies; retention (`journal` in `index.yml`) bounds it, and
 //! every read says when retention dropped something it asked for.
 
-use crate::reads::docs::resolve_any_doc;
+use crate::shared::Shared;
 use crate::stores::catalog::{self, JournalEntry, Snapshot};
-use crate::{time_fmt, uri, Worker};
+use crate::{time_fmt, uri};
 use protocol::api::{
     ChangeEntry, ChangeSnapshot, ChangesPage, ChangesResponse, DateChange, DiffContent, DiffDocument, DiffHistory,
     DiffResponse, DiffStatus, HistoryStatus, SetChange, StructureDelta,
@@ -63,13 +63,13 @@ fn change_entry(e: JournalEntry) -> ChangeEntry {
 }
 
 /// `GET /api/changes`: changes after `since`, oldest first.
-pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<ChangesResponse, ApiError> {
+pub fn changes(w: &Shared, q: &ChangesQuery) -> Result<ChangesResponse, ApiError> {
     if let Some(c) = &q.collection {
-        if w.config().find(c).is_none() {
+        if w.settings.config().find(c).is_none() {
             return Err(ApiError::not_found(format!("Collection not found: {c}")));
         }
     }
-    let guard = w.catalog.reader();
+    let guard = w.stores.catalog.reader();
     // One read snapshot: the cut, the span and the rows agree even while a prune commits.
     let conn = catalog::snapshot(&guard)?;
     let cut = catalog::journal_cut(&conn)?;
@@ -118,9 +118,9 @@ pub fn changes(w: &Worker, q: &ChangesQuery) -> Result<ChangesResponse, ApiError
 }
 
 /// `GET /api/diff`: one change of a document (its newest without `change`).
-pub fn diff(w: &Worker, r: &DocRef, change: Option<ChangeCursor>) -> Result<DiffResponse, ApiError> {
-    let doc = resolve_any_doc(w, r)?;
-    let guard = w.catalog.reader();
+pub fn diff(w: &Shared, r: &DocRef, change: Option<ChangeCursor>) -> Result<DiffResponse, ApiError> {
+    let doc = w.resolve_any_doc(r)?;
+    let guard = w.stores.catalog.reader();
     let conn = catalog::snapshot(&guard)?;
     let pruned = catalog::journal_cut(&conn)?.seq;
     let history = catalog::changes_of_doc(&conn, doc.id)?;

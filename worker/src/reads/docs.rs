@@ -1,8 +1,10 @@
 //! Read endpoints over the catalog: tags, document lists, one document, sections.
 
 use crate::index::indexer::source_kind;
+use crate::index::pictures::Readings;
+use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
-use crate::{index::ingest, time_fmt, uri, Worker};
+use crate::{index::ingest, time_fmt, uri};
 use protocol::api::{
     AutocompleteDoc, AutocompleteResponse, CodeTokensResponse, DocResponse, DocSection, DocSource, DocSummary,
     DocsResponse, OcrSource, OcrState, SectionsMeta, SectionsResponse, TagCount, TagsMeta, TagsResponse,
@@ -11,44 +13,15 @@ use protocol::source_kind::SourceKind;
 use protocol::{ApiError, CollectionName, DocRef, DocsQuery};
 use std::path::Path;
 
-/// The active document a reference names.
-pub(crate) fn resolve_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
-    find_doc(w, r, false)
-}
-
-/// The document a reference names, active or not (the active one first): for the change
-/// reads, which also speak of deactivated and deleted notes.
-pub(crate) fn resolve_any_doc(w: &Worker, r: &DocRef) -> Result<DocRow, ApiError> {
-    find_doc(w, r, true)
-}
-
-fn find_doc(w: &Worker, r: &DocRef, inactive_too: bool) -> Result<DocRow, ApiError> {
-    let conn = w.catalog.reader();
-    let found = match r {
-        DocRef::Uri(u) => {
-            let (collection, rel) =
-                uri::parse_uri(u).ok_or_else(|| ApiError::validation(format!("Invalid document uri: {u}")))?;
-            if inactive_too {
-                catalog::any_doc_by_path(&conn, &collection, &rel)
-            } else {
-                catalog::doc_by_path(&conn, &collection, &rel)
-            }
-        }
-        DocRef::Docid(id) if inactive_too => catalog::any_doc_by_docid(&conn, id),
-        DocRef::Docid(id) => catalog::doc_by_docid(&conn, id),
-    };
-    found?.ok_or_else(|| ApiError::not_found("Document not found"))
-}
-
-pub(crate) fn abs_path(w: &Worker, row: &DocRow) -> Option<String> {
-    let cfg = w.config();
+pub(crate) fn abs_path(w: &Shared, row: &DocRow) -> Option<String> {
+    let cfg = w.settings.config();
     let root = cfg.find(&row.collection)?;
     let p = Path::new(&root.path).join(row.file_rel());
     p.is_file().then(|| p.display().to_string())
 }
 
-pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<String>) -> Result<TagsResponse, ApiError> {
-    let all = catalog::tag_counts(&w.catalog.reader(), collection.as_deref())?;
+pub fn tags(w: &Shared, collection: Option<CollectionName>, prefix: Option<String>) -> Result<TagsResponse, ApiError> {
+    let all = catalog::tag_counts(&w.stores.catalog.reader(), collection.as_deref())?;
     let tags: Vec<TagCount> = all
         .into_iter()
         .filter(|(t, _)| match &prefix {
@@ -63,8 +36,8 @@ pub fn tags(w: &Worker, collection: Option<CollectionName>, prefix: Option<Strin
     })
 }
 
-pub fn docs(w: &Worker, q: &DocsQuery) -> Result<DocsResponse, ApiError> {
-    let conn = w.catalog.reader();
+pub fn docs(w: &Shared, q: &DocsQuery) -> Result<DocsResponse, ApiError> {
+    let conn = w.stores.catalog.reader();
     let catalog::DocPage { total, date_fields, rows } = catalog::doc_page(&conn, q)?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let tags = catalog::tags_of(&conn, &ids)?;
@@ -95,9 +68,9 @@ pub fn docs(w: &Worker, q: &DocsQuery) -> Result<DocsResponse, ApiError> {
     })
 }
 
-pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
-    let row = resolve_doc(w, r)?;
-    let conn = w.catalog.reader();
+pub fn doc(w: &Shared, readings: &Readings, r: &DocRef) -> Result<DocResponse, ApiError> {
+    let row = w.resolve_doc(r)?;
+    let conn = w.stores.catalog.reader();
     let content = catalog::content_text(&conn, &row.mirror_hash)?;
     let tags = catalog::tags_of(&conn, &[row.id])?.remove(&row.id).unwrap_or_default();
     drop(conn);
@@ -109,7 +82,7 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
         source_hash: row.source_hash.clone(),
         abs_path: abs_path(w, &row),
         part_of: row.part_of.clone(),
-        ocr: picture_source(w, &row.rel_path, &row.source_hash),
+        ocr: picture_source(readings, &row.rel_path, &row.source_hash),
     };
     Ok(DocResponse {
         uri: uri::doc_uri(&row.collection, &row.rel_path),
@@ -130,10 +103,10 @@ pub fn doc(w: &Worker, r: &DocRef) -> Result<DocResponse, ApiError> {
 
 /// How a picture's text was made: its OCR reading, or that one is still to come; a scanned
 /// PDF's reading once there is one.
-fn picture_source(w: &Worker, rel: &str, source_hash: &str) -> Option<OcrSource> {
+fn picture_source(readings: &Readings, rel: &str, source_hash: &str) -> Option<OcrSource> {
     let reading = match source_kind(rel) {
-        Some(SourceKind::Image) => w.pictures.get(source_hash),
-        Some(SourceKind::Pdf) => Some(w.pictures.get(source_hash)?),
+        Some(SourceKind::Image) => readings.get(source_hash),
+        Some(SourceKind::Pdf) => Some(readings.get(source_hash)?),
         _ => return None,
     };
     Some(match reading {
@@ -154,9 +127,9 @@ fn picture_source(w: &Worker, rel: &str, source_hash: &str) -> Option<OcrSource>
     })
 }
 
-pub fn sections(w: &Worker, r: &DocRef) -> Result<SectionsResponse, ApiError> {
-    let row = resolve_doc(w, r)?;
-    let content = catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?;
+pub fn sections(w: &Shared, r: &DocRef) -> Result<SectionsResponse, ApiError> {
+    let row = w.resolve_doc(r)?;
+    let content = catalog::content_text(&w.stores.catalog.reader(), &row.mirror_hash)?;
     let sections: Vec<DocSection> = match content.as_deref().zip(source_kind(&row.rel_path)) {
         Some((text, kind)) => ingest::parse(text, &row.rel_path, kind)
             .sections
@@ -172,10 +145,10 @@ pub fn sections(w: &Worker, r: &DocRef) -> Result<SectionsResponse, ApiError> {
 }
 
 /// A code file's colouring for the workspace's code view; no tokens for other files.
-pub fn code_tokens(w: &Worker, r: &DocRef) -> Result<CodeTokensResponse, ApiError> {
-    let row = resolve_doc(w, r)?;
+pub fn code_tokens(w: &Shared, r: &DocRef) -> Result<CodeTokensResponse, ApiError> {
+    let row = w.resolve_doc(r)?;
     let tokens = match source_kind(&row.rel_path) {
-        Some(SourceKind::Code(lang)) => catalog::content_text(&w.catalog.reader(), &row.mirror_hash)?
+        Some(SourceKind::Code(lang)) => catalog::content_text(&w.stores.catalog.reader(), &row.mirror_hash)?
             .map(|text| ingest::code_tokens(&text, lang))
             .unwrap_or_default(),
         _ => Vec::new(),
@@ -186,15 +159,15 @@ pub fn code_tokens(w: &Worker, r: &DocRef) -> Result<CodeTokensResponse, ApiErro
 /// Titles for a quick switcher: titles starting with `query` first, then titles with a word
 /// starting with it; each group in title order (case-insensitive), at most `limit`.
 pub fn autocomplete(
-    w: &Worker,
+    w: &Shared,
     query: &str,
     collection: Option<&str>,
     limit: u32,
 ) -> Result<AutocompleteResponse, ApiError> {
-    if let Some(c) = collection.filter(|c| w.config().find(c).is_none()) {
+    if let Some(c) = collection.filter(|c| w.settings.config().find(c).is_none()) {
         return Err(ApiError::not_found(format!("Collection not found: {c}")));
     }
-    let docs = catalog::title_matches(&w.catalog.reader(), query, collection, limit)?
+    let docs = catalog::title_matches(&w.stores.catalog.reader(), query, collection, limit)?
         .into_iter()
         .map(|m| AutocompleteDoc {
             uri: uri::doc_uri(&m.collection, &m.rel_path),

@@ -3,10 +3,10 @@
 //! dependents, edges, frontier and visits; each dependent comes with one shortest path of
 //! links back to the root.
 
-use crate::reads::docs::resolve_any_doc;
 use crate::reads::links::{resolver, Resolver};
+use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
-use crate::{uri, Worker};
+use crate::uri;
 use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
 use protocol::{ApiError, DocRef, ImpactBounds, LinkKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -80,10 +80,10 @@ impl Cuts {
     }
 }
 
-pub fn impact(w: &Worker, r: &DocRef, b: &ImpactBounds) -> Result<ImpactResponse, ApiError> {
-    let root = resolve_any_doc(w, r)?;
+pub fn impact(w: &Shared, r: &DocRef, b: &ImpactBounds) -> Result<ImpactResponse, ApiError> {
+    let root = w.resolve_any_doc(r)?;
     let res = resolver(w)?;
-    let links = catalog::active_links(&w.catalog.reader())?;
+    let links = catalog::active_links(&w.stores.catalog.reader())?;
     let deps = dependents(&res, &links)?;
     // child -> (the document it links to on its path, the link's kind)
     let mut parent: HashMap<i64, (i64, LinkKind)> = HashMap::new();

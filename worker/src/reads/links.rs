@@ -3,9 +3,9 @@
 //! Links are stored as written; they are resolved at read time against the active
 //! documents, so renames and new notes are reflected without re-parsing the sources.
 
-use crate::reads::docs::resolve_doc;
+use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow, LinkRow};
-use crate::{uri, Worker};
+use crate::uri;
 use protocol::api::{
     Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
     GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
@@ -95,13 +95,13 @@ impl Resolver {
     }
 }
 
-pub(crate) fn resolver(w: &Worker) -> Result<Resolver, ApiError> {
-    Ok(Resolver::new(catalog::active_docs(&w.catalog.reader(), None)?))
+pub(crate) fn resolver(w: &Shared) -> Result<Resolver, ApiError> {
+    Ok(Resolver::new(catalog::active_docs(&w.stores.catalog.reader(), None)?))
 }
 
-pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResponse, ApiError> {
-    let doc = resolve_doc(w, r)?;
-    let rows = catalog::links_of(&w.catalog.reader(), doc.id)?;
+pub fn links(w: &Shared, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResponse, ApiError> {
+    let doc = w.resolve_doc(r)?;
+    let rows = catalog::links_of(&w.stores.catalog.reader(), doc.id)?;
     let res = resolver(w)?;
     let links: Vec<OutgoingLink> = rows
         .iter()
@@ -140,10 +140,10 @@ pub fn links(w: &Worker, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResp
     })
 }
 
-pub fn backlinks(w: &Worker, r: &DocRef) -> Result<BacklinksResponse, ApiError> {
-    let doc = resolve_doc(w, r)?;
+pub fn backlinks(w: &Shared, r: &DocRef) -> Result<BacklinksResponse, ApiError> {
+    let doc = w.resolve_doc(r)?;
     let res = resolver(w)?;
-    let all = catalog::active_links(&w.catalog.reader())?;
+    let all = catalog::active_links(&w.stores.catalog.reader())?;
     let backlinks: Vec<Backlink> = all
         .iter()
         .filter(|l| l.doc_id != doc.id)
@@ -171,9 +171,9 @@ pub fn backlinks(w: &Worker, r: &DocRef) -> Result<BacklinksResponse, ApiError> 
 /// An edge of the graph: source, target and link kind (keyed in reverse: see [`graph`]).
 type EdgeKey = (i64, i64, Reverse<LinkKind>);
 
-pub fn graph(w: &Worker, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
+pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     let res = resolver(w)?;
-    let all = catalog::active_links(&w.catalog.reader())?;
+    let all = catalog::active_links(&w.stores.catalog.reader())?;
     // Edges over the whole index: (source, target, type) -> count. The type is keyed in
     // reverse, so that ties order as the types' names do ("markdown" before "wiki"), as the
     // reply's edges always have.

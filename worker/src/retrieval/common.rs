@@ -3,8 +3,9 @@
 //! recency ordering, and turning ranked documents into the contract's results.
 
 use crate::config::content_types;
+use crate::shared::Shared;
 use crate::stores::catalog::{self, Chunk, DocRow};
-use crate::{index::ingest, time_fmt, uri, Worker};
+use crate::{index::ingest, time_fmt, uri};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
 use protocol::{ApiError, SearchRequest};
 use regex::Regex;
@@ -74,22 +75,22 @@ pub fn order_by_recency(ranked: &mut Vec<Ranked>) {
 }
 
 /// The content type of a catalog row under the worker's rules.
-pub fn content_type_of(w: &Worker, row: &DocRow) -> String {
-    w.content_types.resolve(row.fm_type.as_deref(), &row.rel_path).0
+pub fn content_type_of(w: &Shared, row: &DocRow) -> String {
+    w.settings.content_types.resolve(row.fm_type.as_deref(), &row.rel_path).0
 }
 
 /// What a row's content type adds to its normalized score (0 without a boosting rule).
-pub fn content_type_additive(w: &Worker, row: &DocRow) -> f64 {
-    if w.content_types.is_empty() {
+pub fn content_type_additive(w: &Shared, row: &DocRow) -> f64 {
+    if w.settings.content_types.is_empty() {
         return 0.0;
     }
-    w.content_types.additive(&content_type_of(w, row))
+    w.settings.content_types.additive(&content_type_of(w, row))
 }
 
 /// Adds each result's content-type boost to its normalized score (clamped to [0, 1]) and
 /// orders by the boosted score (ties keep their order). It never adds or drops a result.
-pub fn apply_content_type_boost(w: &Worker, ranked: &mut [Ranked]) {
-    if w.content_types.is_empty() {
+pub fn apply_content_type_boost(w: &Shared, ranked: &mut [Ranked]) {
+    if w.settings.content_types.is_empty() {
         return;
     }
     for r in ranked.iter_mut() {
@@ -124,9 +125,9 @@ pub struct Scope {
 
 impl Scope {
     /// Fails with 404 when the request names a collection that does not exist.
-    pub fn of(w: &Worker, req: &SearchRequest) -> Result<Self, ApiError> {
+    pub fn of(w: &Shared, req: &SearchRequest) -> Result<Self, ApiError> {
         let roots: HashMap<String, String> =
-            w.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
+            w.settings.config().collections.iter().map(|c| (c.name.clone(), c.path.clone())).collect();
         if let Some(c) = &req.filters.collection {
             if !roots.contains_key(c.as_str()) {
                 return Err(ApiError::not_found(format!("Collection not found: {c}")));
@@ -210,13 +211,13 @@ pub fn best_chunk<'a>(
 
 /// The contract's result entries for ranked documents.
 pub fn results(
-    w: &Worker,
+    w: &Shared,
     scope: &Scope,
     ranked: Vec<Ranked>,
     terms: &[String],
     intent: &[String],
 ) -> Result<Vec<SearchResult>, ApiError> {
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     let ids: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
     let tags = catalog::tags_of(&conn, &ids)?;
     let mut out = Vec::with_capacity(ranked.len());

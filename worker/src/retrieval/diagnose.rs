@@ -4,12 +4,13 @@
 //! rerank) whether the target was present, its rank and score, whether it went on, and why
 //! not; the chunk of the target the pipeline uses; and the run's meta.
 
-use crate::retrieval::common::{self, Scope};
 use crate::config::content_types::{self, ContentTypes};
+use crate::retrieval::common::{self, Scope};
 use crate::retrieval::hybrid::{self, Trace};
+use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog::{self, Chunk, DocRow};
-use crate::{uri, Worker};
+use crate::uri;
 use protocol::api::{
     DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
     StageStatus, TargetStatus,
@@ -219,19 +220,19 @@ fn single_filters(req: &SearchRequest) -> Vec<(&'static str, SearchRequest)> {
 /// Whether `row` gets past `req`'s filters the way retrieval judges it: the BM25 index's
 /// filter set (vector retrieval uses the same one) and the scope's admission (author,
 /// exclude).
-fn passes(w: &Worker, req: &SearchRequest, row: &DocRow) -> Result<bool, ApiError> {
-    if let Some(keys) = w.bm25.filter_keys(&req.filters)? {
+fn passes(w: &Shared, req: &SearchRequest, row: &DocRow) -> Result<bool, ApiError> {
+    if let Some(keys) = w.stores.bm25.filter_keys(&req.filters)? {
         if !keys.contains(&row.id) {
             return Ok(false);
         }
     }
     let scope = Scope::of(w, req)?;
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     Ok(scope.admit(&conn, row)?.is_some())
 }
 
 /// The names of the request's filters that shut `row` out, in request-field order.
-fn filter_reasons(w: &Worker, req: &SearchRequest, row: &DocRow) -> Result<Vec<&'static str>, ApiError> {
+fn filter_reasons(w: &Shared, req: &SearchRequest, row: &DocRow) -> Result<Vec<&'static str>, ApiError> {
     let mut out = Vec::new();
     for (name, single) in single_filters(req) {
         if !passes(w, &single, row)? {
@@ -268,10 +269,10 @@ fn mode_names(modes: &[QueryMode]) -> Vec<QueryModeKind> {
     out
 }
 
-pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<DiagnoseResponse, ApiError> {
+pub fn diagnose(w: &Shared, req: &QueryRequest, target: &DocRef) -> Result<DiagnoseResponse, ApiError> {
     let target_ref = target.as_str();
     let row = {
-        let conn = w.catalog.reader();
+        let conn = w.stores.catalog.reader();
         match target {
             DocRef::Docid(id) => catalog::any_doc_by_docid(&conn, id)?,
             DocRef::Uri(u) => match uri::parse_uri(u) {
@@ -284,10 +285,10 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<Diagn
     let meta = &outcome.response.meta;
     let mode = if meta.vectors_used == Some(true) { DiagnoseMode::Hybrid } else { DiagnoseMode::Bm25Only };
     let (target, stage_list, chunk) = match &row {
-        None => (target_of(target_ref, TargetStatus::NotFound, None, &[], &w.content_types), Vec::new(), None),
+        None => (target_of(target_ref, TargetStatus::NotFound, None, &[], &w.settings.content_types), Vec::new(), None),
         Some(r) => {
-            let chunks = catalog::chunks_of(&w.catalog.reader(), &r.mirror_hash)?;
-            let configured = w.config().collections.iter().any(|c| c.name == r.collection);
+            let chunks = catalog::chunks_of(&w.stores.catalog.reader(), &r.mirror_hash)?;
+            let configured = w.settings.config().collections.iter().any(|c| c.name == r.collection);
             let mut reasons: Vec<&'static str> = Vec::new();
             let status = if !r.active || !configured {
                 TargetStatus::Inactive
@@ -301,7 +302,7 @@ pub fn diagnose(w: &Worker, req: &QueryRequest, target: &DocRef) -> Result<Diagn
                     TargetStatus::FilteredOut
                 }
             };
-            let target = target_of(target_ref, status, Some((r, chunks.len())), &reasons, &w.content_types);
+            let target = target_of(target_ref, status, Some((r, chunks.len())), &reasons, &w.settings.content_types);
             let chunk = chunk_of(chosen_chunk(&chunks, &req.search));
             (target, stages(&outcome.trace, r.id, req.no_rerank), chunk)
         }

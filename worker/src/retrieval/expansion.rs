@@ -3,7 +3,7 @@
 //! word with the query are dropped (a small model drifts); a failure means no expansion.
 
 use crate::models::generator::{Chat, Finish, Flow, Limits};
-use crate::Worker;
+use crate::shared::Shared;
 use protocol::{QueryMode, QueryModeKind};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -106,7 +106,7 @@ fn cache() -> &'static Mutex<HashMap<String, Variants>> {
 }
 
 /// Variants from the generator; none when it is missing, slow or says nothing usable.
-pub fn generate(w: &Worker, query: &str, intent: Option<&str>) -> Variants {
+pub fn generate(w: &Shared, query: &str, intent: Option<&str>) -> Variants {
     let Ok(gen) = w.models.generator() else { return Variants::default() };
     let key = format!("{}\0{query}\0{}", w.models.preset().id, intent.unwrap_or(""));
     if let Some(v) = cache().lock().unwrap_or_else(|p| p.into_inner()).get(&key) {

@@ -5,14 +5,15 @@
 //! The numbers (weights, bonuses, blend) are `decisions.md`'s, checked on the SciFact train
 //! split with `scripts/eval`; `docs/retrieval.md` has the measurements.
 
-use crate::retrieval::common::{self, Ranked, Scope};
 use crate::config::content_types;
+use crate::retrieval::common::{self, Ranked, Scope};
 use crate::retrieval::expansion::{self, Variants};
 use crate::retrieval::keyword::bm25_candidates;
-use crate::stores::bm25::query::KeywordQuery;
 use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, VectorContext};
+use crate::shared::Shared;
+use crate::stores::bm25::query::KeywordQuery;
+use crate::stores::catalog;
 use crate::stores::vectors::VectorHit;
-use crate::{stores::catalog, Worker};
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
 use std::collections::{HashMap, HashSet};
@@ -211,7 +212,7 @@ impl Candidates {
 
 /// The variants to search besides the query: the caller's `queryModes`, else generated ones
 /// when asked for and the keyword match is not already decisive, else none.
-fn variants_for(w: &Worker, req: &QueryRequest, raw_top: &[f32]) -> Variants {
+fn variants_for(w: &Shared, req: &QueryRequest, raw_top: &[f32]) -> Variants {
     if !req.query_modes.is_empty() {
         Variants::from_modes(&req.query_modes)
     } else if !req.expand || strong_signal(raw_top) {
@@ -226,7 +227,7 @@ fn variants_for(w: &Worker, req: &QueryRequest, raw_top: &[f32]) -> Variants {
 /// scores and the rerank trace (`None` when no rerank happened).
 #[allow(clippy::type_complexity)]
 fn rerank(
-    w: &Worker,
+    w: &Shared,
     req: &QueryRequest,
     fused: &[(i64, f32)],
     fusion_scores: &[f32],
@@ -243,7 +244,7 @@ fn rerank(
     };
     let head: Vec<i64> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
     let terms = common::query_terms(&sreq.query);
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     let mut passages = Vec::with_capacity(head.len());
     for id in &head {
         // Every fused id names a candidate; one that did not would be scored as an empty
@@ -299,12 +300,12 @@ fn in_order(fused: &[(i64, f32)], blended: Vec<f32>, mut docs: HashMap<i64, Rank
 /// The content-type boost on the normalized fusion scores, before the rerank blend: the
 /// candidates re-ordered by their boosted scores (the same candidates, none added).
 fn boost_fused(
-    w: &Worker,
+    w: &Shared,
     fused: Vec<(i64, f32)>,
     scores: Vec<f32>,
     docs: &HashMap<i64, Ranked>,
 ) -> (Vec<(i64, f32)>, Vec<f32>) {
-    if w.content_types.is_empty() {
+    if w.settings.content_types.is_empty() {
         return (fused, scores);
     }
     let mut pairs: Vec<((i64, f32), f32)> = fused
@@ -321,7 +322,7 @@ fn boost_fused(
 
 /// Runs the pipeline (candidates, variants, fusion, rerank, order, finish) and keeps each
 /// stage's ranking.
-pub fn run(w: &Worker, req: &QueryRequest) -> Result<Outcome, ApiError> {
+pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
     let scope = Scope::of(w, sreq)?;
     let q = KeywordQuery::parse(&sreq.query)?;

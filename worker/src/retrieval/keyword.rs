@@ -2,9 +2,9 @@
 //! snippet selection.
 
 use crate::retrieval::common::{self, Ranked, Scope};
+use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog::{self, DocRow};
-use crate::Worker;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, SearchRequest};
 use std::collections::HashMap;
@@ -13,14 +13,14 @@ const MAX_CANDIDATES: usize = 1000;
 
 /// BM25 candidates for a parsed query: `(raw score, row)`, best first, admitted by the scope.
 pub fn bm25_candidates(
-    w: &Worker,
+    w: &Shared,
     scope: &Scope,
     q: &KeywordQuery,
     req: &SearchRequest,
     n: usize,
 ) -> Result<Vec<Ranked>, ApiError> {
-    let hits = w.bm25.search(q, &req.filters, n.clamp(1, MAX_CANDIDATES))?;
-    let conn = w.catalog.reader();
+    let hits = w.stores.bm25.search(q, &req.filters, n.clamp(1, MAX_CANDIDATES))?;
+    let conn = w.stores.catalog.reader();
     let keys: Vec<i64> = hits.iter().map(|(_, k)| *k).collect();
     let mut rows: HashMap<i64, DocRow> = catalog::docs_by_ids(&conn, &keys)?.into_iter().map(|r| (r.id, r)).collect();
     let mut out = Vec::with_capacity(hits.len());
@@ -33,7 +33,7 @@ pub fn bm25_candidates(
     Ok(out)
 }
 
-pub fn search(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
+pub fn search(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
     let q = KeywordQuery::parse(&req.query)?;
     let scope = Scope::of(w, req)?;
     let recency = common::has_recency_intent(&req.query);

@@ -2,13 +2,14 @@
 //! `GET /api/doc/:id/similar`. Chunks come from LanceDB; documents, filters and activity
 //! from the catalog, so a deactivated or deleted note never comes back.
 
+use crate::errors::runtime;
 use crate::models::embedder::Embedder;
 use crate::models::ModelError;
-use crate::reads::docs::resolve_doc;
 use crate::retrieval::common::{self, Ranked, Scope};
+use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
 use crate::stores::vectors::{TableKey, VectorError, VectorHit, VectorStore};
-use crate::{runtime, uri, Worker};
+use crate::uri;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse, SimilarDoc, SimilarMeta, SimilarResponse};
 use protocol::{ApiError, DocRef, ErrorCode, SearchRequest, SimilarQuery};
 use std::collections::{HashMap, HashSet};
@@ -54,10 +55,10 @@ fn unavailable(reason: &str) -> ApiError {
     )
 }
 
-impl Worker {
+impl Shared {
     /// The vector context, or 503 `UNAVAILABLE` when no embedder or vector store is there.
     pub(crate) fn vector_context(&self) -> Result<VectorContext<'_>, ApiError> {
-        let store = self.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
+        let store = self.stores.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
         let embedder = self.models.embedder().map_err(|e| unavailable(&e.to_string()))?;
         let key = TableKey::new(self.models.embed_model_ref(), embedder.dim());
         Ok(VectorContext { embedder, key, store })
@@ -89,17 +90,17 @@ impl VectorContext<'_> {
 /// Documents for chunk hits, best chunk per document, in hit order, admitted by the scope
 /// and the request's filters. Scores are the vector similarities (0..1).
 pub fn documents_for_hits(
-    w: &Worker,
+    w: &Shared,
     scope: &Scope,
     req: &SearchRequest,
     hits: &[VectorHit],
 ) -> Result<Vec<Ranked>, ApiError> {
-    let allowed = w.bm25.filter_keys(&req.filters)?;
+    let allowed = w.stores.bm25.filter_keys(&req.filters)?;
     let hashes: Vec<String> = {
         let mut seen = HashSet::new();
         hits.iter().filter(|h| seen.insert(h.mirror_hash.clone())).map(|h| h.mirror_hash.clone()).collect()
     };
-    let conn = w.catalog.reader();
+    let conn = w.stores.catalog.reader();
     let mut by_hash: HashMap<String, Vec<DocRow>> = HashMap::new();
     for row in catalog::active_docs_by_mirror(&conn, &hashes)? {
         by_hash.entry(row.mirror_hash.clone()).or_default().push(row);
@@ -148,7 +149,7 @@ pub fn has_filters(req: &SearchRequest) -> bool {
 }
 
 /// `POST /api/vsearch`.
-pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
+pub fn vsearch(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
     let scope = Scope::of(w, req)?;
     let ctx = w.vector_context()?;
     let recency = common::has_recency_intent(&req.query);
@@ -178,19 +179,19 @@ pub fn vsearch(w: &Worker, req: &SearchRequest) -> Result<SearchResponse, ApiErr
 }
 
 /// The document's first chunk vector (seq 0, else its lowest chunk).
-fn first_vector(w: &Worker, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Option<Vec<f32>>, ApiError> {
+fn first_vector(w: &Shared, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Option<Vec<f32>>, ApiError> {
     if let Some(v) = ctx.store.vector(&ctx.key, &row.mirror_hash, 0)? {
         return Ok(Some(v));
     }
-    let chunks = catalog::chunks_of(&w.catalog.reader(), &row.mirror_hash)?;
+    let chunks = catalog::chunks_of(&w.stores.catalog.reader(), &row.mirror_hash)?;
     match chunks.first() {
         Some(c) => Ok(ctx.store.vector(&ctx.key, &row.mirror_hash, c.seq)?),
         None => Ok(None),
     }
 }
 
-pub fn similar(w: &Worker, doc: &DocRef, q: &SimilarQuery) -> Result<SimilarResponse, ApiError> {
-    let row = resolve_doc(w, doc)?;
+pub fn similar(w: &Shared, doc: &DocRef, q: &SimilarQuery) -> Result<SimilarResponse, ApiError> {
+    let row = w.resolve_doc(doc)?;
     let ctx = w.vector_context()?;
     let Some(v) = first_vector(w, &ctx, &row)? else {
         return Err(unavailable("this document has no embedding yet"));

@@ -38,6 +38,8 @@ pub enum VectorError {
     Data(String),
 }
 
+crate::errors::internal_errors!(VectorError);
+
 pub type Result<T> = std::result::Result<T, VectorError>;
 
 /// One chunk vector.

@@ -3,9 +3,10 @@
 
 use super::docs::{collection, file_uri, name_from_title};
 use super::note::{self, Placed};
+use crate::index::Indexing;
 use crate::paths::RelPath;
 use crate::stores::catalog::Origin;
-use crate::{index::ingest, time_fmt, uri, Worker};
+use crate::{index::ingest, time_fmt, uri};
 use protocol::api::{CaptureEmbed, CaptureResponse, CaptureSync, CaptureSyncStatus, CollisionPolicyResult, StringMap};
 use protocol::{ApiError, Capture, CollisionPolicy};
 use std::sync::Arc;
@@ -30,7 +31,7 @@ fn front_matter(title: Option<&str>, tags: &[String], source: &[(String, String)
     out
 }
 
-pub fn capture(w: &Arc<Worker>, req: Capture) -> Result<CaptureResponse, ApiError> {
+pub fn capture(w: &Arc<Indexing>, req: Capture) -> Result<CaptureResponse, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = note::preset(req.preset_id.as_deref())?;

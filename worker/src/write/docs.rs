@@ -1,22 +1,20 @@
 //! The write operations: create, update, deactivate, folders, and asset resolution.
 
 use super::note::{self, Placed};
-use crate::paths::{contain, RelPath};
 use super::{atomic, front_matter_edit};
 use crate::config::CollectionConfig;
 use crate::index::indexer::{is_text_note, source_kind, FileSync};
-use crate::reads::docs::resolve_doc;
+use crate::index::Indexing;
+use crate::paths::{contain, RelPath};
 use crate::stores::catalog::{self, Origin};
-use crate::{time_fmt, uri, Worker, WorkerError};
+use crate::{time_fmt, uri};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use protocol::api::{
-    AssetLocation, CollectionSyncResult, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, SyncResult,
-    UpdatedDoc, VersionConflictDetails,
+    AssetLocation, CreatedDoc, CreatedFolder, DeactivatedDoc, DocVersion, JobKind, UpdatedDoc, VersionConflictDetails,
 };
 use protocol::{ApiError, CreateDoc, DocRef, ErrorCode, Tag, UpdateDoc};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Characters a file name built from a title may not hold.
 const FORBIDDEN_IN_NAME: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|', '#', '^', '[', ']'];
@@ -29,8 +27,8 @@ pub(crate) fn file_uri(abs: &Path) -> String {
 }
 
 /// The configured collection and its canonical root.
-pub(crate) fn collection(w: &Worker, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
-    w.config().with_root(name)
+pub(crate) fn collection(w: &Indexing, name: &str) -> Result<(CollectionConfig, PathBuf), ApiError> {
+    w.core.settings.config().with_root(name)
 }
 
 fn modified_iso(md: &std::fs::Metadata) -> String {
@@ -40,50 +38,19 @@ fn modified_iso(md: &std::fs::Metadata) -> String {
 /// Indexes the written file and records it as a finished `sync` job; returns the job id
 /// and what the sync did.
 fn index_after_write(
-    w: &Arc<Worker>,
+    w: &Arc<Indexing>,
     coll: &CollectionConfig,
     root: &Path,
     rel: &RelPath,
     origin: Origin,
 ) -> (String, Result<FileSync, String>) {
-    let (result, outcome) = sync_one(w, coll, root, rel.as_str(), origin);
+    let (result, outcome) = crate::index::collections::sync_one(w, coll, root, rel.as_str(), origin);
     if outcome.is_err() {
         // The note is on disk; the index takes it in once the cause (a full disk, say) is gone.
         w.watchers.retry_later(&coll.name);
     }
     let job_id = w.record_finished_job(JobKind::Sync, outcome.as_ref().map(|_| &result).map_err(|e| e.as_str()));
     (job_id, outcome)
-}
-
-/// Syncs one file and describes it as a sync result.
-pub(crate) fn sync_one(
-    w: &Worker,
-    coll: &CollectionConfig,
-    root: &Path,
-    rel: &str,
-    origin: Origin,
-) -> (SyncResult, Result<FileSync, String>) {
-    let started = Instant::now();
-    let outcome = w.indexer().sync_file(coll, root, rel, origin).map_err(|e| e.to_string());
-    let mut r = CollectionSyncResult { collection: coll.name.clone(), files_processed: 1, ..Default::default() };
-    match &outcome {
-        Ok(FileSync::Indexed(_)) if origin == Origin::Create => r.files_added = 1,
-        Ok(FileSync::Indexed(_)) => r.files_updated = 1,
-        Ok(FileSync::Unchanged(_)) => r.files_unchanged = 1,
-        Ok(FileSync::Removed) => r.files_deactivated = 1,
-        Ok(FileSync::Failed) | Err(_) => r.files_errored = 1,
-    }
-    r.duration_ms = started.elapsed().as_millis() as u64;
-    let result = SyncResult {
-        total_duration_ms: r.duration_ms,
-        total_files_processed: 1,
-        total_files_added: r.files_added,
-        total_files_updated: r.files_updated,
-        total_files_errored: r.files_errored,
-        total_files_skipped: 0,
-        collections: vec![r],
-    };
-    (result, outcome)
 }
 
 pub(super) fn name_from_title(title: &str) -> String {
@@ -98,8 +65,7 @@ pub(super) fn name_from_title(title: &str) -> String {
     }
 }
 
-
-pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<CreatedDoc, ApiError> {
+pub fn create_doc(w: &Arc<Indexing>, req: CreateDoc) -> Result<CreatedDoc, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
     let preset = note::preset(req.preset_id.as_deref())?;
@@ -138,7 +104,7 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<CreatedDoc, ApiErro
     let (abs, rel, suffixed) = match note::place(&root, rel, &text, req.collision, exists)? {
         Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
         Placed::Existing { abs, rel } => {
-            let row = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str())?;
+            let row = catalog::doc_by_path(&w.core.stores.catalog.reader(), &coll.name, rel.as_str())?;
             return Ok(CreatedDoc {
                 uri: file_uri(&abs),
                 path: abs.display().to_string(),
@@ -154,7 +120,8 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<CreatedDoc, ApiErro
         }
     };
     let (job_id, outcome) = index_after_write(w, &coll, &root, &rel, Origin::Create);
-    let docid = catalog::doc_by_path(&w.catalog.reader(), &coll.name, rel.as_str()).ok().flatten().map(|r| r.docid);
+    let docid =
+        catalog::doc_by_path(&w.core.stores.catalog.reader(), &coll.name, rel.as_str()).ok().flatten().map(|r| r.docid);
     Ok(CreatedDoc {
         uri: file_uri(&abs),
         path: abs.display().to_string(),
@@ -172,13 +139,13 @@ pub fn create_doc(w: &Arc<Worker>, req: CreateDoc) -> Result<CreatedDoc, ApiErro
     })
 }
 
-pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiError> {
+pub fn update_doc(w: &Arc<Indexing>, req: UpdateDoc) -> Result<UpdatedDoc, ApiError> {
     if req.content.is_none() && req.tags.is_none() {
         return Err(ApiError::validation("content or tags is required"));
     }
     let tags: Option<Vec<String>> = req.tags.map(|t| t.into_iter().map(Tag::into_string).collect());
     let _write = w.write_lock();
-    let row = resolve_doc(w, &req.doc)?;
+    let row = w.core.resolve_doc(&req.doc)?;
     let (coll, root) = collection(w, &row.collection)?;
     let rel = RelPath::parse(&row.rel_path, "relPath")?;
     if !is_text_note(rel.as_str()) {
@@ -218,7 +185,7 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiErro
     atomic::write_file(&abs, text.as_bytes(), true)
         .map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
-    let md = std::fs::metadata(&abs).map_err(WorkerError::Io)?;
+    let md = std::fs::metadata(&abs).map_err(crate::errors::runtime)?;
     let new_hash = crate::digest::sha256_hex(text.as_bytes());
     Ok(UpdatedDoc {
         success: true,
@@ -232,12 +199,17 @@ pub fn update_doc(w: &Arc<Worker>, req: UpdateDoc) -> Result<UpdatedDoc, ApiErro
     })
 }
 
-pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<DeactivatedDoc, ApiError> {
+pub fn deactivate_doc(w: &Arc<Indexing>, doc: &DocRef) -> Result<DeactivatedDoc, ApiError> {
     let _write = w.write_lock();
-    let row = resolve_doc(w, doc)?;
+    let row = w.core.resolve_doc(doc)?;
     w.indexer().deactivate_now(&row.collection, &[row.id], Origin::Save)?;
     w.after_job();
-    let path = w.config().find(&row.collection).map(|c| Path::new(&c.path).join(row.file_rel()).display().to_string());
+    let path = w
+        .core
+        .settings
+        .config()
+        .find(&row.collection)
+        .map(|c| Path::new(&c.path).join(row.file_rel()).display().to_string());
     Ok(DeactivatedDoc {
         success: true,
         doc_id: row.docid,
@@ -248,7 +220,7 @@ pub fn deactivate_doc(w: &Arc<Worker>, doc: &DocRef) -> Result<DeactivatedDoc, A
 }
 
 pub fn create_folder(
-    w: &Arc<Worker>,
+    w: &Arc<Indexing>,
     collection_name: &str,
     name: &str,
     parent: Option<&str>,
@@ -300,12 +272,13 @@ fn relative_to_note(note_rel: &str, path: &str) -> Result<RelPath, ApiError> {
 /// collection, indexed or not; for a part of a file, that file), or the file at `path`
 /// relative to that file's folder.
 /// Contained after following symlinks; folders that are never indexed are never served.
-pub fn resolve_asset(w: &Arc<Worker>, asset_uri: &str, path: Option<&str>) -> Result<AssetLocation, ApiError> {
+pub fn resolve_asset(w: &Arc<Indexing>, asset_uri: &str, path: Option<&str>) -> Result<AssetLocation, ApiError> {
     let (collection_name, uri_rel) =
         uri::parse_uri(asset_uri).ok_or_else(|| ApiError::validation("uri must be a svc://<collection>/<path> URI"))?;
     let (_, root) = collection(w, &collection_name)?;
     // A part of a file (a mailbox's message) is served as that file, its paths beside it.
-    let part_of = catalog::any_doc_by_path(&w.catalog.reader(), &collection_name, &uri_rel)?.and_then(|d| d.part_of);
+    let part_of =
+        catalog::any_doc_by_path(&w.core.stores.catalog.reader(), &collection_name, &uri_rel)?.and_then(|d| d.part_of);
     let base = part_of.unwrap_or(uri_rel);
     let rel = match path {
         Some(p) => relative_to_note(&base, p)?,

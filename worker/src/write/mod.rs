@@ -12,5 +12,4 @@ pub mod note_presets;
 pub mod refactor;
 
 pub use capture::capture;
-pub(crate) use docs::sync_one;
 pub use docs::{create_doc, create_folder, deactivate_doc, resolve_asset, update_doc};

@@ -1,9 +1,9 @@
 //! What creating a note and capturing one share: the note preset, the tags (the request's,
 //! normalized, then the preset's defaults), and placing the file under a collision policy.
 
+use super::atomic;
 use super::note_presets::{self, NotePreset};
 use crate::paths::{contain, RelPath};
-use super::atomic;
 use protocol::{ApiError, CollisionPolicy, Tag};
 use std::path::{Path, PathBuf};
 

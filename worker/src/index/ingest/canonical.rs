@@ -1,6 +1,5 @@
 //! Decoding, canonical text form and content hashing.
 
-
 use super::IngestError;
 
 const BOM: char = '\u{feff}';
@@ -154,6 +153,5 @@ mod tests {
     }
 
     #[test]
-    fn hash() {
-    }
+    fn hash() {}
 }

@@ -20,8 +20,8 @@ mod sections;
 mod snippet;
 mod tags;
 
-use std::collections::BTreeMap;
 use crate::stores::catalog;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;

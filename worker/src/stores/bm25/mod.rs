@@ -1,7 +1,7 @@
 //! The BM25 index (tantivy): one entry per active document, derived from the catalog.
 
-use query::KeywordQuery;
 use protocol::SearchFilters;
+use query::KeywordQuery;
 use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::Path;
@@ -59,6 +59,8 @@ pub enum Bm25Error {
     #[error("bm25 index i/o failed: {0}")]
     Io(#[from] std::io::Error),
 }
+
+crate::errors::internal_errors!(Bm25Error);
 
 #[derive(Clone, Copy)]
 struct Fields {
@@ -357,11 +359,8 @@ impl Bm25Index {
             out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
         }
         if !filters.languages.is_empty() {
-            let any = filters
-                .languages
-                .iter()
-                .map(|l| (Occur::Should, term(f.categories, &language_category(*l))))
-                .collect();
+            let any =
+                filters.languages.iter().map(|l| (Occur::Should, term(f.categories, &language_category(*l)))).collect();
             out.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
         }
         if filters.since_ms.is_some() || filters.until_ms.is_some() {

@@ -2,8 +2,8 @@
 
 use super::{CatalogError, Result};
 use protocol::LinkKind;
-use serde::Serialize;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// One catalog row of `documents`.

@@ -32,4 +32,6 @@ pub enum CatalogError {
     Io(#[from] std::io::Error),
 }
 
+crate::errors::internal_errors!(CatalogError);
+
 pub type Result<T, E = CatalogError> = std::result::Result<T, E>;

@@ -2,10 +2,11 @@
 //! and roll every file back if any step fails.
 
 use super::{plan, Plan, SCHEMA_VERSION};
-use crate::stores::catalog::Origin;
-use crate::write::atomic;
+use crate::index::Indexing;
 use crate::paths::RelPath;
-use crate::{uri, Worker};
+use crate::stores::catalog::Origin;
+use crate::uri;
+use crate::write::atomic;
 use protocol::api::{
     ApplyResult, ApplyStatus, ConvergenceState, Filesystem, FilesystemState, IndexConvergence, RefactorApplied,
     RefactorErrorDetails, RefactorErrorStatus, ReferenceClassification, StalePlanDetails,
@@ -117,7 +118,7 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
 }
 
 pub fn apply(
-    w: &Arc<Worker>,
+    w: &Arc<Indexing>,
     doc: &DocRef,
     op: RefactorOp,
     confirm: ApplyConfirmation,

@@ -7,12 +7,12 @@ mod edit;
 
 pub use apply::apply;
 
-use crate::reads::docs::resolve_doc;
+use crate::index::Indexing;
+use crate::paths::{contain, RelPath};
 use crate::reads::links::Resolver;
 use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::write::docs::collection;
-use crate::paths::{contain, RelPath};
-use crate::{index::ingest, uri, Worker};
+use crate::{index::ingest, uri};
 use protocol::api::{
     AffectedDocument, ExaminedReference, MutationBoundary, PlanBody, PlanPreconditions, PlanSafety, PlanSource,
     PlanTarget, RefactorOperation, RefactorPlan, RefactorWarnings, ReferenceClassification,
@@ -149,8 +149,8 @@ fn editable_text(abs: &Path, indexed_hash: &str) -> Result<String, &'static str>
 
 /// Computes the plan for `op` on the document `doc`: the target, what blocks it, every
 /// reference examined, and the preview with its digest.
-pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, ApiError> {
-    let source = resolve_doc(w, doc)?;
+pub(crate) fn plan(w: &Indexing, doc: &DocRef, op: RefactorOp) -> Result<Plan, ApiError> {
+    let source = w.core.resolve_doc(doc)?;
     if let Some(file) = &source.part_of {
         return Err(ApiError::new(
             ErrorCode::Unsupported,
@@ -176,7 +176,7 @@ pub(crate) fn plan(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<Plan, Api
         blockers.push("target_type_differs".to_string());
     }
 
-    let conn = w.catalog.reader();
+    let conn = w.core.stores.catalog.reader();
     let docs = catalog::active_docs(&conn, None)?;
     let links = catalog::active_links(&conn)?;
     drop(conn);
@@ -423,6 +423,6 @@ fn preview_of(
     Ok((preview, digest))
 }
 
-pub fn preview(w: &Worker, doc: &DocRef, op: RefactorOp) -> Result<RefactorPlan, ApiError> {
+pub fn preview(w: &Indexing, doc: &DocRef, op: RefactorOp) -> Result<RefactorPlan, ApiError> {
     Ok(plan(w, doc, op)?.preview)
 }

@@ -2,10 +2,10 @@
 //! change config while holding the slot) and then runs on its own thread.
 
 use crate::config::CollectionConfig;
+use crate::index::Indexing;
 use crate::stores::catalog;
 use crate::stores::catalog::Origin;
 use crate::time_fmt::now_ms;
-use crate::Worker;
 use protocol::api::{Job, JobConflictDetails, JobKind, JobStatus, SyncResult};
 use protocol::ApiError;
 use std::path::PathBuf;
@@ -65,12 +65,12 @@ impl JobRunner {
 
 impl JobSlot<'_> {
     /// Records the job as running and runs `work` on a new thread.
-    pub fn spawn<F>(mut self, worker: &Arc<Worker>, kind: JobKind, work: F) -> Result<String, ApiError>
+    pub fn spawn<F>(mut self, worker: &Arc<Indexing>, kind: JobKind, work: F) -> Result<String, ApiError>
     where
-        F: FnOnce(&Worker) -> Result<SyncResult, String> + Send + 'static,
+        F: FnOnce(&Indexing) -> Result<SyncResult, String> + Send + 'static,
     {
         let job = running(&self.id, kind, now_ms());
-        catalog::insert_job(&worker.catalog.writer(), &job)?;
+        catalog::insert_job(&worker.core.stores.catalog.writer(), &job)?;
         self.launched = true;
         let id = self.id.clone();
         let w = Arc::clone(worker);
@@ -84,14 +84,16 @@ impl JobSlot<'_> {
                 // Status first, then the job's outcome: a client that sees the job
                 // finished also sees the status it produced.
                 w.jobs.finish(|| {
-                    w.publish_status_as(None);
-                    if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job.id, status, now_ms(), result, error) {
+                    w.publish_status_finishing();
+                    if let Err(e) =
+                        catalog::finish_job(&w.core.stores.catalog.writer(), &job.id, status, now_ms(), result, error)
+                    {
                         tracing::error!("could not record the end of job {}: {e}", job.id);
                     }
                 });
-                w.events.job_finished(&job.id, job.kind, status);
+                w.core.events.job_finished(&job.id, job.kind, status);
             })
-            .map_err(|e| crate::runtime(format!("could not start the job: {e}")))?;
+            .map_err(|e| crate::errors::runtime(format!("could not start the job: {e}")))?;
         Ok(id)
     }
 }
@@ -134,7 +136,7 @@ impl Drop for JobSlot<'_> {
     }
 }
 
-impl Worker {
+impl Indexing {
     /// Indexes one file on a background thread as a `sync` job; returns the job id at once.
     /// (Not an indexing job in the one-at-a-time sense: it touches one file.)
     pub(crate) fn spawn_file_sync(
@@ -146,24 +148,26 @@ impl Worker {
     ) -> String {
         let id = uuid::Uuid::new_v4().to_string();
         let job = running(&id, JobKind::Sync, now_ms());
-        if let Err(e) = catalog::insert_job(&self.catalog.writer(), &job) {
+        if let Err(e) = catalog::insert_job(&self.core.stores.catalog.writer(), &job) {
             tracing::error!("could not record job {id}: {e}");
         }
         let w = Arc::clone(self);
         let job_id = id.clone();
         let spawned = std::thread::Builder::new().name("file-sync".into()).spawn(move || {
-            let (result, outcome) = crate::write::sync_one(&w, &coll, &root, &rel, origin);
+            let (result, outcome) = crate::index::collections::sync_one(&w, &coll, &root, &rel, origin);
             w.after_job();
             let Ending { status, result, error } =
                 Ending::of(outcome.as_ref().map(|_| &result).map_err(String::as_str));
-            if let Err(e) = catalog::finish_job(&w.catalog.writer(), &job_id, status, now_ms(), result, error) {
+            if let Err(e) =
+                catalog::finish_job(&w.core.stores.catalog.writer(), &job_id, status, now_ms(), result, error)
+            {
                 tracing::error!("could not record the end of job {job_id}: {e}");
             }
-            w.events.job_finished(&job_id, JobKind::Sync, status);
+            w.core.events.job_finished(&job_id, JobKind::Sync, status);
         });
         if let Err(e) = spawned {
             let _ = catalog::finish_job(
-                &self.catalog.writer(),
+                &self.core.stores.catalog.writer(),
                 &id,
                 JobStatus::Failed,
                 now_ms(),
@@ -174,29 +178,6 @@ impl Worker {
         id
     }
 
-    /// What follows every job's work, before the job is recorded as finished (so a client
-    /// that sees the job end sees its effects): saved capsules whose evidence changed are
-    /// verified again, then the journal is cut back to its retention bound.
-    pub(crate) fn after_job(&self) {
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::evidence::saved::reverify_touched(self);
-            self.prune_journal();
-        }));
-        if run.is_err() {
-            tracing::error!("after a job: re-verifying saved capsules or cutting the journal panicked");
-        }
-    }
-
-    /// Drops the journal's changes outside the retention bound of `index.yml`.
-    pub(crate) fn prune_journal(&self) {
-        let bound = self.config().journal.retention();
-        match catalog::prune_journal(&self.catalog.writer(), bound, now_ms(), crate::time_fmt::iso_to_ms) {
-            Ok(0) => {}
-            Ok(n) => tracing::info!("change journal: {n} changes past the retention bound dropped"),
-            Err(e) => tracing::error!("change journal: retention failed: {e}"),
-        }
-    }
-
     /// Records a job that already ran (the single-file sync after an API write), so that
     /// its id can be polled like any other; announces it.
     pub(crate) fn record_finished_job(&self, kind: JobKind, outcome: Result<&SyncResult, &str>) -> String {
@@ -205,14 +186,14 @@ impl Worker {
         let now = now_ms();
         let job = running(&id, kind, now);
         let Ending { status, result, error } = Ending::of(outcome);
-        let conn = self.catalog.writer();
+        let conn = self.core.stores.catalog.writer();
         let recorded =
             catalog::insert_job(&conn, &job).and_then(|_| catalog::finish_job(&conn, &id, status, now, result, error));
         drop(conn);
         if let Err(e) = recorded {
             tracing::error!("could not record job {id}: {e}");
         }
-        self.events.job_finished(&id, kind, status);
+        self.core.events.job_finished(&id, kind, status);
         id
     }
 }

@@ -1,0 +1,184 @@
+//! The composition root: opens the stores, builds each layer's state and wires the layers'
+//! hooks. Only this, `dispatch`, `status` and `server` see the whole worker.
+
+use crate::config::{self, IndexConfig, Settings};
+use crate::events::{ActiveJob, EventBus, Hooks};
+use crate::index::{self, collections, embedding, indexer, Indexing};
+use crate::shared::Shared;
+use crate::stores::bm25::{self, Bm25Index};
+use crate::stores::catalog;
+use crate::stores::recovery::{self, Repairs};
+use crate::stores::{vectors, Stores};
+use crate::{evidence, models, status, time_fmt};
+use protocol::api::RepairedStore;
+use protocol::Dirs;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error(transparent)]
+    Catalog(#[from] catalog::CatalogError),
+    #[error(transparent)]
+    Bm25(#[from] bm25::Bm25Error),
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error(transparent)]
+    Sync(#[from] indexer::SyncError),
+    #[error("worker i/o failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+crate::errors::internal_errors!(WorkerError);
+
+/// The worker, wired: what the layers share, and the index layer's state over it.
+pub struct Worker {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) indexing: Arc<Indexing>,
+}
+
+impl Worker {
+    /// Opens (or creates) the stores of the index and converges the derived ones with
+    /// the catalog: whatever a crash left half-done is re-fed, nothing is rebuilt whole.
+    pub fn open(dirs: Dirs) -> Result<Arc<Self>, WorkerError> {
+        std::fs::create_dir_all(dirs.index_dir())?;
+        let repairs = Repairs::default();
+        let (catalog, catalog_rebuilt) = recovery::open_catalog(&dirs.catalog_file(), &repairs)?;
+        if catalog_rebuilt {
+            // Its keys were the old catalog's documents.
+            match std::fs::remove_dir_all(dirs.bm25_dir()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
+        let (bm25, rebuilt) = Bm25Index::open(&dirs.bm25_dir())?;
+        if rebuilt {
+            let fed = catalog::reset_bm25(&catalog.writer())?;
+            if fed > 0 {
+                repairs.record(
+                    RepairedStore::Bm25,
+                    format!("the keyword index was missing or unreadable: rebuilt from the catalog ({fed} documents)"),
+                );
+            }
+        }
+        catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
+        let config = IndexConfig::load(&dirs.config_file())?;
+        let models = models::Models::new(
+            &dirs.cache_dir,
+            config.preset.as_deref(),
+            models::presets::from_config(&config.presets),
+            config.egress_policy.unwrap_or_default(),
+        );
+        let vectors = match vectors::VectorStore::open(&dirs.vectors_dir()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::error!("vector store unavailable: {e}");
+                None
+            }
+        };
+        let pictures = index::pictures::Readings::open(dirs.index_dir().join("ocr"));
+        let settings = Settings::new(dirs, config);
+        let fingerprint = settings.content_types.fingerprint();
+        if catalog::adopt_content_type_rules(&catalog.writer(), fingerprint)? {
+            tracing::info!("content-type rules changed ({fingerprint}): re-feeding BM25");
+        }
+        let shared = Arc::new(Shared {
+            stores: Stores::new(catalog, bm25, vectors, repairs),
+            settings,
+            models,
+            events: EventBus::default(),
+            hooks: Hooks::default(),
+        });
+        let indexing = Arc::new(Indexing::new(Arc::clone(&shared), pictures));
+        let worker = Arc::new(Worker { shared, indexing });
+        worker.install_hooks();
+        collections::reconcile(&worker.indexing)?;
+        worker.indexing.after_job();
+        let fed = worker.indexing.indexer().converge()?;
+        if fed > 0 {
+            tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+        }
+        if catalog_rebuilt {
+            // Every collection, watched or not, is read again from disk.
+            if let Err(e) = collections::sync(&worker.indexing, None, Some(false)) {
+                tracing::error!("could not start filling the new catalog: {}", e.message);
+            }
+        }
+        worker.indexing.publish_status();
+        Ok(worker)
+    }
+
+    /// The lower layers announce, the root answers: the status is written from every layer's
+    /// state, and saved capsules are verified again after every job. The hooks hold the
+    /// layers weakly (a layer holds the hooks).
+    fn install_hooks(&self) {
+        let shared = Arc::downgrade(&self.shared);
+        let indexing = Arc::downgrade(&self.indexing);
+        self.shared.hooks.install(
+            Box::new(move |job: ActiveJob| {
+                if let Some(ix) = indexing.upgrade() {
+                    status::publish(&ix, job);
+                }
+            }),
+            Box::new(move || {
+                if let Some(core) = shared.upgrade() {
+                    evidence::saved::reverify_touched(&core);
+                }
+            }),
+        );
+    }
+
+    /// Starts following the collections' folders (server mode): reconciled by a scan first
+    /// (what changed while svc was stopped), then watched.
+    pub fn start_watching(&self) {
+        index::watch::start(&self.indexing);
+    }
+
+    /// Events for `/api/events`.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<protocol::Event> {
+        self.shared.events.subscribe()
+    }
+
+    /// Starts the background embedding and reading of pictures (server mode).
+    pub fn start_background_embedding(&self) {
+        embedding::spawn(&self.indexing);
+        index::pictures::spawn(&self.indexing);
+    }
+
+    /// Embeds the whole backlog now, in this thread (the CLI's in-process mode).
+    pub fn embed_now(&self) -> Result<usize, String> {
+        let n = embedding::run(&self.indexing, true).map_err(|e| e.to_string())?;
+        self.indexing.publish_status();
+        Ok(n)
+    }
+
+    /// Stops a running job at its next batch boundary and waits for it.
+    pub fn shutdown(&self) {
+        self.indexing.cancel.store(true, Ordering::SeqCst);
+        self.indexing.jobs.wait_idle();
+        // The embedding thread stops at its next batch; the model is never torn down under it.
+        drop(self.indexing.embedding_round.lock().unwrap_or_else(|p| p.into_inner()));
+        // The write-ahead log folded into the catalog: the next start reads one file.
+        if let Err(e) = self.shared.stores.catalog.checkpoint() {
+            tracing::warn!("catalog checkpoint at shutdown failed: {e}");
+        }
+    }
+
+    /// Blocks until no job runs (the CLI's in-process mode waits for its job).
+    pub fn wait_idle(&self) {
+        self.indexing.jobs.wait_idle();
+    }
+}
+
+/// A worker on fresh stores under `dir`, for the crate's tests.
+#[cfg(test)]
+pub(crate) fn test_worker(dir: &std::path::Path) -> Arc<Worker> {
+    #[allow(clippy::unwrap_used)]
+    Worker::open(Dirs {
+        config_dir: dir.join("c"),
+        data_dir: dir.join("d"),
+        cache_dir: dir.join("k"),
+        index_name: "default".into(),
+    })
+    .unwrap()
+}
