@@ -5,10 +5,12 @@
 //! compile.
 
 use crate::answer::{self, Answer};
+use crate::app::Worker;
 use crate::index::collections;
+use crate::models::generator::Flow;
 use crate::reads::{changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
-use crate::{evidence, models, status, write, Flow, Worker};
+use crate::{evidence, model_api, status, write};
 use protocol::{self as p, ApiError, Call, JsonBody, Request};
 use std::sync::Arc;
 
@@ -75,10 +77,10 @@ impl Worker {
             Request::Diagnose(d) => reply::<p::Diagnose>(diagnose::diagnose(&self.shared, &d.query, &d.target)),
             Request::Explain(e) => reply::<p::Explain>(crate::index::explain::explain(&self.indexing, &e)),
             Request::Similar(s) => reply::<p::Similar>(vector::similar(&self.shared, &s.doc, &s.query)),
-            Request::ListPresets => reply::<p::ListPresets>(models::api::list(&self.shared)),
-            Request::SetPreset(s) => reply::<p::SetPreset>(models::api::set(&self.shared, &s.id)),
-            Request::PullModels => reply::<p::PullModels>(models::api::pull(&self.shared)),
-            Request::ModelStatus => reply::<p::GetModelStatus>(models::api::status(&self.shared)),
+            Request::ListPresets => reply::<p::ListPresets>(model_api::list(&self.shared)),
+            Request::SetPreset(s) => reply::<p::SetPreset>(model_api::set(&self.shared, &s.id)),
+            Request::PullModels => reply::<p::PullModels>(model_api::pull(&self.shared)),
+            Request::ModelStatus => reply::<p::GetModelStatus>(model_api::status(&self.shared)),
             Request::ListChanges(q) => reply::<p::ChangesQuery>(changes::changes(&self.shared, &q)),
             Request::ReplayEvents(r) => reply::<p::ReplayEvents>(
                 crate::events::replay(&self.shared.stores.catalog.reader(), r.after).map_err(ApiError::from),

@@ -17,6 +17,7 @@ mod evidence;
 pub mod index;
 #[cfg(test)]
 mod journal_tests;
+mod model_api;
 pub mod models;
 mod paths;
 mod reads;

@@ -1,6 +1,7 @@
 //! The worker's socket server: a handshake, then concurrent calls on each connection.
 
-use crate::{Flow, Worker, WorkerError};
+use crate::app::{Worker, WorkerError};
+use crate::models::generator::Flow;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use protocol::api::{EventKind, EventsDroppedEvent};
 use protocol::{read_frame, write_frame, ApiError, ClientFrame, Dirs, Event, JsonBody, ServerFrame, PROTOCOL_VERSION};

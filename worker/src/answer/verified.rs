@@ -87,7 +87,7 @@ pub fn ask(
                 &super::shown_sources(&req.query.search.query, &titled),
                 req.max_answer_tokens,
                 started,
-                &mut |_| crate::Flow::Continue,
+                &mut |_| crate::models::generator::Flow::Continue,
             )?
             .text,
         )

@@ -12,7 +12,7 @@
 //! stopped), then followed. A folder that cannot be watched, or on a network or FUSE file
 //! system whose changes made elsewhere a watch never sees ([`mounts`]), is scanned at an
 //! interval instead. Scans run one at a time with the sync jobs' scans
-//! ([`crate::Worker::scan_lock`]). Changes found here have the origin `watch`.
+//! ([`crate::index::Indexing::scan_lock`]). Changes found here have the origin `watch`.
 
 use crate::config::CollectionConfig;
 use crate::index::convert::splits_into_parts;

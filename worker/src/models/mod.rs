@@ -1,7 +1,6 @@
 //! Local models: presets, the model cache, downloads, and the ONNX Runtime sessions
 //! (embedder, cross-encoder reranker, generator), each loaded lazily on first use.
 
-pub mod api;
 mod download;
 pub mod egress;
 pub mod embedder;
