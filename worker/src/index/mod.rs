@@ -13,9 +13,11 @@ pub mod ingest;
 pub mod jobs;
 pub mod mounts;
 pub mod pictures;
+mod reading;
 pub mod rules;
 pub mod walk;
 pub mod watch;
+mod writer;
 
 use crate::events::ActiveJob;
 use crate::shared::Shared;

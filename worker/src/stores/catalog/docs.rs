@@ -360,6 +360,18 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
     Ok(id)
 }
 
+/// Moves the document `id` to `rel_path` (its row, and so its history, stays), in generation
+/// `gen` when given (a rename on its own), else in the one the write around it set.
+pub fn move_doc(tx: &Transaction<'_>, id: i64, rel_path: &str, gen: Option<i64>) -> Result<()> {
+    match gen {
+        Some(gen) => {
+            tx.execute("UPDATE documents SET rel_path = ?2, gen = ?3 WHERE id = ?1", params![id, rel_path, gen])?
+        }
+        None => tx.execute("UPDATE documents SET rel_path = ?2 WHERE id = ?1", params![id, rel_path])?,
+    };
+    Ok(())
+}
+
 /// Deletes an inactive row that still holds `rel_path` (so another row can take the path).
 pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, keep: i64) -> Result<()> {
     let stale: Option<i64> = tx

@@ -1,0 +1,386 @@
+//! What a sync writes: each batch of parsed files into the catalog (journaled in the same
+//! transaction) and into BM25, deactivations and renames, the events announced after each
+//! commit, and `converge`, which re-feeds BM25 from the catalog where they differ.
+
+use super::indexer::{Indexer, SyncError};
+use super::reading::{mime_and_ext, Parsed};
+use crate::config::CollectionConfig;
+use crate::index::ingest::{self, ParsedDoc};
+use crate::stores::bm25::Bm25Doc;
+use crate::stores::catalog::{
+    self, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
+};
+use crate::{time_fmt, uri};
+use protocol::source_kind::{source_kind, SourceKind};
+use std::path::Path;
+
+/// A file whose bytes did not change but whose mtime did (and that may need reactivating).
+pub(super) struct Touch {
+    pub(super) state: FileState,
+    pub(super) mtime_ns: i64,
+}
+
+/// A document a sync created, changed, reactivated or took out of the index: what its
+/// `document-changed` event says.
+#[derive(Debug, Clone)]
+pub(super) struct ChangedDoc {
+    pub(super) id: i64,
+    pub(super) rel: String,
+    /// The version now indexed; `None`: the document left the index.
+    pub(super) source_hash: Option<String>,
+}
+
+/// What one batch wrote.
+#[derive(Default)]
+pub(super) struct BatchOutcome {
+    pub(super) added: u64,
+    pub(super) updated: u64,
+    /// Every document the batch created, changed or reactivated.
+    pub(super) written: Vec<ChangedDoc>,
+    pub(super) absorbed: Vec<(i64, i64)>,
+}
+
+pub(super) fn structure_of(doc: &ParsedDoc) -> Structure {
+    Structure {
+        headings: doc.sections.iter().map(|s| s.title.clone()).collect(),
+        links: doc.links.iter().map(|l| format!("{}:{}", l.link_type.as_str(), l.target_ref_norm)).collect(),
+        dates: doc.date_fields.clone(),
+    }
+}
+
+pub(super) fn snapshot(collection: &str, row: &catalog::DocRow) -> Snapshot {
+    Snapshot {
+        rel_path: row.rel_path.clone(),
+        docid: row.docid.clone(),
+        uri: uri::doc_uri(collection, &row.rel_path),
+        source_hash: row.source_hash.clone(),
+        mirror_hash: row.mirror_hash.clone(),
+        active: row.active,
+    }
+}
+
+impl Indexer<'_> {
+    /// Writes parsed files and touched rows in one transaction, journals each change, then
+    /// feeds BM25 (not yet committed).
+    pub(super) fn apply_batch(
+        &self,
+        coll: &str,
+        parsed: &[Box<Parsed>],
+        touched: &[Touch],
+        origin: Origin,
+    ) -> Result<BatchOutcome, SyncError> {
+        let now = time_fmt::now_iso();
+        let mut out = BatchOutcome::default();
+        let mut ids = Vec::with_capacity(parsed.len());
+        let gen;
+        {
+            let mut conn = self.catalog.writer();
+            let tx = conn.transaction()?;
+            gen = catalog::next_generation(&tx)?;
+            for p in parsed {
+                // Read before a rename below moves it: the journal's previous path is the old one.
+                let before = match p.previous.as_ref().or(p.renamed_from.as_ref()) {
+                    Some(prev) => catalog::docs_by_ids(&tx, &[prev.id])?.into_iter().next(),
+                    None => None,
+                };
+                if let Some(old) = &p.renamed_from {
+                    // Keep the row (and its history): it moves to the new path.
+                    catalog::move_doc(&tx, old.id, &p.file.rel, None)?;
+                }
+                let old_structure = match &before {
+                    Some(row) => {
+                        let text = catalog::content_text(&tx, &row.mirror_hash)?.unwrap_or_default();
+                        source_kind(&row.rel_path)
+                            .map(|k| structure_of(&ingest::parse(&text, &row.rel_path, k)))
+                            .unwrap_or_default()
+                    }
+                    None => Structure::default(),
+                };
+                let (mime, ext) = mime_and_ext(&p.file.rel);
+                let id = catalog::upsert_doc(
+                    &tx,
+                    gen,
+                    &NewDoc {
+                        collection: coll,
+                        rel_path: &p.file.rel,
+                        part_of: p.part_of.as_deref(),
+                        source_hash: &p.source_hash,
+                        source_mime: &mime,
+                        source_ext: &ext,
+                        size: p.file.size,
+                        mtime_ns: p.file.mtime_ns,
+                        canonical: &p.canonical,
+                        mirror_hash: &p.mirror_hash,
+                        parsed: p.doc.stored(),
+                        indexed_at: &now,
+                    },
+                )?;
+                let current = Snapshot {
+                    rel_path: p.file.rel.clone(),
+                    docid: catalog::docid_of(&p.source_hash),
+                    uri: uri::doc_uri(coll, &p.file.rel),
+                    source_hash: p.source_hash.clone(),
+                    mirror_hash: p.mirror_hash.clone(),
+                    active: true,
+                };
+                let previous = before.as_ref().map(|r| snapshot(coll, r));
+                let kind = match &before {
+                    _ if p.renamed_from.is_some() => ChangeKind::Rename,
+                    None => ChangeKind::Create,
+                    Some(r) if !r.active => ChangeKind::Reactivate,
+                    Some(_) => ChangeKind::Update,
+                };
+                let delta = StructureDelta::between(&old_structure, &structure_of(&p.doc));
+                catalog::record_change(
+                    &tx,
+                    &ChangeRecord {
+                        kind,
+                        origin,
+                        collection: coll,
+                        doc_id: id,
+                        observed_at: &now,
+                        previous: previous.as_ref(),
+                        current: Some(&current),
+                        delta: &delta,
+                    },
+                )?;
+                if before.is_some() && p.renamed_from.is_none() {
+                    out.updated += 1;
+                } else {
+                    out.added += 1;
+                }
+                ids.push(id);
+            }
+            for t in touched {
+                let reactivate = !t.state.active;
+                catalog::touch_doc(&tx, t.state.id, t.mtime_ns, reactivate.then_some(gen))?;
+                if reactivate {
+                    if let Some(row) = catalog::docs_by_ids(&tx, &[t.state.id])?.into_iter().next() {
+                        let snap = snapshot(coll, &row);
+                        catalog::record_change(
+                            &tx,
+                            &ChangeRecord {
+                                kind: ChangeKind::Reactivate,
+                                origin,
+                                collection: coll,
+                                doc_id: row.id,
+                                observed_at: &now,
+                                previous: None,
+                                current: Some(&snap),
+                                delta: &StructureDelta::default(),
+                            },
+                        )?;
+                        out.written.push(ChangedDoc {
+                            id: row.id,
+                            rel: row.rel_path,
+                            source_hash: Some(row.source_hash),
+                        });
+                    }
+                }
+            }
+            tx.commit()?;
+        }
+        for (p, id) in parsed.iter().zip(ids) {
+            let categories =
+                self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel);
+            let title = keyword_title(&p.doc.title, &p.file.rel, &p.doc.sections);
+            // The parsed body is the Markdown body the stored text gives (ingest::keyword_body).
+            let body = ingest::keyword_text(&p.doc.body, source_kind(&p.file.rel));
+            self.bm25.upsert(&Bm25Doc {
+                key: id,
+                collection: coll,
+                title: &title,
+                body: &body,
+                rel_path: &p.file.rel,
+                tags: &p.doc.tags,
+                categories: &categories,
+                modified_ms: p.file.mtime_ns / 1_000_000,
+                declared_language: p.doc.language.as_deref(),
+            })?;
+            out.absorbed.push((id, gen));
+            out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
+        }
+        Ok(out)
+    }
+
+    /// Deactivates rows (files that vanished or were deactivated through the API), with a
+    /// journal entry each. BM25 deletes are pending until the next commit.
+    pub fn deactivate(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<Vec<(i64, i64, String)>, SyncError> {
+        let now = time_fmt::now_iso();
+        let mut done = Vec::with_capacity(ids.len());
+        {
+            let mut conn = self.catalog.writer();
+            let tx = conn.transaction()?;
+            let gen = catalog::next_generation(&tx)?;
+            for row in catalog::docs_by_ids(&tx, ids)?.into_iter().filter(|r| r.active) {
+                catalog::deactivate(&tx, gen, &[row.id])?;
+                let previous = snapshot(coll, &row);
+                let current = Snapshot { active: false, ..previous.clone() };
+                catalog::record_change(
+                    &tx,
+                    &ChangeRecord {
+                        kind: ChangeKind::Inactivate,
+                        origin,
+                        collection: coll,
+                        doc_id: row.id,
+                        observed_at: &now,
+                        previous: Some(&previous),
+                        current: Some(&current),
+                        delta: &StructureDelta::default(),
+                    },
+                )?;
+                done.push((row.id, gen, row.rel_path));
+            }
+            tx.commit()?;
+        }
+        for (id, _, _) in &done {
+            self.bm25.delete(*id);
+        }
+        Ok(done)
+    }
+
+    /// Records that a document's file moved to `new_rel` (a refactor): the row keeps its
+    /// identity and history; any stale inactive row at the new path is dropped.
+    pub fn rename_doc(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        id: i64,
+        new_rel: &str,
+        origin: Origin,
+    ) -> Result<(), SyncError> {
+        let now = time_fmt::now_iso();
+        {
+            let mut conn = self.catalog.writer();
+            let tx = conn.transaction()?;
+            let gen = catalog::next_generation(&tx)?;
+            let Some(before) = catalog::docs_by_ids(&tx, &[id])?.into_iter().next() else { return Ok(()) };
+            catalog::drop_stale_row(&tx, &coll.name, new_rel, id)?;
+            catalog::move_doc(&tx, id, new_rel, Some(gen))?;
+            let previous = snapshot(&coll.name, &before);
+            let current =
+                Snapshot { rel_path: new_rel.to_string(), uri: uri::doc_uri(&coll.name, new_rel), ..previous.clone() };
+            catalog::record_change(
+                &tx,
+                &ChangeRecord {
+                    kind: ChangeKind::Rename,
+                    origin,
+                    collection: &coll.name,
+                    doc_id: id,
+                    observed_at: &now,
+                    previous: Some(&previous),
+                    current: Some(&current),
+                    delta: &StructureDelta::default(),
+                },
+            )?;
+            tx.commit()?;
+        }
+        self.sync_file(coll, root, new_rel, origin)?;
+        self.converge()?;
+        // The version at the new path, as the sync just above left it.
+        let state = catalog::file_state(&self.catalog.reader(), &coll.name, new_rel).ok().flatten();
+        let source_hash = state.filter(|s| s.active).map(|s| s.source_hash);
+        self.announce(&coll.name, &ChangedDoc { id, rel: new_rel.to_string(), source_hash }, origin);
+        Ok(())
+    }
+
+    /// Deactivates documents now (API): journal, BM25 commit, event.
+    pub fn deactivate_now(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<(), SyncError> {
+        let done = self.deactivate(coll, ids, origin)?;
+        let absorbed: Vec<(i64, i64)> = done.iter().map(|(id, g, _)| (*id, *g)).collect();
+        let changed: Vec<ChangedDoc> =
+            done.into_iter().map(|(id, _, rel)| ChangedDoc { id, rel, source_hash: None }).collect();
+        self.finish(coll, &absorbed, &changed, origin)
+    }
+
+    /// Announces a changed document with the version now indexed.
+    pub(super) fn announce(&self, coll: &str, doc: &ChangedDoc, origin: Origin) {
+        // Its newest journal position: a subscriber that reconnects from it misses nothing of
+        // this document (a change after it is replayed, or announced with a later id).
+        let change = catalog::latest_change_of(&self.catalog.reader(), doc.id).ok().flatten();
+        let uri = uri::doc_uri(coll, &doc.rel);
+        self.events.document_changed(&uri, coll, &doc.rel, origin, doc.source_hash.clone(), change);
+    }
+
+    /// Commits BM25, records what it absorbed, and announces the changed documents.
+    pub(super) fn finish(
+        &self,
+        coll: &str,
+        absorbed: &[(i64, i64)],
+        changed: &[ChangedDoc],
+        origin: Origin,
+    ) -> Result<(), SyncError> {
+        if absorbed.is_empty() {
+            return Ok(());
+        }
+        self.bm25.commit()?;
+        catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed)?;
+        for doc in changed {
+            self.announce(coll, doc, origin);
+        }
+        Ok(())
+    }
+
+    /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, and
+    /// rows changed without a re-parse). Cheap when nothing is pending.
+    pub fn converge(&self) -> Result<usize, SyncError> {
+        let pending = catalog::bm25_pending(&self.catalog.reader())?;
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let mut absorbed = Vec::with_capacity(pending.len());
+        for ids in pending.chunks(500) {
+            let conn = self.catalog.reader();
+            let rows = catalog::docs_by_ids(&conn, ids)?;
+            let tags = catalog::tags_of(&conn, ids)?;
+            for row in rows {
+                if row.active {
+                    let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
+                    let no_tags = Vec::new();
+                    let categories =
+                        self.content_types.categories_with_type(&row.categories, row.fm_type.as_deref(), &row.rel_path);
+                    // A code file's symbols are keywords of its title: parsed again here.
+                    let symbols = ingest::code_symbols(ingest::body_of(&text, row.body_start_line), &row.rel_path);
+                    let title = keyword_title(&row.title, &row.rel_path, &symbols);
+                    // The same keyword text as a sync's (ingest::keyword_body).
+                    let kind = source_kind(&row.rel_path);
+                    let body = ingest::keyword_body(&text, row.body_start_line, kind);
+                    // Only a Markdown note has front matter (as a sync's parse reads it).
+                    let declared =
+                        (kind == Some(SourceKind::Markdown)).then(|| ingest::declared_language(&text)).flatten();
+                    self.bm25.upsert(&Bm25Doc {
+                        key: row.id,
+                        collection: &row.collection,
+                        title: &title,
+                        body: &body,
+                        rel_path: &row.rel_path,
+                        tags: tags.get(&row.id).unwrap_or(&no_tags),
+                        categories: &categories,
+                        modified_ms: row.source_mtime_ns / 1_000_000,
+                        declared_language: declared.as_deref(),
+                    })?;
+                } else {
+                    self.bm25.delete(row.id);
+                }
+                absorbed.push((row.id, row.gen));
+            }
+        }
+        self.bm25.commit()?;
+        catalog::mark_bm25_absorbed(&mut self.catalog.writer(), &absorbed)?;
+        Ok(absorbed.len())
+    }
+}
+
+/// The title BM25 indexes: a code file's title followed by its symbols' paths (so
+/// `Parser::parse` finds the file that defines it), any other document's title as it is.
+pub(super) fn keyword_title<'a>(title: &'a str, rel: &str, sections: &[ingest::Section]) -> std::borrow::Cow<'a, str> {
+    if !matches!(source_kind(rel), Some(SourceKind::Code(_))) || sections.is_empty() {
+        return std::borrow::Cow::Borrowed(title);
+    }
+    let mut out = title.to_string();
+    for s in sections {
+        out.push('\n');
+        out.push_str(&s.title);
+    }
+    std::borrow::Cow::Owned(out)
+}
