@@ -7,18 +7,24 @@
 
 mod capsules;
 mod changes;
+mod collections;
 mod docs;
 mod embeddings;
 mod jobs;
+mod keyword_feed;
+mod links;
 mod listing;
 mod pool;
 mod schema;
 
 pub use capsules::*;
 pub use changes::*;
+pub use collections::*;
 pub use docs::*;
 pub use embeddings::*;
 pub use jobs::*;
+pub use keyword_feed::*;
+pub use links::*;
 pub use listing::{doc_page, title_matches, DocPage};
 pub use pool::{snapshot, Catalog};
 

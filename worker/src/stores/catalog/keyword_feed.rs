@@ -1,0 +1,47 @@
+//! The BM25 index's bookkeeping in the catalog: which rows it has not absorbed yet (`gen` ahead
+//! of `bm25_gen`), and the content-type rules its categories were fed with.
+
+use super::Result;
+use rusqlite::{params, Connection};
+
+/// Rows whose BM25 entry lags behind the catalog.
+pub fn bm25_pending(conn: &Connection) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare("SELECT id FROM documents WHERE gen != bm25_gen")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records that the BM25 index absorbed these rows at their current generation.
+pub fn mark_bm25_absorbed(conn: &mut Connection, ids: &[(i64, i64)]) -> Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached("UPDATE documents SET bm25_gen = ?2 WHERE id = ?1 AND gen = ?2")?;
+        for (id, gen) in ids {
+            stmt.execute(params![id, gen])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Adopts the content-type rules `fingerprint`: when it differs from the rules the BM25
+/// index was fed under, forgets what BM25 absorbed, so that the next convergence re-feeds
+/// every row with its content type under the new rules. True when they differed.
+pub fn adopt_content_type_rules(conn: &Connection, fingerprint: &str) -> Result<bool> {
+    const KEY: &str = "content_type_rules";
+    let before = super::changes::meta_value(conn, KEY)?;
+    if before.as_deref() == Some(fingerprint) {
+        return Ok(false);
+    }
+    reset_bm25(conn)?;
+    super::changes::set_meta(conn, KEY, fingerprint)?;
+    Ok(before.is_some() || fingerprint != "none")
+}
+
+/// Forgets what BM25 absorbed, so that the next convergence rebuilds it from the catalog.
+/// Marks every document for a new feed into BM25; returns how many active ones there are.
+pub fn reset_bm25(conn: &Connection) -> Result<u64> {
+    conn.execute("UPDATE documents SET bm25_gen = 0", [])?;
+    let active: i64 = conn.query_row("SELECT COUNT(*) FROM documents WHERE active = 1", [], |r| r.get(0))?;
+    Ok(active.max(0) as u64)
+}
