@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the svc server over HTTP on two deterministic corpora.
 
-Corpora: (a) "notes": 2,000 generated Markdown notes (shared/bench/corpus-gen.py, seed 42);
+Corpora: (a) "notes": 2,000 generated Markdown notes (scripts/corpus_gen.py, seed 42);
 (b) "scifact": BEIR SciFact abstracts as Markdown (scripts/scifact_to_md.py).
 
 For each corpus a fresh `svc serve` runs with temporary config/data/cache dirs, and we measure:
@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,13 +28,14 @@ import urllib.parse
 import urllib.request
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 import scifact_to_md  # noqa: E402
+import bench_watch  # noqa: E402
+from svclib import (  # noqa: E402
+    REPO, Http, Server, ask_streamed, fmt, job_seconds, log, md_files, notes_corpus, percentile, probe_token, reader_loop,
+    rss_mb, run_job,
+)
 
-JOB_POLL_S = 0.02
-HEALTH_TIMEOUT_S = 60
-STOP_TIMEOUT_S = 10
 MIN_SYNC_READS = 200
 MAX_SYNC_ROUNDS = 10
 MAX_SYNC_SECONDS = 10.0  # stop repeating edit+sync rounds once this much sync time was spent
@@ -47,21 +47,6 @@ BURST_WRITES = 200  # PUTs in the write burst
 BURST_NOTES = 20  # distinct notes the burst writes to, round robin
 BURST_READERS = 2  # reader threads during the burst
 
-# 30 fixed queries for the generated notes, from common to rare (document frequencies in the
-# seed-42 corpus, roughly): ~1,600-1,900 notes / ~200-1,400 notes / ~2-400 notes.
-# All are checked to occur in the generated corpus before the server starts.
-NOTES_QUERIES = [
-    # common single terms
-    "index", "query", "search", "rust", "latency", "compaction", "middleware", "carefully",
-    "tantivy", "sqlite",
-    # mid-frequency phrases (topics and word runs)
-    "reciprocal rank fusion", "sourdough bread", "kyoto temples", "marathon training",
-    "unicode normalization", "cache invalidation", "snippet generation", "write ahead log",
-    "hybrid lexical semantic", "deadline review",
-    # rare terms: non-ASCII words, headings, authors, title numbers
-    "München", "Zürich", "jalapeño", "東京", "Привет", "Zusammenfassung", "Müller", "backlinks",
-    "0042", "1234",
-]
 SCIFACT_QUERY_COUNT = 200
 
 # (key, label, format, target text, target check) — rows of the printed table.
@@ -131,253 +116,13 @@ ROWS = [
 ]
 
 
-def log(msg):
-    print(f"[bench] {msg}", file=sys.stderr, flush=True)
-
-
-def percentile(values, p):
-    """Linear-interpolated percentile (p in 0..100), as numpy's default."""
-    if not values:
-        return None
-    xs = sorted(values)
-    pos = (len(xs) - 1) * p / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
 # ---------------------------------------------------------------- HTTP
-
-class Http:
-    """JSON over one persistent (keep-alive) HTTP/1.1 connection."""
-
-    def __init__(self, port, timeout=300):
-        self.port = port
-        self.timeout = timeout
-        self.conn = None
-
-    def close(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-    def request(self, method, path, body=None):
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        reused = self.conn is not None
-        try:
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-                self.conn.connect()
-                self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.conn.request(method, path, body=data, headers=headers)
-            resp = self.conn.getresponse()
-            raw = resp.read()
-        except (http.client.HTTPException, ConnectionError) as e:
-            self.close()
-            if not reused:
-                raise
-            log(f"connection dropped ({e!r}); reconnecting")
-            return self.request(method, path, body)  # the server closed an idle keep-alive connection
-        if resp.will_close:
-            self.close()
-        try:
-            payload = json.loads(raw) if raw else None
-        except ValueError:
-            payload = raw.decode("utf-8", "replace")
-        return resp.status, payload
-
-    def timed(self, method, path, body=None):
-        t0 = time.perf_counter()
-        status, payload = self.request(method, path, body)
-        return (time.perf_counter() - t0) * 1000.0, status, payload
-
-
-def start_job(client, path, body, conflict_wait_s=120):
-    """POST a job-starting request; on 409 (another job running) retry until it is accepted."""
-    deadline = time.monotonic() + conflict_wait_s
-    while True:
-        status, payload = client.request("POST", path, body)
-        if status == 409 and time.monotonic() < deadline:
-            time.sleep(JOB_POLL_S)
-            continue
-        if status not in (200, 202) or not isinstance(payload, dict) or "jobId" not in payload:
-            raise RuntimeError(f"POST {path} -> {status}: {payload}")
-        return payload["jobId"]
-
-
-def wait_job(client, job_id, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        status, job = client.request("GET", f"/api/jobs/{urllib.parse.quote(job_id, safe='')}")
-        if status != 200:
-            raise RuntimeError(f"GET /api/jobs/{job_id} -> {status}: {job}")
-        if job.get("status") == "completed":
-            return job
-        if job.get("status") == "failed":
-            raise RuntimeError(f"job {job_id} failed: {job.get('error')}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"job {job_id} still {job.get('status')} after {timeout_s} s")
-        time.sleep(JOB_POLL_S)
-
-
-def run_job(client, path, body, timeout_s):
-    """Start a job and poll it to completion. Returns (wall seconds, job object)."""
-    t0 = time.perf_counter()
-    job = wait_job(client, start_job(client, path, body), timeout_s)
-    return time.perf_counter() - t0, job
-
-
-def job_seconds(job):
-    ms = (job.get("result") or {}).get("totalDurationMs")
-    return None if ms is None else ms / 1000.0
 
 
 # ---------------------------------------------------------------- processes
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def read_proc(pid, name):
-    try:
-        with open(f"/proc/{pid}/{name}", "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def cmdline(pid):
-    raw = read_proc(pid, "cmdline")
-    return None if raw is None else raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
-
-
-def rss_mb(pid):
-    raw = read_proc(pid, "status")
-    for line in (raw or b"").decode().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024.0
-    return None
-
-
-def descendants(root_pid):
-    """All descendant pids of root_pid, from the ppid field of /proc/*/stat."""
-    children = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        stat = read_proc(name, "stat")
-        if not stat:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()  # after "pid (comm) ": state ppid ...
-        children.setdefault(int(fields[1]), []).append(int(name))
-    out, todo = [], [root_pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-class Server:
-    """`svc serve` on a free port with private config/data/cache dirs."""
-
-    def __init__(self, binary, root):
-        self.binary = binary
-        self.root = root
-        self.port = None
-        self.proc = None
-        self.log_path = os.path.join(root, "serve.log")
-
-    def env(self):
-        env = dict(os.environ)
-        for var, sub in (("SVC_CONFIG_DIR", "config"), ("SVC_DATA_DIR", "data"), ("SVC_CACHE_DIR", "cache")):
-            env[var] = os.path.join(self.root, sub)
-            os.makedirs(env[var], exist_ok=True)
-        return env
-
-    def start(self):
-        self.port = free_port()
-        with open(self.log_path, "wb") as logf:
-            self.proc = subprocess.Popen(
-                [self.binary, "serve", "--port", str(self.port)], env=self.env(),
-                stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        # /api/health answers as soon as the gateway serves; /api/status says `healthy`
-        # once the worker is connected too.
-        url = f"http://127.0.0.1:{self.port}/api/status"
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"svc serve exited with {self.proc.returncode}\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as resp:
-                    if resp.status == 200 and json.loads(resp.read()).get("healthy"):
-                        return
-            except (OSError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"no healthy server after {HEALTH_TIMEOUT_S} s\n{self.log_tail()}")
-            time.sleep(0.05)
-
-    def processes(self):
-        """{"supervisor": pid, "gateway": pid, "worker": pid} for the processes that exist now."""
-        procs = {"supervisor": self.proc.pid}
-        for pid in descendants(self.proc.pid):
-            cmd = cmdline(pid) or ""
-            for role in ("gateway", "worker"):
-                if f"internal {role}" in cmd:
-                    procs.setdefault(role, pid)
-        return procs
-
-    def log_tail(self, n=40):
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        kids = [p for p in descendants(self.proc.pid) if "internal" in (cmdline(p) or "")]
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            log(f"svc serve did not stop within {STOP_TIMEOUT_S} s after SIGTERM; sending SIGKILL")
-            self.proc.kill()
-            self.proc.wait()
-        for pid in kids:  # children left behind by the supervisor
-            if "internal" in (cmdline(pid) or ""):
-                log(f"child {pid} still alive after supervisor exit; sending SIGKILL")
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-
 
 # ---------------------------------------------------------------- corpora
-
-def md_files(root):
-    out = []
-    for d, _, names in os.walk(root):
-        out.extend(os.path.join(d, n) for n in names if n.endswith(".md"))
-    return sorted(out)
-
-
-def make_notes(shared, out_dir):
-    gen = os.path.join(shared, "bench", "corpus-gen.py")
-    subprocess.run([sys.executable, gen, out_dir, "2000", "42"], check=True, stdout=subprocess.DEVNULL)
-    texts = []
-    for path in md_files(out_dir):
-        with open(path, encoding="utf-8") as f:
-            texts.append(f.read().lower())
-    missing = [q for q in NOTES_QUERIES if not any(all(w in t for w in q.lower().split()) for t in texts)]
-    if missing:
-        raise RuntimeError(f"fixed queries not found in the generated corpus: {missing}")
-    return list(NOTES_QUERIES)
 
 
 def make_scifact(shared, out_dir):
@@ -391,7 +136,7 @@ def make_scifact(shared, out_dir):
     return queries
 
 
-CORPORA = {"notes": make_notes, "scifact": make_scifact}
+CORPORA = {"notes": lambda _shared, out_dir: notes_corpus(out_dir), "scifact": make_scifact}
 
 
 # ---------------------------------------------------------------- measurements
@@ -412,25 +157,6 @@ def measure_search(client, queries, runs=3):
                 raise RuntimeError(f"search {q!r} -> {status}: {payload}")
             lat.append(ms)
     return lat, zero_hits
-
-
-def reader_loop(port, requests, stop, out):
-    client = Http(port)
-    try:
-        client.request("GET", "/api/health")  # open the connection outside the measurement
-        i = 0
-        while not stop.is_set():
-            kind, method, path, body = requests[i % len(requests)]
-            i += 1
-            t0 = time.perf_counter()
-            try:
-                status, _ = client.request(method, path, body)
-            except (OSError, http.client.HTTPException):
-                status = 0
-                client.close()
-            out.append((kind, t0, (time.perf_counter() - t0) * 1000.0, status))
-    finally:
-        client.close()
 
 
 def measure_reads_during_sync(client, port, files, doc_uri, query, timeout_s):
@@ -491,16 +217,6 @@ def put_note(client, doc_uri, docid, content):
     if status == 200 and isinstance(payload, dict) and payload.get("docId"):
         return status, payload["docId"]
     return status, docid
-
-
-def probe_token(i):
-    """A word that occurs in no other note: letters only, so no tokenizer splits it."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    n, word = int.from_bytes(os.urandom(6), "big"), ""
-    for _ in range(9):
-        n, r = divmod(n, 26)
-        word += letters[r]
-    return f"zq{word}{letters[i % 26]}"
 
 
 def measure_write_to_searchable(client, collection):
@@ -702,32 +418,6 @@ ASK_QUESTIONS = 10
 ASK_TOKENS = 128
 
 
-def ask_streamed(port, body):
-    """One streamed ask: (ms to the first token event, ms to the last one, the final reply)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    t0 = time.perf_counter()
-    conn.request("POST", "/api/ask", body=json.dumps(body).encode(),
-                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
-    resp = conn.getresponse()
-    first = last = None
-    event, reply = None, None
-    while True:
-        line = resp.fp.readline()
-        if not line:
-            break
-        line = line.decode("utf-8").rstrip("\n")
-        if line.startswith("event:"):
-            event = line[6:].strip()
-            if event == "token":
-                last = (time.perf_counter() - t0) * 1000.0
-                first = first if first is not None else last
-        elif line.startswith("data:") and event == "answer":
-            reply = json.loads(line[5:].strip())
-            break
-    conn.close()
-    return first, last, reply
-
-
 def llama_bench(gguf, threads, prompt_tokens, tokens):
     """llama.cpp's own llama-bench (scripts/llama-tools builds it from the same llama.cpp source
     and CPU options as svc): (prompt tokens/s, decode tokens/s), or None."""
@@ -779,9 +469,10 @@ def measure_ask(client, port, queries, models_dir, worker_pid=None):
     firsts, rates, prompt_rates, prompts = [], [], [], []
     for b in bodies:
         retrieval_ms, _, _ = client.timed("POST", "/api/query", {"query": b["query"], "limit": 12})
-        first, last, reply = ask_streamed(port, b)
-        if first is None or reply is None:
+        streamed = ask_streamed(port, b)
+        if streamed.first_s is None or not streamed.reply:
             continue
+        first, last, reply = streamed.first_s * 1000.0, streamed.last_s * 1000.0, streamed.reply
         firsts.append(first)
         tokens = reply["meta"]["answerTokens"]
         prompts.append(reply["meta"]["promptTokens"])
@@ -954,14 +645,6 @@ def bench_corpus(name, corpus_dir, queries, args, tmp):
 
 # ---------------------------------------------------------------- report
 
-def fmt(fmt_str, value):
-    if value is None:
-        return "-"
-    try:
-        return fmt_str.format(value)
-    except (ValueError, TypeError):
-        return str(value)
-
 
 def print_table(results):
     header = ["metric", "2000-note", "scifact", "target"]
@@ -989,7 +672,6 @@ def print_table(results):
 
 
 def main():
-    import bench_watch  # noqa: E402 (it imports this module)
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", choices=["notes", "scifact", "watch", "all"], default="all",

@@ -26,7 +26,8 @@ import time
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 import eval_docs  # noqa: E402
-from bench_models import EMBED_DIR, EMBED_FILE, chunk_texts, default_cache_dir, run_svc  # noqa: E402
+from bench_models import EMBED_DIR, EMBED_FILE, chunk_texts  # noqa: E402
+from svclib import default_cache_dir, run_svc  # noqa: E402
 
 
 def parse_run(text):

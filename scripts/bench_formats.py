@@ -2,7 +2,7 @@
 """Conversion and sync throughput per format (issue 23), on a fresh `svc serve` without models
 (keyword index only, so the figures are conversion, parsing and indexing, not embedding).
 
-Folders are made from the 2,000 generated notes (shared/bench/corpus-gen.py, seed 42) by
+Folders are made from the 2,000 generated notes (scripts/corpus_gen.py, seed 42) by
 scripts/make_formats.py: the same text as XLSX, PPTX, ODP, EML and HTML, real Rust files of
 the cargo registry, and the Markdown notes themselves. Per format: the sync time of COUNT files,
 in MB/s (the files' bytes) and files/s. A mailbox of COUNT messages (the EML files' messages in
@@ -22,7 +22,7 @@ import tempfile
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-import bench  # noqa: E402
+import svclib
 
 FORMATS = ["md", "xlsx", "pptx", "odp", "eml", "html", "rs"]
 
@@ -32,14 +32,14 @@ def folder_bytes(d):
 
 
 def sync_seconds(binary, tmp, folder, name, timeout):
-    server = bench.Server(binary, tempfile.mkdtemp(prefix=f"svc-fmt-{name}-", dir=tmp))
+    server = svclib.Server(binary, tempfile.mkdtemp(prefix=f"svc-fmt-{name}-", dir=tmp))
     try:
         server.start()
-        client = bench.Http(server.port)
-        _, job = bench.run_job(client, "/api/collections", {"path": folder, "name": name, "watch": False}, timeout)
+        client = svclib.Http(server.port)
+        _, job = svclib.run_job(client, "/api/collections", {"path": folder, "name": name, "watch": False}, timeout)
         result = (job.get("result") or {}).get("collections", [{}])[0]
         client.close()
-        return bench.job_seconds(job), result
+        return svclib.job_seconds(job), result
     finally:
         server.stop()
 
@@ -50,18 +50,18 @@ APPENDED = (b"From bench@example.org Wed Mar  4 10:00:00 2026\nFrom: Bench <benc
 
 def mailbox_seconds(binary, tmp, folder, timeout):
     """A mailbox's first sync, then its sync after a message is appended: ((s, result), (s, result))."""
-    server = bench.Server(binary, tempfile.mkdtemp(prefix="svc-fmt-mbox-", dir=tmp))
+    server = svclib.Server(binary, tempfile.mkdtemp(prefix="svc-fmt-mbox-", dir=tmp))
     try:
         server.start()
-        client = bench.Http(server.port)
-        _, first = bench.run_job(client, "/api/collections", {"path": folder, "name": "mbox", "watch": False}, timeout)
+        client = svclib.Http(server.port)
+        _, first = svclib.run_job(client, "/api/collections", {"path": folder, "name": "mbox", "watch": False}, timeout)
         with open(os.path.join(folder, "inbox.mbox"), "ab") as f:
             f.write(APPENDED)
-        _, again = bench.run_job(client, "/api/sync", {}, timeout)
+        _, again = svclib.run_job(client, "/api/sync", {}, timeout)
         client.close()
         out = []
         for job in (first, again):
-            out.append((bench.job_seconds(job), (job.get("result") or {}).get("collections", [{}])[0]))
+            out.append((svclib.job_seconds(job), (job.get("result") or {}).get("collections", [{}])[0]))
         return out
     finally:
         server.stop()
@@ -71,17 +71,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
     ap.add_argument("--count", type=int, default=300)
-    ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
     ap.add_argument("--job-timeout", type=float, default=900)
     args = ap.parse_args()
     python = os.path.join(REPO, ".venv", "bin", "python")
     tmp = tempfile.mkdtemp(prefix="svc-bench-formats-")
     try:
         notes = os.path.join(tmp, "notes")
-        subprocess.run([sys.executable, os.path.join(args.shared, "bench", "corpus-gen.py"), notes, "2000", "42"],
-                       check=True, stdout=subprocess.DEVNULL)
+        svclib.make_notes(notes)
         made = os.path.join(tmp, "formats")
-        bench.log(f"writing {args.count} files per format")
+        svclib.log(f"writing {args.count} files per format")
         subprocess.run([python, os.path.join(SCRIPTS, "make_formats.py"), notes, made, str(max(args.count, 500))],
                        check=True)
         rows = []
@@ -94,13 +92,13 @@ def main():
             secs, res = sync_seconds(args.bin, tmp, folder, fmt, args.job_timeout)
             added, errored = res.get("filesAdded"), res.get("filesErrored")
             rows.append((fmt, args.count, size, secs, added, errored))
-            bench.log(f"{fmt}: {added} added, {errored} errored, {size / 1e6:.2f} MB in {secs:.2f} s")
+            svclib.log(f"{fmt}: {added} added, {errored} errored, {size / 1e6:.2f} MB in {secs:.2f} s")
         box = os.path.join(tmp, "only-mbox")
         os.makedirs(box)
         shutil.copy(os.path.join(made, "mbox", "inbox.mbox"), box)
         box_size = folder_bytes(box)
         (box_s, box_res), (again_s, again_res) = mailbox_seconds(args.bin, tmp, box, args.job_timeout)
-        bench.log(f"mbox: {box_res.get('filesAdded')} messages in {box_s:.2f} s, one appended in {again_s:.2f} s")
+        svclib.log(f"mbox: {box_res.get('filesAdded')} messages in {box_s:.2f} s, one appended in {again_s:.2f} s")
         mixed = os.path.join(tmp, "mixed")
         os.makedirs(mixed)
         for fmt in ["md", "rs", "xlsx", "pptx"]:

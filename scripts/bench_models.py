@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,28 +28,12 @@ SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 import scifact_to_md  # noqa: E402
-from bench import Http, Server, percentile, log  # noqa: E402
+from svclib import Http, Server, default_cache_dir, log, percentile, run_svc  # noqa: E402
 
 EMBED_DIR = os.path.join("models", "sentence-transformers", "all-MiniLM-L6-v2")
 EMBED_FILE = os.path.join("onnx", "model_qint8_avx512.onnx")  # the presets' embedder (int8)
 BATCH = 2  # svc's ONNX batch (ONNX_BATCH in worker/src/models/embedder.rs)
 MAX_TOKENS = 256
-
-
-def default_cache_dir():
-    if os.environ.get("SVC_CACHE_DIR"):
-        return os.environ["SVC_CACHE_DIR"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "svc")
-
-
-def run_svc(binary, env, args):
-    t0 = time.perf_counter()
-    proc = subprocess.run([binary] + args, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr[-4000:])
-        sys.exit(f"`svc {' '.join(args)}` exited with {proc.returncode}")
-    return time.perf_counter() - t0, proc.stderr
 
 
 def embedding_text(title, chunk):
@@ -200,9 +183,9 @@ def main():
         md = os.path.join(tmp, "scifact")
         n_docs = len(scifact_to_md.convert(os.path.join(args.dataset, "corpus.jsonl"), md))
         log(f"indexing {n_docs} documents")
-        index_s, _ = run_svc(binary, env, ["collection", "add", md, "--name", "scifact"])
+        index_s = run_svc(binary, env, ["collection", "add", md, "--name", "scifact"]).seconds
         log("embedding with svc")
-        embed_s, _ = run_svc(binary, env, ["embed"])
+        embed_s = run_svc(binary, env, ["embed"]).seconds
         texts = chunk_texts(os.path.join(tmp, "data", "default", "catalog.sqlite"))
         log(f"plain ONNX Runtime on 1 in {args.ort_stride} of svc's batches of the same {len(texts)} chunks")
         ort_n, ort_s = ort_baseline(model_dir, texts, args.ort_stride)
@@ -216,7 +199,7 @@ def main():
         log("latency over HTTP (exact vector search)")
         report["exact"] = serve_latencies(binary, tmp, {}, queries, args.expand_queries)
         log("forcing an ANN index (SVC_ANN_MIN_ROWS=1000)")
-        _, err = run_svc(binary, dict(env, SVC_ANN_MIN_ROWS="1000", SVC_LOG="info"), ["embed"])
+        err = run_svc(binary, dict(env, SVC_ANN_MIN_ROWS="1000", SVC_LOG="info"), ["embed"]).stderr
         m = re.search(r"recall@10 ([0-9.]+), (in use|not used)", err)
         report["ann"] = {"recall_at_10": float(m.group(1)) if m else None, "used": bool(m and m.group(2) == "in use")}
         report["ann"]["latency"] = serve_latencies(binary, tmp, {}, queries)

@@ -10,7 +10,7 @@ another program changes it.
   collection `watching` and to the changes searchable;
 - idle: CPU time of all svc processes over 10 s with nothing changing, and the worker's RSS with the
   folder watched and with `watch: false`.
-Python standard library only; imported by scripts/bench.py.
+Python standard library only; imported by scripts/bench.py, imports scripts/svclib.py.
 """
 import os
 import re
@@ -21,7 +21,7 @@ import threading
 import time
 import urllib.parse
 
-import bench
+import svclib
 
 EDIT_PROBES = 200
 EDIT_TIMEOUT_S = 10.0
@@ -98,7 +98,7 @@ def doc_uri(collection, rel):
 def cpu_ticks(pids):
     total = 0
     for pid in pids:
-        stat = bench.read_proc(pid, "stat")
+        stat = svclib.read_proc(pid, "stat")
         if stat:
             fields = stat[stat.rfind(b")") + 2:].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime
@@ -114,7 +114,7 @@ def idle_cpu_pct(server):
 
 
 def ascii_notes(corpus_dir, count):
-    rels = [os.path.relpath(p, corpus_dir) for p in bench.md_files(corpus_dir)]
+    rels = [os.path.relpath(p, corpus_dir) for p in svclib.md_files(corpus_dir)]
     rels = [r for r in rels if r.isascii() and re.fullmatch(r"[A-Za-z0-9/._-]+", r)]
     return rels[:count]
 
@@ -148,7 +148,7 @@ def set_watch(config_dir, watch):
 def log_tail(server):
     tail = server.log_tail()
     if tail:
-        bench.log(f"watch: last server log lines:\n{tail}")
+        svclib.log(f"watch: last server log lines:\n{tail}")
 
 
 class Session:
@@ -162,7 +162,7 @@ class Session:
     def start(self):
         self.stop()
         self.server.start()
-        self.client = bench.Http(self.server.port)
+        self.client = svclib.Http(self.server.port)
         return self.client
 
     def stop(self):
@@ -192,7 +192,7 @@ def measure_edits(client, corpus_dir, collection):
     lat, failures = [], 0
     for i in range(EDIT_PROBES):
         rel = notes[i % len(notes)]
-        token = bench.probe_token(i)
+        token = svclib.probe_token(i)
         text = originals[rel] + f"\n\nEdited elsewhere: {token}\n"
         want = doc_uri(collection, rel)
         t0 = time.perf_counter()
@@ -208,8 +208,8 @@ def measure_edits(client, corpus_dir, collection):
         else:
             failures += 1
     return {
-        "edit_searchable_p50_ms": bench.percentile(lat, 50),
-        "edit_searchable_p99_ms": bench.percentile(lat, 99),
+        "edit_searchable_p50_ms": svclib.percentile(lat, 50),
+        "edit_searchable_p99_ms": svclib.percentile(lat, 99),
         "edit_searchable_failures": failures,
     }
 
@@ -236,7 +236,7 @@ def measure_checkout(client, server, corpus_dir, collection, query, tmp):
     before = collection_status(client, collection)["documentCount"]
     scans_before = scans_in_log(server)
     stop, reads = threading.Event(), []
-    readers = [threading.Thread(target=bench.reader_loop,
+    readers = [threading.Thread(target=svclib.reader_loop,
                                 args=(server.port, [("search", "POST", "/api/search", {"query": query})], stop, reads))
                for _ in range(CHECKOUT_READERS)]
     for t in readers:
@@ -261,8 +261,8 @@ def measure_checkout(client, server, corpus_dir, collection, query, tmp):
         "checkout_files": CHECKOUT_FILES,
         "checkout_copy_s": copied,
         "checkout_searchable_s": done,
-        "checkout_search_p50_ms": bench.percentile(lat, 50),
-        "checkout_search_p99_ms": bench.percentile(lat, 99),
+        "checkout_search_p50_ms": svclib.percentile(lat, 50),
+        "checkout_search_p99_ms": svclib.percentile(lat, 99),
         "checkout_search_errors": errors,
         "checkout_scans": scans_in_log(server) - scans_before,
     }
@@ -282,21 +282,20 @@ def change_while_stopped(corpus_dir):
 
 def measure_startup(args, tmp):
     corpus_dir = os.path.join(tmp, "corpus", "watch-startup")
-    bench.log(f"watch: generating {STARTUP_NOTES} notes")
-    gen = os.path.join(args.shared, "bench", "corpus-gen.py")
-    subprocess.run([sys.executable, gen, corpus_dir, str(STARTUP_NOTES), "42"], check=True, stdout=subprocess.DEVNULL)
-    res = {"startup_notes": len(bench.md_files(corpus_dir)),
+    svclib.log(f"watch: generating {STARTUP_NOTES} notes")
+    svclib.make_notes(corpus_dir, STARTUP_NOTES)
+    res = {"startup_notes": len(svclib.md_files(corpus_dir)),
            "watch_dirs": sum(1 for _ in os.walk(corpus_dir))}
-    server = bench.Server(args.bin, tempfile.mkdtemp(prefix="svc-watch-startup-", dir=tmp))
+    server = svclib.Server(args.bin, tempfile.mkdtemp(prefix="svc-watch-startup-", dir=tmp))
     with Session(server) as session:
         client = session.start()
-        bench.log(f"watch: first index of {res['startup_notes']} notes")
-        wall, _ = bench.run_job(client, "/api/collections", {"path": corpus_dir, "name": "big"}, args.job_timeout)
+        svclib.log(f"watch: first index of {res['startup_notes']} notes")
+        wall, _ = svclib.run_job(client, "/api/collections", {"path": corpus_dir, "name": "big"}, args.job_timeout)
         res["startup_first_index_s"] = wall
         session.stop()
 
         words, deleted = change_while_stopped(corpus_dir)
-        bench.log("watch: restart with 3 changes made while stopped")
+        svclib.log("watch: restart with 3 changes made while stopped")
         t0 = time.perf_counter()
         client = session.start()
         res["startup_healthy_s"] = time.perf_counter() - t0
@@ -312,44 +311,44 @@ def measure_startup(args, tmp):
         res["startup_caught_up_s"] = time.perf_counter() - t0
         time.sleep(2)  # let the scan's last writes settle
         res["idle_cpu_pct"] = idle_cpu_pct(server)
-        res["worker_rss_watching_mb"] = bench.rss_mb(server.processes().get("worker"))
+        res["worker_rss_watching_mb"] = svclib.rss_mb(server.processes().get("worker"))
         session.stop()
 
-        bench.log("watch: restart with watch: false (for the watcher's share of memory and CPU)")
+        svclib.log("watch: restart with watch: false (for the watcher's share of memory and CPU)")
         set_watch(os.path.join(server.root, "config"), False)
         client = session.start()
         wait_for("unwatched start", lambda: (collection_status(client, "big") or {}).get("watch", {}).get("state") == "off",
                  STARTUP_TIMEOUT_S)
         time.sleep(2)
         res["idle_cpu_unwatched_pct"] = idle_cpu_pct(server)
-        res["worker_rss_unwatched_mb"] = bench.rss_mb(server.processes().get("worker"))
+        res["worker_rss_unwatched_mb"] = svclib.rss_mb(server.processes().get("worker"))
         # The watched start ran a reconciling scan; the same scan by hand, for a fair comparison.
-        bench.run_job(client, "/api/sync", {}, args.job_timeout)
+        svclib.run_job(client, "/api/sync", {}, args.job_timeout)
         time.sleep(2)
-        res["worker_rss_unwatched_synced_mb"] = bench.rss_mb(server.processes().get("worker"))
+        res["worker_rss_unwatched_synced_mb"] = svclib.rss_mb(server.processes().get("worker"))
         return res
 
 
 def bench_watch(args, tmp):
     corpus_dir = os.path.join(tmp, "corpus", "watch-notes")
-    bench.log("watch: generating the 2,000-note corpus")
-    queries = bench.make_notes(args.shared, corpus_dir)
-    server = bench.Server(args.bin, tempfile.mkdtemp(prefix="svc-watch-", dir=tmp))
+    svclib.log("watch: generating the 2,000-note corpus")
+    queries = svclib.notes_corpus(corpus_dir)
+    server = svclib.Server(args.bin, tempfile.mkdtemp(prefix="svc-watch-", dir=tmp))
     res = {}
     with Session(server) as session:
         client = session.start()
-        bench.run_job(client, "/api/collections", {"path": corpus_dir, "name": "notes"}, args.job_timeout)
+        svclib.run_job(client, "/api/collections", {"path": corpus_dir, "name": "notes"}, args.job_timeout)
         wait_for("watching", lambda: collection_status(client, "notes")["watch"]["state"] == "watching", 30)
-        bench.log(f"watch: {EDIT_PROBES} edits on disk -> searchable")
+        svclib.log(f"watch: {EDIT_PROBES} edits on disk -> searchable")
         res.update(measure_edits(client, corpus_dir, "notes"))
-        bench.log(f"watch: a checkout of {CHECKOUT_FILES} files")
+        svclib.log(f"watch: a checkout of {CHECKOUT_FILES} files")
         res.update(measure_checkout(client, server, corpus_dir, "notes", queries[0], tmp))
     res.update(measure_startup(args, tmp))
     return res
 
 
 def print_table(res):
-    lines = [(label, bench.fmt(f, res.get(key)), target) for key, label, f, target, _ in ROWS]
+    lines = [(label, svclib.fmt(f, res.get(key)), target) for key, label, f, target, _ in ROWS]
     widths = [max(len(r[i]) for r in lines + [("live index", "value", "target")]) for i in range(3)]
     print()
     print(" | ".join(h.ljust(w) for h, w in zip(("live index", "value", "target"), widths)).rstrip())

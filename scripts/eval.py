@@ -17,16 +17,16 @@ import math
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 import scifact_to_md  # noqa: E402
+from svclib import default_cache_dir, run_svc  # noqa: E402
+from scifact_to_md import load_qrels, load_queries, uri_to_id  # noqa: E402,F401  (fusion_grid uses them too)
 
 COLLECTION = "scifact"
 
@@ -41,45 +41,7 @@ MODES = {
 NEEDS_VECTORS = {"vector", "hybrid"}
 
 
-def default_cache_dir():
-    """Where the models live: SVC_CACHE_DIR, else the XDG cache (as the server resolves it)."""
-    if os.environ.get("SVC_CACHE_DIR"):
-        return os.environ["SVC_CACHE_DIR"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "svc")
-
-
 # ---------------------------------------------------------------- data
-
-def load_queries(path):
-    """[(query id, text)] in file order."""
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                q = json.loads(line)
-                out.append((str(q["_id"]), q["text"]))
-    return out
-
-
-def load_qrels(path):
-    """{query id: {corpus id: score}}; the first line is the header `query-id corpus-id score`."""
-    qrels = {}
-    with open(path, encoding="utf-8") as f:
-        for line in list(f)[1:]:
-            if not line.strip():
-                continue
-            q, d, s = line.rstrip("\n").split("\t")
-            qrels.setdefault(q, {})[d] = int(s)
-    return qrels
-
-
-def uri_to_id(uri):
-    """svc://scifact/<corpus id>.md -> corpus id (last path segment, minus .md, percent-decoded)."""
-    name = uri.rstrip("/").rsplit("/", 1)[-1]
-    if name.endswith(".md"):
-        name = name[:-3]
-    return urllib.parse.unquote(name)
 
 
 # ---------------------------------------------------------------- metrics (as bm25_check.py)
@@ -114,13 +76,6 @@ def evaluate(rankings, qrels):
 
 # ---------------------------------------------------------------- svc CLI
 
-def run_svc(binary, env, args, stdin_text=None):
-    proc = subprocess.run([binary] + args, env=env, input=stdin_text, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr[-4000:])
-        sys.exit(f"`svc {' '.join(args[:3])} ...` exited with {proc.returncode}")
-    return proc.stdout
-
 
 def index_corpus(binary, env, md_dir):
     t0 = time.perf_counter()
@@ -133,7 +88,7 @@ def run_queries(binary, env, mode, queries, limit):
     stdin_text = "".join(json.dumps({"id": qid, "query": text}) + "\n" for qid, text in queries)
     t0 = time.perf_counter()
     out = run_svc(binary, env, MODES[mode] + ["--batch", "--json", "--limit", str(limit),
-                                              "--collection", COLLECTION], stdin_text)
+                                              "--collection", COLLECTION], stdin_text).stdout
     seconds = time.perf_counter() - t0
     rankings, order, dup, failed = {}, [], 0, []
     for line in out.splitlines():

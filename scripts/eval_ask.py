@@ -13,89 +13,34 @@ preset (generator and embedder from --cache):
 The corpus is the sampled claims' relevant abstracts plus the first --distractors other ones (the
 whole corpus takes an hour to embed on 2 cores). Python standard library only.
 """
-import json
 import os
 import random
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 import scifact_to_md  # noqa: E402
-from eval import load_qrels, load_queries, uri_to_id  # noqa: E402
+from scifact_to_md import load_qrels, load_queries, uri_to_id  # noqa: E402
+from svclib import Server, request  # noqa: E402
 
 COLLECTION = "scifact"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def request(port, method, path, body=None, timeout=120):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+def serve_collection(binary, root, cache, md_dir):
+    """`svc serve` over its own data dir and the model cache `cache`, with `md_dir` indexed and
+    embedded as the collection every eval's index has had (its URIs reach the prompts)."""
+    server = Server(binary, root, cache=cache)
+    server.start()
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
-
-
-class Server:
-    """`svc serve` on a free port over its own data dir and the given model cache."""
-
-    def __init__(self, binary, root, cache, md_dir):
-        self.port = free_port()
-        env = dict(os.environ)
-        env["SVC_CONFIG_DIR"] = os.path.join(root, "config")
-        env["SVC_DATA_DIR"] = os.path.join(root, "data")
-        env["SVC_CACHE_DIR"] = cache
-        self.log = open(os.path.join(root, "server.log"), "w")
-        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port)], env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        self.wait(lambda: request(self.port, "GET", "/api/health")[0] == 200, 60)
-        status, body = request(self.port, "POST", "/api/collections", {"path": md_dir, "name": COLLECTION})
-        if status == 409:
-            pass  # a reused index (--reuse): the collection is there already
-        elif status != 202:
-            raise RuntimeError(f"adding the collection failed: {status} {body}")
-        self.wait(lambda: self.settled(), 3600)
-
-    def settled(self):
-        status, s = request(self.port, "GET", "/api/status")
-        return status == 200 and s["embeddingBacklog"] == 0 and all(
-            c["documentCount"] > 0 and c["embeddedCount"] == c["documentCount"] for c in s["collections"])
-
-    @staticmethod
-    def wait(cond, seconds):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                if cond():
-                    return
-            except (OSError, ValueError, KeyError):
-                pass
-            time.sleep(0.5)
-        raise RuntimeError(f"condition not met within {seconds} s")
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
+        server.add_collection(md_dir, COLLECTION)
+    except Exception:
+        server.stop()
+        raise
+    return server
 
 
 def ask_all(server, questions, body):
@@ -144,7 +89,7 @@ def run(args, binary):
         verified_body = {"maxAnswerTokens": args.max_answer_tokens, "verify": True}
         phases = {p.strip() for p in args.phases.split(",")}
         raw, verified_full, verified_held_out = [], [], []
-        full = Server(binary, os.path.join(tmp, "full"), args.cache, full_md)
+        full = serve_collection(binary, os.path.join(tmp, "full"), args.cache, full_md)
         try:
             if "raw" in phases:
                 raw = ask_all(full, questions, raw_body)
@@ -153,7 +98,7 @@ def run(args, binary):
         finally:
             full.stop()
         if "held-out" in phases:
-            held_out = Server(binary, os.path.join(tmp, "held-out"), args.cache, held_out_md)
+            held_out = serve_collection(binary, os.path.join(tmp, "held-out"), args.cache, held_out_md)
             try:
                 verified_held_out = ask_all(held_out, questions, verified_body)
             finally:

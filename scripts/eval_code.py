@@ -22,7 +22,8 @@ import time
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from eval_ask import Server, request  # noqa: E402
+from eval_ask import serve_collection  # noqa: E402
+from svclib import request  # noqa: E402
 
 FILES = 300
 MAX_QUESTIONS = 120
@@ -125,7 +126,7 @@ def run(args, binary):
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(code) for f in fs)
         print(f"corpus: {files} files, {size / 1e6:.1f} MB, {len(questions)} questions", file=sys.stderr)
         t_index = time.perf_counter()
-        server = Server(binary, tmp, args.cache, code)
+        server = serve_collection(binary, tmp, args.cache, code)
         index_s = time.perf_counter() - t_index
         collection = request(server.port, "GET", "/api/collections")[1][0]["name"]
         report = {}

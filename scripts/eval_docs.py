@@ -37,12 +37,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
-from eval_ask import Server, request  # noqa: E402
+from eval_ask import serve_collection  # noqa: E402
+from svclib import ask_streamed, request  # noqa: E402
 
 QUESTIONS = os.path.join(SCRIPTS, "ask_eval", "questions.json")
 SETS = {"rustdocs": os.path.join(os.path.dirname(SCRIPTS), "..", "shared", "datasets", "rustdocs-ask")}
@@ -93,32 +92,6 @@ def copy_corpus(globs, src, dest):
     return n
 
 
-def ask_streamed(port, body, timeout=120):
-    """(status, reply, seconds to the first token or None, seconds to the reply)."""
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/ask", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
-    t0 = time.perf_counter()
-    first = None
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            if not r.headers.get("Content-Type", "").startswith("text/event-stream"):
-                return r.status, json.loads(r.read()), None, time.perf_counter() - t0
-            event, reply = None, None
-            for raw in r:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                if line.startswith("event:"):
-                    event = line[6:].strip()
-                    if event == "token" and first is None:
-                        first = time.perf_counter() - t0
-                elif line.startswith("data:") and event == "answer":
-                    reply = json.loads(line[5:].strip())
-                elif line.startswith("data:") and event == "error":
-                    return 500, json.loads(line[5:].strip()), first, time.perf_counter() - t0
-            return (200 if reply else 500), reply or {}, first, time.perf_counter() - t0
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}"), None, time.perf_counter() - t0
-
-
 def contains_any(text, phrases):
     low = text.lower()
     return any(p.lower() in low for p in phrases)
@@ -161,7 +134,7 @@ def score(questions, raw, verified):
     for q in answerable:
         if ok(r[q["id"]]) and q["id"] not in correct:
             lost.setdefault(lost_at(q, r[q["id"]][1]), []).append(q["id"])
-    totals = [res[3] for res in r.values() if ok(res)]
+    totals = [res[-1] for res in r.values() if ok(res)]
     firsts = [res[2] for res in r.values() if ok(res) and res[2] is not None]
     na, nu = len(answerable), len(unanswerable)
     return {
@@ -228,7 +201,7 @@ def run(args, binary):
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(md) for f in fs)
         print(f"corpus: {files} files, {size / 1e6:.1f} MB", file=sys.stderr)
         t_index = time.perf_counter()
-        server = Server(binary, tmp, args.cache, md)
+        server = serve_collection(binary, tmp, args.cache, md)
         index_s = time.perf_counter() - t_index
         status, st = request(server.port, "GET", "/api/status")
         chunks = sum(c.get("chunkCount", 0) for c in st.get("collections", [])) if status == 200 else None
@@ -244,7 +217,7 @@ def run(args, binary):
                 raw, verified = {}, {}
                 for q in questions:
                     raw[q["id"]] = (ask_streamed(server.port, {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens})
-                                    if ask_raw else (0, {}, None, 0.0))
+                                    if ask_raw else (0, {}, None, None, 0.0))
                     if ask_verified:
                         s, rep = request(server.port, "POST", "/api/ask",
                                          {"query": q["question"], "maxAnswerTokens": args.max_answer_tokens, "verify": True})

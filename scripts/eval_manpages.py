@@ -42,7 +42,7 @@ from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
-import eval as svc_eval  # noqa: E402
+from svclib import default_cache_dir, run_svc  # noqa: E402
 
 MAN = Path("/usr/share/man")
 LANGUAGES = ("de", "fr", "es", "ru", "ja", "zh_CN")
@@ -172,7 +172,7 @@ def cross_sets(pages: dict[str, dict[str, str]]) -> dict[str, list[tuple[str, st
 
 def search(binary: str, env: dict, mode: str, collection: str, queries: list[str]) -> list[list[str]]:
     stdin = "".join(json.dumps({"id": str(i), "query": q}) + "\n" for i, q in enumerate(queries))
-    out = svc_eval.run_svc(binary, env, MODES[mode] + ["--batch", "--json", "--limit", "10", "--collection", collection],
+    out = run_svc(binary, env, MODES[mode] + ["--batch", "--json", "--limit", "10", "--collection", collection],
                            stdin)
     ranked: dict[str, list[str]] = {}
     for line in out.splitlines():
@@ -200,7 +200,7 @@ def main() -> int:
     ap.add_argument("--modes", default="bm25,vector,hybrid")
     ap.add_argument("--pages", type=int, default=PAGES_PER_LANGUAGE, help="pages per language")
     ap.add_argument("--bin", default=str(SCRIPTS.parent / "target" / "release" / "svc"))
-    ap.add_argument("--cache", default=svc_eval.default_cache_dir())
+    ap.add_argument("--cache", default=default_cache_dir())
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
@@ -222,12 +222,12 @@ def main() -> int:
         pages = build_corpus(tmp / "pages", args.pages)
         print(f"pages: {', '.join(f'{l} {len(d)}' for l, d in pages.items())} ({time.perf_counter() - t0:.0f} s)",
               file=sys.stderr)
-        svc_eval.run_svc(args.bin, env, ["models", "use", args.preset])
+        run_svc(args.bin, env, ["models", "use", args.preset])
         t0 = time.perf_counter()
         for lang in pages:
-            svc_eval.run_svc(args.bin, env, ["collection", "add", str(tmp / "pages" / lang), "--name", lang.lower().replace("_", "-")])
+            run_svc(args.bin, env, ["collection", "add", str(tmp / "pages" / lang), "--name", lang.lower().replace("_", "-")])
         if {"vector", "hybrid"} & set(modes):
-            svc_eval.run_svc(args.bin, env, ["embed"])
+            run_svc(args.bin, env, ["embed"])
         index_s = time.perf_counter() - t0
         rng = random.Random(args.seed)
         results: dict = {"preset": args.preset, "pages": {l: len(d) for l, d in pages.items()},

@@ -36,7 +36,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import bench  # noqa: E402  (the server harness)
+import svclib
 
 DATASET = HERE.parent.parent / "shared" / "datasets" / "rustdocs-ask"
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
@@ -158,7 +158,7 @@ def reference(python: str, paths: list[Path], use_cls: bool = True) -> tuple[dic
     return data["texts"], data["seconds"]
 
 
-class OcrServer(bench.Server):
+class OcrServer(svclib.Server):
     def __init__(self, binary, root, cache):
         super().__init__(binary, root)
         os.makedirs(root, exist_ok=True)
@@ -179,7 +179,7 @@ def api(port: int, method: str, path: str, body=None):
 
 
 def peak_rss_mb(pid) -> float | None:
-    raw = bench.read_proc(pid, "status")
+    raw = svclib.read_proc(pid, "status")
     for line in (raw or b"").decode().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024.0
@@ -224,7 +224,7 @@ def main() -> int:
         server.start()
         try:
             worker = server.processes().get("worker")
-            report["worker_rss_before_mb"] = bench.rss_mb(worker) if worker else None
+            report["worker_rss_before_mb"] = svclib.rss_mb(worker) if worker else None
             for variant in VARIANTS:
                 folder = tmp / "pictures" / variant
                 t0 = time.perf_counter()
@@ -280,7 +280,7 @@ def main() -> int:
                 report["variants"][variant] = row
                 print(variant, json.dumps(row), file=sys.stderr)
             worker = server.processes().get("worker")
-            report["worker_rss_after_mb"] = bench.rss_mb(worker) if worker else None
+            report["worker_rss_after_mb"] = svclib.rss_mb(worker) if worker else None
             report["worker_peak_rss_mb"] = peak_rss_mb(worker) if worker else None
         finally:
             server.stop()

@@ -7,6 +7,7 @@ Each document {"_id", "title", "text"} becomes OUT_DIR/<_id>.md containing
 "# <title>\n\n<text>\n" (no front matter). The output is deterministic.
 """
 import json
+import urllib.parse
 import os
 import sys
 
@@ -39,6 +40,37 @@ def main(argv):
         sys.exit("usage: scifact_to_md.py CORPUS_JSONL OUT_DIR")
     ids = convert(argv[1], argv[2])
     print(f"wrote {len(ids)} documents to {argv[2]}")
+
+
+def load_queries(path):
+    """[(query id, text)] in file order."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                q = json.loads(line)
+                out.append((str(q["_id"]), q["text"]))
+    return out
+
+
+def load_qrels(path):
+    """{query id: {corpus id: score}}; the first line is the header `query-id corpus-id score`."""
+    qrels = {}
+    with open(path, encoding="utf-8") as f:
+        for line in list(f)[1:]:
+            if not line.strip():
+                continue
+            q, d, s = line.rstrip("\n").split("\t")
+            qrels.setdefault(q, {})[d] = int(s)
+    return qrels
+
+
+def uri_to_id(uri):
+    """svc://scifact/<corpus id>.md -> corpus id (last path segment, minus .md, percent-decoded)."""
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    if name.endswith(".md"):
+        name = name[:-3]
+    return urllib.parse.unquote(name)
 
 
 if __name__ == "__main__":

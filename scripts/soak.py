@@ -17,7 +17,7 @@ Then, with the writers stopped, it checks:
 - worker and gateway memory: the last quarter's median against the first quarter's (judged in
   runs of 10 minutes or more; a shorter run only reports it).
 Exit status 1 when a check fails. Python standard library only; uses scripts/bench.py's helpers.
-The notes come from ../shared/bench/corpus-gen.py (a developer tool: it needs the shared folder).
+The notes come from scripts/corpus_gen.py (deterministic, seed 42).
 """
 import argparse
 import http.client
@@ -36,7 +36,7 @@ import urllib.parse
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-import bench  # noqa: E402
+import svclib
 
 COLLECTION = "notes"
 READERS = 4
@@ -255,8 +255,8 @@ def chaos(server, target, stop, kills, minutes):
 def sample_memory(server, stop, samples):
     while not stop.wait(2.0):
         procs = server.processes()
-        samples.append((time.monotonic(), bench.rss_mb(procs["worker"]) if "worker" in procs else None,
-                        bench.rss_mb(procs["gateway"]) if "gateway" in procs else None))
+        samples.append((time.monotonic(), svclib.rss_mb(procs["worker"]) if "worker" in procs else None,
+                        svclib.rss_mb(procs["gateway"]) if "gateway" in procs else None))
 
 
 def quarters(samples, index):
@@ -330,19 +330,17 @@ def main():
     ap.add_argument("--minutes", type=float, default=3.0)
     ap.add_argument("--notes", type=int, default=2000)
     ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "svc"))
-    ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="svc-soak-")
-    server = bench.Server(os.path.abspath(args.bin), tmp)
+    server = svclib.Server(os.path.abspath(args.bin), tmp)
     failures = []
     try:
         root = os.path.join(tmp, COLLECTION)
         os.makedirs(root)
-        bench.subprocess.run([sys.executable, os.path.join(args.shared, "bench", "corpus-gen.py"), root,
-                              str(args.notes), "42"], check=True, stdout=bench.subprocess.DEVNULL)
+        svclib.make_notes(root, args.notes)
         server.start()
         target = Target(server.port)
         tally = Tally()
@@ -350,7 +348,7 @@ def main():
         status, added = call(target, tally, "POST", "/api/collections", {"path": root, "name": COLLECTION})
         if status != 202:
             raise RuntimeError(f"POST /api/collections -> {status}: {added}")
-        bench.wait_job(bench.Http(server.port), added["jobId"], 600)
+        svclib.wait_job(svclib.Http(server.port), added["jobId"], 600)
         log(f"{args.notes} notes indexed in {time.monotonic() - t0:.1f} s; soaking for {args.minutes} min")
         uris = [f"svc://{COLLECTION}/{rel}" for rel in sorted(on_disk(root))]
 

@@ -3,7 +3,7 @@
 //! never notes, hidden names, `CACHEDIR.TAG`, ignore files, the globs), then the sync's own
 //! (the format, the size limit, a file that cannot be read or converted).
 
-use super::indexer;
+use super::reading;
 use super::rules::FileMatcher;
 use super::rules::{Left, Rules};
 use crate::config::CollectionConfig;
@@ -152,10 +152,10 @@ fn sync_rule(abs: &Path, rel: &str, size: u64) -> Option<LeftOutBy> {
     let Some(kind) = source_kind(rel) else {
         return Some(rule(LeftOutKind::UnsupportedFormat));
     };
-    if let Some(detail) = indexer::over_size_limit(size) {
+    if let Some(detail) = reading::over_size_limit(size) {
         return Some(LeftOutBy { detail: Some(detail), ..rule(LeftOutKind::TooLarge) });
     }
-    indexer::unreadable(abs, kind, rel).map(|why| LeftOutBy { detail: Some(why), ..rule(LeftOutKind::Unreadable) })
+    reading::unreadable(abs, kind, rel).map(|why| LeftOutBy { detail: Some(why), ..rule(LeftOutKind::Unreadable) })
 }
 
 /// The rule in words, as `git check-ignore -v` would show an ignore file's line.

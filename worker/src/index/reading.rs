@@ -1,7 +1,6 @@
 //! A file's way into a sync: its kind and media type, its size limit, its text (read,
 //! converted, or a picture's OCR reading), a mailbox's parts, and the parse of that text.
 
-use super::indexer::MAX_FILE_BYTES;
 use crate::index::convert;
 use crate::index::ingest::{self, ParsedDoc};
 use crate::index::pictures;
@@ -12,6 +11,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// The converter of a kind converted to text on indexing.
+/// Files larger than this are skipped (counted in `filesSkipped`).
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
 pub(super) fn converter(kind: SourceKind) -> Option<convert::Format> {
     match kind {
         SourceKind::Pdf => Some(convert::Format::Pdf),

@@ -293,7 +293,7 @@ pub fn resolve_asset(w: &Arc<Indexing>, asset_uri: &str, path: Option<&str>) -> 
         return Err(ApiError::not_found("Asset not found"));
     }
     let mime = match source_kind(rel.as_str()) {
-        Some(_) => crate::index::indexer::mime_and_ext(rel.as_str()).0,
+        Some(_) => crate::index::reading::mime_and_ext(rel.as_str()).0,
         None => mime_guess::from_path(&abs).first_or_octet_stream().essence_str().to_string(),
     };
     Ok(AssetLocation { abs_path: abs.display().to_string(), mime, size: md.len(), name: rel.file_name().to_string() })

@@ -1,0 +1,317 @@
+//! The sync of a collection (walk, skip what is unchanged, read and parse what changed, write
+//! in batches, deactivate what vanished) and of one file (after an API write, a watcher's
+//! event, an OCR reading).
+
+use crate::config::CollectionConfig;
+use crate::index::rules::FileMatcher;
+use crate::index::rules::Rules;
+use crate::index::walk::{self, FoundFile, WalkItem};
+use crate::stores::catalog::{self, FileState, Origin};
+use crate::{index::convert, time_fmt};
+use protocol::api::CollectionSyncResult;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::indexer::{FileSync, Indexer, SyncError};
+use super::reading::{
+    found_file, over_size_limit, parts_by_file, read_and_parse, read_and_parse_parts, unchanged_parts, FileOutcome,
+    Parsed, Pictures,
+};
+use super::writer::{BatchOutcome, ChangedDoc, Touch};
+use protocol::source_kind::{source_kind, SourceKind};
+
+/// Files parsed and written per catalog transaction.
+const BATCH: usize = 256;
+
+impl Indexer<'_> {
+    /// Syncs one collection (its changes journaled with `origin`: a sync's, or the watcher's).
+    /// BM25 changes are committed before returning.
+    pub fn sync_collection(&self, coll: &CollectionConfig, origin: Origin) -> Result<CollectionSyncResult, SyncError> {
+        let started = Instant::now();
+        let mut res = CollectionSyncResult { collection: coll.name.clone(), ..Default::default() };
+        let root = Path::new(&coll.path)
+            .canonicalize()
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| SyncError::RootMissing(coll.path.clone()))?;
+        let matcher = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude)?;
+        let known = catalog::file_states(&self.catalog.reader(), &coll.name)?;
+        let parts_of = parts_by_file(&known);
+        // Paths still indexed: what the walk found, and each part a file still holds.
+        let mut seen: HashSet<String> = HashSet::with_capacity(known.len());
+        // A file that stays as it was indexed keeps its parts.
+        let keep = |seen: &mut HashSet<String>, file: &str| {
+            seen.insert(file.to_string());
+            seen.extend(parts_of.get(file).into_iter().flatten().map(|r| r.to_string()));
+        };
+        // Files indexed by their parts that the walk found: their parts never vanished.
+        let mut split_files: HashSet<String> = HashSet::new();
+        let mut to_parse: Vec<(FoundFile, SourceKind)> = Vec::new();
+
+        for item in walk::walk(&Rules::new(&root, matcher)) {
+            let file = match item {
+                WalkItem::File(f) => f,
+                WalkItem::Error { rel, reason } => {
+                    tracing::debug!("{}: {rel} {reason}", coll.name);
+                    res.files_processed += 1;
+                    res.files_errored += 1;
+                    res.problem(&rel, reason);
+                    continue;
+                }
+            };
+            res.files_processed += 1;
+            let split = convert::splits_into_parts(&file.rel);
+            if split {
+                split_files.insert(file.rel.clone());
+            } else {
+                seen.insert(file.rel.clone());
+            }
+            let Some(kind) = source_kind(&file.rel) else {
+                res.files_skipped += 1;
+                continue;
+            };
+            if let Some(over) = over_size_limit(file.size) {
+                res.files_skipped += 1;
+                res.problem(&file.rel, format!("skipped: {over}"));
+                keep(&mut seen, &file.rel);
+                continue;
+            }
+            // Documents, like the rest of the report: a split file counts its active parts.
+            let unchanged_docs = if split {
+                // A document of the whole file (from before it was split, or left by a sync
+                // that stopped halfway) is taken out by reading the file again.
+                let whole = known.get(&file.rel).is_some_and(|p| p.active && p.part_of.is_none());
+                let parts = parts_of.get(file.rel.as_str()).map_or(&[][..], Vec::as_slice);
+                if whole {
+                    None
+                } else {
+                    unchanged_parts(&known, parts, file.mtime_ns)
+                }
+            } else {
+                known
+                    .get(&file.rel)
+                    .is_some_and(|p| p.active && p.size == file.size && p.mtime_ns == file.mtime_ns)
+                    .then_some(1)
+            };
+            if let Some(docs) = unchanged_docs {
+                res.files_unchanged += docs;
+                keep(&mut seen, &file.rel);
+            } else {
+                to_parse.push((file, kind));
+            }
+        }
+
+        // Active documents whose file is gone, by content: a new file with the same bytes is
+        // the same document under a new path.
+        let mut vanished_by_hash: std::collections::HashMap<&str, &FileState> = known
+            .iter()
+            .filter(|(rel, st)| st.active && !seen.contains(*rel))
+            .filter(|(_, st)| !st.part_of.as_ref().is_some_and(|f| split_files.contains(f)))
+            .map(|(_, st)| (st.source_hash.as_str(), st))
+            .collect();
+        let mut renamed: HashSet<i64> = HashSet::new();
+        let mut absorbed: Vec<(i64, i64)> = Vec::new();
+        let mut changed: Vec<ChangedDoc> = Vec::new();
+        let mut pending = to_parse.into_iter().peekable();
+        while pending.peek().is_some() {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(SyncError::Cancelled);
+            }
+            let mut parsed: Vec<Box<Parsed>> = Vec::with_capacity(BATCH);
+            let mut touched: Vec<Touch> = Vec::new();
+            for (file, kind) in pending.by_ref().take(BATCH) {
+                let outcomes = if convert::splits_into_parts(&file.rel) {
+                    let parts = parts_of.get(file.rel.as_str()).map_or(&[][..], Vec::as_slice);
+                    read_and_parse_parts(&file, &known, parts).unwrap_or_else(|reason| {
+                        keep(&mut seen, &file.rel);
+                        vec![(file.rel.clone(), FileOutcome::Failed(reason))]
+                    })
+                } else {
+                    let prev = known.get(&file.rel);
+                    let pictures = Pictures { readings: self.pictures, collection: &coll.name };
+                    vec![(file.rel.clone(), read_and_parse(file, prev, kind, pictures))]
+                };
+                for (rel, outcome) in outcomes {
+                    // A part that failed keeps its previous version, like a file.
+                    seen.insert(rel.clone());
+                    match (outcome, known.get(&rel)) {
+                        (FileOutcome::Parsed(mut p), _) => {
+                            if p.previous.is_none() {
+                                if let Some(old) = vanished_by_hash.remove(p.source_hash.as_str()) {
+                                    renamed.insert(old.id);
+                                    p.renamed_from = Some(old.clone());
+                                }
+                            }
+                            parsed.push(p)
+                        }
+                        (FileOutcome::SameBytes(file), Some(p)) => {
+                            if p.active {
+                                res.files_unchanged += 1;
+                            } else {
+                                res.files_updated += 1;
+                            }
+                            touched.push(Touch { state: p.clone(), mtime_ns: file.mtime_ns });
+                        }
+                        (FileOutcome::Failed(reason), _) => {
+                            res.files_errored += 1;
+                            res.problem(&rel, reason);
+                        }
+                        (FileOutcome::SameBytes(_), None) => res.files_errored += 1,
+                    }
+                }
+            }
+            let out = self.apply_batch(&coll.name, &parsed, &touched, origin)?;
+            res.files_added += out.added;
+            res.files_updated += out.updated;
+            absorbed.extend(out.absorbed);
+            changed.extend(out.written);
+        }
+
+        // Files that vanished (or stopped matching) leave the index; their rows stay.
+        let vanished: Vec<i64> = known
+            .iter()
+            .filter(|(rel, st)| st.active && !seen.contains(*rel) && !renamed.contains(&st.id))
+            .map(|(_, st)| st.id)
+            .collect();
+        if !vanished.is_empty() {
+            for (id, gen, rel) in self.deactivate(&coll.name, &vanished, origin)? {
+                absorbed.push((id, gen));
+                changed.push(ChangedDoc { id, rel, source_hash: None });
+            }
+            res.files_deactivated = vanished.len() as u64;
+        }
+        self.finish(&coll.name, &absorbed, &changed, origin)?;
+        // Reactivated rows (bytes unchanged) are fed from the catalog.
+        self.converge()?;
+        catalog::mark_synced(&self.catalog.writer(), &coll.name, &time_fmt::now_iso())?;
+        res.duration_ms = started.elapsed().as_millis() as u64;
+        Ok(res)
+    }
+
+    /// Syncs one file of a collection (after an API write): no walk, no rescan.
+    pub fn sync_file(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+        origin: Origin,
+    ) -> Result<FileSync, SyncError> {
+        if convert::splits_into_parts(rel) {
+            return self.sync_parts(coll, root, rel, origin);
+        }
+        let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
+        let found = found_file(root, rel);
+        let kind = source_kind(rel);
+        let (Some(file), Some(kind)) = (found, kind) else {
+            if let Some(p) = prev.filter(|p| p.active) {
+                self.deactivate_now(&coll.name, &[p.id], origin)?;
+            }
+            return Ok(FileSync::Removed);
+        };
+        let pictures = Pictures { readings: self.pictures, collection: &coll.name };
+        match read_and_parse(file, prev.as_ref(), kind, pictures) {
+            FileOutcome::Parsed(p) => {
+                let out = self.apply_batch(&coll.name, &[p], &[], origin)?;
+                let id = out.written.first().map_or(0, |doc| doc.id);
+                self.finish(&coll.name, &out.absorbed, &out.written, origin)?;
+                Ok(FileSync::Indexed(id))
+            }
+            FileOutcome::SameBytes(file) => {
+                let Some(state) = prev else { return Ok(FileSync::Failed) };
+                let id = state.id;
+                let reactivate = !state.active;
+                let out = self.apply_batch(&coll.name, &[], &[Touch { state, mtime_ns: file.mtime_ns }], origin)?;
+                if reactivate {
+                    self.converge()?;
+                    for doc in &out.written {
+                        self.announce(&coll.name, doc, origin);
+                    }
+                    return Ok(FileSync::Indexed(id));
+                }
+                Ok(FileSync::Unchanged(id))
+            }
+            FileOutcome::Failed(reason) => {
+                tracing::debug!("{}: {rel} {reason}", coll.name);
+                Ok(FileSync::Failed)
+            }
+        }
+    }
+
+    /// Syncs one file indexed by its parts (a mailbox): each part created, changed or
+    /// reactivated, and the parts the file no longer holds (and a document of the whole file
+    /// from before it was split) taken out. A file gone takes all its parts out.
+    fn sync_parts(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+        origin: Origin,
+    ) -> Result<FileSync, SyncError> {
+        let (known, whole) = {
+            let conn = self.catalog.reader();
+            (catalog::part_states(&conn, &coll.name, rel)?, catalog::file_state(&conn, &coll.name, rel)?)
+        };
+        let found = found_file(root, rel);
+        let whole = whole.filter(|s| s.active && s.part_of.is_none()).map(|s| s.id);
+        let Some(file) = found else {
+            let ids: Vec<i64> = known.values().filter(|s| s.active).map(|s| s.id).chain(whole).collect();
+            if !ids.is_empty() {
+                self.deactivate_now(&coll.name, &ids, origin)?;
+            }
+            return Ok(FileSync::Removed);
+        };
+        let parts: Vec<&str> = known.keys().map(String::as_str).collect();
+        let outcomes = match read_and_parse_parts(&file, &known, &parts) {
+            Ok(outcomes) => outcomes,
+            Err(reason) => {
+                tracing::debug!("{}: {rel} {reason}", coll.name);
+                return Ok(FileSync::Failed);
+            }
+        };
+        let (mut parsed, mut touched, mut held) = (Vec::new(), Vec::new(), HashSet::new());
+        for (part, outcome) in outcomes {
+            match (outcome, known.get(&part)) {
+                (FileOutcome::Parsed(p), _) => parsed.push(p),
+                (FileOutcome::SameBytes(f), Some(state)) => {
+                    touched.push(Touch { state: state.clone(), mtime_ns: f.mtime_ns })
+                }
+                (FileOutcome::SameBytes(_), None) => {}
+                (FileOutcome::Failed(reason), _) => tracing::debug!("{}: {part} {reason}", coll.name),
+            }
+            // A part that failed keeps its previous version, like a file.
+            held.insert(part);
+        }
+        let gone: Vec<i64> = known
+            .iter()
+            .filter(|(part, s)| s.active && !held.contains(*part))
+            .map(|(_, s)| s.id)
+            .chain(whole)
+            .collect();
+        let reactivated = touched.iter().any(|t| !t.state.active);
+        let first = touched.first().map(|t| t.state.id);
+        let out = if parsed.is_empty() && touched.is_empty() {
+            BatchOutcome::default()
+        } else {
+            self.apply_batch(&coll.name, &parsed, &touched, origin)?
+        };
+        let (mut absorbed, mut changed) = (out.absorbed, out.written);
+        let id = changed.first().map(|d| d.id).or(first).unwrap_or_default();
+        if !gone.is_empty() {
+            for (id, gen, rel) in self.deactivate(&coll.name, &gone, origin)? {
+                absorbed.push((id, gen));
+                changed.push(ChangedDoc { id, rel, source_hash: None });
+            }
+        }
+        // Committed and marked, then announced once, reactivated parts included.
+        self.finish(&coll.name, &absorbed, &[], origin)?;
+        if reactivated {
+            self.converge()?;
+        }
+        for doc in &changed {
+            self.announce(&coll.name, doc, origin);
+        }
+        Ok(if changed.is_empty() { FileSync::Unchanged(id) } else { FileSync::Indexed(id) })
+    }
+}
