@@ -37,6 +37,8 @@ mod models;
 mod openapi;
 #[path = "blackbox/pictures.rs"]
 mod pictures;
+#[path = "blackbox/prepared.rs"]
+mod prepared;
 #[path = "blackbox/process.rs"]
 mod process;
 #[path = "blackbox/reads.rs"]

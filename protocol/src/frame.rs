@@ -1,5 +1,5 @@
 //! The frames of the socket, and their encoding: a little-endian `u32` byte count, then a
-//! `bincode` body.
+//! `postcard` body (serde's compact binary form: varints, no field names).
 
 use crate::error::ApiError;
 use crate::requests::Request;
@@ -91,18 +91,14 @@ pub enum FrameError {
     #[error("frame of {0} bytes exceeds the limit")]
     TooLarge(usize),
     #[error("frame could not be encoded: {0}")]
-    Encode(#[from] bincode::error::EncodeError),
+    Encode(postcard::Error),
     #[error("frame could not be decoded: {0}")]
-    Decode(#[from] bincode::error::DecodeError),
-}
-
-fn config() -> bincode::config::Configuration {
-    bincode::config::standard()
+    Decode(postcard::Error),
 }
 
 /// Encodes `msg` into one frame (length prefix included).
 pub fn encode_frame<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
-    let body = bincode::serde::encode_to_vec(msg, config())?;
+    let body = postcard::to_stdvec(msg).map_err(FrameError::Encode)?;
     if body.len() > MAX_FRAME_BYTES {
         return Err(FrameError::TooLarge(body.len()));
     }
@@ -142,8 +138,7 @@ where
     }
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).await?;
-    let (msg, _) = bincode::serde::decode_from_slice(&body, config())?;
-    Ok(Some(msg))
+    postcard::from_bytes(&body).map(Some).map_err(FrameError::Decode)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Types and framing shared by the gateway and the worker.
 //!
-//! Requests travel as typed `bincode` frames. Replies carry the JSON body that the
+//! Requests travel as typed `postcard` frames. Replies carry the JSON body that the
 //! gateway returns to the HTTP client: the contract distinguishes absent fields from
 //! `null`, which a non-self-describing format cannot round-trip, so the worker
 //! serializes the typed response structs of [`api`] to JSON once and the gateway

@@ -8,7 +8,7 @@
 
 use crate::PROTOCOL_VERSION;
 
-/// The files whose serde types travel in `bincode` frames (replies travel as JSON bytes, so
+/// The files whose serde types travel in `postcard` frames (replies travel as JSON bytes, so
 /// `api/` is not here except the event kind a frame carries).
 const WIRE_FILES: &[(&str, &str)] = &[
     ("anchor.rs", include_str!("anchor.rs")),

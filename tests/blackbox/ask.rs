@@ -14,9 +14,7 @@ const GEN_DEFAULT: &str = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1
 
 /// The real GGUF file `file` prepared for the tests.
 fn real_generator(file: &str) -> PathBuf {
-    let root = std::env::var_os("SVC_TEST_MODELS")
-        .map(PathBuf::from)
-        .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test");
+    let root = crate::models::test_models();
     let path = root.join("cache/models").join(file);
     assert!(path.is_file(), "the real generator is missing: {}", path.display());
     path

@@ -120,6 +120,9 @@ impl Server {
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(BIN);
         c.env_remove("SVC_API_TOKEN").env("SVC_LOG", "warn");
+        if let Some(ort) = crate::prepared::ort_library() {
+            c.env("ORT_DYLIB_PATH", ort);
+        }
         for (k, v) in &self.envs {
             c.env(k, v);
         }

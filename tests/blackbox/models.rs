@@ -18,11 +18,7 @@ const RERANK: &str = "cross-encoder/ms-marco-MiniLM-L6-v2";
 const GEN_FILE: &str = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 
 pub(crate) fn test_models() -> PathBuf {
-    let dir = std::env::var_os("SVC_TEST_MODELS")
-        .map(PathBuf::from)
-        .expect("SVC_TEST_MODELS is not set: run the suite with scripts/test, which prepares the test models");
-    assert!(dir.join("tiny/embed/model.onnx").is_file(), "tiny test models missing under {}", dir.display());
-    dir
+    crate::prepared::test_models_dir().expect("the test models are not prepared: run scripts/test")
 }
 
 /// The file a preset names in `repo`: the embedder's, or `onnx/model.onnx`.

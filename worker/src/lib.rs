@@ -22,6 +22,8 @@ pub mod models;
 mod paths;
 mod reads;
 #[cfg(test)]
+mod redaction_tests;
+#[cfg(test)]
 mod reply_tests;
 mod retrieval;
 mod server;

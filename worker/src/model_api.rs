@@ -57,7 +57,7 @@ pub fn pull(w: &Arc<Shared>) -> Result<PullStarted, ApiError> {
     });
     if let Err(e) = spawned {
         w.models.pulls.run_failed(&e.to_string());
-        return Err(crate::errors::runtime(format!("could not start the download: {e}")));
+        return Err(crate::errors::internal(format!("could not start the download: {e}")));
     }
     Ok(PullStarted { started: true, message: "Download started. Poll /api/models/status for progress.".to_string() })
 }

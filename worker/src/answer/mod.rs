@@ -266,7 +266,7 @@ fn failed(e: ModelError) -> ApiError {
     if e.is_unavailable() {
         ApiError::unavailable(format!("Answer generation is not available: {e}"))
     } else {
-        crate::errors::runtime(format!("answer generation failed: {e}"))
+        crate::errors::internal(format!("answer generation failed: {e}"))
     }
 }
 

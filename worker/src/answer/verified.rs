@@ -59,7 +59,7 @@ pub fn ask(
     let compiled = compile::compile(w, &capsule_request(req, settings))?;
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
-        .map_err(|e| crate::errors::runtime(format!("the compiled capsule could not be read back: {e}")))?;
+        .map_err(|e| crate::errors::internal(format!("the compiled capsule could not be read back: {e}")))?;
     let weighed = relevance::Question::of(w, &req.query.search.query);
     let sources: Vec<Source<'_>> = capsule
         .evidence

@@ -4,7 +4,7 @@
 //! compared with the index as it is now, the retrieval is run again for its ranks, and the
 //! fingerprints are compared.
 
-use super::compile::{self, Hit};
+use super::gather::{retrieve_hits, Hit};
 use super::{fingerprint, identity};
 use crate::shared::Shared;
 use crate::stores::catalog;
@@ -140,7 +140,7 @@ fn request_of(c: &Capsule) -> Option<ContextRequest> {
 /// The current retrieval rank of each document URI (`None` when retrieval cannot run).
 fn current_ranks(w: &Shared, c: &Capsule) -> Option<Vec<(String, Option<u32>)>> {
     let req = request_of(c)?;
-    let hits: Vec<Hit> = compile::retrieve_hits(w, &req).ok()?;
+    let hits: Vec<Hit> = retrieve_hits(w, &req).ok()?;
     Some(hits.into_iter().map(|h| (uri::doc_uri(&h.row.collection, &h.row.rel_path), h.rank)).collect())
 }
 

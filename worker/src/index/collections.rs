@@ -1,7 +1,7 @@
 //! Collections and the jobs that index them.
 
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
-use crate::errors::runtime;
+use crate::errors::internal;
 use crate::index::indexer::{FileSync, SyncError};
 use crate::index::rules::FileMatcher;
 use crate::index::Indexing;
@@ -72,7 +72,7 @@ pub fn add(w: &Arc<Indexing>, req: AddCollection) -> Result<CollectionAdded, Api
         cfg.collections.push(coll.clone());
         if let Err(e) = cfg.save(&w.core.settings.dirs.config_file()) {
             cfg.collections.pop();
-            return Err(runtime(e));
+            return Err(internal(e));
         }
     }
     catalog::upsert_collection(&w.core.stores.catalog.writer(), &coll.name, &coll.path)?;
@@ -110,7 +110,7 @@ pub fn remove(w: &Indexing, name: &str) -> Result<CollectionRemoved, ApiError> {
         let removed = cfg.collections.remove(pos);
         if let Err(e) = cfg.save(&w.core.settings.dirs.config_file()) {
             cfg.collections.insert(pos, removed);
-            return Err(runtime(e));
+            return Err(internal(e));
         }
         removed
     };

@@ -93,7 +93,7 @@ impl JobSlot<'_> {
                 });
                 w.core.events.job_finished(&job.id, job.kind, status);
             })
-            .map_err(|e| crate::errors::runtime(format!("could not start the job: {e}")))?;
+            .map_err(|e| crate::errors::internal(format!("could not start the job: {e}")))?;
         Ok(id)
     }
 }

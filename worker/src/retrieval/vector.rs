@@ -2,7 +2,7 @@
 //! `GET /api/doc/:id/similar`. Chunks come from LanceDB; documents, filters and activity
 //! from the catalog, so a deactivated or deleted note never comes back.
 
-use crate::errors::runtime;
+use crate::errors::internal;
 use crate::models::embedder::Embedder;
 use crate::models::ModelError;
 use crate::retrieval::common::{self, Ranked, Scope};
@@ -43,7 +43,7 @@ impl VectorSideError {
                 ApiError::new(ErrorCode::Unavailable, format!("Vector search is unavailable: {e}"))
             }
             VectorSideError::Model(e) if e.is_unavailable() => unavailable(&e.to_string()),
-            other => runtime(other),
+            other => internal(other),
         }
     }
 }

@@ -183,9 +183,9 @@ pub fn update_doc(w: &Arc<Indexing>, req: UpdateDoc) -> Result<UpdatedDoc, ApiEr
         None => base,
     };
     atomic::write_file(&abs, text.as_bytes(), true)
-        .map_err(|e| ApiError::runtime(format!("The note could not be written: {e}")))?;
+        .map_err(|e| ApiError::runtime(format!("The note could not be written: {}", crate::errors::io_kind(&e))))?;
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
-    let md = std::fs::metadata(&abs).map_err(crate::errors::runtime)?;
+    let md = std::fs::metadata(&abs).map_err(crate::errors::internal)?;
     let new_hash = crate::digest::sha256_hex(text.as_bytes());
     Ok(UpdatedDoc {
         success: true,
@@ -238,7 +238,8 @@ pub fn create_folder(
     if abs.exists() {
         return Err(ApiError::conflict(format!("{rel} already exists")));
     }
-    std::fs::create_dir_all(&abs).map_err(|e| ApiError::runtime(format!("The folder could not be created: {e}")))?;
+    std::fs::create_dir_all(&abs)
+        .map_err(|e| ApiError::runtime(format!("The folder could not be created: {}", crate::errors::io_kind(&e))))?;
     Ok(CreatedFolder {
         success: true,
         collection: coll.name,

@@ -65,7 +65,9 @@ pub fn place(
                     suffixed = true;
                 }
             },
-            Err(e) => return Err(ApiError::runtime(format!("The note could not be written: {e}"))),
+            Err(e) => {
+                return Err(ApiError::runtime(format!("The note could not be written: {}", crate::errors::io_kind(&e))))
+            }
         }
     }
 }

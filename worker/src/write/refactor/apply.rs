@@ -77,7 +77,7 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
         let mut new_texts: BTreeMap<&str, (Vec<u8>, String)> = BTreeMap::new();
         for (rel, edits) in per_file {
             let path = plan.root.join(rel);
-            let bytes = std::fs::read(&path).map_err(|e| format!("{rel}: {e}"))?;
+            let bytes = std::fs::read(&path).map_err(|e| format!("{rel}: {}", crate::errors::io_kind(&e)))?;
             if crate::digest::sha256_hex(&bytes) != hashes[rel] {
                 return Err(format!("{rel} changed after planning"));
             }
@@ -86,7 +86,8 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
             new_texts.insert(rel, (bytes, new));
         }
         let source_abs = plan.root.join(&plan.source.rel_path);
-        let source_bytes = std::fs::read(&source_abs).map_err(|e| format!("{}: {e}", plan.source.rel_path))?;
+        let source_bytes = std::fs::read(&source_abs)
+            .map_err(|e| format!("{}: {}", plan.source.rel_path, crate::errors::io_kind(&e)))?;
         if crate::digest::sha256_hex(&source_bytes) != plan.source.source_hash {
             return Err("the note changed after planning".into());
         }
@@ -97,13 +98,16 @@ fn execute(plan: &Plan) -> Result<(), (String, bool)> {
             .unwrap_or_else(|| source_bytes.clone());
         for (rel, (old, new)) in &new_texts {
             let path = plan.root.join(rel);
-            atomic::write_file(&path, new.as_bytes(), true).map_err(|e| format!("{rel}: {e}"))?;
+            atomic::write_file(&path, new.as_bytes(), true)
+                .map_err(|e| format!("{rel}: {}", crate::errors::io_kind(&e)))?;
             undo.rewritten.push((path, old.clone()));
         }
-        atomic::write_file(&plan.target_abs, &source_new, false).map_err(|e| format!("{}: {e}", plan.target_rel))?;
+        atomic::write_file(&plan.target_abs, &source_new, false)
+            .map_err(|e| format!("{}: {}", plan.target_rel, crate::errors::io_kind(&e)))?;
         undo.created.push(plan.target_abs.clone());
         if !matches!(plan.op, RefactorOp::Duplicate { .. }) {
-            std::fs::remove_file(&source_abs).map_err(|e| format!("{}: {e}", plan.source.rel_path))?;
+            std::fs::remove_file(&source_abs)
+                .map_err(|e| format!("{}: {}", plan.source.rel_path, crate::errors::io_kind(&e)))?;
             undo.removed.push((source_abs, source_bytes));
         }
         Ok(())
