@@ -181,22 +181,21 @@ impl Indexer<'_> {
             tx.commit()?;
         }
         for (p, id) in parsed.iter().zip(ids) {
-            let categories =
-                self.content_types.categories_with_type(&p.doc.categories, p.doc.doc_type.as_deref(), &p.file.rel);
-            let title = keyword_title(&p.doc.title, &p.file.rel, &p.doc.sections);
-            // The parsed body is the Markdown body the stored text gives (ingest::keyword_body).
-            let body = ingest::keyword_text(&p.doc.body, source_kind(&p.file.rel));
-            self.bm25.upsert(&Bm25Doc {
-                key: id,
-                collection: coll,
-                title: &title,
-                body: &body,
-                rel_path: &p.file.rel,
-                tags: &p.doc.tags,
-                categories: &categories,
-                modified_ms: p.file.mtime_ns / 1_000_000,
-                declared_language: p.doc.language.as_deref(),
-            })?;
+            self.feed_bm25(
+                Stored {
+                    id,
+                    collection: coll,
+                    rel_path: &p.file.rel,
+                    title: &p.doc.title,
+                    canonical: &p.canonical,
+                    body_start_line: p.doc.body_start_line,
+                    categories: &p.doc.categories,
+                    doc_type: p.doc.doc_type.as_deref(),
+                    tags: &p.doc.tags,
+                    mtime_ns: p.file.mtime_ns,
+                },
+                Some(&p.doc.sections),
+            )?;
             out.absorbed.push((id, gen));
             out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
         }
@@ -337,28 +336,21 @@ impl Indexer<'_> {
                 if row.active {
                     let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
                     let no_tags = Vec::new();
-                    let categories =
-                        self.content_types.categories_with_type(&row.categories, row.fm_type.as_deref(), &row.rel_path);
-                    // A code file's symbols are keywords of its title: parsed again here.
-                    let symbols = ingest::code_symbols(ingest::body_of(&text, row.body_start_line), &row.rel_path);
-                    let title = keyword_title(&row.title, &row.rel_path, &symbols);
-                    // The same keyword text as a sync's (ingest::keyword_body).
-                    let kind = source_kind(&row.rel_path);
-                    let body = ingest::keyword_body(&text, row.body_start_line, kind);
-                    // Only a Markdown note has front matter (as a sync's parse reads it).
-                    let declared =
-                        (kind == Some(SourceKind::Markdown)).then(|| ingest::declared_language(&text)).flatten();
-                    self.bm25.upsert(&Bm25Doc {
-                        key: row.id,
-                        collection: &row.collection,
-                        title: &title,
-                        body: &body,
-                        rel_path: &row.rel_path,
-                        tags: tags.get(&row.id).unwrap_or(&no_tags),
-                        categories: &categories,
-                        modified_ms: row.source_mtime_ns / 1_000_000,
-                        declared_language: declared.as_deref(),
-                    })?;
+                    self.feed_bm25(
+                        Stored {
+                            id: row.id,
+                            collection: &row.collection,
+                            rel_path: &row.rel_path,
+                            title: &row.title,
+                            canonical: &text,
+                            body_start_line: row.body_start_line,
+                            categories: &row.categories,
+                            doc_type: row.fm_type.as_deref(),
+                            tags: tags.get(&row.id).unwrap_or(&no_tags),
+                            mtime_ns: row.source_mtime_ns,
+                        },
+                        None,
+                    )?;
                 } else {
                     self.bm25.delete(row.id);
                 }
@@ -368,6 +360,58 @@ impl Indexer<'_> {
         self.bm25.commit()?;
         catalog::mark_bm25_absorbed(&mut self.catalog.writer(), &absorbed)?;
         Ok(absorbed.len())
+    }
+}
+
+/// What the catalog keeps of a document, as the keyword index's entry is built from it.
+pub(super) struct Stored<'a> {
+    pub(super) id: i64,
+    pub(super) collection: &'a str,
+    pub(super) rel_path: &'a str,
+    pub(super) title: &'a str,
+    /// The canonical text (`content.text`).
+    pub(super) canonical: &'a str,
+    pub(super) body_start_line: u32,
+    pub(super) categories: &'a [String],
+    pub(super) doc_type: Option<&'a str>,
+    pub(super) tags: &'a [String],
+    pub(super) mtime_ns: i64,
+}
+
+impl Indexer<'_> {
+    /// Feeds BM25 one document's entry (committed with the next commit). The one builder of
+    /// the keyword index's entries: a sync's batch and convergence (after a rebuild, a rename,
+    /// a content-type change, a reactivation) both call it with what the catalog stores, so
+    /// what is indexed never depends on the path that wrote it. `symbols`: a code file's
+    /// symbol sections when the caller parsed it already; else they are parsed here.
+    pub(super) fn feed_bm25(&self, doc: Stored<'_>, symbols: Option<&[ingest::Section]>) -> Result<(), SyncError> {
+        let kind = source_kind(doc.rel_path);
+        let categories = self.content_types.categories_with_type(doc.categories, doc.doc_type, doc.rel_path);
+        let parsed_symbols;
+        let symbols = match symbols {
+            Some(s) => s,
+            None => {
+                parsed_symbols =
+                    ingest::code_symbols(ingest::body_of(doc.canonical, doc.body_start_line), doc.rel_path);
+                &parsed_symbols
+            }
+        };
+        let title = keyword_title(doc.title, doc.rel_path, symbols);
+        let body = ingest::keyword_body(doc.canonical, doc.body_start_line, kind);
+        // Only a Markdown note has front matter (as the parse reads it).
+        let declared = (kind == Some(SourceKind::Markdown)).then(|| ingest::declared_language(doc.canonical)).flatten();
+        self.bm25.upsert(&Bm25Doc {
+            key: doc.id,
+            collection: doc.collection,
+            title: &title,
+            body: &body,
+            rel_path: doc.rel_path,
+            tags: doc.tags,
+            categories: &categories,
+            modified_ms: doc.mtime_ns / 1_000_000,
+            declared_language: declared.as_deref(),
+        })?;
+        Ok(())
     }
 }
 
@@ -383,4 +427,87 @@ pub(super) fn keyword_title<'a>(title: &'a str, rel: &str, sections: &[ingest::S
         out.push_str(&s.title);
     }
     std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::stores::catalog;
+    use protocol::api::SearchResponse;
+    use protocol::{AddCollection, SearchRequest};
+
+    /// One file of every format a sync reads as text, and of the converted ones, each with a
+    /// word of its own (`fmt…`); the org note also has a comment line and the Markdown note a
+    /// link target, neither of which is text.
+    fn every_format(dir: &std::path::Path) {
+        let put = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+        put(
+            "note.md",
+            b"---\ntags: [fruit]\nlang: en\ntype: spec\n---\n# Quince\n\nfmtmarkdown jelly [a](fmtlinktarget.md)\n",
+        );
+        put("log.org", b"#+TITLE: Orchard\n# fmtorgcomment is a comment line\n* Pruning\nfmtorg cut back\n");
+        put("plain.txt", b"fmtplain words on a line\n");
+        put("page.html", b"<html><head><title>Page</title></head><body><main><p>fmthtml text</p></main></body></html>");
+        put("kettle.rs", b"/// fmtcode doc\npub struct Kettle;\nimpl Kettle {\n    pub fn descale(&self) {}\n}\n");
+        put("msg.eml", b"From: a@example.com\nSubject: Fmt mail\n\nfmtmail body\n");
+        put("deck.pdf", &testkit::pdf(Some("Deck"), &["fmtpdf line"]));
+        put("letter.docx", &testkit::docx(Some("Letter"), &[(None, "fmtdocx paragraph")]));
+        put("sheet.xlsx", &testkit::xlsx(&[("Plants", &[&["Name"], &["fmtsheet"]])]));
+    }
+
+    /// What a keyword search for each probe finds: uri and score, in order.
+    fn found(w: &std::sync::Arc<crate::Worker>, probes: &[&str]) -> Vec<Vec<(String, String)>> {
+        probes
+            .iter()
+            .map(|q| {
+                let req = SearchRequest { query: (*q).into(), limit: 10, ..Default::default() };
+                let body = w.handle(req.into()).unwrap();
+                let r: SearchResponse = body.decode().unwrap();
+                r.results.into_iter().map(|h| (h.uri, format!("{:.6}", h.score))).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sync_and_a_convergence_index_the_same_keywords_for_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes");
+        std::fs::create_dir_all(&notes).unwrap();
+        every_format(&notes);
+        let w = crate::test_worker(&dir.path().join("svc"));
+        let add = AddCollection {
+            path: notes.display().to_string(),
+            name: Some("n".into()),
+            include: Some("**/*".into()),
+            ..Default::default()
+        };
+        w.handle(add.into()).unwrap();
+        w.wait_idle();
+        let probes = [
+            "fmtmarkdown",
+            "fmtorg",
+            "fmtorgcomment",
+            "fmtplain",
+            "fmthtml",
+            "fmtcode",
+            "descale",
+            "Kettle",
+            "fmtmail",
+            "fmtpdf",
+            "fmtdocx",
+            "fmtsheet",
+            "quince",
+            "fmtlinktarget",
+        ];
+        let synced = found(&w, &probes);
+        for (probe, hits) in probes.iter().zip(&synced) {
+            match *probe {
+                "fmtorgcomment" | "fmtlinktarget" => assert!(hits.is_empty(), "{probe}: {hits:?}"),
+                _ => assert!(!hits.is_empty(), "{probe} is found after a sync"),
+            }
+        }
+        let fed = catalog::reset_bm25(&w.shared.stores.catalog.writer()).unwrap();
+        assert_eq!(fed, 9, "every document is fed again");
+        assert_eq!(w.indexing.indexer().converge().unwrap(), 9);
+        assert_eq!(found(&w, &probes), synced, "convergence indexes what the sync indexed");
+    }
 }
