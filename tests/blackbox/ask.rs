@@ -78,6 +78,9 @@ fn ask_rejects_bad_input() {
 
 #[test]
 fn raw_answer_cites_real_documents_and_is_deterministic() {
+    if !crate::prepared::models("ask::raw_answer_cites_real_documents_and_is_deterministic") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     notes(&s);
@@ -130,6 +133,9 @@ fn raw_answer_cites_real_documents_and_is_deterministic() {
 
 #[test]
 fn a_question_no_note_shares_words_with_generates_nothing_and_says_so() {
+    if !crate::prepared::models("ask::a_question_no_note_shares_words_with_generates_nothing_and_says_so") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     notes(&s);
@@ -174,6 +180,9 @@ fn sse_events(body: &[u8]) -> Vec<(String, String)> {
 
 #[test]
 fn streamed_answer_sends_tokens_then_the_whole_reply() {
+    if !crate::prepared::models("ask::streamed_answer_sends_tokens_then_the_whole_reply") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     notes(&s);
@@ -200,6 +209,9 @@ fn streamed_answer_sends_tokens_then_the_whole_reply() {
 
 #[test]
 fn cli_ask_prints_the_answer_and_its_sources() {
+    if !crate::prepared::models("ask::cli_ask_prints_the_answer_and_its_sources") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     notes(&s);
@@ -268,6 +280,9 @@ fn verified_ask_body_is_closed() {
 /// notes answer, one they contradict the draft of, one they cannot answer.
 #[test]
 fn verified_answers_supported_contradicted_and_abstained() {
+    if !crate::prepared::models("ask::verified_answers_supported_contradicted_and_abstained") {
+        return;
+    }
     let s = verified_server(NOTES);
 
     let a = verified(&s, "How long is the Old Bridge?");
@@ -332,6 +347,9 @@ const ABSTENTION: &str = "I cannot provide this answer as verified from the supp
 /// fingerprints name both models.
 #[test]
 fn verified_claims_are_judged_by_the_default_generator() {
+    if !crate::prepared::models("ask::verified_claims_are_judged_by_the_default_generator") {
+        return;
+    }
     let s = verified_server_of("default", GEN_DEFAULT, NOTES);
     let a = verified(&s, "How long is the Old Bridge?");
     let v = &a["verification"];
@@ -352,6 +370,9 @@ fn verified_claims_are_judged_by_the_default_generator() {
 /// cases and another tool. Whatever the generator drafts, a verified answer names the default.
 #[test]
 fn a_verified_answer_does_not_take_the_right_words_from_the_wrong_subject() {
+    if !crate::prepared::models("ask::a_verified_answer_does_not_take_the_right_words_from_the_wrong_subject") {
+        return;
+    }
     let files: &[(&str, &str)] = &[
         (
             "kettle.md",
@@ -375,6 +396,9 @@ fn a_verified_answer_does_not_take_the_right_words_from_the_wrong_subject() {
 
 #[test]
 fn verified_ask_without_an_embedder_says_the_semantic_layer_is_unavailable() {
+    if !crate::prepared::models("ask::verified_ask_without_an_embedder_says_the_semantic_layer_is_unavailable") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     notes(&s);
@@ -394,6 +418,9 @@ fn verified_ask_without_an_embedder_says_the_semantic_layer_is_unavailable() {
 /// the worker keeps serving, and the next request is answered.
 #[test]
 fn a_generation_past_its_time_limit_returns_what_it_has() {
+    if !crate::prepared::models("ask::a_generation_past_its_time_limit_returns_what_it_has") {
+        return;
+    }
     let s = Server::start_with(&[("SVC_ANSWER_TIMEOUT_MS", "1500")]);
     install_generator(&s);
     notes(&s);
@@ -413,6 +440,9 @@ fn a_generation_past_its_time_limit_returns_what_it_has() {
 /// itself is not truncated.
 #[test]
 fn an_answer_at_its_token_cap_is_truncated() {
+    if !crate::prepared::models("ask::an_answer_at_its_token_cap_is_truncated") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     notes(&s);
@@ -429,6 +459,9 @@ fn an_answer_at_its_token_cap_is_truncated() {
 /// or sentence of the answer appears twice, whatever ended it.
 #[test]
 fn a_loop_prone_question_ends_without_repeating_itself() {
+    if !crate::prepared::models("ask::a_loop_prone_question_ends_without_repeating_itself") {
+        return;
+    }
     let s = Server::start();
     install_generator(&s);
     let line = "The answer is: the answer is in the answer.";
@@ -448,6 +481,9 @@ fn a_loop_prone_question_ends_without_repeating_itself() {
 /// token (`finish=Cancelled` in the log) instead of generating for nobody.
 #[test]
 fn a_streaming_client_that_disconnects_stops_its_generation() {
+    if !crate::prepared::models("ask::a_streaming_client_that_disconnects_stops_its_generation") {
+        return;
+    }
     use std::io::{Read, Write};
     let s = Server::start_with(&[("SVC_LOG", "info")]);
     install_generator(&s);

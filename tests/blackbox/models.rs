@@ -77,6 +77,9 @@ fn notes(s: &Server) {
 
 #[test]
 fn vector_and_hybrid_search_with_the_real_embedder() {
+    if !crate::prepared::models("models::vector_and_hybrid_search_with_the_real_embedder") {
+        return;
+    }
     let embed = real_embedder();
     let s = Server::start();
     install(&s.path("cache"), &embed, EMBED);
@@ -173,6 +176,9 @@ const MULTILINGUAL: &str = "intfloat/multilingual-e5-small";
 
 #[test]
 fn the_multilingual_preset_finds_notes_in_other_languages_by_meaning() {
+    if !crate::prepared::models("models::the_multilingual_preset_finds_notes_in_other_languages_by_meaning") {
+        return;
+    }
     let repo = test_models().join("cache/models").join(MULTILINGUAL);
     assert!(
         repo.join("onnx/model_qint8.onnx").is_file(),
@@ -264,6 +270,9 @@ fn target_keys() -> Vec<String> {
 
 #[test]
 fn the_reranker_orders_hybrid_results_and_can_be_turned_off() {
+    if !crate::prepared::models("models::the_reranker_orders_hybrid_results_and_can_be_turned_off") {
+        return;
+    }
     let s = tiny_models_server();
     assert_eq!(s.get("/api/capabilities").json()["answer"], true);
     // `svc embed` follows the server's background embedding (here already done) and says so;
@@ -283,6 +292,9 @@ fn the_reranker_orders_hybrid_results_and_can_be_turned_off() {
 
 #[test]
 fn the_generator_expands_queries_and_given_variants_are_used_as_they_are() {
+    if !crate::prepared::models("models::the_generator_expands_queries_and_given_variants_are_used_as_they_are") {
+        return;
+    }
     let s = tiny_models_server();
     // The generator runs for expansion (whatever it says, the request answers); given
     // variants are used as they are.
@@ -304,6 +316,9 @@ fn the_generator_expands_queries_and_given_variants_are_used_as_they_are() {
 /// The closed query-diagnose@1.0 shape: exactly these keys, nothing else.
 #[test]
 fn diagnose_answers_the_closed_shape_for_a_found_target() {
+    if !crate::prepared::models("models::diagnose_answers_the_closed_shape_for_a_found_target") {
+        return;
+    }
     let s = tiny_models_server();
     let stage_keys = sorted(&["id", "status", "sourceCount", "present", "rank", "score", "survived", "dropReason"]);
     let stage_ids = |d: &Value| -> Vec<String> {
@@ -370,6 +385,9 @@ fn diagnose_answers_the_closed_shape_for_a_found_target() {
 
 #[test]
 fn diagnose_lists_the_query_modes_given() {
+    if !crate::prepared::models("models::diagnose_lists_the_query_modes_given") {
+        return;
+    }
     let s = tiny_models_server();
     // queryModes are listed (each mode once) only when the request gives them.
     let dm = s
@@ -384,6 +402,9 @@ fn diagnose_lists_the_query_modes_given() {
 
 #[test]
 fn diagnose_checks_every_filter_and_names_each_failing_one() {
+    if !crate::prepared::models("models::diagnose_checks_every_filter_and_names_each_failing_one") {
+        return;
+    }
     let s = tiny_models_server();
     // Every filter is checked, not only the collection, and each failing one is named.
     let by_category = s
@@ -412,6 +433,9 @@ fn diagnose_checks_every_filter_and_names_each_failing_one() {
 
 #[test]
 fn diagnose_of_a_missing_target_has_every_key_and_no_stages() {
+    if !crate::prepared::models("models::diagnose_of_a_missing_target_has_every_key_and_no_stages") {
+        return;
+    }
     let s = tiny_models_server();
     // A missing target still carries every target key (null or empty), no stages, no chunk.
     let missing = s.post("/api/query/diagnose", json!({ "query": "x", "target": "#00000000" })).json();
@@ -513,6 +537,9 @@ fn wait_pull(s: &Server) -> Value {
 
 #[test]
 fn model_pull_from_a_local_hub_progresses_resumes_and_verifies() {
+    if !crate::prepared::models("models::model_pull_from_a_local_hub_progresses_resumes_and_verifies") {
+        return;
+    }
     let tiny = test_models().join("tiny");
     let hub = Hub::start(tiny_files(&tiny), Duration::from_millis(15));
     let embed_path = format!("{EMBED}/{EMBED_FILE}");
@@ -664,6 +691,9 @@ fn follow_resume(s: &Server, total: u64) -> bool {
 /// found by meaning, and the vector table holds no duplicate rows (see the last check).
 #[test]
 fn kill_during_embedding_resumes_the_backlog() {
+    if !crate::prepared::models("models::kill_during_embedding_resumes_the_backlog") {
+        return;
+    }
     const NOTES: usize = 1200;
     let embed = real_embedder();
     let mut s = Server::start();

@@ -73,6 +73,9 @@ fn copy_fixtures(root: &Path) {
 
 #[test]
 fn a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them() {
+    if !crate::prepared::models("pictures::a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them") {
+        return;
+    }
     let s = Server::start();
     install_ocr(&s);
     let root = s.path("notes");
@@ -107,6 +110,9 @@ fn a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them() 
 
 #[test]
 fn a_hostile_picture_is_that_files_error_and_the_worker_lives_on() {
+    if !crate::prepared::models("pictures::a_hostile_picture_is_that_files_error_and_the_worker_lives_on") {
+        return;
+    }
     let s = Server::start();
     install_ocr(&s);
     let root = s.path("notes");

@@ -1,7 +1,7 @@
 //! What `scripts/test` prepares for the tests of local models, found without variables: the
 //! test models in `$SVC_TEST_MODELS`, else this checkout's `target/test-models`; ONNX Runtime
 //! from `$ORT_DYLIB_PATH`, else this checkout's `.venv`; llama.cpp's server from
-//! `$SVC_LLAMA_SERVER`, else `target/llama-tools/bin/llama-server`.
+//! `$SVC_LLAMA_SERVER`, else `target/llama-tools/bin/llama-server`; `svc-server` beside `svc`.
 //!
 //! A test that needs one of them that is not there (a fresh clone where only `cargo test` ran)
 //! writes one line saying so to the terminal, past the test harness's capture, and stops.
@@ -65,6 +65,13 @@ pub fn models_and_llama_server(test: &str) -> bool {
         test,
         &[("the test models", test_models_dir()), ("ONNX Runtime", ort_library()), ("llama-server", llama_server())],
     )
+}
+
+/// Whether `svc-server` was built beside `svc` (`cargo build --workspace --bins`, as
+/// `scripts/test` does: `cargo test` builds a package's own binaries only).
+pub fn lean_server(test: &str) -> bool {
+    let lean = Path::new(crate::common::BIN).with_file_name("svc-server");
+    prepared(test, &[("svc-server beside svc", lean.is_file().then_some(lean))])
 }
 
 fn prepared(test: &str, needs: &[(&str, Option<PathBuf>)]) -> bool {

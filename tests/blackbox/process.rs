@@ -87,6 +87,9 @@ fn exe_name(pid: u32) -> String {
 
 #[test]
 fn supervisor_and_gateway_run_the_lean_binary_and_the_worker_runs_svc() {
+    if !crate::prepared::lean_server("process::supervisor_and_gateway_run_the_lean_binary_and_the_worker_runs_svc") {
+        return;
+    }
     let mut s = Server::start();
     assert_eq!(exe_name(s.pid()), "svc-server", "svc serve hands over to svc-server");
     assert_eq!(exe_name(s.child_pid("gateway").expect("gateway pid")), "svc-server");

@@ -54,6 +54,9 @@ fn a_damaged_catalog_is_set_aside_and_filled_again_from_the_notes() {
 
 #[test]
 fn deleted_keyword_and_vector_stores_are_rebuilt_from_the_catalog() {
+    if !crate::prepared::models("recovery::deleted_keyword_and_vector_stores_are_rebuilt_from_the_catalog") {
+        return;
+    }
     let embed = real_embedder();
     let mut s = Server::start();
     install(&s.path("cache"), &embed, EMBED);
@@ -94,6 +97,9 @@ fn deleted_keyword_and_vector_stores_are_rebuilt_from_the_catalog() {
 /// word finds it, and a final sync changes nothing.
 #[test]
 fn fifty_kills_during_syncs_and_embedding_leave_the_stores_in_agreement() {
+    if !crate::prepared::models("recovery::fifty_kills_during_syncs_and_embedding_leave_the_stores_in_agreement") {
+        return;
+    }
     const NOTES: usize = 300;
     const KILLS: usize = 50;
     let tiny = crate::models::test_models().join("tiny");
