@@ -371,7 +371,9 @@ fn balanced_capsules_use_vectors_and_the_real_tokenizer() {
 
 #[test]
 fn a_goal_nothing_is_about_has_no_evidence_and_passages_name_the_retrieval_that_found_them() {
-    if !crate::prepared::models("context::a_goal_nothing_is_about_has_no_evidence_and_passages_name_the_retrieval_that_found_them") {
+    if !crate::prepared::models(
+        "context::a_goal_nothing_is_about_has_no_evidence_and_passages_name_the_retrieval_that_found_them",
+    ) {
         return;
     }
     let s = Server::start();

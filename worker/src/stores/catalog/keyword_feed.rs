@@ -11,13 +11,22 @@ pub fn bm25_pending(conn: &Connection) -> Result<Vec<i64>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// A document's row as of one catalog generation: what the keyword index absorbs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowVersion {
+    /// The row id (`documents.id`, the keyword index's key).
+    pub id: i64,
+    /// The catalog generation the row was written in (`documents.gen`).
+    pub gen: i64,
+}
+
 /// Records that the BM25 index absorbed these rows at their current generation.
-pub fn mark_bm25_absorbed(conn: &mut Connection, ids: &[(i64, i64)]) -> Result<()> {
+pub fn mark_bm25_absorbed(conn: &mut Connection, rows: &[RowVersion]) -> Result<()> {
     let tx = conn.transaction()?;
     {
         let mut stmt = tx.prepare_cached("UPDATE documents SET bm25_gen = ?2 WHERE id = ?1 AND gen = ?2")?;
-        for (id, gen) in ids {
-            stmt.execute(params![id, gen])?;
+        for row in rows {
+            stmt.execute(params![row.id, row.gen])?;
         }
     }
     tx.commit()?;
