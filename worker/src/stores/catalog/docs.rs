@@ -170,19 +170,18 @@ pub struct Chunk {
     pub symbol: Option<String>,
 }
 
+/// A stored link: the link and the document it is in. It reads as its [`Link`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkRow {
     pub doc_id: i64,
-    pub link_type: LinkKind,
-    pub target_ref: String,
-    pub target_ref_norm: String,
-    pub target_anchor: Option<String>,
-    pub target_collection: Option<String>,
-    pub link_text: Option<String>,
-    pub start_line: u32,
-    pub start_col: u32,
-    pub end_line: u32,
-    pub end_col: u32,
+    pub link: Link,
+}
+
+impl std::ops::Deref for LinkRow {
+    type Target = Link;
+    fn deref(&self) -> &Link {
+        &self.link
+    }
 }
 
 /// `#` + the first 8 hex digits of the source hash.

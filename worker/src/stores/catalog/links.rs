@@ -1,12 +1,11 @@
 //! The links of documents as stored: one document's, and every active one's (the graph).
 
-use super::{LinkRow, Result};
+use super::{Link, LinkRow, Result};
 use protocol::LinkKind;
 use rusqlite::{Connection, Row};
 
 fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
-    Ok(LinkRow {
-        doc_id: r.get(0)?,
+    let link = Link {
         link_type: {
             let stored: String = r.get(1)?;
             LinkKind::parse(&stored).ok_or_else(|| {
@@ -26,7 +25,8 @@ fn link_from_row(r: &Row<'_>) -> rusqlite::Result<LinkRow> {
         start_col: r.get::<_, i64>(8)? as u32,
         end_line: r.get::<_, i64>(9)? as u32,
         end_col: r.get::<_, i64>(10)? as u32,
-    })
+    };
+    Ok(LinkRow { doc_id: r.get(0)?, link })
 }
 
 const LINK_COLUMNS: &str =

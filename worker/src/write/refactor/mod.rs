@@ -273,7 +273,10 @@ impl Examiner<'_> {
         if l.link_type != LinkKind::Wiki {
             return NewTarget::Rewrite(edit::relative(dir_of(&holder.rel_path), target));
         }
-        let probe = |t: &str| LinkRow { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.clone() };
+        let probe = |t: &str| LinkRow {
+            doc_id: l.doc_id,
+            link: catalog::Link { target_ref: t.to_string(), target_ref_norm: t.to_lowercase(), ..l.link.clone() },
+        };
         let bare = stem(target).to_string();
         let path = target.strip_suffix(".md").unwrap_or(target).to_string();
         [bare, path]
