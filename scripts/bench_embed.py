@@ -64,7 +64,7 @@ def one_run(tmp, folder, cache, binary, model):
     if proc.returncode != 0 or "embedded 0 " in proc.stdout:
         sys.exit(f"`{binary} embed` exited with {proc.returncode}, saying {proc.stdout.strip()!r} "
                  f"(no embedder under {env['SVC_CACHE_DIR']}?):\n{proc.stderr[-2000:]}")
-    chunks = len(chunk_texts(os.path.join(work, "data", "default", "catalog.sqlite")))
+    chunks = len(chunk_texts(binary, env))
     shutil.rmtree(work, ignore_errors=True)
     return chunks, seconds
 

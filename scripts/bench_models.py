@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -36,20 +35,11 @@ BATCH = 2  # svc's ONNX batch (ONNX_BATCH in worker/src/models/embedder.rs)
 MAX_TOKENS = 256
 
 
-def embedding_text(title, chunk):
-    """The rule of worker/src/embedding.rs: the title, unless the chunk starts with it."""
-    if not title or chunk.lstrip().lstrip("#").lstrip().startswith(title):
-        return chunk
-    return f"{title}\n{chunk}"
 
-
-def chunk_texts(catalog):
-    db = sqlite3.connect(catalog)
-    rows = db.execute(
-        "SELECT c.text, (SELECT MIN(d.title) FROM documents d WHERE d.mirror_hash = c.mirror_hash AND d.active = 1) "
-        "FROM chunks c WHERE c.mirror_hash IN (SELECT mirror_hash FROM documents WHERE active = 1)").fetchall()
-    db.close()
-    return [embedding_text(title or "", text) for text, title in rows]
+def chunk_texts(binary, env):
+    """What svc's embedder reads for each chunk of the index (`svc embed --texts`): the binary's
+    own rule, so plain ONNX Runtime is fed the same texts."""
+    return [json.loads(line) for line in run_svc(binary, env, ["embed", "--texts"]).stdout.splitlines() if line]
 
 
 def ort_baseline(model_dir, texts, stride):
@@ -186,7 +176,7 @@ def main():
         index_s = run_svc(binary, env, ["collection", "add", md, "--name", "scifact"]).seconds
         log("embedding with svc")
         embed_s = run_svc(binary, env, ["embed"]).seconds
-        texts = chunk_texts(os.path.join(tmp, "data", "default", "catalog.sqlite"))
+        texts = chunk_texts(binary, env)
         log(f"plain ONNX Runtime on 1 in {args.ort_stride} of svc's batches of the same {len(texts)} chunks")
         ort_n, ort_s = ort_baseline(model_dir, texts, args.ort_stride)
         report["embedding"] = {

@@ -11,7 +11,7 @@ use protocol::api::{
 use protocol::{AddCollection, ApiError, Call, Dirs, DocRef, Request};
 use serde::Serialize;
 use serde_json::Value;
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 /// The CLI's own ceiling for `--limit` (the HTTP API caps search at 50).
@@ -300,8 +300,15 @@ impl Call for AnySearch {
 
 /// Embeds the backlog: in this process without a server, else waits for the server's
 /// background embedding to drain it.
-pub fn embed(dirs: &Dirs) -> anyhow::Result<ExitCode> {
+pub fn embed(dirs: &Dirs, texts: bool) -> anyhow::Result<ExitCode> {
     match Backend::open(dirs)? {
+        Backend::Local(w) if texts => {
+            let mut out = std::io::stdout().lock();
+            for text in w.embedding_texts().map_err(|e| anyhow!("reading the chunks failed: {e}"))? {
+                writeln!(out, "{}", serde_json::to_string(&text)?)?;
+            }
+        }
+        Backend::Server { .. } if texts => bail!("svc embed --texts reads the index itself: stop the server first"),
         Backend::Local(w) => {
             let n = w.embed_now().map_err(|e| anyhow!("embedding failed: {e}"))?;
             println!("embedded {n} documents' chunks");

@@ -87,7 +87,12 @@ enum Cmd {
         json: bool,
     },
     /// Embed the documents that have no vectors yet.
-    Embed,
+    Embed {
+        /// Embed nothing: print the text the embedder reads for each chunk of the active
+        /// documents, a JSON string a line (for benchmarks against plain ONNX Runtime).
+        #[arg(long)]
+        texts: bool,
+    },
     /// Model presets and files.
     #[command(subcommand)]
     Models(ModelsCmd),
@@ -354,7 +359,7 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Ask { question, limit, collection, max_answer_tokens, verify, json } => {
             ask::ask(&dirs, ask::AskArgs { question, limit, collection, max_answer_tokens, verify, json })
         }
-        Cmd::Embed => commands::embed(&dirs),
+        Cmd::Embed { texts } => commands::embed(&dirs, texts),
         Cmd::Models(m) => commands::models(
             &dirs,
             match m {

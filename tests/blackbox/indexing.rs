@@ -109,3 +109,31 @@ fn long_notes_are_chunked_and_snippets_skip_front_matter() {
     let first = &s.search(json!({ "query": "paragraph" }))["results"][0];
     assert!(!first["chunk"]["text"].as_str().unwrap().contains("title: Long"));
 }
+
+/// `svc embed --texts` prints what the embedder reads for each chunk, a JSON string a line: a
+/// note's chunk under its title, a code chunk under its file's title and its symbol's path.
+/// It reads the index itself, so it refuses while a server holds it.
+#[test]
+fn embed_texts_prints_what_the_embedder_reads() {
+    let mut s = Server::start();
+    let root = s.path("notes");
+    write_notes(
+        &root,
+        &[
+            ("kettle.md", "# Kettle\n\nBoil the water.\n"),
+            ("k.rs", "pub struct Kettle;\nimpl Kettle {\n    pub fn descale(&self) {}\n}\n"),
+        ],
+    );
+    let r = s.post("/api/collections", json!({ "path": root, "name": "n", "watch": false }));
+    assert_eq!(s.wait_job(r.json()["jobId"].as_str().unwrap())["status"], "completed");
+    let busy = s.cmd().args(["embed", "--texts"]).output().unwrap();
+    assert!(!busy.status.success());
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("stop the server first"));
+    s.stop();
+    let out = s.cmd().args(["embed", "--texts"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let texts: Vec<String> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(texts.contains(&"# Kettle\n\nBoil the water.".to_string()), "{texts:?}");
+    assert!(texts.iter().any(|t| t.starts_with("k.rs\nKettle::descale\n")), "{texts:?}");
+}

@@ -152,6 +152,11 @@ impl Worker {
         Ok(n)
     }
 
+    /// The text the embedder reads for each chunk of the active documents (`svc embed --texts`).
+    pub fn embedding_texts(&self) -> Result<Vec<String>, String> {
+        embedding::texts(&self.indexing).map_err(|e| e.to_string())
+    }
+
     /// Stops a running job at its next batch boundary and waits for it.
     pub fn shutdown(&self) {
         self.indexing.cancel.store(true, Ordering::SeqCst);

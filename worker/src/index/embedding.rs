@@ -293,26 +293,40 @@ fn drop_strays(w: &Indexing, vectors: &VectorStore, key: &TableKey) -> Result<()
     Ok(())
 }
 
+/// What the embedder reads for each chunk of `contents`: (content, chunk, text).
+fn chunk_texts(
+    conn: &rusqlite::Connection,
+    contents: &[PendingContent],
+) -> Result<Vec<(String, u32, String)>, catalog::CatalogError> {
+    let mut items = Vec::new();
+    for p in contents {
+        for c in catalog::chunks_of(conn, &p.mirror_hash)? {
+            // A code chunk is embedded under its symbol's path too (`Kettle::descale`).
+            let title = match &c.symbol {
+                Some(s) => std::borrow::Cow::Owned(format!("{}\n{s}", p.title)),
+                None => std::borrow::Cow::Borrowed(p.title.as_str()),
+            };
+            items.push((p.mirror_hash.clone(), c.seq, embedding_text(&title, &c.text)));
+        }
+    }
+    Ok(items)
+}
+
+/// The text the embedder reads for every chunk of the active documents, in row order: what
+/// `svc embed --texts` prints, so a benchmark feeds plain ONNX Runtime what svc embeds.
+pub fn texts(w: &Indexing) -> Result<Vec<String>, catalog::CatalogError> {
+    let conn = w.core.stores.catalog.reader();
+    let contents = catalog::active_contents(&conn)?;
+    Ok(chunk_texts(&conn, &contents)?.into_iter().map(|(_, _, text)| text).collect())
+}
+
 /// Every chunk of the given contents as a vector; shortest texts batched together.
 fn embed_contents(
     w: &Indexing,
     embedder: &Embedder,
     pending: &[PendingContent],
 ) -> Result<Vec<ChunkVector>, EmbedError> {
-    let mut items: Vec<(String, u32, String)> = Vec::new();
-    {
-        let conn = w.core.stores.catalog.reader();
-        for p in pending {
-            for c in catalog::chunks_of(&conn, &p.mirror_hash)? {
-                // A code chunk is embedded under its symbol's path too (`Kettle::descale`).
-                let title = match &c.symbol {
-                    Some(s) => std::borrow::Cow::Owned(format!("{}\n{s}", p.title)),
-                    None => std::borrow::Cow::Borrowed(p.title.as_str()),
-                };
-                items.push((p.mirror_hash.clone(), c.seq, embedding_text(&title, &c.text)));
-            }
-        }
-    }
+    let mut items = chunk_texts(&w.core.stores.catalog.reader(), pending)?;
     items.sort_by_key(|(_, _, t)| t.len());
     let mut rows = Vec::with_capacity(items.len());
     for batch in items.chunks(embedder.batch_size()) {

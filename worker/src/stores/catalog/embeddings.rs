@@ -34,6 +34,17 @@ pub fn embed_backlog(conn: &Connection, model: &str, limit: usize) -> Result<Vec
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Every active content, each with one of its documents' title and path (in row order).
+pub fn active_contents(conn: &Connection) -> Result<Vec<PendingContent>> {
+    let mut stmt = conn.prepare(
+        "SELECT d.mirror_hash, MIN(d.title), MIN(d.rel_path) FROM documents d WHERE d.active = 1
+         GROUP BY d.mirror_hash ORDER BY MIN(d.id)",
+    )?;
+    let rows =
+        stmt.query_map([], |r| Ok(PendingContent { mirror_hash: r.get(0)?, title: r.get(1)?, rel_path: r.get(2)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// How many distinct active contents wait for `model`.
 pub fn embed_backlog_count(conn: &Connection, model: &str) -> Result<u64> {
     let n: i64 = conn.query_row(
