@@ -212,6 +212,7 @@ class Server:
         raise RuntimeError(f"the collection was not indexed and embedded within {timeout_s} s")
 
     def start(self):
+        os.makedirs(self.root, exist_ok=True)
         self.port = free_port()
         with open(self.log_path, "wb") as logf:
             self.proc = subprocess.Popen(
