@@ -66,10 +66,13 @@ impl Backend {
         self.call(call)?.map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))
     }
 
-    /// Polls a job until it ends; returns the job object.
+    /// Polls a job until it ends; returns the job object. In-process, the pictures the job
+    /// found are read too (no OCR thread runs there), so their text is searchable when the
+    /// command returns.
     pub fn wait_job(&mut self, id: &str) -> anyhow::Result<Job> {
         if let Backend::Local(w) = self {
             w.wait_idle();
+            w.read_pictures_now();
         }
         loop {
             let job = self.call_ok(protocol::GetJob { id: id.to_string() })?;

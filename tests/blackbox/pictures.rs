@@ -137,3 +137,23 @@ fn a_hostile_picture_is_that_files_error_and_the_worker_lives_on() {
     let explain = s.get(&format!("/api/explain?path={}", urlencode("svc://notes/huge.png"))).json();
     assert!(explain.to_string().contains("20000 × 20000"), "{explain}");
 }
+
+/// Without a server, `svc collection add` reads the pictures itself before it returns: their
+/// words are found by the next `svc search`.
+#[test]
+fn the_cli_without_a_server_reads_pictures_before_it_returns() {
+    if !crate::prepared::models("pictures::the_cli_without_a_server_reads_pictures_before_it_returns") {
+        return;
+    }
+    let mut s = Server::start();
+    install_ocr(&s);
+    s.stop();
+    let root = s.path("notes");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::copy(Path::new(FIXTURES).join("screenshot.png"), root.join("screenshot.png")).unwrap();
+    let add = s.cmd().args(["collection", "add", root.to_str().unwrap(), "--name", "notes"]).output().unwrap();
+    assert!(add.status.success(), "{}", String::from_utf8_lossy(&add.stderr));
+    let found = s.cmd().args(["search", "quartermaster zephyr", "--json"]).output().unwrap();
+    let out = String::from_utf8_lossy(&found.stdout);
+    assert!(out.contains("svc://notes/screenshot.png"), "{out}");
+}

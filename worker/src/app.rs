@@ -152,6 +152,16 @@ impl Worker {
         Ok(n)
     }
 
+    /// Reads the pictures that wait for their text, in this thread (the CLI's in-process
+    /// mode); how many.
+    pub fn read_pictures_now(&self) -> usize {
+        let n = index::pictures::read_now(&self.indexing);
+        if n > 0 {
+            self.indexing.publish_status();
+        }
+        n
+    }
+
     /// The text the embedder reads for each chunk of the active documents (`svc embed --texts`).
     pub fn embedding_texts(&self) -> Result<Vec<String>, String> {
         embedding::texts(&self.indexing).map_err(|e| e.to_string())

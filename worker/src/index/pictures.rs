@@ -194,6 +194,22 @@ fn request_missing(w: &Indexing) {
     }
 }
 
+/// Reads, in this thread, every picture that waits for a reading (the CLI's in-process mode,
+/// where no OCR thread runs: `svc collection add` and `svc update` end with it). How many
+/// were read.
+pub fn read_now(w: &Indexing) -> usize {
+    request_missing(w);
+    let mut read = 0;
+    while let Some(job) = w.pictures.next(Duration::ZERO) {
+        if w.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        read_and_resync(w, &job);
+        read += 1;
+    }
+    read
+}
+
 /// Starts the OCR thread; it ends when the worker is dropped or shuts down.
 pub fn spawn(worker: &Arc<Indexing>) {
     request_missing(worker);
