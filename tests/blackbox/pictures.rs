@@ -103,7 +103,13 @@ fn a_screenshot_a_photo_and_a_scanned_pdf_are_searchable_by_the_words_in_them() 
     assert_eq!(ocr["engine"], "PP-OCRv4", "{ocr}");
     assert!(ocr["confidence"].as_f64().unwrap() > 0.8 && ocr["lines"].as_u64().unwrap() >= 2, "{ocr}");
     let doc = s.get(&format!("/api/doc?uri={}", urlencode("svc://notes/scans/invoice.pdf"))).json();
-    assert!(doc["content"].as_str().unwrap().contains("Page 1"), "a scan's text names its pages: {doc}");
+    assert!(doc["content"].as_str().unwrap().contains("# Page 1"), "a scan's text names its pages: {doc}");
+    // A capsule's passage from the scan names its page.
+    let c = s
+        .post("/api/context", json!({"goal": "lighthouse keeper", "budgetTokens": 4000, "depthPolicy": "fast"}))
+        .json();
+    let from_scan = c["evidence"].as_array().unwrap().iter().find(|e| e["uri"] == "svc://notes/scans/invoice.pdf");
+    assert_eq!(from_scan.map(|e| e["heading"].clone()), Some(json!("Page 1")), "{c}");
     assert_eq!(doc["source"]["ocr"]["state"], "read", "{doc}");
     // A note is not a picture.
     assert!(ocr_of(&s, "svc://notes/plain.md").is_null());

@@ -63,6 +63,8 @@ fn evidence_of(w: &Shared, hit: &Hit, facets: &[String], observed_at: &str) -> R
     let heading = source_kind(&hit.row.rel_path).and_then(|kind| match kind {
         // Code: the innermost symbol that starts in the passage, else the one it sits in.
         SourceKind::Code(_) => chunk.symbol.clone(),
+        // A scanned PDF read by OCR: the page the passage is on.
+        SourceKind::Pdf => crate::index::pictures::page_at(&text, chunk.start_line),
         _ => {
             crate::index::ingest::as_markdown(kind, &text).and_then(|markdown| heading_at(&markdown, chunk.start_line))
         }

@@ -265,6 +265,21 @@ fn read_and_resync(w: &Indexing, job: &Pending) {
     }
 }
 
+/// The line that names a scanned page in its reading ([`read_scan`]).
+fn page_line(page: u32) -> String {
+    format!("# Page {page}")
+}
+
+/// The page of a scan's reading that line `line` (1-based) is on: `Page N` from the last page
+/// line at or above it; `None` for a text that has none (a PDF with its own text).
+pub fn page_at(text: &str, line: u32) -> Option<String> {
+    text.lines()
+        .take(line as usize)
+        .filter_map(|l| l.strip_prefix("# Page ").filter(|n| n.parse::<u32>().is_ok()))
+        .last()
+        .map(|n| format!("Page {n}"))
+}
+
 /// Reads the page pictures of a scanned PDF: the pages' texts in order, each after a line
 /// naming its page.
 pub fn read_scan(engine: &OcrEngine, bytes: Vec<u8>) -> Reading {
@@ -291,7 +306,7 @@ pub fn read_scan(engine: &OcrEngine, bytes: Vec<u8>) -> Reading {
         }
         lines += reading.lines;
         weighted += reading.confidence * reading.lines as f32;
-        parts.push(format!("Page {}\n\n{}", page.page, reading.text));
+        parts.push(format!("{}\n\n{}", page_line(page.page), reading.text));
     }
     let confidence = if lines == 0 { 0.0 } else { (weighted / lines as f32 * 1000.0).round() / 1000.0 };
     Reading { text: parts.join("\n\n"), confidence, lines, engine: ENGINE.into(), error: None }
@@ -313,6 +328,16 @@ fn pixels(width: u32, height: u32, channels: u8, samples: Vec<u8>) -> Result<Rgb
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_of_a_scan_is_on_the_page_named_above_it() {
+        let text = format!("{}\n\nfirst page\n\n{}\n\nsecond page", page_line(1), page_line(2));
+        assert_eq!(page_at(&text, 3).as_deref(), Some("Page 1"));
+        assert_eq!(page_at(&text, 5).as_deref(), Some("Page 2"));
+        assert_eq!(page_at(&text, 7).as_deref(), Some("Page 2"));
+        assert_eq!(page_at("# Page one\ntext", 2), None);
+        assert_eq!(page_at("a PDF's own text", 1), None);
+    }
 
     fn png(w: u32, h: u32) -> Vec<u8> {
         let mut out = Vec::new();
