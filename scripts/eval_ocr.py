@@ -7,8 +7,12 @@ and by the reference pipeline (rapidocr-onnxruntime, the PP-OCRv4 models' own Py
 Pages: the rustdocs-ask corpus (../shared/datasets/rustdocs-ask/build.sh), every k-th page,
 its main text (headings, paragraphs, list items) cut to about 1,800 characters and laid out
 as a page of its own (sans-serif 16 px, 1,000 px wide) so that the text on the screenshot is
-known exactly. Variants of each screenshot: the PNG, JPEG at quality 80 and 40, and turned by
-+3 and -3 degrees. Each variant is a collection of its own on one `svc serve`.
+known exactly. Variants of each screenshot: the PNG, JPEG at quality 80 and 40, turned by +3
+and -3 degrees, and a scanned PDF (the page as a JPEG picture in a PDF without text, as a
+scanner writes it; its reading's `# Page 1` line is not counted). With --chinese N, N pages of
+Chinese text (Debian's zh_CN manual pages, rendered by groff as `man` does) are laid out in
+Noto Sans CJK and read as PNGs (their CER counts characters, without whitespace). Each variant
+is a collection of its own on one `svc serve`.
 
 Figures, per variant: the character error rate (edit distance over the page's length, runs of
 whitespace counted as one space; also without any whitespace), the share of sampled words of
@@ -42,7 +46,9 @@ DATASET = HERE.parent.parent / "shared" / "datasets" / "rustdocs-ask"
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 PAGE_CHARS = 1800
 WORDS_PER_PAGE = 10
-VARIANTS = ("png", "jpeg80", "jpeg40", "turned+3", "turned-3")
+VARIANTS = ("png", "jpeg80", "jpeg40", "turned+3", "turned-3", "scan")
+MAN_ZH = Path("/usr/share/man/zh_CN/man1")
+ZH_PAGE_CHARS = 500
 
 
 class MainText(HTMLParser):
@@ -94,9 +100,24 @@ def page_blocks(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def render(blocks, out_png: Path, browser) -> str:
+def chinese_blocks(path: Path) -> list[tuple[str, str]]:
+    """A zh_CN manual page's paragraphs that hold Chinese, up to ZH_PAGE_CHARS characters."""
+    from eval_manpages import render as render_manpage
+    out, size = [], 0
+    for para in re.split(r"\n\s*\n", render_manpage(path)):
+        text = " ".join(para.split())
+        if not re.search(r"[\u4e00-\u9fff]", text) or len(text) < 20:
+            continue
+        if size + len(text) > ZH_PAGE_CHARS and out:
+            break
+        out.append(("p", text))
+        size += len(text)
+    return out
+
+
+def render(blocks, out_png: Path, browser, font: str = "sans-serif") -> str:
     body = "\n".join(f"<{t}>{html.escape(x)}</{t}>" for t, x in blocks)
-    doc = ("<html><body style='font-family: sans-serif; font-size: 16px; width: 1000px; margin: 24px; "
+    doc = (f"<html><body style='font-family: {font}; font-size: 16px; width: 1000px; margin: 24px; "
            "background: white; color: #111'>" + body + "</body></html>")
     page = browser.new_page(viewport={"width": 1048, "height": 600})
     page.set_content(doc)
@@ -121,7 +142,16 @@ def variants(png: Path, out_dir: Path) -> dict[str, Path]:
         p = out_dir / f"turned{deg:+d}" / png.name
         img.rotate(deg, resample=Image.BICUBIC, expand=True, fillcolor=(255, 255, 255)).save(p)
         out[f"turned{deg:+d}"] = p
+    # A scanner's PDF: the page one JPEG picture (Pillow writes it DCT-encoded), no text.
+    p = out_dir / "scan" / (png.stem + ".pdf")
+    img.save(p, "PDF", resolution=96.0, quality=85)
+    out["scan"] = p
     return out
+
+
+def without_page_lines(text: str) -> str:
+    """A scan's reading without the lines svc writes to name its pages."""
+    return "\n".join(line for line in text.splitlines() if not re.fullmatch(r"# Page \d+", line.strip()))
 
 
 def norm(text: str) -> str:
@@ -158,26 +188,6 @@ def reference(python: str, paths: list[Path], use_cls: bool = True) -> tuple[dic
     return data["texts"], data["seconds"]
 
 
-class OcrServer(svclib.Server):
-    def __init__(self, binary, root, cache):
-        super().__init__(binary, root)
-        os.makedirs(root, exist_ok=True)
-        self.cache = cache
-
-    def env(self):
-        env = super().env()
-        env["SVC_CACHE_DIR"] = self.cache
-        return env
-
-
-def api(port: int, method: str, path: str, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
-                                 headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=120) as resp:
-        return json.loads(resp.read())
-
-
 def peak_rss_mb(pid) -> float | None:
     raw = svclib.read_proc(pid, "status")
     for line in (raw or b"").decode().splitlines():
@@ -186,11 +196,52 @@ def peak_rss_mb(pid) -> float | None:
     return None
 
 
+def read_all(server, coll: str, folder: Path, pictures: dict[str, Path], truth: dict[str, str],
+             chinese: bool = False) -> dict:
+    """Adds `folder` as the collection `coll`, waits until every picture is read, and scores
+    what svc read against `truth`: CER, words found by search, pages per second."""
+    t0 = time.perf_counter()
+    svclib.request(server.port, "POST", "/api/collections", {"name": coll, "path": str(folder)})
+    texts: dict[str, str] = {}
+    while len(texts) < len(pictures):
+        for name, path in pictures.items():
+            if name in texts:
+                continue
+            uri = f"svc://{coll}/{path.name}"
+            status, doc = svclib.request(server.port, "GET", "/api/doc?uri=" + urllib.parse.quote(uri, safe=""))
+            ocr = (doc.get("source", {}).get("ocr") or {}) if status == 200 else {}
+            if ocr.get("state") in ("read", "failed"):
+                texts[name] = without_page_lines(doc.get("content", ""))
+        if time.perf_counter() - t0 > 1800:
+            raise RuntimeError(f"{coll}: OCR did not finish in 30 min")
+        time.sleep(0.2)
+    seconds = time.perf_counter() - t0
+    edits = [cer(texts[n], truth[n]) for n in truth]
+    rng = random.Random(37)
+    found = asked = 0
+    for name, text in truth.items():
+        pattern = r"[\u4e00-\u9fff]{4}" if chinese else r"[A-Za-z]{5,}"
+        words = sorted(set(re.findall(pattern, text)))
+        for word in rng.sample(words, min(WORDS_PER_PAGE, len(words))):
+            _, res = svclib.request(server.port, "POST", "/api/search", {"query": word, "collection": coll, "limit": 20})
+            asked += 1
+            found += any(r.get("uri", "").endswith("/" + pictures[name].name) for r in res.get("results", []))
+    row = {
+        "cer_no_spaces": round(100 * sum(e[2] for e in edits) / sum(e[3] for e in edits), 2),
+        "words_found": round(found / max(asked, 1), 3),
+        "pages_per_s": round(len(pictures) / seconds, 3),
+    }
+    if not chinese:
+        row["cer"] = round(100 * sum(e[0] for e in edits) / sum(e[1] for e in edits), 2)
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=20)
+    ap.add_argument("--chinese", type=int, default=0, help="also N pages of Chinese text")
     ap.add_argument("--binary", default=str(HERE.parent / "target" / "release" / "svc"))
-    ap.add_argument("--cache", default=os.environ.get("SVC_CACHE_DIR", str(Path.home() / ".cache" / "svc")))
+    ap.add_argument("--cache", default=svclib.default_cache_dir())
     ap.add_argument("--reference-python", default=None, help="python with rapidocr-onnxruntime 1.4.4")
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep", action="store_true")
@@ -204,9 +255,16 @@ def main() -> int:
         pages = [p for p in pages if len(page_blocks(p)) >= 3]
         step = max(1, len(pages) // args.pages)
         pages = pages[::step][: args.pages]
+        zh_pages = []
+        if args.chinese:
+            zh = sorted(MAN_ZH.glob("*.1*"))
+            zh = [p for p in zh if sum(len(t) for _, t in chinese_blocks(p)) >= 200]
+            zh_pages = zh[:: max(1, len(zh) // args.chinese)][: args.chinese]
         from playwright.sync_api import sync_playwright
         truth: dict[str, str] = {}
         files: dict[str, dict[str, Path]] = {}
+        zh_truth: dict[str, str] = {}
+        zh_files: dict[str, Path] = {}
         shots = tmp / "shots"
         shots.mkdir()
         with sync_playwright() as p:
@@ -216,56 +274,27 @@ def main() -> int:
                 png = shots / f"{name}.png"
                 truth[name] = render(page_blocks(page), png, browser)
                 files[name] = variants(png, tmp / "pictures")
+            (tmp / "pictures" / "chinese").mkdir(parents=True, exist_ok=True)
+            for i, page in enumerate(zh_pages):
+                name = f"zh{i:02d}"
+                png = tmp / "pictures" / "chinese" / f"{name}.png"
+                zh_truth[name] = render(chinese_blocks(page), png, browser, font="'Noto Sans CJK SC'")
+                zh_files[name] = png
             browser.close()
-        print(f"{len(pages)} pages rendered ({sum(len(t) for t in truth.values())} characters)", file=sys.stderr)
+        print(f"{len(pages)} pages rendered ({sum(len(t) for t in truth.values())} characters), "
+              f"{len(zh_pages)} Chinese ({sum(len(t) for t in zh_truth.values())})", file=sys.stderr)
 
-        report: dict = {"pages": len(pages), "variants": {}}
-        server = OcrServer(args.binary, str(tmp / "server"), args.cache)
+        report: dict = {"pages": len(pages), "chinese_pages": len(zh_pages), "variants": {}}
+        server = svclib.Server(args.binary, str(tmp / "server"), cache=args.cache)
         server.start()
         try:
             worker = server.processes().get("worker")
             report["worker_rss_before_mb"] = svclib.rss_mb(worker) if worker else None
             for variant in VARIANTS:
-                folder = tmp / "pictures" / variant
-                t0 = time.perf_counter()
-                api(server.port, "POST", "/api/collections", {"name": variant.replace("+", "p").replace("-", "m"),
-                                                              "path": str(folder)})
                 coll = variant.replace("+", "p").replace("-", "m")
-                texts: dict[str, str] = {}
-                while len(texts) < len(pages):
-                    for name, by in files.items():
-                        if name in texts:
-                            continue
-                        uri = f"svc://{coll}/{by[variant].name}"
-                        try:
-                            doc = api(server.port, "GET", "/api/doc?uri=" + urllib.parse.quote(uri, safe=""))
-                        except urllib.error.HTTPError:
-                            continue
-                        ocr = doc.get("source", {}).get("ocr") or {}
-                        if ocr.get("state") in ("read", "failed"):
-                            texts[name] = doc.get("content", "")
-                    if time.perf_counter() - t0 > 1800:
-                        raise RuntimeError(f"{variant}: OCR did not finish in 30 min")
-                    time.sleep(0.2)
-                seconds = time.perf_counter() - t0
-                edits = [cer(texts[n], truth[n]) for n in truth]
-                rng = random.Random(37)
-                found = asked = 0
-                for name, text in truth.items():
-                    words = sorted({w for w in re.findall(r"[A-Za-z]{5,}", text)})
-                    for word in rng.sample(words, min(WORDS_PER_PAGE, len(words))):
-                        res = api(server.port, "POST", "/api/search",
-                                  {"query": word, "collection": coll, "limit": 20})
-                        asked += 1
-                        found += any(r.get("uri", "").endswith("/" + files[name][variant].name)
-                                     for r in res.get("results", []))
-                row = {
-                    "cer": round(100 * sum(e[0] for e in edits) / sum(e[1] for e in edits), 2),
-                    "cer_no_spaces": round(100 * sum(e[2] for e in edits) / sum(e[3] for e in edits), 2),
-                    "words_found": round(found / max(asked, 1), 3),
-                    "pages_per_s": round(len(pages) / seconds, 3),
-                }
-                if args.reference_python:
+                pictures = {n: by[variant] for n, by in files.items()}
+                row = read_all(server, coll, tmp / "pictures" / variant, pictures, truth)
+                if args.reference_python and variant != "scan":
                     ref, ref_s = reference(args.reference_python, [files[n][variant] for n in truth])
                     by_path = {str(files[n][variant]): n for n in truth}
                     ref_edits = [cer(ref[p], truth[by_path[p]]) for p in ref]
@@ -279,6 +308,16 @@ def main() -> int:
                         100 * sum(e[0] for e in ref_edits) / sum(e[1] for e in ref_edits), 2)
                 report["variants"][variant] = row
                 print(variant, json.dumps(row), file=sys.stderr)
+            if zh_pages:
+                row = read_all(server, "chinese", tmp / "pictures" / "chinese", zh_files, zh_truth, chinese=True)
+                if args.reference_python:
+                    ref, _ = reference(args.reference_python, list(zh_files.values()))
+                    by_path = {str(p): n for n, p in zh_files.items()}
+                    ref_edits = [cer(ref[p], zh_truth[by_path[p]]) for p in ref]
+                    row["reference_cer_no_spaces"] = round(
+                        100 * sum(e[2] for e in ref_edits) / sum(e[3] for e in ref_edits), 2)
+                report["variants"]["chinese"] = row
+                print("chinese", json.dumps(row), file=sys.stderr)
             worker = server.processes().get("worker")
             report["worker_rss_after_mb"] = svclib.rss_mb(worker) if worker else None
             report["worker_peak_rss_mb"] = peak_rss_mb(worker) if worker else None
