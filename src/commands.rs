@@ -153,6 +153,10 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
                 0 => {}
                 n => println!("vectors: {n} document{} waiting to be embedded", if n == 1 { "" } else { "s" }),
             }
+            match s.ocr_backlog {
+                0 => {}
+                n => println!("pictures: {n} waiting for their text to be read (OCR)"),
+            }
             for c in &s.collections {
                 // The last worker's word on its folders holds only while it runs.
                 let watch = if running.is_some() { format!("  [{}]", watch_text(&c.watch)) } else { String::new() };
@@ -359,9 +363,15 @@ fn follow_embedding(dirs: &Dirs) -> anyhow::Result<()> {
 }
 
 /// After an indexing job: the documents whose vectors the server still computes, so a user
-/// knows answers and hybrid search are not yet at full strength for them.
+/// knows answers and hybrid search are not yet at full strength for them. On a terminal the
+/// command follows them with a progress bar until they are done (Ctrl-C ends the wait, not
+/// the work); a script gets the count in one line and the command returns.
 fn vectors_pending(dirs: &Dirs) {
+    use std::io::IsTerminal;
     if let Some(s) = read_snapshot(dirs).filter(|s| s.capabilities.vector && s.embedding_backlog > 0) {
+        if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() && follow_embedding(dirs).is_ok() {
+            return;
+        }
         println!(
             "vectors: {} documents are being embedded in the background (`svc embed` follows them)",
             s.embedding_backlog
