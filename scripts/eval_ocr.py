@@ -34,7 +34,6 @@ import sys
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 

@@ -9,6 +9,7 @@
 
 use super::sources::{self, Evidence, POOL};
 use super::{claims, relevance};
+use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, Chunk};
 use protocol::api::SearchResult;
@@ -84,7 +85,7 @@ fn best(
 /// Empty without an embedder or a vector store, or when either fails: the passages are then
 /// ranked by their words alone.
 fn nearness(w: &Shared, question: &str, docs: &[Pooled]) -> HashMap<String, HashMap<u32, f64>> {
-    let Some(ctx) = w.vector_context_opt() else { return HashMap::new() };
+    let Some(ctx) = VectorContext::available(w) else { return HashMap::new() };
     let query = match ctx.embedder.embed_query(question) {
         Ok(v) => v,
         Err(e) => {

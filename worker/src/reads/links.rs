@@ -3,6 +3,7 @@
 //! Links are stored as written; they are resolved at read time against the active
 //! documents, so renames and new notes are reflected without re-parsing the sources.
 
+use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::uri;
@@ -234,7 +235,7 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     let mut warnings: Vec<String> = Vec::new();
     let (mut similar_available, mut similar_truncated) = (false, false);
     if q.include_similar {
-        match w.vector_context_opt() {
+        match VectorContext::available(w) {
             Some(ctx) => {
                 similar_available = true;
                 let (edges, truncated) = similarity_edges(&ctx, &nodes, q)?;
@@ -274,7 +275,7 @@ const MAX_SIMILARITY_NODES: usize = 1500;
 /// `similar` edges between the nodes: each node's `similarTopK` nearest others by their
 /// `seq = 0` vectors (no fallback), above `threshold`, each pair once.
 fn similarity_edges(
-    ctx: &crate::retrieval::vector::VectorContext<'_>,
+    ctx: &VectorContext<'_>,
     nodes: &[&DocRow],
     q: &GraphQuery,
 ) -> Result<(Vec<GraphEdge>, bool), ApiError> {

@@ -341,7 +341,7 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     // The vector side degrades: without an embedder, or when embedding or searching the
     // original query fails, the answer is BM25 alone (`vectorsUsed: false`); a failing
     // variant only loses its own list.
-    let ctx: Option<VectorContext<'_>> = w.vector_context_opt();
+    let ctx: Option<VectorContext<'_>> = VectorContext::available(w);
     let no_keyword = bm25_ids.is_empty();
     let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Option<Vec<Ranked>>, ApiError> {
         match vector_hits(ctx, text, chunk_pool(pool, filtered)) {

@@ -55,18 +55,18 @@ fn unavailable(reason: &str) -> ApiError {
     )
 }
 
-impl Shared {
-    /// The vector context, or 503 `UNAVAILABLE` when no embedder or vector store is there.
-    pub(crate) fn vector_context(&self) -> Result<VectorContext<'_>, ApiError> {
-        let store = self.stores.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
-        let embedder = self.models.embedder().map_err(|e| unavailable(&e.to_string()))?;
-        let key = TableKey::new(self.models.embed_model_ref(), embedder.dim());
+impl<'a> VectorContext<'a> {
+    /// The vector context of `w`, or 503 `UNAVAILABLE` when no embedder or vector store is there.
+    pub(crate) fn of(w: &'a Shared) -> Result<Self, ApiError> {
+        let store = w.stores.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
+        let embedder = w.models.embedder().map_err(|e| unavailable(&e.to_string()))?;
+        let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
         Ok(VectorContext { embedder, key, store })
     }
 
-    /// Like [`Worker::vector_context`], but `None` instead of an error (hybrid falls back to BM25).
-    pub(crate) fn vector_context_opt(&self) -> Option<VectorContext<'_>> {
-        self.vector_context().ok()
+    /// Like [`VectorContext::of`], but `None` instead of an error (hybrid falls back to BM25).
+    pub(crate) fn available(w: &'a Shared) -> Option<Self> {
+        Self::of(w).ok()
     }
 }
 
@@ -151,7 +151,7 @@ pub fn has_filters(req: &SearchRequest) -> bool {
 /// `POST /api/vsearch`.
 pub fn vsearch(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
     let scope = Scope::of(w, req)?;
-    let ctx = w.vector_context()?;
+    let ctx = VectorContext::of(w)?;
     let recency = common::has_recency_intent(&req.query);
     let limit = req.limit.max(1) as usize;
     let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
@@ -192,7 +192,7 @@ fn first_vector(w: &Shared, ctx: &VectorContext<'_>, row: &DocRow) -> Result<Opt
 
 pub fn similar(w: &Shared, doc: &DocRef, q: &SimilarQuery) -> Result<SimilarResponse, ApiError> {
     let row = w.resolve_doc(doc)?;
-    let ctx = w.vector_context()?;
+    let ctx = VectorContext::of(w)?;
     let Some(v) = first_vector(w, &ctx, &row)? else {
         return Err(unavailable("this document has no embedding yet"));
     };
