@@ -22,6 +22,10 @@ use std::time::{Duration, Instant};
 
 /// The engine a reading names.
 pub const ENGINE: &str = "PP-OCRv4";
+/// The version of the reading pipeline (`models::ocr` and [`read`], [`read_scan`]): bumped when
+/// a change there changes what a picture reads as. A kept reading of another version is not
+/// used: the picture is read again, as a new one would be.
+pub const PIPELINE: u32 = 1;
 /// A picture with a side longer than this is not read (a 20,000 × 20,000 image is refused).
 pub const MAX_SIDE_PX: u32 = 12_000;
 /// Nor one with more pixels than this.
@@ -41,13 +45,23 @@ pub struct Reading {
     pub confidence: f32,
     pub lines: u32,
     pub engine: String,
+    /// The [`PIPELINE`] that made it (0 in readings kept before it was recorded).
+    #[serde(default)]
+    pub pipeline: u32,
     /// Why the picture could not be read; the text is then empty.
     pub error: Option<String>,
 }
 
 impl Reading {
     fn failed(error: String) -> Reading {
-        Reading { text: String::new(), confidence: 0.0, lines: 0, engine: ENGINE.into(), error: Some(error) }
+        Reading {
+            text: String::new(),
+            confidence: 0.0,
+            lines: 0,
+            engine: ENGINE.into(),
+            pipeline: PIPELINE,
+            error: Some(error),
+        }
     }
 }
 
@@ -78,10 +92,10 @@ impl Readings {
         self.dir.join(format!("{hash}.json"))
     }
 
-    /// The reading of the picture with this SHA-256, once OCR has made it.
+    /// The reading of the picture with this SHA-256, once this [`PIPELINE`] has made it.
     pub fn get(&self, hash: &str) -> Option<Reading> {
         let bytes = std::fs::read(self.path(hash)).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        serde_json::from_slice::<Reading>(&bytes).ok().filter(|r| r.pipeline == PIPELINE)
     }
 
     fn put(&self, hash: &str, reading: &Reading) -> std::io::Result<()> {
@@ -167,6 +181,7 @@ fn read_image(engine: &OcrEngine, image: &RgbImage) -> Reading {
             confidence: (found.confidence() * 1000.0).round() / 1000.0,
             lines: found.lines.len() as u32,
             engine: ENGINE.into(),
+            pipeline: PIPELINE,
             error: None,
         },
         Err(e) => Reading::failed(format!("OCR failed: {e}")),
@@ -309,7 +324,7 @@ pub fn read_scan(engine: &OcrEngine, bytes: Vec<u8>) -> Reading {
         parts.push(format!("{}\n\n{}", page_line(page.page), reading.text));
     }
     let confidence = if lines == 0 { 0.0 } else { (weighted / lines as f32 * 1000.0).round() / 1000.0 };
-    Reading { text: parts.join("\n\n"), confidence, lines, engine: ENGINE.into(), error: None }
+    Reading { text: parts.join("\n\n"), confidence, lines, engine: ENGINE.into(), pipeline: PIPELINE, error: None }
 }
 
 /// An RGB picture of 8-bit gray or RGB samples, within the limits.
@@ -365,7 +380,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let readings = Readings::open(dir.path().join("ocr"));
         assert_eq!(readings.get("abc"), None);
-        let r = Reading { text: "hello".into(), confidence: 0.9, lines: 1, engine: ENGINE.into(), error: None };
+        let r = Reading {
+            text: "hello".into(),
+            confidence: 0.9,
+            lines: 1,
+            engine: ENGINE.into(),
+            pipeline: PIPELINE,
+            error: None,
+        };
         readings.put("abc", &r).expect("put");
         assert_eq!(readings.get("abc"), Some(r));
         readings.request("notes", "a.png", "abc");
@@ -373,5 +395,28 @@ mod tests {
         assert_eq!(readings.pending(), 1);
         assert_eq!(readings.next(Duration::ZERO).map(|p| p.rel), Some("a.png".into()));
         assert_eq!(readings.pending(), 0);
+    }
+
+    #[test]
+    fn a_reading_of_another_pipeline_is_read_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let readings = Readings::open(dir.path().join("ocr"));
+        let old = Reading {
+            text: "he1lo".into(),
+            confidence: 0.5,
+            lines: 1,
+            engine: ENGINE.into(),
+            pipeline: PIPELINE - 1,
+            error: None,
+        };
+        readings.put("abc", &old).expect("put");
+        assert_eq!(readings.get("abc"), None, "an older pipeline's reading is not used");
+        // One kept before the version was recorded has none: it is not used either.
+        std::fs::write(
+            dir.path().join("ocr/def.json"),
+            br#"{"text":"x","confidence":1.0,"lines":1,"engine":"PP-OCRv4","error":null}"#,
+        )
+        .expect("write");
+        assert_eq!(readings.get("def"), None);
     }
 }
