@@ -151,7 +151,11 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
             // and until then answers and hybrid search rest on keywords for those documents.
             match s.embedding_backlog {
                 0 => {}
-                n => println!("vectors: {n} document{} waiting to be embedded", if n == 1 { "" } else { "s" }),
+                n => println!(
+                    "vectors: {n} document{} waiting to be embedded{}",
+                    if n == 1 { "" } else { "s" },
+                    s.embedding_rate.map(|rate| embedding_pace(n, rate)).unwrap_or_default()
+                ),
             }
             match s.ocr_backlog {
                 0 => {}
@@ -165,6 +169,20 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if running.is_some() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+}
+
+/// " (12.5 a second, about 3 min left)": the embedding run's pace and what it leaves.
+fn embedding_pace(backlog: u64, per_second: f64) -> String {
+    if per_second <= 0.0 {
+        return String::new();
+    }
+    let secs = (backlog as f64 / per_second).ceil() as u64;
+    let left = match secs {
+        0..=59 => format!("{secs} s"),
+        60..=5_399 => format!("{} min", secs.div_ceil(60)),
+        _ => format!("{:.1} h", secs as f64 / 3600.0),
+    };
+    format!(" ({per_second:.1} a second, about {left} left)")
 }
 
 fn print_job(job: &Job, json: bool) -> anyhow::Result<ExitCode> {
@@ -547,4 +565,17 @@ pub fn explain(dirs: &Dirs, path: &str, json: bool) -> anyhow::Result<ExitCode> 
         }
     }
     Ok(if r.indexed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::embedding_pace;
+
+    #[test]
+    fn the_embedding_pace_says_what_is_left() {
+        assert_eq!(embedding_pace(1000, 12.5), " (12.5 a second, about 2 min left)");
+        assert_eq!(embedding_pace(30, 100.0), " (100.0 a second, about 1 s left)");
+        assert_eq!(embedding_pace(100_000, 10.0), " (10.0 a second, about 2.8 h left)");
+        assert_eq!(embedding_pace(10, 0.0), "");
+    }
 }

@@ -162,6 +162,7 @@ def svc():
     for name, text in NOTES.items():
         (notes / name).write_text(text)
     (notes / "manual.pdf").write_bytes(tiny_pdf(["Pump manual", "Check the valve weekly."]))
+    s.has_models = linked
     s.start()
     if linked:
         status, reply = s.post("/api/presets", {"presetId": "small"})

@@ -292,6 +292,10 @@ def test_collections_add_with_sync_progress(page, svc):
     p.locator("#col-table tr[data-name=more] button", has_text="Sync").click()
     expect(p.locator("#col-status")).to_contain_text("Sync of more: done", timeout=60000)
     expect(p.locator("#col-status")).to_contain_text("31 files processed")
+    if svc.has_models:
+        # The vectors follow in the background; the page counts them as they come.
+        expect(p.locator("#col-table tr[data-name=more] td.vec")).to_have_text("31", timeout=60000)
+        expect(p.locator("#col-vectors")).to_have_text("", timeout=10000)
 
 
 def test_collections_page_explains_why_a_file_is_not_indexed(page, svc):

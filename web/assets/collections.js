@@ -61,13 +61,37 @@ async function refresh() {
         el("td", {}, c.name),
         el("td", { class: "path" }, c.path),
         el("td", { class: "num" }, states.has(c.name) ? states.get(c.name).documentCount : "–"),
+        el("td", { class: "vec" }, states.has(c.name) ? states.get(c.name).embeddedCount : "–"),
         watchCell(states.get(c.name)?.watch),
         el("td", {},
           el("button", { type: "button", onclick: () => sync(c.name) }, "Sync"),
           " ",
           el("button", { type: "button", class: "danger", onclick: () => remove(c.name) }, "Remove")))),
   );
-  if (!cols.data.length) tbody.append(el("tr", {}, el("td", { colspan: 5 }, "No collections yet: add a folder above.")));
+  if (!cols.data.length) tbody.append(el("tr", {}, el("td", { colspan: 6 }, "No collections yet: add a folder above.")));
+  showVectors(st.ok ? st.data : null);
+}
+
+const vectorsLine = document.getElementById("col-vectors");
+let vectorsSoon = null;
+
+/** The embedding backlog and its pace, followed every two seconds while there is one. */
+function showVectors(st) {
+  clearTimeout(vectorsSoon);
+  const waiting = st ? st.embeddingBacklog : 0;
+  if (!waiting) {
+    vectorsLine.textContent = "";
+    return;
+  }
+  let pace = "";
+  if (st.embeddingRate) {
+    const secs = Math.ceil(waiting / st.embeddingRate);
+    const left = secs < 60 ? `${secs} s` : `${Math.ceil(secs / 60)} min`;
+    pace = ` (${st.embeddingRate.toFixed(1)} a second, about ${left} left)`;
+  }
+  vectorsLine.textContent = `Vectors: ${waiting} note${waiting === 1 ? "" : "s"} waiting to be embedded${pace}. ` +
+    "Until then search and answers find them by their words.";
+  vectorsSoon = setTimeout(refresh, 2000);
 }
 
 /** Counts the job's notes from here on (called before the request that starts it, so no

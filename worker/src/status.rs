@@ -52,6 +52,7 @@ fn snapshot_as(w: &Indexing, active_job_id: Option<String>) -> Result<StatusSnap
         total_chunks: collections.iter().map(|c| c.chunk_count).sum(),
         collections,
         embedding_backlog: backlog,
+        embedding_rate: w.embedding_pace.per_second().map(|r| (r * 10.0).round() / 10.0),
         ocr_backlog: w.pictures.pending() as u64,
         last_updated: last.unwrap_or_else(time_fmt::now_iso),
         healthy: true,

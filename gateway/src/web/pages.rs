@@ -111,9 +111,10 @@ pub async fn collections() -> HtmlPage {
             progress #col-progress max="100" value="0" hidden {}
             ul #col-problems {}
             table #col-table {
-                thead { tr { th { "Name" } th { "Folder" } th { "Notes" } th { "Changes on disk" } th { "Actions" } } }
+                thead { tr { th { "Name" } th { "Folder" } th { "Notes" } th { "With vectors" } th { "Changes on disk" } th { "Actions" } } }
                 tbody {}
             }
+            p #col-vectors role="status" aria-live="polite" {}
             h2 { "Why is a file not indexed?" }
             form #explain-form {
                 label { "File path " input #explain-path name="path" type="text" required placeholder="/home/me/notes/target/plan.md"; }

@@ -149,6 +149,10 @@ pub struct StatusSnapshot {
     pub total_documents: u64,
     pub total_chunks: u64,
     pub embedding_backlog: u64,
+    /// Contents embedded per second by the run under way (absent between runs): with the
+    /// backlog, how long the vectors will take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_rate: Option<f64>,
     /// Pictures and scanned PDFs waiting for OCR (found by their names until it reads them).
     #[serde(default)]
     pub ocr_backlog: u64,

@@ -14,7 +14,7 @@ use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::time_fmt;
 use protocol::api::RepairedStore;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// How soon a model server that did not answer is asked again.
@@ -23,6 +23,52 @@ const SERVER_RETRY: Duration = Duration::from_secs(30);
 const CONTENTS_PER_ROUND: usize = 128;
 /// Quiet time after the last trigger before a run starts.
 const DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// How fast the run under way works off the backlog, for `/api/status` (`embeddingRate`) and
+/// the progress a user sees: contents embedded since the run began, over the time it took.
+#[derive(Debug, Default)]
+pub struct Pace {
+    run: Mutex<Option<(Instant, usize)>>,
+}
+
+impl Pace {
+    /// A run shorter than this has no pace yet (its first round includes loading work).
+    const SETTLED: Duration = Duration::from_secs(1);
+
+    fn begin(&self) {
+        *self.lock() = Some((Instant::now(), 0));
+    }
+
+    fn add(&self, contents: usize) {
+        if let Some((_, done)) = self.lock().as_mut() {
+            *done += contents;
+        }
+    }
+
+    fn end(&self) {
+        *self.lock() = None;
+    }
+
+    /// Contents per second in the run under way; none between runs or before it has settled.
+    pub fn per_second(&self) -> Option<f64> {
+        let (started, done) = (*self.lock())?;
+        let secs = started.elapsed();
+        (secs >= Self::SETTLED && done > 0).then(|| done as f64 / secs.as_secs_f64())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, usize)>> {
+        self.run.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Ends the pace's run however the run ends.
+struct PaceRun<'a>(&'a Pace);
+
+impl Drop for PaceRun<'_> {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
 
 /// The text a chunk is embedded as: its document's title, then the chunk.
 pub fn embedding_text(title: &str, chunk: &str) -> String {
@@ -170,12 +216,16 @@ fn work_off_backlog(
     embedder: &Embedder,
 ) -> Result<usize, EmbedError> {
     let mut done = 0usize;
+    w.embedding_pace.begin();
+    let _run = PaceRun(&w.embedding_pace);
     while !w.cancel.load(Ordering::SeqCst) {
         let pending = catalog::embed_backlog(&w.core.stores.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
         if pending.is_empty() {
             break;
         }
-        done += embed_round(w, vectors, key, embedder, &pending)?;
+        let round = embed_round(w, vectors, key, embedder, &pending)?;
+        w.embedding_pace.add(round);
+        done += round;
         // A few counts and a small file, next to a round of model calls: /api/status's
         // embeddingBacklog moves with every round.
         w.core.hooks.publish_status();
@@ -345,6 +395,22 @@ fn embed_contents(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pace_is_the_runs_contents_over_its_time() {
+        let pace = Pace::default();
+        assert_eq!(pace.per_second(), None, "no run");
+        pace.begin();
+        pace.add(50);
+        assert_eq!(pace.per_second(), None, "not settled yet");
+        *pace.lock() = Some((Instant::now() - Duration::from_secs(2), 50));
+        let rate = pace.per_second().expect("a pace");
+        assert!((20.0..=25.0).contains(&rate), "{rate}");
+        {
+            let _run = PaceRun(&pace);
+        }
+        assert_eq!(pace.per_second(), None, "the run ended");
+    }
 
     #[test]
     fn title_is_prepended_unless_the_chunk_starts_with_it() {

@@ -44,6 +44,8 @@ pub struct Indexing {
     pub watchers: watch::Watchers,
     /// Held by the embedding thread while it embeds; shutdown waits for it.
     pub embedding_round: Mutex<()>,
+    /// How fast the embedding run under way goes.
+    pub embedding_pace: embedding::Pace,
     /// Pictures' OCR readings and the pictures waiting for one.
     pub pictures: pictures::Readings,
 }
@@ -58,6 +60,7 @@ impl Indexing {
             scans: Mutex::new(()),
             watchers: Default::default(),
             embedding_round: Mutex::new(()),
+            embedding_pace: embedding::Pace::default(),
             pictures,
         }
     }
