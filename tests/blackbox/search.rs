@@ -255,6 +255,7 @@ fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
             // Too short for its language to be told: the language its front matter declares.
             ("kurz.md", "---\nlang: de\n---\n# Notiz\nNeue Entwicklungen im Projekt.\n"),
             ("short.md", "# Notiz\nNeue Entwicklungen im Projekt.\n"),
+            ("es.md", "---\nlang: es\n---\n# Proyecto\nLos desarrollos del proyecto.\n"),
             // Two languages in one note: each paragraph is stemmed by its own.
             (
                 "mixed.md",
@@ -281,4 +282,20 @@ fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
     assert_eq!(german, ["svc://notes/de.md", "svc://notes/kurz.md"], "{found:?}");
     let found = uris(&s.search(json!({ "query": "Vereinbarung" })));
     assert_eq!(found, ["svc://notes/mixed.md"], "a German paragraph in an English note");
+    // A query told its language (`lang`) is stemmed by it (and English) alone: told German,
+    // "desarrollo" is no Spanish word's form; not told, it finds the Spanish note.
+    let query = |body: serde_json::Value| {
+        let r = s.post("/api/query", body);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        (uris(&r.json()), r.json()["queryLanguage"].clone())
+    };
+    let (found, _) = query(json!({ "query": "desarrollo" }));
+    assert_eq!(found, ["svc://notes/es.md"]);
+    let (found, language) = query(json!({ "query": "desarrollo", "lang": "de" }));
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(language, "de");
+    let (found, _) = query(json!({ "query": "desarrollo", "lang": "es" }));
+    assert_eq!(found, ["svc://notes/es.md"]);
+    let (found, _) = query(json!({ "query": "Entwicklung", "lang": "de" }));
+    assert!(found.contains(&"svc://notes/de.md".to_string()), "{found:?}");
 }

@@ -325,7 +325,7 @@ fn boost_fused(
 pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
     let scope = Scope::of(w, sreq)?;
-    let q = KeywordQuery::parse(&sreq.query)?;
+    let q = KeywordQuery::parse(&sreq.query)?.in_language(req.lang.as_deref());
     let recency = common::has_recency_intent(&sreq.query);
     let limit = sreq.limit.max(1) as usize;
     let candidate_limit = sreq.candidate_limit.map_or(DEFAULT_CANDIDATE_LIMIT, |c| c as usize);
@@ -365,7 +365,7 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let variants = variants_for(w, req, &raw_top);
     let expanded = !variants.is_empty();
     for text in &variants.lexical {
-        if let Ok(vq) = KeywordQuery::parse(text) {
+        if let Ok(vq) = KeywordQuery::parse(text).map(|vq| vq.in_language(req.lang.as_deref())) {
             cands.keep(Source::Bm25Variant, bm25_candidates(w, &scope, &vq, sreq, limit * multiplier)?);
         }
     }

@@ -287,12 +287,28 @@ impl Bm25Index {
         tokens.into_iter().map(|t| t.text).collect()
     }
 
-    fn words_query(&self, field: Field, words: &[String], weight: f32) -> Option<Box<dyn Query>> {
+    /// The languages a query's words are stemmed in besides English ([`language::variants`]):
+    /// the one the query is told to be in when it has a stemmer here, else every language the
+    /// index holds.
+    fn query_languages(&self, told: Option<&str>) -> Vec<language::Stemming> {
+        match told.and_then(language::Stemming::declared) {
+            Some(language) => vec![language],
+            None => self.languages(),
+        }
+    }
+
+    fn words_query(
+        &self,
+        field: Field,
+        words: &[String],
+        languages: &[language::Stemming],
+        weight: f32,
+    ) -> Option<Box<dyn Query>> {
         let term = |t: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs))
         };
         let stemmed = field == self.fields.body || field == self.fields.title;
-        let languages = if stemmed { self.languages() } else { Vec::new() };
+        let languages = if stemmed { languages } else { &[] };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for w in words {
             if !stemmed {
@@ -303,7 +319,7 @@ impl Bm25Index {
             // word matches by the best of its stems in the languages the index holds (one
             // score, not one per language).
             for tok in self.tokens(WORDS, w).into_iter().map(|t| t.text) {
-                let stems: Vec<Box<dyn Query>> = language::variants(&tok, &languages).iter().map(|s| term(s)).collect();
+                let stems: Vec<Box<dyn Query>> = language::variants(&tok, languages).iter().map(|s| term(s)).collect();
                 let q: Box<dyn Query> = if stems.len() == 1 {
                     stems.into_iter().next().unwrap_or_else(|| term(&tok))
                 } else {
@@ -384,6 +400,7 @@ impl Bm25Index {
         let w = WEIGHTS;
         let mut ranking: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let all_words: Vec<String> = q.words.iter().chain(q.phrases.iter()).cloned().collect();
+        let languages = self.query_languages(q.language.as_deref());
         for (field, weight) in [
             (f.title, w.title),
             (f.title_plain, w.title_plain),
@@ -394,7 +411,7 @@ impl Bm25Index {
             if weight <= 0.0 {
                 continue;
             }
-            if let Some(sub) = self.words_query(field, &all_words, weight) {
+            if let Some(sub) = self.words_query(field, &all_words, &languages, weight) {
                 ranking.push((Occur::Should, sub));
             }
         }
@@ -521,6 +538,31 @@ mod tests {
         idx.delete(1);
         idx.commit().expect("the commit after a killed one succeeds");
         assert_eq!(idx.num_docs(), 1);
+    }
+
+    #[test]
+    fn a_query_told_its_language_is_stemmed_by_it_and_english_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (idx, _) = Bm25Index::open(dir.path()).unwrap();
+        idx.upsert(&Bm25Doc { declared_language: Some("en"), ..doc(1, "Roads", "the developments of the road", &[]) })
+            .unwrap();
+        idx.upsert(&Bm25Doc {
+            declared_language: Some("es"),
+            ..doc(2, "Proyecto", "los desarrollos del proyecto", &[])
+        })
+        .unwrap();
+        idx.commit().unwrap();
+        let keys = |text: &str, lang: Option<&str>| -> Vec<i64> {
+            let q = KeywordQuery::parse(text).unwrap().in_language(lang);
+            idx.search(&q, &SearchFilters::default(), 10).unwrap().into_iter().map(|(_, k)| k).collect()
+        };
+        assert_eq!(keys("desarrollo", None), [2], "not told: every language's stem");
+        assert_eq!(keys("desarrollo", Some("auto")), [2]);
+        assert_eq!(keys("desarrollo", Some("xx")), [2], "a language without a stemmer here: as if not told");
+        assert_eq!(keys("desarrollo", Some("es-MX")), [2]);
+        assert!(keys("desarrollo", Some("de")).is_empty(), "told German: no Spanish stem");
+        // English stems stay: a note whose language is not told is stemmed as English.
+        assert_eq!(keys("developing", Some("de")), [1]);
     }
 
     #[test]

@@ -11,9 +11,20 @@ pub struct KeywordQuery {
     pub phrases: Vec<String>,
     /// Words or phrases a document must not contain.
     pub excluded: Vec<String>,
+    /// The language the request says the query is in (`lang`): its words are then stemmed by
+    /// that language (and English, the stem of notes whose language is not told), not by every
+    /// language the index holds.
+    pub language: Option<String>,
 }
 
 impl KeywordQuery {
+    /// The query in `language` (a request's `lang`; `auto` or none: not told).
+    pub fn in_language(mut self, language: Option<&str>) -> Self {
+        self.language =
+            language.filter(|l| !l.trim().is_empty() && !l.eq_ignore_ascii_case("auto")).map(str::to_string);
+        self
+    }
+
     pub fn parse(text: &str) -> Result<Self, ApiError> {
         if text.chars().filter(|&c| c == '"').count() % 2 == 1 {
             return Err(ApiError::validation("Invalid search query: unbalanced quote"));
