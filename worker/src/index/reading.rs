@@ -10,23 +10,8 @@ use protocol::source_kind::{source_kind, SourceKind};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The converter of a kind converted to text on indexing.
 /// Files larger than this are skipped (counted in `filesSkipped`).
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
-
-pub(super) fn converter(kind: SourceKind) -> Option<convert::Format> {
-    match kind {
-        SourceKind::Pdf => Some(convert::Format::Pdf),
-        SourceKind::Docx => Some(convert::Format::Docx),
-        SourceKind::Spreadsheet => Some(convert::Format::Spreadsheet),
-        SourceKind::Html => Some(convert::Format::Html),
-        SourceKind::Slides => Some(convert::Format::Slides),
-        SourceKind::Mail => Some(convert::Format::Mail),
-        SourceKind::Markdown | SourceKind::PlainText | SourceKind::Org | SourceKind::Code(_) | SourceKind::Image => {
-            None
-        }
-    }
-}
 
 pub fn mime_and_ext(rel: &str) -> (String, String) {
     let ext = Path::new(rel)
@@ -46,7 +31,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
             _ => "text/plain".to_string(),
         },
         Some(kind @ (SourceKind::Pdf | SourceKind::Docx | SourceKind::Html)) => {
-            converter(kind).map(|f| f.mime()).unwrap_or_default().to_string()
+            convert::Format::of(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
         // One kind, several formats: by the extension.
         Some(SourceKind::Spreadsheet | SourceKind::Slides | SourceKind::Mail | SourceKind::Image) => {
@@ -60,7 +45,7 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
 /// A file's text and, for converted documents, the title the converter found; else why
 /// there is none.
 pub(super) fn text_of(bytes: Vec<u8>, kind: SourceKind, rel: &str) -> Result<(String, Option<String>), String> {
-    let found = match converter(kind) {
+    let found = match convert::Format::of(kind) {
         // A picture's text is its OCR reading (`Indexer::read_picture`); here only whether
         // it can be read.
         None if kind == SourceKind::Image => pictures::refusal(&bytes).map_or(Ok((String::new(), None)), Err),

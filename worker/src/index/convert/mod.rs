@@ -15,6 +15,7 @@ mod pdf;
 mod sheet;
 mod slides;
 
+use protocol::source_kind::SourceKind;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -27,7 +28,8 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
 /// A title taken from the first line of the text is cut to this many characters.
 const MAX_TITLE_CHARS: usize = 200;
 
-/// The binary formats that have a converter.
+/// The kinds of file that have a converter: the [`SourceKind`]s converted to text on indexing,
+/// so that [`convert`] cannot be asked to convert a note that is text already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Pdf,
@@ -44,6 +46,23 @@ pub enum Format {
 }
 
 impl Format {
+    /// The converter of a kind of file, if it is converted to text on indexing.
+    pub fn of(kind: SourceKind) -> Option<Format> {
+        match kind {
+            SourceKind::Pdf => Some(Format::Pdf),
+            SourceKind::Docx => Some(Format::Docx),
+            SourceKind::Spreadsheet => Some(Format::Spreadsheet),
+            SourceKind::Html => Some(Format::Html),
+            SourceKind::Slides => Some(Format::Slides),
+            SourceKind::Mail => Some(Format::Mail),
+            SourceKind::Markdown
+            | SourceKind::PlainText
+            | SourceKind::Org
+            | SourceKind::Code(_)
+            | SourceKind::Image => None,
+        }
+    }
+
     pub fn mime(self) -> &'static str {
         match self {
             Format::Pdf => "application/pdf",
