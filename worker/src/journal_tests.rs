@@ -6,13 +6,14 @@ use crate::Worker;
 use protocol::{AddCollection, DocRef, Request, UpdateDoc};
 use std::sync::Arc;
 
+use crate::stores::DocKey;
 use crate::test_worker as worker;
 
-fn kinds(w: &Worker, id: i64) -> Vec<String> {
+fn kinds(w: &Worker, id: DocKey) -> Vec<String> {
     changes_of(&w.shared.stores.catalog.reader(), id).unwrap().into_iter().map(|c| c.0).collect()
 }
 
-fn row_id(w: &Worker, rel: &str) -> i64 {
+fn row_id(w: &Worker, rel: &str) -> DocKey {
     w.shared
         .stores
         .catalog

@@ -10,6 +10,7 @@
 use super::budget::{settle_size, Limits, TokenCounter};
 use super::gather::{candidate_limit, fail, graph_requested, retrieve, Hit, Retrieved};
 use super::{facets, fingerprint, identity};
+use crate::stores::DocKey;
 
 use crate::index::indexer::{source_kind, SourceKind};
 use crate::shared::Shared;
@@ -354,7 +355,7 @@ fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Comp
     let counter = counter(w);
     let frame = frame(w, req, &retrieved, &counter, snapshot);
     let facets = frame.capsule.retrieval.facets.clone();
-    let ids: Vec<i64> = retrieved.hits.iter().map(|h| h.row.id).collect();
+    let ids: Vec<DocKey> = retrieved.hits.iter().map(|h| h.row.id).collect();
     let observed = catalog::indexed_at(&w.stores.catalog.reader(), &ids)
         .map_err(|e| fail(ErrorCode::ContentLoadFailed)(e.to_string()))?;
 
@@ -364,7 +365,7 @@ fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Comp
         left.add(u, *s, *e, OmissionReason::FilteredByScope);
     }
     let mut admitted: Vec<Evidence> = Vec::new();
-    let mut seen_docs: HashSet<i64> = HashSet::new();
+    let mut seen_docs: HashSet<DocKey> = HashSet::new();
     let mut seen_passages: HashSet<String> = HashSet::new();
     let mut over_limit = false;
     for hit in &retrieved.hits {

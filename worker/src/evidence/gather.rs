@@ -5,6 +5,7 @@ use crate::reads::links::resolver;
 use crate::retrieval::{hybrid, keyword};
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
+use crate::stores::DocKey;
 use crate::uri;
 use protocol::api::*;
 use protocol::{ApiError, CollectionName, ContextRequest, DepthPolicy, ErrorCode, QueryRequest, SearchRequest};
@@ -87,8 +88,8 @@ pub(super) fn retrieve(w: &Shared, req: &ContextRequest) -> Result<Retrieved, Ap
     let mut reranked = false;
     let mut lists: Vec<Vec<SearchResult>> = Vec::new();
     // The documents a vector list found (each passage says which retrieval found it).
-    let mut by_vector: HashSet<i64> = HashSet::new();
-    let mut by_keyword: HashSet<i64> = HashSet::new();
+    let mut by_vector: HashSet<DocKey> = HashSet::new();
+    let mut by_keyword: HashSet<DocKey> = HashSet::new();
     for c in scopes {
         let s = search_request(req, c, pool);
         let response = if semantic_wanted {
@@ -124,7 +125,7 @@ pub(super) fn retrieve(w: &Shared, req: &ContextRequest) -> Result<Retrieved, Ap
     let mut hits = Vec::new();
     let mut filtered = Vec::new();
     // Which retrieval found a document: keyword search alone unless hybrid says otherwise.
-    let sources_of = |id: i64| -> Vec<RetrievalSource> {
+    let sources_of = |id: DocKey| -> Vec<RetrievalSource> {
         if !semantic_wanted {
             return vec![RetrievalSource::Bm25];
         }
@@ -195,7 +196,7 @@ pub(super) fn retrieve_hits(w: &Shared, req: &ContextRequest) -> Result<Vec<Hit>
 pub(super) fn add_neighbours(w: &Shared, req: &ContextRequest, hits: &mut Vec<Hit>) -> Result<(), ApiError> {
     let res = resolver(w).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.message))?;
     let conn = w.stores.catalog.reader();
-    let mut seen: HashSet<i64> = hits.iter().map(|h| h.row.id).collect();
+    let mut seen: HashSet<DocKey> = hits.iter().map(|h| h.row.id).collect();
     let mut extra = Vec::new();
     for h in hits.iter().take(10) {
         let links = catalog::links_of(&conn, h.row.id).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.to_string()))?;

@@ -198,9 +198,9 @@ pub(crate) fn sync_one(
     let outcome = w.indexer().sync_file(coll, root, rel, origin).map_err(|e| e.to_string());
     let mut r = CollectionSyncResult { collection: coll.name.clone(), files_processed: 1, ..Default::default() };
     match &outcome {
-        Ok(FileSync::Indexed(_)) if origin == Origin::Create => r.files_added = 1,
-        Ok(FileSync::Indexed(_)) => r.files_updated = 1,
-        Ok(FileSync::Unchanged(_)) => r.files_unchanged = 1,
+        Ok(FileSync::Indexed) if origin == Origin::Create => r.files_added = 1,
+        Ok(FileSync::Indexed) => r.files_updated = 1,
+        Ok(FileSync::Unchanged) => r.files_unchanged = 1,
         Ok(FileSync::Removed) => r.files_deactivated = 1,
         Ok(FileSync::Failed) | Err(_) => r.files_errored = 1,
     }

@@ -49,10 +49,10 @@ pub struct Indexer<'a> {
 /// What the single-file sync did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileSync {
-    /// Indexed (created, changed or reactivated): the row id.
-    Indexed(i64),
+    /// Indexed (created, changed or reactivated).
+    Indexed,
     /// The bytes equal the indexed version.
-    Unchanged(i64),
+    Unchanged,
     /// The file is gone (or no longer a supported note): deactivated if it was indexed.
     Removed,
     /// Unreadable, not UTF-8 or not convertible; the previous version stays.

@@ -279,8 +279,8 @@ mod tests {
 
     #[test]
     fn a_split_file_is_unchanged_when_its_active_parts_hold_its_mtime() {
-        let state = |id, mtime_ns, active| FileState {
-            id,
+        let state = |id: i64, mtime_ns, active| FileState {
+            id: crate::stores::DocKey(id),
             size: 10,
             mtime_ns,
             source_hash: format!("h{id}"),

@@ -7,6 +7,7 @@ use crate::index::rules::FileMatcher;
 use crate::index::rules::Rules;
 use crate::index::walk::{self, FoundFile, WalkItem};
 use crate::stores::catalog::{self, FileState, Origin};
+use crate::stores::DocKey;
 use crate::{index::convert, time_fmt};
 use protocol::api::CollectionSyncResult;
 use std::collections::HashSet;
@@ -112,7 +113,7 @@ impl Indexer<'_> {
             .filter(|(_, st)| !st.part_of.as_ref().is_some_and(|f| split_files.contains(f)))
             .map(|(_, st)| (st.source_hash.as_str(), st))
             .collect();
-        let mut renamed: HashSet<i64> = HashSet::new();
+        let mut renamed: HashSet<DocKey> = HashSet::new();
         let mut absorbed: Vec<RowVersion> = Vec::new();
         let mut changed: Vec<ChangedDoc> = Vec::new();
         let mut pending = to_parse.into_iter().peekable();
@@ -171,7 +172,7 @@ impl Indexer<'_> {
         }
 
         // Files that vanished (or stopped matching) leave the index; their rows stay.
-        let vanished: Vec<i64> = known
+        let vanished: Vec<DocKey> = known
             .iter()
             .filter(|(rel, st)| st.active && !seen.contains(*rel) && !renamed.contains(&st.id))
             .map(|(_, st)| st.id)
@@ -215,13 +216,11 @@ impl Indexer<'_> {
         match read_and_parse(file, prev.as_ref(), kind, pictures) {
             FileOutcome::Parsed(p) => {
                 let out = self.apply_batch(&coll.name, &[p], &[], origin)?;
-                let id = out.written.first().map_or(0, |doc| doc.id);
                 self.finish(&coll.name, &out.absorbed, &out.written, origin)?;
-                Ok(FileSync::Indexed(id))
+                Ok(FileSync::Indexed)
             }
             FileOutcome::SameBytes(file) => {
                 let Some(state) = prev else { return Ok(FileSync::Failed) };
-                let id = state.id;
                 let reactivate = !state.active;
                 let out = self.apply_batch(&coll.name, &[], &[Touch { state, mtime_ns: file.mtime_ns }], origin)?;
                 if reactivate {
@@ -229,9 +228,9 @@ impl Indexer<'_> {
                     for doc in &out.written {
                         self.announce(&coll.name, doc, origin);
                     }
-                    return Ok(FileSync::Indexed(id));
+                    return Ok(FileSync::Indexed);
                 }
-                Ok(FileSync::Unchanged(id))
+                Ok(FileSync::Unchanged)
             }
             FileOutcome::Failed(reason) => {
                 tracing::debug!("{}: {rel} {reason}", coll.name);
@@ -257,7 +256,7 @@ impl Indexer<'_> {
         let found = found_file(root, rel);
         let whole = whole.filter(|s| s.active && s.part_of.is_none()).map(|s| s.id);
         let Some(file) = found else {
-            let ids: Vec<i64> = known.values().filter(|s| s.active).map(|s| s.id).chain(whole).collect();
+            let ids: Vec<DocKey> = known.values().filter(|s| s.active).map(|s| s.id).chain(whole).collect();
             if !ids.is_empty() {
                 self.deactivate_now(&coll.name, &ids, origin)?;
             }
@@ -284,21 +283,19 @@ impl Indexer<'_> {
             // A part that failed keeps its previous version, like a file.
             held.insert(part);
         }
-        let gone: Vec<i64> = known
+        let gone: Vec<DocKey> = known
             .iter()
             .filter(|(part, s)| s.active && !held.contains(*part))
             .map(|(_, s)| s.id)
             .chain(whole)
             .collect();
         let reactivated = touched.iter().any(|t| !t.state.active);
-        let first = touched.first().map(|t| t.state.id);
         let out = if parsed.is_empty() && touched.is_empty() {
             BatchOutcome::default()
         } else {
             self.apply_batch(&coll.name, &parsed, &touched, origin)?
         };
         let (mut absorbed, mut changed) = (out.absorbed, out.written);
-        let id = changed.first().map(|d| d.id).or(first).unwrap_or_default();
         if !gone.is_empty() {
             for left in self.deactivate(&coll.name, &gone, origin)? {
                 absorbed.push(left.version);
@@ -313,6 +310,6 @@ impl Indexer<'_> {
         for doc in &changed {
             self.announce(&coll.name, doc, origin);
         }
-        Ok(if changed.is_empty() { FileSync::Unchanged(id) } else { FileSync::Indexed(id) })
+        Ok(if changed.is_empty() { FileSync::Unchanged } else { FileSync::Indexed })
     }
 }

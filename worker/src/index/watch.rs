@@ -513,8 +513,8 @@ fn needs_scan(w: &Indexing, coll: &CollectionConfig, plan: &Plan) -> bool {
 /// Syncs one file; whether the index changed.
 fn sync(w: &Indexing, coll: &CollectionConfig, root: &Path, rel: &str) -> bool {
     match w.indexer().sync_file(coll, root, rel, Origin::Watch) {
-        Ok(FileSync::Indexed(_)) | Ok(FileSync::Removed) => true,
-        Ok(FileSync::Unchanged(_)) => false,
+        Ok(FileSync::Indexed) | Ok(FileSync::Removed) => true,
+        Ok(FileSync::Unchanged) => false,
         Ok(FileSync::Failed) => {
             tracing::debug!("{}: {rel} could not be read", coll.name);
             false

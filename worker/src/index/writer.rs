@@ -11,6 +11,7 @@ use crate::stores::catalog::RowVersion;
 use crate::stores::catalog::{
     self, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
 };
+use crate::stores::DocKey;
 use crate::{time_fmt, uri};
 use protocol::source_kind::{source_kind, SourceKind};
 use std::path::Path;
@@ -25,7 +26,7 @@ pub(super) struct Touch {
 /// `document-changed` event says.
 #[derive(Debug, Clone)]
 pub(super) struct ChangedDoc {
-    pub(super) id: i64,
+    pub(super) id: DocKey,
     pub(super) rel: String,
     /// The version now indexed; `None`: the document left the index.
     pub(super) source_hash: Option<String>,
@@ -218,7 +219,7 @@ impl Indexer<'_> {
 
     /// Deactivates rows (files that vanished or were deactivated through the API), with a
     /// journal entry each. BM25 deletes are pending until the next commit.
-    pub(super) fn deactivate(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<Vec<Deactivated>, SyncError> {
+    pub(super) fn deactivate(&self, coll: &str, ids: &[DocKey], origin: Origin) -> Result<Vec<Deactivated>, SyncError> {
         let now = time_fmt::now_iso();
         let mut done = Vec::with_capacity(ids.len());
         {
@@ -258,7 +259,7 @@ impl Indexer<'_> {
         &self,
         coll: &CollectionConfig,
         root: &Path,
-        id: i64,
+        id: DocKey,
         new_rel: &str,
         origin: Origin,
     ) -> Result<(), SyncError> {
@@ -298,7 +299,7 @@ impl Indexer<'_> {
     }
 
     /// Deactivates documents now (API): journal, BM25 commit, event.
-    pub fn deactivate_now(&self, coll: &str, ids: &[i64], origin: Origin) -> Result<(), SyncError> {
+    pub fn deactivate_now(&self, coll: &str, ids: &[DocKey], origin: Origin) -> Result<(), SyncError> {
         let done = self.deactivate(coll, ids, origin)?;
         let absorbed: Vec<RowVersion> = done.iter().map(|d| d.version).collect();
         let changed: Vec<ChangedDoc> = done.into_iter().map(ChangedDoc::left).collect();
@@ -378,7 +379,7 @@ impl Indexer<'_> {
 
 /// What the catalog keeps of a document, as the keyword index's entry is built from it.
 pub(super) struct Stored<'a> {
-    pub(super) id: i64,
+    pub(super) id: DocKey,
     pub(super) collection: &'a str,
     pub(super) rel_path: &'a str,
     pub(super) title: &'a str,

@@ -4,6 +4,7 @@ use crate::index::indexer::source_kind;
 use crate::index::pictures::Readings;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
+use crate::stores::DocKey;
 use crate::{index::ingest, time_fmt, uri};
 use protocol::api::{
     AutocompleteDoc, AutocompleteResponse, CodeTokensResponse, DocResponse, DocSection, DocSource, DocSummary,
@@ -39,7 +40,7 @@ pub fn tags(w: &Shared, collection: Option<CollectionName>, prefix: Option<Strin
 pub fn docs(w: &Shared, q: &DocsQuery) -> Result<DocsResponse, ApiError> {
     let conn = w.stores.catalog.reader();
     let catalog::DocPage { total, date_fields, rows } = catalog::doc_page(&conn, q)?;
-    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let ids: Vec<DocKey> = rows.iter().map(|r| r.id).collect();
     let tags = catalog::tags_of(&conn, &ids)?;
     let documents: Vec<DocSummary> = rows
         .into_iter()

@@ -6,6 +6,7 @@
 use crate::reads::links::{resolver, Resolver};
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
+use crate::stores::DocKey;
 use crate::uri;
 use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
 use protocol::{ApiError, DocRef, ImpactBounds, LinkKind};
@@ -27,8 +28,11 @@ fn node(d: &DocRow) -> PathNode {
 
 /// For each document, the documents that link to it (with the link's kind), each once, in
 /// URI order so that walks are deterministic.
-fn dependents(res: &Resolver, links: &[catalog::LinkRow]) -> Result<HashMap<i64, Vec<(i64, LinkKind)>>, ApiError> {
-    let mut edges: BTreeMap<(i64, String, i64), LinkKind> = BTreeMap::new();
+fn dependents(
+    res: &Resolver,
+    links: &[catalog::LinkRow],
+) -> Result<HashMap<DocKey, Vec<(DocKey, LinkKind)>>, ApiError> {
+    let mut edges: BTreeMap<(DocKey, String, DocKey), LinkKind> = BTreeMap::new();
     for l in links {
         let Some(src) = res.doc(l.doc_id) else { continue };
         if let Some(target) = res.resolve(&src.collection, l).filter(|t| *t != l.doc_id) {
@@ -38,7 +42,7 @@ fn dependents(res: &Resolver, links: &[catalog::LinkRow]) -> Result<HashMap<i64,
             edges.entry(key).and_modify(|k| *k = (*k).min(kind)).or_insert(kind);
         }
     }
-    let mut out: HashMap<i64, Vec<(i64, LinkKind)>> = HashMap::new();
+    let mut out: HashMap<DocKey, Vec<(DocKey, LinkKind)>> = HashMap::new();
     for ((target, _, source), kind) in edges {
         out.entry(target).or_default().push((source, kind));
     }
@@ -86,9 +90,9 @@ pub fn impact(w: &Shared, r: &DocRef, b: &ImpactBounds) -> Result<ImpactResponse
     let links = catalog::active_links(&w.stores.catalog.reader())?;
     let deps = dependents(&res, &links)?;
     // child -> (the document it links to on its path, the link's kind)
-    let mut parent: HashMap<i64, (i64, LinkKind)> = HashMap::new();
-    let mut visited: HashSet<i64> = HashSet::from([root.id]);
-    let mut found: Vec<(i64, u32)> = Vec::new();
+    let mut parent: HashMap<DocKey, (DocKey, LinkKind)> = HashMap::new();
+    let mut visited: HashSet<DocKey> = HashSet::from([root.id]);
+    let mut found: Vec<(DocKey, u32)> = Vec::new();
     let mut edge_count: u64 = 0;
     let mut cuts = Cuts::default();
     let mut frontier = vec![root.id];

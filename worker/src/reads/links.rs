@@ -6,6 +6,7 @@
 use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow, LinkRow};
+use crate::stores::DocKey;
 use crate::uri;
 use protocol::api::{
     Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
@@ -17,14 +18,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Lookup tables over the active documents.
 pub struct Resolver {
-    docs: HashMap<i64, DocRow>,
-    by_title: HashMap<(String, String), i64>,
-    by_path: HashMap<(String, String), i64>,
-    by_path_lower: HashMap<(String, String), i64>,
-    by_stem: HashMap<(String, String), i64>,
+    docs: HashMap<DocKey, DocRow>,
+    by_title: HashMap<(String, String), DocKey>,
+    by_path: HashMap<(String, String), DocKey>,
+    by_path_lower: HashMap<(String, String), DocKey>,
+    by_stem: HashMap<(String, String), DocKey>,
 }
 
-fn keep_lowest(map: &mut HashMap<(String, String), i64>, key: (String, String), id: i64) {
+fn keep_lowest(map: &mut HashMap<(String, String), DocKey>, key: (String, String), id: DocKey) {
     map.entry(key).and_modify(|v| *v = (*v).min(id)).or_insert(id);
 }
 
@@ -54,14 +55,14 @@ impl Resolver {
         r
     }
 
-    pub fn doc(&self, id: i64) -> Option<&DocRow> {
+    pub fn doc(&self, id: DocKey) -> Option<&DocRow> {
         self.docs.get(&id)
     }
 
     /// The document a link points to. Wiki links match, in order: title, title without
     /// `.md`, path, path + `.md`, file name (for a bare name) or path suffix (with `/`).
     /// Markdown links match the resolved path exactly, then case-insensitively.
-    pub fn resolve(&self, source_collection: &str, link: &LinkRow) -> Option<i64> {
+    pub fn resolve(&self, source_collection: &str, link: &LinkRow) -> Option<DocKey> {
         let coll = link.target_collection.clone().unwrap_or_else(|| source_collection.to_string());
         if link.link_type == LinkKind::Markdown {
             return self
@@ -170,7 +171,7 @@ pub fn backlinks(w: &Shared, r: &DocRef) -> Result<BacklinksResponse, ApiError> 
 }
 
 /// An edge of the graph: source, target and link kind (keyed in reverse: see [`graph`]).
-type EdgeKey = (i64, i64, Reverse<LinkKind>);
+type EdgeKey = (DocKey, DocKey, Reverse<LinkKind>);
 
 pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     let res = resolver(w)?;
@@ -188,7 +189,7 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
             None => unresolved += 1,
         }
     }
-    let mut degree: HashMap<i64, u64> = HashMap::new();
+    let mut degree: HashMap<DocKey, u64> = HashMap::new();
     for (s, t, _) in edges.keys() {
         *degree.entry(*s).or_default() += 1;
         *degree.entry(*t).or_default() += 1;
@@ -198,13 +199,13 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
         .iter()
         .filter(|((s, t, _), _)| res.doc(*s).is_some_and(in_view) && res.doc(*t).is_some_and(in_view))
         .collect();
-    let linked: HashSet<i64> = view_edges.iter().flat_map(|((s, t, _), _)| [*s, *t]).collect();
+    let linked: HashSet<DocKey> = view_edges.iter().flat_map(|((s, t, _), _)| [*s, *t]).collect();
     let mut nodes: Vec<&DocRow> =
         res.docs.values().filter(|d| in_view(d) && (!q.linked_only || linked.contains(&d.id))).collect();
     let total_nodes = nodes.len();
     nodes.sort_by(|a, b| degree.get(&b.id).unwrap_or(&0).cmp(degree.get(&a.id).unwrap_or(&0)).then(a.id.cmp(&b.id)));
     nodes.truncate(q.limit as usize);
-    let kept: HashSet<i64> = nodes.iter().map(|d| d.id).collect();
+    let kept: HashSet<DocKey> = nodes.iter().map(|d| d.id).collect();
     let mut out_edges: Vec<(&EdgeKey, &u32)> =
         view_edges.iter().copied().filter(|((s, t, _), _)| kept.contains(s) && kept.contains(t)).collect();
     let total_edges = view_edges.len();

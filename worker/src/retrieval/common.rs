@@ -5,6 +5,7 @@
 use crate::config::content_types;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, Chunk, DocRow};
+use crate::stores::DocKey;
 use crate::{index::ingest, time_fmt, uri};
 use protocol::api::{ChunkRef, SearchResult, SearchSource};
 use protocol::{ApiError, SearchRequest};
@@ -218,7 +219,7 @@ pub fn results(
     intent: &[String],
 ) -> Result<Vec<SearchResult>, ApiError> {
     let conn = w.stores.catalog.reader();
-    let ids: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
+    let ids: Vec<DocKey> = ranked.iter().map(|r| r.row.id).collect();
     let tags = catalog::tags_of(&conn, &ids)?;
     let mut out = Vec::with_capacity(ranked.len());
     for r in ranked {

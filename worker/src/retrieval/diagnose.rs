@@ -10,6 +10,7 @@ use crate::retrieval::hybrid::{self, Trace};
 use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog::{self, Chunk, DocRow};
+use crate::stores::DocKey;
 use crate::uri;
 use protocol::api::{
     DiagnoseChunk, DiagnoseMeta, DiagnoseMode, DiagnoseResponse, DiagnoseStage, DiagnoseTarget, DropReason, StageId,
@@ -35,7 +36,12 @@ fn skipped_stage(id: StageId) -> DiagnoseStage {
     }
 }
 
-fn stage(id: StageId, list: Option<&Vec<(i64, f32)>>, target: i64, survived: impl Fn(usize) -> bool) -> DiagnoseStage {
+fn stage(
+    id: StageId,
+    list: Option<&Vec<(DocKey, f32)>>,
+    target: DocKey,
+    survived: impl Fn(usize) -> bool,
+) -> DiagnoseStage {
     let Some(list) = list else {
         return skipped_stage(id);
     };
@@ -102,9 +108,9 @@ fn drop_reason_text(id: StageId, drop: DropReason, t: &Trace, no_rerank: bool) -
 
 /// The stages in pipeline order: bm25, vector, fusion, graph, rerank. A stage whose
 /// `dropReason` is not null carries a `reason` sentence.
-fn stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<DiagnoseStage> {
-    let returned = |id: i64| t.returned.contains(&id);
-    let in_fusion = |id: i64| t.fusion.iter().any(|(d, _)| *d == id);
+fn stages(t: &Trace, target: DocKey, no_rerank: bool) -> Vec<DiagnoseStage> {
+    let returned = |id: DocKey| t.returned.contains(&id);
+    let in_fusion = |id: DocKey| t.fusion.iter().any(|(d, _)| *d == id);
     let fusion_cut = if t.rerank.is_some() { t.candidate_limit } else { usize::MAX };
     let mut out = vec![
         stage(StageId::Bm25, Some(&t.bm25), target, |_| in_fusion(target)),
@@ -335,7 +341,12 @@ mod tests {
     }
 
     fn wire_stages(t: &Trace, target: i64, no_rerank: bool) -> Vec<Value> {
-        stages(t, target, no_rerank).iter().map(wire).collect()
+        stages(t, DocKey(target), no_rerank).iter().map(wire).collect()
+    }
+
+    /// Ranked documents by their keys.
+    fn ranked(pairs: &[(i64, f32)]) -> Vec<(DocKey, f32)> {
+        pairs.iter().map(|&(k, s)| (DocKey(k), s)).collect()
     }
 
     const TARGET_KEYS: [&str; 14] = [
@@ -363,7 +374,7 @@ mod tests {
 
     fn row() -> DocRow {
         DocRow {
-            id: 7,
+            id: DocKey(7),
             collection: "notes".into(),
             rel_path: "a/b.md".into(),
             docid: "#abcd1234".into(),
@@ -390,12 +401,12 @@ mod tests {
     #[test]
     fn stages_say_where_the_target_dropped() {
         let t = Trace {
-            bm25: vec![(1, 9.0), (2, 5.0)],
+            bm25: ranked(&[(1, 9.0), (2, 5.0)]),
             vector: None,
-            fusion: vec![(1, 1.0), (2, 0.5), (3, 0.1)],
-            rerank: Some(vec![(1, 0.2), (2, 1.0)]),
+            fusion: ranked(&[(1, 1.0), (2, 0.5), (3, 0.1)]),
+            rerank: Some(ranked(&[(1, 0.2), (2, 1.0)])),
             candidate_limit: 2,
-            returned: vec![2],
+            returned: vec![DocKey(2)],
             ..Default::default()
         };
         let s = wire_stages(&t, 1, false);
@@ -417,7 +428,12 @@ mod tests {
         assert_eq!(s3[2]["dropReason"], "below_cutoff", "rank 3 is past the rerank candidates");
         assert!(s3[2]["reason"].as_str().is_some_and(|r| r.contains('2')), "{}", s3[2]);
         assert_eq!(wire_stages(&t, 2, false)[4]["survived"], true);
-        let no_rerank = Trace { bm25: vec![(1, 1.0)], fusion: vec![(1, 1.0)], returned: vec![1], ..Default::default() };
+        let no_rerank = Trace {
+            bm25: ranked(&[(1, 1.0)]),
+            fusion: ranked(&[(1, 1.0)]),
+            returned: vec![DocKey(1)],
+            ..Default::default()
+        };
         let s = wire_stages(&no_rerank, 1, true);
         assert_eq!(s[4]["dropReason"], "skipped");
         assert!(s[4]["reason"].as_str().is_some_and(|r| r.contains("noRerank")));

@@ -14,6 +14,7 @@ use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog;
 use crate::stores::vectors::VectorHit;
+use crate::stores::DocKey;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
 use std::collections::{HashMap, HashSet};
@@ -66,17 +67,17 @@ impl Source {
 /// Each stage's ranking, for `/api/query/diagnose`: `(document row id, score)`, best first.
 #[derive(Debug, Default)]
 pub struct Trace {
-    pub bm25: Vec<(i64, f32)>,
-    pub vector: Option<Vec<(i64, f32)>>,
-    pub fusion: Vec<(i64, f32)>,
-    pub rerank: Option<Vec<(i64, f32)>>,
+    pub bm25: Vec<(DocKey, f32)>,
+    pub vector: Option<Vec<(DocKey, f32)>>,
+    pub fusion: Vec<(DocKey, f32)>,
+    pub rerank: Option<Vec<(DocKey, f32)>>,
     pub candidate_limit: usize,
     /// The returned documents, in order.
-    pub returned: Vec<i64>,
+    pub returned: Vec<DocKey>,
     /// The documents a keyword list (the query's or a variant's) found.
-    pub lexical: HashSet<i64>,
+    pub lexical: HashSet<DocKey>,
     /// The documents a vector list (the query's, a variant's or HyDE's) found.
-    pub semantic: HashSet<i64>,
+    pub semantic: HashSet<DocKey>,
 }
 
 pub struct Outcome {
@@ -86,9 +87,9 @@ pub struct Outcome {
 
 /// Weighted RRF over ranked lists of document ids, with the top-rank bonus for the
 /// original lists. Ties go to the smaller id (deterministic).
-pub fn fuse(lists: &[(Source, Vec<i64>)]) -> Vec<(i64, f32)> {
-    let mut fused: HashMap<i64, f32> = HashMap::new();
-    let mut best_original: HashMap<i64, usize> = HashMap::new();
+pub fn fuse(lists: &[(Source, Vec<DocKey>)]) -> Vec<(DocKey, f32)> {
+    let mut fused: HashMap<DocKey, f32> = HashMap::new();
+    let mut best_original: HashMap<DocKey, usize> = HashMap::new();
     for (source, ids) in lists {
         for (i, id) in ids.iter().enumerate() {
             *fused.entry(*id).or_default() += source.weight() / (RRF_K + (i + 1) as f32);
@@ -109,7 +110,7 @@ pub fn fuse(lists: &[(Source, Vec<i64>)]) -> Vec<(i64, f32)> {
             };
         }
     }
-    let mut out: Vec<(i64, f32)> = fused.into_iter().collect();
+    let mut out: Vec<(DocKey, f32)> = fused.into_iter().collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     out
 }
@@ -190,16 +191,16 @@ fn vector_hits(ctx: &VectorContext<'_>, text: &str, k: usize) -> Option<Vec<Vect
 /// ranking kept: its matched chunk and admission).
 #[derive(Default)]
 struct Candidates {
-    docs: HashMap<i64, Ranked>,
-    lists: Vec<(Source, Vec<i64>)>,
-    lexical: HashSet<i64>,
-    semantic: HashSet<i64>,
+    docs: HashMap<DocKey, Ranked>,
+    lists: Vec<(Source, Vec<DocKey>)>,
+    lexical: HashSet<DocKey>,
+    semantic: HashSet<DocKey>,
 }
 
 impl Candidates {
     /// Adds one list; returns its `(document, score)` ranking for the trace.
-    fn keep(&mut self, source: Source, ranked: Vec<Ranked>) -> Vec<(i64, f32)> {
-        let ids: Vec<(i64, f32)> = ranked.iter().map(|r| (r.row.id, r.score)).collect();
+    fn keep(&mut self, source: Source, ranked: Vec<Ranked>) -> Vec<(DocKey, f32)> {
+        let ids: Vec<(DocKey, f32)> = ranked.iter().map(|r| (r.row.id, r.score)).collect();
         let found = if source.lexical() { &mut self.lexical } else { &mut self.semantic };
         found.extend(ids.iter().map(|(id, _)| *id));
         for r in ranked {
@@ -229,11 +230,11 @@ fn variants_for(w: &Shared, req: &QueryRequest, raw_top: &[f32]) -> Variants {
 fn rerank(
     w: &Shared,
     req: &QueryRequest,
-    fused: &[(i64, f32)],
+    fused: &[(DocKey, f32)],
     fusion_scores: &[f32],
-    docs: &HashMap<i64, Ranked>,
+    docs: &HashMap<DocKey, Ranked>,
     candidate_limit: usize,
-) -> Result<(Vec<f32>, Option<Vec<(i64, f32)>>), ApiError> {
+) -> Result<(Vec<f32>, Option<Vec<(DocKey, f32)>>), ApiError> {
     let sreq = &req.search;
     let model = match (req.no_rerank, fused.is_empty()) {
         (false, false) => match w.models.reranker() {
@@ -242,7 +243,7 @@ fn rerank(
         },
         _ => return Ok((fusion_scores.to_vec(), None)),
     };
-    let head: Vec<i64> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
+    let head: Vec<DocKey> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
     let terms = common::query_terms(&sreq.query);
     let conn = w.stores.catalog.reader();
     let mut passages = Vec::with_capacity(head.len());
@@ -282,8 +283,8 @@ fn rerank(
 }
 
 /// The documents in final order, each with its blended score and its fused relevance.
-fn in_order(fused: &[(i64, f32)], blended: Vec<f32>, mut docs: HashMap<i64, Ranked>) -> Vec<Ranked> {
-    let mut order: Vec<(i64, f32, f32)> =
+fn in_order(fused: &[(DocKey, f32)], blended: Vec<f32>, mut docs: HashMap<DocKey, Ranked>) -> Vec<Ranked> {
+    let mut order: Vec<(DocKey, f32, f32)> =
         fused.iter().zip(blended).map(|((id, fused), score)| (*id, score, *fused)).collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut ranked: Vec<Ranked> = Vec::with_capacity(order.len());
@@ -301,14 +302,14 @@ fn in_order(fused: &[(i64, f32)], blended: Vec<f32>, mut docs: HashMap<i64, Rank
 /// candidates re-ordered by their boosted scores (the same candidates, none added).
 fn boost_fused(
     w: &Shared,
-    fused: Vec<(i64, f32)>,
+    fused: Vec<(DocKey, f32)>,
     scores: Vec<f32>,
-    docs: &HashMap<i64, Ranked>,
-) -> (Vec<(i64, f32)>, Vec<f32>) {
+    docs: &HashMap<DocKey, Ranked>,
+) -> (Vec<(DocKey, f32)>, Vec<f32>) {
     if w.settings.content_types.is_empty() {
         return (fused, scores);
     }
-    let mut pairs: Vec<((i64, f32), f32)> = fused
+    let mut pairs: Vec<((DocKey, f32), f32)> = fused
         .into_iter()
         .zip(scores)
         .map(|((id, raw), s)| {
@@ -383,11 +384,11 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let mut fusion_scores: Vec<f32> = fused.iter().map(|(_, s)| *s).collect();
     common::normalize(&mut fusion_scores);
     let (fused, fusion_scores) = boost_fused(w, fused, fusion_scores, &cands.docs);
-    let fusion_trace: Vec<(i64, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
+    let fusion_trace: Vec<(DocKey, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
     let (blended, rerank_trace) = rerank(w, req, &fused, &fusion_scores, &cands.docs, candidate_limit)?;
     let mut ranked = in_order(&fused, blended, cands.docs);
     let total = common::finish(&mut ranked, sreq.min_score, recency, limit);
-    let returned: Vec<i64> = ranked.iter().map(|r| r.row.id).collect();
+    let returned: Vec<DocKey> = ranked.iter().map(|r| r.row.id).collect();
     let terms = q.highlight_terms();
     let intent = common::intent_terms(sreq.intent.as_deref());
     let results = common::results(w, &scope, ranked, &terms, &intent)?;
@@ -426,10 +427,14 @@ mod tests {
 
     #[test]
     fn fusion_weights_ranks_and_rewards_top_ranks() {
-        let lists =
-            vec![(Source::Bm25, vec![1, 2, 3]), (Source::Vector, vec![3, 2, 4]), (Source::Bm25Variant, vec![4])];
+        let keys = |ids: &[i64]| ids.iter().map(|&i| DocKey(i)).collect::<Vec<_>>();
+        let lists = vec![
+            (Source::Bm25, keys(&[1, 2, 3])),
+            (Source::Vector, keys(&[3, 2, 4])),
+            (Source::Bm25Variant, keys(&[4])),
+        ];
         let f = fuse(&lists);
-        let score = |id| f.iter().find(|(i, _)| *i == id).map(|(_, s)| *s).unwrap();
+        let score = |id| f.iter().find(|(i, _)| *i == DocKey(id)).map(|(_, s)| *s).unwrap();
         // 1 and 3 are first in an original list and get the big bonus.
         assert!(score(1) > score(2) && score(3) > score(2));
         // 2 is in the top TOP_N of both lists: the small bonus once.
@@ -440,8 +445,8 @@ mod tests {
         assert!((score(4) - expected4).abs() < 1e-6);
         assert_eq!(fuse(&[]), vec![]);
         // The small bonus reaches rank TOP_N and stops after it.
-        let f = fuse(&[(Source::Bm25, (1..=TOP_N as i64 + 1).collect())]);
-        let score = |id: i64| f.iter().find(|(i, _)| *i == id).map(|(_, s)| *s).unwrap();
+        let f = fuse(&[(Source::Bm25, (1..=TOP_N as i64 + 1).map(DocKey).collect())]);
+        let score = |id: i64| f.iter().find(|(i, _)| *i == DocKey(id)).map(|(_, s)| *s).unwrap();
         let n = TOP_N as f32;
         assert!((score(TOP_N as i64) - (2.0 / (RRF_K + n) + BONUS_TOP_N)).abs() < 1e-6);
         assert!((score(TOP_N as i64 + 1) - 2.0 / (RRF_K + n + 1.0)).abs() < 1e-6);

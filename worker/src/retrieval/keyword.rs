@@ -5,6 +5,7 @@ use crate::retrieval::common::{self, Ranked, Scope};
 use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog::{self, DocRow};
+use crate::stores::DocKey;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, SearchRequest};
 use std::collections::HashMap;
@@ -21,8 +22,9 @@ pub fn bm25_candidates(
 ) -> Result<Vec<Ranked>, ApiError> {
     let hits = w.stores.bm25.search(q, &req.filters, n.clamp(1, MAX_CANDIDATES))?;
     let conn = w.stores.catalog.reader();
-    let keys: Vec<i64> = hits.iter().map(|(_, k)| *k).collect();
-    let mut rows: HashMap<i64, DocRow> = catalog::docs_by_ids(&conn, &keys)?.into_iter().map(|r| (r.id, r)).collect();
+    let keys: Vec<DocKey> = hits.iter().map(|(_, k)| *k).collect();
+    let mut rows: HashMap<DocKey, DocRow> =
+        catalog::docs_by_ids(&conn, &keys)?.into_iter().map(|r| (r.id, r)).collect();
     let mut out = Vec::with_capacity(hits.len());
     for (score, key) in hits {
         let Some(row) = rows.remove(&key) else { continue };

@@ -5,9 +5,11 @@
 
 pub mod bm25;
 pub mod catalog;
+pub mod keys;
 pub mod recovery;
 pub mod vectors;
 
+pub use keys::DocKey;
 use std::sync::Mutex;
 
 /// The stores, opened: what every layer above reads and the index layer writes.

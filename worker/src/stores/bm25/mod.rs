@@ -1,5 +1,6 @@
 //! The BM25 index (tantivy): one entry per active document, derived from the catalog.
 
+use crate::stores::DocKey;
 use protocol::SearchFilters;
 use query::KeywordQuery;
 use std::collections::HashSet;
@@ -80,7 +81,7 @@ struct Fields {
 
 /// What the index stores about one document.
 pub struct Bm25Doc<'a> {
-    pub key: i64,
+    pub key: DocKey,
     pub collection: &'a str,
     pub title: &'a str,
     pub body: &'a str,
@@ -197,7 +198,7 @@ impl Bm25Index {
     pub fn upsert(&self, doc: &Bm25Doc<'_>) -> Result<(), Bm25Error> {
         let f = &self.fields;
         let mut d = TantivyDocument::default();
-        d.add_i64(f.key, doc.key);
+        d.add_i64(f.key, doc.key.0);
         d.add_text(f.collection, doc.collection);
         d.add_text(f.title, doc.title);
         d.add_text(f.title_plain, doc.title);
@@ -227,13 +228,13 @@ impl Bm25Index {
             d.add_text(f.language, code);
         }
         let w = self.writer();
-        w.delete_term(Term::from_field_i64(f.key, doc.key));
+        w.delete_term(Term::from_field_i64(f.key, doc.key.0));
         w.add_document(d)?;
         Ok(())
     }
 
-    pub fn delete(&self, key: i64) {
-        self.writer().delete_term(Term::from_field_i64(self.fields.key, key));
+    pub fn delete(&self, key: DocKey) {
+        self.writer().delete_term(Term::from_field_i64(self.fields.key, key.0));
     }
 
     /// Commits pending changes and makes them visible to searches.
@@ -395,7 +396,7 @@ impl Bm25Index {
         q: &KeywordQuery,
         filters: &SearchFilters,
         limit: usize,
-    ) -> Result<Vec<(f32, i64)>, Bm25Error> {
+    ) -> Result<Vec<(f32, DocKey)>, Bm25Error> {
         let f = self.fields;
         let w = WEIGHTS;
         let mut ranking: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -438,7 +439,7 @@ impl Bm25Index {
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr)?;
             if let Some(key) = doc.get_first(f.key).and_then(|v| v.as_i64()) {
-                out.push((score, key));
+                out.push((score, DocKey(key)));
             }
         }
         Ok(out)
@@ -466,7 +467,7 @@ impl Bm25Index {
 
     /// Keys of every document that passes the filters, or `None` when there are no filters.
     /// Other retrievals (vector) use this so that the filter rules live in one place.
-    pub fn filter_keys(&self, filters: &SearchFilters) -> Result<Option<HashSet<i64>>, Bm25Error> {
+    pub fn filter_keys(&self, filters: &SearchFilters) -> Result<Option<HashSet<DocKey>>, Bm25Error> {
         let clauses = self.filter_query(filters);
         if clauses.is_empty() {
             return Ok(None);
@@ -479,7 +480,7 @@ impl Bm25Index {
         for addr in addrs {
             let doc: TantivyDocument = searcher.doc(addr)?;
             if let Some(key) = doc.get_first(self.fields.key).and_then(|v| v.as_i64()) {
-                keys.insert(key);
+                keys.insert(DocKey(key));
             }
         }
         Ok(Some(keys))
@@ -498,7 +499,7 @@ mod tests {
 
     fn doc<'a>(key: i64, title: &'a str, body: &'a str, tags: &'a [String]) -> Bm25Doc<'a> {
         Bm25Doc {
-            key,
+            key: DocKey(key),
             collection: "notes",
             title,
             body,
@@ -535,7 +536,7 @@ mod tests {
 
         let (idx, rebuilt) = Bm25Index::open(dir.path()).unwrap();
         assert!(!rebuilt);
-        idx.delete(1);
+        idx.delete(DocKey(1));
         idx.commit().expect("the commit after a killed one succeeds");
         assert_eq!(idx.num_docs(), 1);
     }
@@ -554,7 +555,7 @@ mod tests {
         idx.commit().unwrap();
         let keys = |text: &str, lang: Option<&str>| -> Vec<i64> {
             let q = KeywordQuery::parse(text).unwrap().in_language(lang);
-            idx.search(&q, &SearchFilters::default(), 10).unwrap().into_iter().map(|(_, k)| k).collect()
+            idx.search(&q, &SearchFilters::default(), 10).unwrap().into_iter().map(|(_, k)| k.0).collect()
         };
         assert_eq!(keys("desarrollo", None), [2], "not told: every language's stem");
         assert_eq!(keys("desarrollo", Some("auto")), [2]);
@@ -576,20 +577,20 @@ mod tests {
         idx.commit().unwrap();
         let q = KeywordQuery::parse("socket processes").unwrap();
         let hits = idx.search(&q, &SearchFilters::default(), 10).unwrap();
-        assert_eq!(hits[0].1, 1);
+        assert_eq!(hits[0].1, DocKey(1));
         assert_eq!(hits.len(), 2);
         let filtered = SearchFilters { tags_all: protocol::Tag::parse_all(&["ipc"]).unwrap(), ..Default::default() };
         assert_eq!(idx.search(&q, &filtered, 10).unwrap().len(), 1);
         let neg = KeywordQuery::parse("sockets -bread").unwrap();
         assert_eq!(idx.search(&neg, &SearchFilters::default(), 10).unwrap().len(), 1);
         let phrase = KeywordQuery::parse("\"baking bread\"").unwrap();
-        assert_eq!(idx.search(&phrase, &SearchFilters::default(), 10).unwrap()[0].1, 2);
+        assert_eq!(idx.search(&phrase, &SearchFilters::default(), 10).unwrap()[0].1, DocKey(2));
         idx.upsert(&doc(1, "Unix sockets", "now about pipes", &tags)).unwrap();
-        idx.delete(2);
+        idx.delete(DocKey(2));
         idx.commit().unwrap();
         assert_eq!(idx.num_docs(), 1);
         assert_eq!(idx.filter_keys(&SearchFilters::default()).unwrap(), None);
-        assert_eq!(idx.filter_keys(&filtered).unwrap(), Some(HashSet::from([1])));
+        assert_eq!(idx.filter_keys(&filtered).unwrap(), Some(HashSet::from([DocKey(1)])));
         let since = SearchFilters { since_ms: Some(5000), ..Default::default() };
         assert!(idx.search(&KeywordQuery::parse("pipes").unwrap(), &since, 10).unwrap().is_empty());
         drop(idx);

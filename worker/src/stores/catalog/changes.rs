@@ -2,6 +2,7 @@
 //! transaction as the change itself. Identity, hashes and structure only, never bodies.
 
 use super::Result;
+use crate::stores::DocKey;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -107,7 +108,7 @@ pub struct ChangeRecord<'a> {
     pub kind: ChangeKind,
     pub origin: Origin,
     pub collection: &'a str,
-    pub doc_id: i64,
+    pub doc_id: DocKey,
     pub observed_at: &'a str,
     pub previous: Option<&'a Snapshot>,
     pub current: Option<&'a Snapshot>,
@@ -141,7 +142,7 @@ pub type JournalRow = (String, String, Option<String>, Option<String>, String);
 
 #[cfg(test)]
 /// Journal rows of one document, oldest first.
-pub fn changes_of(conn: &rusqlite::Connection, doc_id: i64) -> Result<Vec<JournalRow>> {
+pub fn changes_of(conn: &rusqlite::Connection, doc_id: DocKey) -> Result<Vec<JournalRow>> {
     let mut stmt =
         conn.prepare("SELECT kind, origin, previous, current, delta FROM changes WHERE doc_id = ?1 ORDER BY seq")?;
     let rows = stmt.query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
@@ -155,7 +156,7 @@ pub struct JournalEntry {
     pub kind: ChangeKind,
     pub origin: Origin,
     pub collection: String,
-    pub doc_id: i64,
+    pub doc_id: DocKey,
     pub observed_at: String,
     pub previous: Option<Snapshot>,
     pub current: Option<Snapshot>,
@@ -169,7 +170,7 @@ struct RawEntry {
     seq: i64,
     kind: String,
     collection: String,
-    doc_id: i64,
+    doc_id: DocKey,
     observed_at: String,
     previous: Option<String>,
     current: Option<String>,
@@ -232,13 +233,13 @@ pub fn changes_after(conn: &Connection, after: u64, collection: Option<&str>, li
 }
 
 /// The newest change of one document (its sequence), if the journal holds one.
-pub fn latest_change_of(conn: &Connection, doc_id: i64) -> Result<Option<u64>> {
+pub fn latest_change_of(conn: &Connection, doc_id: DocKey) -> Result<Option<u64>> {
     let seq: Option<i64> = conn.query_row("SELECT MAX(seq) FROM changes WHERE doc_id = ?1", [doc_id], |r| r.get(0))?;
     Ok(seq.map(|s| s.max(0) as u64))
 }
 
 /// The changes of one document, oldest first.
-pub fn changes_of_doc(conn: &Connection, doc_id: i64) -> Result<Vec<JournalEntry>> {
+pub fn changes_of_doc(conn: &Connection, doc_id: DocKey) -> Result<Vec<JournalEntry>> {
     let sql = format!("SELECT {ENTRY_COLUMNS} FROM changes WHERE doc_id = ?1 ORDER BY seq");
     entries(conn, &sql, &[&doc_id])
 }

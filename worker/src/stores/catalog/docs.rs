@@ -1,6 +1,7 @@
 //! Documents, their content, chunks, tags and links.
 
 use super::{CatalogError, Result};
+use crate::stores::DocKey;
 use protocol::LinkKind;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
 use serde::Serialize;
@@ -9,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 /// One catalog row of `documents`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocRow {
-    pub id: i64,
+    pub id: DocKey,
     pub collection: String,
     pub rel_path: String,
     pub docid: String,
@@ -82,7 +83,7 @@ pub(crate) fn doc_from_row(r: &Row<'_>) -> rusqlite::Result<DocRow> {
 /// What a sync needs to know about a file it saw before, to skip it cheaply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileState {
-    pub id: i64,
+    pub id: DocKey,
     pub size: u64,
     pub mtime_ns: i64,
     pub source_hash: String,
@@ -173,7 +174,7 @@ pub struct Chunk {
 /// A stored link: the link and the document it is in. It reads as its [`Link`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkRow {
-    pub doc_id: i64,
+    pub doc_id: DocKey,
     pub link: Link,
 }
 
@@ -245,7 +246,7 @@ pub fn current_generation(conn: &Connection) -> Result<i64> {
 }
 
 /// When the index recorded each document's current version (ISO 8601), by row id.
-pub fn indexed_at(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, String>> {
+pub fn indexed_at(conn: &Connection, ids: &[DocKey]) -> Result<HashMap<DocKey, String>> {
     let mut out = HashMap::new();
     let mut stmt = conn.prepare_cached("SELECT indexed_at FROM documents WHERE id = ?1")?;
     for id in ids {
@@ -267,11 +268,11 @@ pub fn next_generation(tx: &Transaction<'_>) -> Result<i64> {
 }
 
 /// Inserts or replaces a document with its content, chunks, tags and links. Returns its row id.
-pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64> {
+pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<DocKey> {
     let p = &d.parsed;
     let categories = serde_json::to_string(&p.categories).map_err(|e| CatalogError::Malformed(e.to_string()))?;
     let date_fields = serde_json::to_string(&p.date_fields).map_err(|e| CatalogError::Malformed(e.to_string()))?;
-    let id: i64 = tx.query_row(
+    let id: DocKey = tx.query_row(
         "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext, source_size, \
            source_mtime_ns, title, author, categories, fm_date, date_fields, body_start_line, active, gen, bm25_gen, indexed_at,
            fm_type, part_of)
@@ -361,7 +362,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<i64>
 
 /// Moves the document `id` to `rel_path` (its row, and so its history, stays), in generation
 /// `gen` when given (a rename on its own), else in the one the write around it set.
-pub fn move_doc(tx: &Transaction<'_>, id: i64, rel_path: &str, gen: Option<i64>) -> Result<()> {
+pub fn move_doc(tx: &Transaction<'_>, id: DocKey, rel_path: &str, gen: Option<i64>) -> Result<()> {
     match gen {
         Some(gen) => {
             tx.execute("UPDATE documents SET rel_path = ?2, gen = ?3 WHERE id = ?1", params![id, rel_path, gen])?
@@ -372,7 +373,7 @@ pub fn move_doc(tx: &Transaction<'_>, id: i64, rel_path: &str, gen: Option<i64>)
 }
 
 /// Deletes an inactive row that still holds `rel_path` (so another row can take the path).
-pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, keep: i64) -> Result<()> {
+pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, keep: DocKey) -> Result<()> {
     let stale: Option<i64> = tx
         .query_row(
             "SELECT id FROM documents WHERE collection = ?1 AND rel_path = ?2 AND id != ?3",
@@ -389,7 +390,7 @@ pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, ke
 }
 
 /// Records a new mtime for a file whose bytes did not change; reactivates it when asked.
-pub fn touch_doc(tx: &Transaction<'_>, id: i64, mtime_ns: i64, reactivate_gen: Option<i64>) -> Result<()> {
+pub fn touch_doc(tx: &Transaction<'_>, id: DocKey, mtime_ns: i64, reactivate_gen: Option<i64>) -> Result<()> {
     match reactivate_gen {
         Some(gen) => tx.execute(
             "UPDATE documents SET source_mtime_ns = ?2, active = 1, gen = ?3 WHERE id = ?1",
@@ -401,7 +402,7 @@ pub fn touch_doc(tx: &Transaction<'_>, id: i64, mtime_ns: i64, reactivate_gen: O
 }
 
 /// Marks documents inactive (they stay in the catalog; searches no longer see them).
-pub fn deactivate(tx: &Transaction<'_>, gen: i64, ids: &[i64]) -> Result<()> {
+pub fn deactivate(tx: &Transaction<'_>, gen: i64, ids: &[DocKey]) -> Result<()> {
     let mut stmt = tx.prepare_cached("UPDATE documents SET active = 0, gen = ?2 WHERE id = ?1 AND active = 1")?;
     for id in ids {
         stmt.execute(params![id, gen])?;
@@ -410,8 +411,8 @@ pub fn deactivate(tx: &Transaction<'_>, gen: i64, ids: &[i64]) -> Result<()> {
 }
 
 /// Deactivates every document of a collection; returns their ids.
-pub fn deactivate_collection(tx: &Transaction<'_>, gen: i64, collection: &str) -> Result<Vec<i64>> {
-    let ids: Vec<i64> = {
+pub fn deactivate_collection(tx: &Transaction<'_>, gen: i64, collection: &str) -> Result<Vec<DocKey>> {
+    let ids: Vec<DocKey> = {
         let mut stmt = tx.prepare("SELECT id FROM documents WHERE collection = ?1 AND active = 1")?;
         let rows = stmt.query_map([collection], |r| r.get(0))?;
         rows.collect::<rusqlite::Result<_>>()?
@@ -420,7 +421,7 @@ pub fn deactivate_collection(tx: &Transaction<'_>, gen: i64, collection: &str) -
     Ok(ids)
 }
 
-pub fn docs_by_ids(conn: &Connection, ids: &[i64]) -> Result<Vec<DocRow>> {
+pub fn docs_by_ids(conn: &Connection, ids: &[DocKey]) -> Result<Vec<DocRow>> {
     docs_in(conn, "id IN", "", ids)
 }
 
@@ -480,14 +481,14 @@ pub fn active_docs_by_mirror(conn: &Connection, hashes: &[String]) -> Result<Vec
     docs_in(conn, "active = 1 AND mirror_hash IN", "ORDER BY id", hashes)
 }
 
-pub fn tags_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Vec<String>>> {
-    let mut out: HashMap<i64, Vec<String>> = HashMap::new();
+pub fn tags_of(conn: &Connection, ids: &[DocKey]) -> Result<HashMap<DocKey, Vec<String>>> {
+    let mut out: HashMap<DocKey, Vec<String>> = HashMap::new();
     for chunk in ids.chunks(500) {
         let marks = vec!["?"; chunk.len()].join(",");
         let sql = format!("SELECT doc_id, tag FROM doc_tags WHERE doc_id IN ({marks}) ORDER BY tag");
         let mut stmt = conn.prepare(&sql)?;
         let rows =
-            stmt.query_map(params_from_iter(chunk.iter()), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+            stmt.query_map(params_from_iter(chunk.iter()), |r| Ok((r.get::<_, DocKey>(0)?, r.get::<_, String>(1)?)))?;
         for r in rows {
             let (id, tag) = r?;
             out.entry(id).or_default().push(tag);

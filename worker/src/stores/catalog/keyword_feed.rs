@@ -2,10 +2,11 @@
 //! of `bm25_gen`), and the content-type rules its categories were fed with.
 
 use super::Result;
+use crate::stores::DocKey;
 use rusqlite::{params, Connection};
 
 /// Rows whose BM25 entry lags behind the catalog.
-pub fn bm25_pending(conn: &Connection) -> Result<Vec<i64>> {
+pub fn bm25_pending(conn: &Connection) -> Result<Vec<DocKey>> {
     let mut stmt = conn.prepare("SELECT id FROM documents WHERE gen != bm25_gen")?;
     let rows = stmt.query_map([], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -14,8 +15,8 @@ pub fn bm25_pending(conn: &Connection) -> Result<Vec<i64>> {
 /// A document's row as of one catalog generation: what the keyword index absorbs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowVersion {
-    /// The row id (`documents.id`, the keyword index's key).
-    pub id: i64,
+    /// The row (`documents.id`, the keyword index's key).
+    pub id: DocKey,
     /// The catalog generation the row was written in (`documents.gen`).
     pub gen: i64,
 }

@@ -1,6 +1,7 @@
 //! The links of documents as stored: one document's, and every active one's (the graph).
 
 use super::{Link, LinkRow, Result};
+use crate::stores::DocKey;
 use protocol::LinkKind;
 use rusqlite::{Connection, Row};
 
@@ -33,7 +34,7 @@ const LINK_COLUMNS: &str =
     "l.doc_id, l.link_type, l.target_ref, l.target_ref_norm, l.target_anchor, l.target_collection, \
      l.link_text, l.start_line, l.start_col, l.end_line, l.end_col";
 
-pub fn links_of(conn: &Connection, doc_id: i64) -> Result<Vec<LinkRow>> {
+pub fn links_of(conn: &Connection, doc_id: DocKey) -> Result<Vec<LinkRow>> {
     let sql = format!("SELECT {LINK_COLUMNS} FROM doc_links l WHERE l.doc_id = ?1 ORDER BY l.start_line, l.start_col");
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([doc_id], link_from_row)?;

@@ -11,6 +11,7 @@ use crate::index::Indexing;
 use crate::paths::{contain, RelPath};
 use crate::reads::links::Resolver;
 use crate::stores::catalog::{self, DocRow, LinkRow};
+use crate::stores::DocKey;
 use crate::write::docs::collection;
 use crate::{index::ingest, uri};
 use protocol::api::{
@@ -213,7 +214,7 @@ struct Examiner<'a> {
     target_rel: &'a RelPath,
     root: &'a Path,
     is_dup: bool,
-    texts: BTreeMap<i64, Result<String, &'static str>>,
+    texts: BTreeMap<DocKey, Result<String, &'static str>>,
 }
 
 impl Examiner<'_> {
