@@ -53,7 +53,7 @@ def model_cache(root, cache, model):
     return root
 
 
-def one_run(tmp, folder, cache, binary, model):
+def one_run(tmp, folder, cache, binary, model, chunks_from=None):
     work = tempfile.mkdtemp(dir=tmp)
     env = dict(os.environ, SVC_CONFIG_DIR=os.path.join(work, "config"), SVC_DATA_DIR=os.path.join(work, "data"),
                SVC_CACHE_DIR=model_cache(os.path.join(work, "cache"), cache, model))
@@ -64,7 +64,7 @@ def one_run(tmp, folder, cache, binary, model):
     if proc.returncode != 0 or "embedded 0 " in proc.stdout:
         sys.exit(f"`{binary} embed` exited with {proc.returncode}, saying {proc.stdout.strip()!r} "
                  f"(no embedder under {env['SVC_CACHE_DIR']}?):\n{proc.stderr[-2000:]}")
-    chunks = len(chunk_texts(binary, env))
+    chunks = len(chunk_texts(chunks_from or binary, env))
     shutil.rmtree(work, ignore_errors=True)
     return chunks, seconds
 
@@ -75,6 +75,9 @@ def main():
     ap.add_argument("--cache", default=default_cache_dir(), help="svc cache dir holding the default preset's embedder")
     ap.add_argument("--folder", help="the folder to embed (default: the ask-docs corpus)")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--chunks-from", metavar="BIN",
+                    help="the binary asked for what was embedded (`svc embed --texts`) after each run: a binary "
+                         "older than that command is measured with a newer one's count (default: each run's own)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="svc-bench-embed-")
@@ -90,7 +93,7 @@ def main():
         best = {}
         for r in range(args.rounds):
             for label, binary, model in args.run:
-                chunks, seconds = one_run(tmp, folder, args.cache, binary, model)
+                chunks, seconds = one_run(tmp, folder, args.cache, binary, model, args.chunks_from)
                 print(f"round {r + 1} {label}: {chunks} chunks in {seconds:.1f} s, {chunks / seconds:.1f} chunks/s",
                       file=sys.stderr, flush=True)
                 if label not in best or seconds < best[label]["seconds"]:
