@@ -207,22 +207,17 @@ fn print_job(job: &Job, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Adds the folder `path` as a collection as `req` says (its `path` is set from `path`).
 pub fn collection_add(
     dirs: &Dirs,
     path: std::path::PathBuf,
-    name: Option<String>,
-    pattern: Option<String>,
-    include: Option<String>,
-    exclude: Option<String>,
-    git_pull: bool,
-    no_watch: bool,
+    req: AddCollection,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
     let mut b = Backend::open(dirs)?;
     let path = abs.to_str().ok_or_else(|| anyhow!("the path is not valid UTF-8"))?.to_string();
-    let reply: CollectionAdded =
-        b.call_ok(AddCollection { path, name, pattern, include, exclude, git_pull, watch: no_watch.then_some(false) })?;
+    let reply: CollectionAdded = b.call_ok(AddCollection { path, ..req })?;
     if !json {
         println!("added collection {} ({})", reply.collection.name, reply.collection.path);
     }

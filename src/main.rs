@@ -189,6 +189,10 @@ enum CollectionCmd {
         /// `svc update` picks them up.
         #[arg(long)]
         no_watch: bool,
+        /// The language the notes are written in (`de`, `fr`, `German`...), for keyword
+        /// search's stems; a note's front-matter `lang` wins.
+        #[arg(long)]
+        lang: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -345,8 +349,28 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
     match cmd {
         Cmd::Stop => commands::stop(&dirs),
         Cmd::Status { json } => commands::status(&dirs, json),
-        Cmd::Collection(CollectionCmd::Add { path, name, pattern, include, exclude, git_pull, no_watch, json }) => {
-            commands::collection_add(&dirs, path, name, pattern, include, exclude, git_pull, no_watch, json)
+        Cmd::Collection(CollectionCmd::Add {
+            path,
+            name,
+            pattern,
+            include,
+            exclude,
+            git_pull,
+            no_watch,
+            lang,
+            json,
+        }) => {
+            let req = protocol::AddCollection {
+                path: String::new(),
+                name,
+                pattern,
+                include,
+                exclude,
+                git_pull,
+                watch: no_watch.then_some(false),
+                lang,
+            };
+            commands::collection_add(&dirs, path, req, json)
         }
         Cmd::Collection(CollectionCmd::List { json }) => commands::collection_list(&dirs, json),
         Cmd::Collection(CollectionCmd::Remove { name }) => commands::collection_remove(&dirs, name),

@@ -95,6 +95,8 @@ pub struct AddCollection {
     pub git_pull: bool,
     /// Follow the folder's changes as they happen; `None` means yes.
     pub watch: Option<bool>,
+    /// The language the collection's notes are written in, for those that do not declare one.
+    pub lang: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

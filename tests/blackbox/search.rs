@@ -226,6 +226,27 @@ fn cjk_words_are_found_inside_sentences() {
     assert!(s.search(json!({ "query": "東京" }))["results"].as_array().unwrap().is_empty());
 }
 
+/// A collection may declare its notes' language (`lang`): a short note, whose own text is too
+/// short to tell, is stemmed by it; a note's front matter still wins. A bad `lang` is a 400.
+#[test]
+fn a_collections_language_stems_its_notes() {
+    let s = Server::start();
+    let note = "# Notiz\nNeue Entwicklungen im Projekt.\n";
+    write_notes(&s.path("de"), &[("kurz.md", note), ("en.md", "---\nlang: en\n---\n# Note\nNeue Entwicklungen.\n")]);
+    write_notes(&s.path("plain"), &[("kurz.md", note)]);
+    let r = s.post("/api/collections", json!({ "path": s.path("de"), "name": "de", "lang": "de" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+    s.add_collection(&s.path("plain"), "plain");
+    let found = uris(&s.search(json!({ "query": "Entwicklung" })));
+    assert_eq!(found, ["svc://de/kurz.md"], "the German collection's note, not the same note elsewhere");
+    for bad in [json!(""), json!("de; rm"), json!(7), json!("x".repeat(40))] {
+        s.post("/api/collections", json!({ "path": s.path("plain"), "name": "other", "lang": bad }))
+            .assert_error(400, "VALIDATION");
+    }
+}
+
 /// A note is stemmed by its own language: "Entwicklung" finds "Entwicklungen" in a German note,
 /// "développement" the French plural, while an English note keeps its English stems.
 #[test]

@@ -78,9 +78,15 @@ impl Worker {
         };
         let pictures = index::pictures::Readings::open(dirs.index_dir().join("ocr"));
         let settings = Settings::new(dirs, config);
-        let fingerprint = settings.content_types.fingerprint();
-        if catalog::adopt_content_type_rules(&catalog.writer(), fingerprint)? {
-            tracing::info!("content-type rules changed ({fingerprint}): re-feeding BM25");
+        // What the keyword index is fed under: the content-type rules and the collections'
+        // languages; a change re-feeds it from the catalog.
+        let fingerprint = format!(
+            "{}{}",
+            settings.content_types.fingerprint(),
+            index::indexer::CollectionLanguages::of(&settings.config().collections).fingerprint()
+        );
+        if catalog::adopt_content_type_rules(&catalog.writer(), &fingerprint)? {
+            tracing::info!("content-type rules or collection languages changed ({fingerprint}): re-feeding BM25");
         }
         let shared = Arc::new(Shared {
             stores: Stores::new(catalog, bm25, vectors, repairs),

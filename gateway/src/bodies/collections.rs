@@ -23,7 +23,13 @@ pub struct AddCollectionBody {
     /// Follow the folder's changes as they happen (default true; false for a slow network
     /// mount, whose changes then come in with syncs).
     pub watch: Option<bool>,
+    /// The language the notes are written in (`de`, `de-AT`, `German`): a note whose front
+    /// matter declares none is stemmed by it in keyword search, whatever its text reads as.
+    pub lang: Option<String>,
 }
+
+/// The longest `lang` a collection may declare (a language tag or an English name).
+const MAX_LANG_CHARS: usize = 35;
 
 impl AddCollectionBody {
     pub fn into_request(self) -> Result<AddCollection, ApiError> {
@@ -35,6 +41,18 @@ impl AddCollectionBody {
             exclude: self.exclude,
             git_pull: self.git_pull.unwrap_or(false),
             watch: self.watch,
+            lang: match self.lang {
+                Some(l)
+                    if l.is_empty()
+                        || l.chars().count() > MAX_LANG_CHARS
+                        || !l.chars().all(|c| c.is_ascii_alphabetic() || c == '-' || c == '_' || c == ' ') =>
+                {
+                    return Err(ApiError::validation(
+                        "lang must be a language tag or name (letters, '-' or '_', at most 35 characters)",
+                    ))
+                }
+                other => other,
+            },
         })
     }
 }

@@ -46,6 +46,10 @@ pub struct CollectionConfig {
     /// slow network mount: only syncs pick up its changes).
     #[serde(default = "watched", skip_serializing_if = "is_watched")]
     pub watch: bool,
+    /// The language the collection's notes are written in (`de`, `de-AT`, `German`): a note
+    /// whose front matter declares none is stemmed by it, whatever its text reads as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
 }
 
 fn watched() -> bool {
@@ -283,6 +287,7 @@ mod tests {
             exclude: "drafts/**".into(),
             git_pull: false,
             watch: false,
+            lang: Some("de".into()),
         });
         cfg.save(&path).unwrap();
         assert_eq!(IndexConfig::load(&path).unwrap(), cfg);

@@ -60,6 +60,7 @@ pub fn add(w: &Arc<Indexing>, req: AddCollection) -> Result<CollectionAdded, Api
         exclude: req.exclude.unwrap_or_default(),
         git_pull: req.git_pull,
         watch: req.watch.unwrap_or(true),
+        lang: req.lang,
     };
     FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude).map_err(|e| ApiError::validation(e.to_string()))?;
 

@@ -44,6 +44,28 @@ pub struct Indexer<'a> {
     pub events: &'a EventBus,
     /// Pictures' OCR readings, and the queue a sync adds pictures without one to.
     pub pictures: &'a pictures::Readings,
+    /// The language each collection declares for its notes (`lang` in its configuration).
+    pub languages: CollectionLanguages,
+}
+
+/// The language each collection declares for its notes, by collection name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CollectionLanguages(std::collections::BTreeMap<String, String>);
+
+impl CollectionLanguages {
+    pub fn of(collections: &[crate::config::CollectionConfig]) -> Self {
+        CollectionLanguages(collections.iter().filter_map(|c| Some((c.name.clone(), c.lang.clone()?))).collect())
+    }
+
+    pub fn get(&self, collection: &str) -> Option<&str> {
+        self.0.get(collection).map(String::as_str)
+    }
+
+    /// What the keyword index was fed under, beside the content-type rules: empty when no
+    /// collection declares a language (as before there was a way to).
+    pub fn fingerprint(&self) -> String {
+        self.0.iter().map(|(name, lang)| format!("; lang {name}={lang}")).collect()
+    }
 }
 
 /// What the single-file sync did.
@@ -57,4 +79,30 @@ pub enum FileSync {
     Removed,
     /// Unreadable, not UTF-8 or not convertible; the previous version stays.
     Failed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::CollectionConfig;
+
+    #[test]
+    fn collections_languages_and_their_fingerprint() {
+        let coll = |name: &str, lang: Option<&str>| CollectionConfig {
+            name: name.into(),
+            path: format!("/notes/{name}"),
+            pattern: "**/*.md".into(),
+            include: String::new(),
+            exclude: String::new(),
+            git_pull: false,
+            watch: true,
+            lang: lang.map(str::to_string),
+        };
+        let none = CollectionLanguages::of(&[coll("a", None)]);
+        assert_eq!(none.fingerprint(), "", "no language declared: the fingerprint is the rules' alone");
+        let some = CollectionLanguages::of(&[coll("b", Some("fr")), coll("a", Some("de")), coll("c", None)]);
+        assert_eq!(some.get("a"), Some("de"));
+        assert_eq!(some.get("c"), None);
+        assert_eq!(some.fingerprint(), "; lang a=de; lang b=fr");
+    }
 }

@@ -73,6 +73,7 @@ impl Indexing {
             cancel: &self.cancel,
             events: &self.core.events,
             pictures: &self.pictures,
+            languages: indexer::CollectionLanguages::of(&self.core.settings.config().collections),
         }
     }
 

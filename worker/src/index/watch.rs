@@ -624,6 +624,7 @@ mod tests {
             exclude: String::new(),
             git_pull: false,
             watch: true,
+            lang: None,
         };
         w.core.settings.config().collections.push(coll.clone());
         catalog::upsert_collection(&w.core.stores.catalog.writer(), &coll.name, &coll.path).unwrap();

@@ -413,7 +413,11 @@ impl Indexer<'_> {
         let title = keyword_title(doc.title, doc.rel_path, symbols);
         let body = ingest::keyword_body(doc.canonical, doc.body_start_line, kind);
         // Only a Markdown note has front matter (as the parse reads it).
-        let declared = (kind == Some(SourceKind::Markdown)).then(|| ingest::declared_language(doc.canonical)).flatten();
+        // A note's own declaration wins over its collection's.
+        let declared = (kind == Some(SourceKind::Markdown))
+            .then(|| ingest::declared_language(doc.canonical))
+            .flatten()
+            .or_else(|| self.languages.get(doc.collection).map(str::to_string));
         self.bm25.upsert(&Bm25Doc {
             key: doc.id,
             collection: doc.collection,
