@@ -154,12 +154,29 @@ fn temp_path(target: &Path) -> std::path::PathBuf {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    target.with_file_name(format!(".{name}.svc-{}-{seq}.tmp", std::process::id()))
+    // At most the name's first 100 bytes: a name near the file system's 255-byte limit must
+    // still leave room for the temp file's own.
+    let mut cut = name.len().min(100);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    target.with_file_name(format!(".{}.svc-{}-{seq}.tmp", &name[..cut], std::process::id()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_at_the_file_systems_limit_can_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [format!("{}.md", "n".repeat(252)), format!("{}.md", "é".repeat(126))] {
+            assert!(name.len() <= 255);
+            let target = dir.path().join(&name);
+            write_file(&target, b"x", false).expect("written");
+            assert_eq!(std::fs::read(&target).unwrap(), b"x");
+        }
+    }
 
     #[test]
     fn a_replacement_can_keep_the_old_files_permissions() {

@@ -52,6 +52,9 @@ fn create_raw_and_rich_notes_searchable_at_once() {
     let again = s.post("/api/docs", json!({ "collection": "notes", "title": "Meeting: Plans", "folderPath": "meetings", "collisionPolicy": "create_with_suffix" }));
     assert_eq!(again.json()["relPath"], "meetings/Meeting- Plans-2.md");
     assert_eq!(again.json()["createdWithSuffix"], true);
+    // Each later collision suffixes the name asked for, not the last try's.
+    let third = s.post("/api/docs", json!({ "collection": "notes", "title": "Meeting: Plans", "folderPath": "meetings", "collisionPolicy": "create_with_suffix" }));
+    assert_eq!(third.json()["relPath"], "meetings/Meeting- Plans-3.md");
     let open = s.post("/api/docs", json!({ "collection": "notes", "title": "Meeting: Plans", "folderPath": "meetings", "collisionPolicy": "open_existing" }));
     assert_eq!(open.status, 200);
     assert_eq!(open.json()["openedExisting"], true);

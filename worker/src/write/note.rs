@@ -44,6 +44,7 @@ pub fn place(
     policy: CollisionPolicy,
     exists: impl Fn(&RelPath) -> ApiError,
 ) -> Result<Placed, ApiError> {
+    let original = rel.clone();
     let mut n = 1;
     let mut suffixed = false;
     loop {
@@ -61,13 +62,57 @@ pub fn place(
                     if n > MAX_SUFFIX {
                         return Err(ApiError::conflict("No free file name found"));
                     }
-                    rel = rel.with_suffix(n)?;
+                    // Each try suffixes the name asked for (`note-3`, not `note-2-3`).
+                    rel = original.with_suffix(n)?;
                     suffixed = true;
                 }
             },
+            // A name this file system refuses (too long with its suffix, say) is the
+            // request's to change, not the server's failure.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
+                return Err(ApiError::validation(format!("{rel}: not a file name this folder accepts")))
+            }
             Err(e) => {
                 return Err(ApiError::runtime(format!("The note could not be written: {}", crate::errors::io_kind(&e))))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(placed: Placed) -> String {
+        match placed {
+            Placed::Written { rel, .. } => rel.as_str().to_string(),
+            Placed::Existing { rel, .. } => panic!("{rel} exists"),
+        }
+    }
+
+    #[test]
+    fn each_collision_suffixes_the_name_asked_for() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("root");
+        let rel = || RelPath::parse("inbox/note.md", "relPath").expect("rel");
+        let place_one = || {
+            place(&root, rel(), "# Note\n", CollisionPolicy::CreateWithSuffix, |r| ApiError::conflict(r.to_string()))
+        };
+        std::fs::create_dir_all(root.join("inbox")).expect("inbox");
+        let names: Vec<String> = (0..4).map(|_| written(place_one().expect("placed"))).collect();
+        assert_eq!(names, ["inbox/note.md", "inbox/note-2.md", "inbox/note-3.md", "inbox/note-4.md"]);
+    }
+
+    #[test]
+    fn a_name_too_long_for_the_folder_is_the_requests_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("root");
+        // 255 bytes: a valid segment, until a collision suffixes it past the file system's limit.
+        let name = format!("{}.md", "n".repeat(252));
+        let rel = RelPath::parse(&name, "relPath").expect("rel");
+        let conflict = |r: &RelPath| ApiError::conflict(r.to_string());
+        written(place(&root, rel.clone(), "x", CollisionPolicy::CreateWithSuffix, conflict).expect("first"));
+        let err = place(&root, rel, "x", CollisionPolicy::CreateWithSuffix, conflict).err().expect("refused");
+        assert_eq!(err.code, protocol::ErrorCode::Validation, "{err:?}");
     }
 }
