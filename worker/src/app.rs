@@ -85,7 +85,7 @@ impl Worker {
             settings.content_types.fingerprint(),
             index::indexer::CollectionLanguages::of(&settings.config().collections).fingerprint()
         );
-        if catalog::adopt_content_type_rules(&catalog.writer(), &fingerprint)? {
+        if catalog::adopt_keyword_rules(&catalog.writer(), &fingerprint)? {
             tracing::info!("content-type rules or collection languages changed ({fingerprint}): re-feeding BM25");
         }
         let shared = Arc::new(Shared {

@@ -48,7 +48,7 @@ impl AddCollectionBody {
                         || !l.chars().all(|c| c.is_ascii_alphabetic() || c == '-' || c == '_' || c == ' ') =>
                 {
                     return Err(ApiError::validation(
-                        "lang must be a language tag or name (letters, '-' or '_', at most 35 characters)",
+                        "lang must be a language tag or name (letters, spaces, '-' or '_', at most 35 characters)",
                     ))
                 }
                 other => other,

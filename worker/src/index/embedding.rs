@@ -35,8 +35,10 @@ impl Pace {
     /// A run shorter than this has no pace yet (its first round includes loading work).
     const SETTLED: Duration = Duration::from_secs(1);
 
-    fn begin(&self) {
+    /// Starts a run; it ends when the returned guard is dropped, however the run ends.
+    fn begin(&self) -> PaceRun<'_> {
         *self.lock() = Some((Instant::now(), 0));
+        PaceRun(self)
     }
 
     fn add(&self, contents: usize) {
@@ -61,7 +63,7 @@ impl Pace {
     }
 }
 
-/// Ends the pace's run however the run ends.
+/// A run of the pace under way: dropping it ends the run.
 struct PaceRun<'a>(&'a Pace);
 
 impl Drop for PaceRun<'_> {
@@ -216,8 +218,7 @@ fn work_off_backlog(
     embedder: &Embedder,
 ) -> Result<usize, EmbedError> {
     let mut done = 0usize;
-    w.embedding_pace.begin();
-    let _run = PaceRun(&w.embedding_pace);
+    let _run = w.embedding_pace.begin();
     while !w.cancel.load(Ordering::SeqCst) {
         let pending = catalog::embed_backlog(&w.core.stores.catalog.reader(), &key.name, CONTENTS_PER_ROUND)?;
         if pending.is_empty() {
@@ -400,14 +401,13 @@ mod tests {
     fn the_pace_is_the_runs_contents_over_its_time() {
         let pace = Pace::default();
         assert_eq!(pace.per_second(), None, "no run");
-        pace.begin();
-        pace.add(50);
-        assert_eq!(pace.per_second(), None, "not settled yet");
-        *pace.lock() = Some((Instant::now() - Duration::from_secs(2), 50));
-        let rate = pace.per_second().expect("a pace");
-        assert!((20.0..=25.0).contains(&rate), "{rate}");
         {
-            let _run = PaceRun(&pace);
+            let _run = pace.begin();
+            pace.add(50);
+            assert_eq!(pace.per_second(), None, "not settled yet");
+            *pace.lock() = Some((Instant::now() - Duration::from_secs(2), 50));
+            let rate = pace.per_second().expect("a pace");
+            assert!((20.0..=25.0).contains(&rate), "{rate}");
         }
         assert_eq!(pace.per_second(), None, "the run ended");
     }

@@ -34,10 +34,13 @@ pub fn mark_bm25_absorbed(conn: &mut Connection, rows: &[RowVersion]) -> Result<
     Ok(())
 }
 
-/// Adopts the content-type rules `fingerprint`: when it differs from the rules the BM25
-/// index was fed under, forgets what BM25 absorbed, so that the next convergence re-feeds
-/// every row with its content type under the new rules. True when they differed.
-pub fn adopt_content_type_rules(conn: &Connection, fingerprint: &str) -> Result<bool> {
+/// Adopts the rules the BM25 index is fed under (`fingerprint`: the content-type rules and the
+/// collections' languages): when they differ from those it was fed under, forgets what BM25
+/// absorbed, so that the next convergence re-feeds every row under the new rules. True when
+/// they differed.
+pub fn adopt_keyword_rules(conn: &Connection, fingerprint: &str) -> Result<bool> {
+    // The key's name is from before the languages joined the rules; kept, so that an index
+    // whose rules did not change is not re-fed.
     const KEY: &str = "content_type_rules";
     let before = super::changes::meta_value(conn, KEY)?;
     if before.as_deref() == Some(fingerprint) {
