@@ -173,7 +173,7 @@ def cross_sets(pages: dict[str, dict[str, str]]) -> dict[str, list[tuple[str, st
 def search(binary: str, env: dict, mode: str, collection: str, queries: list[str]) -> list[list[str]]:
     stdin = "".join(json.dumps({"id": str(i), "query": q}) + "\n" for i, q in enumerate(queries))
     out = run_svc(binary, env, MODES[mode] + ["--batch", "--json", "--limit", "10", "--collection", collection],
-                           stdin)
+                  stdin).stdout
     ranked: dict[str, list[str]] = {}
     for line in out.splitlines():
         if line.strip():
