@@ -161,6 +161,13 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
                 0 => {}
                 n => println!("pictures: {n} waiting for their text to be read (OCR)"),
             }
+            match s.keyword_backlog {
+                0 => {}
+                n => println!(
+                    "keywords: {n} document{} still to be re-indexed (searches find the others meanwhile)",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
             for c in &s.collections {
                 // The last worker's word on its folders holds only while it runs.
                 let watch = if running.is_some() { format!("  [{}]", watch_text(&c.watch)) } else { String::new() };

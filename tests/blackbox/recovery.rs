@@ -90,6 +90,35 @@ fn deleted_keyword_and_vector_stores_are_rebuilt_from_the_catalog() {
     assert_eq!(uris(&v.json()), vec!["svc://notes/sockets.md"]);
 }
 
+/// A lost keyword index of more rows than the worker feeds before it listens: the server is
+/// up at once, the rest is fed in the background while `keywordBacklog` counts down, and then
+/// every note is found again.
+#[test]
+fn a_large_keyword_index_is_re_fed_after_the_worker_listens() {
+    const NOTES: usize = 2_100;
+    let mut s = Server::start();
+    let n = s.path("notes");
+    std::fs::create_dir_all(&n).unwrap();
+    for i in 0..NOTES {
+        std::fs::write(n.join(format!("n{i:04}.md")), format!("# Note {i}\n\nrefeedword{i}\n")).unwrap();
+    }
+    s.add_collection_with(&n, "notes", false);
+    s.stop();
+    std::fs::remove_dir_all(s.path("data/default/bm25")).unwrap();
+
+    s.spawn();
+    s.wait_until(Duration::from_secs(120), |s| {
+        let st = s.get("/api/status").json();
+        st["keywordBacklog"] == 0 && st["stores"]["keywordDocuments"] == NOTES
+    });
+    assert!(s.log().contains("in the background"), "{}", s.log());
+    assert!(s.log().contains("keyword index re-fed"), "{}", s.log());
+    for i in [0, NOTES / 2, NOTES - 1] {
+        assert_eq!(found(&s, &format!("refeedword{i}")), vec![format!("svc://notes/n{i:04}.md")]);
+    }
+    assert_eq!(repaired(&s), vec!["bm25"]);
+}
+
 /// The whole tree killed 50 times, the worker first, at random points of syncs and of the
 /// embedding runs they start (the tiny embedder, so that each run is short and a kill lands in
 /// one often); `svc serve` started again each time on the same dirs. Once the last start is

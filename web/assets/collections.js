@@ -75,22 +75,32 @@ async function refresh() {
 const vectorsLine = document.getElementById("col-vectors");
 let vectorsSoon = null;
 
-/** The embedding backlog and its pace, followed every two seconds while there is one. */
+/** The backlogs of long work: the embedding's, with its pace, and the keyword index's while it is
+ * re-fed (a new analyzer); followed every two seconds while there is one. */
 function showVectors(st) {
   clearTimeout(vectorsSoon);
   const waiting = st ? st.embeddingBacklog : 0;
-  if (!waiting) {
+  const keywords = st ? st.keywordBacklog || 0 : 0;
+  if (!waiting && !keywords) {
     vectorsLine.textContent = "";
     return;
   }
-  let pace = "";
-  if (st.embeddingRate) {
-    const secs = Math.ceil(waiting / st.embeddingRate);
-    const left = secs < 60 ? `${secs} s` : `${Math.ceil(secs / 60)} min`;
-    pace = ` (${st.embeddingRate.toFixed(1)} a second, about ${left} left)`;
+  const lines = [];
+  if (keywords) {
+    lines.push(`Keywords: ${keywords} note${keywords === 1 ? "" : "s"} still to be re-indexed; ` +
+      "search finds the others meanwhile.");
   }
-  vectorsLine.textContent = `Vectors: ${waiting} note${waiting === 1 ? "" : "s"} waiting to be embedded${pace}. ` +
-    "Until then search and answers find them by their words.";
+  if (waiting) {
+    let pace = "";
+    if (st.embeddingRate) {
+      const secs = Math.ceil(waiting / st.embeddingRate);
+      const left = secs < 60 ? `${secs} s` : `${Math.ceil(secs / 60)} min`;
+      pace = ` (${st.embeddingRate.toFixed(1)} a second, about ${left} left)`;
+    }
+    lines.push(`Vectors: ${waiting} note${waiting === 1 ? "" : "s"} waiting to be embedded${pace}. ` +
+      "Until then search and answers find them by their words.");
+  }
+  vectorsLine.textContent = lines.join(" ");
   vectorsSoon = setTimeout(refresh, 2000);
 }
 

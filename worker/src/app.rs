@@ -3,6 +3,7 @@
 
 use crate::config::{self, IndexConfig, Settings};
 use crate::events::{ActiveJob, EventBus, Hooks};
+use crate::index::keyword_refeed::{self, Refeed};
 use crate::index::{self, collections, embedding, indexer, Indexing};
 use crate::shared::Shared;
 use crate::stores::bm25::{self, Bm25Index};
@@ -41,6 +42,12 @@ impl Worker {
     /// Opens (or creates) the stores of the index and converges the derived ones with
     /// the catalog: whatever a crash left half-done is re-fed, nothing is rebuilt whole.
     pub fn open(dirs: Dirs) -> Result<Arc<Self>, WorkerError> {
+        Worker::open_with(dirs, Refeed::Blocking)
+    }
+
+    /// [`Worker::open`], the keyword index caught up with the catalog as `refeed` says (the
+    /// server: a large re-feed after it listens, [`Worker::start_keyword_refeed`]).
+    pub fn open_with(dirs: Dirs, refeed: Refeed) -> Result<Arc<Self>, WorkerError> {
         std::fs::create_dir_all(dirs.index_dir())?;
         let repairs = Repairs::default();
         let (catalog, catalog_rebuilt) = recovery::open_catalog(&dirs.catalog_file(), &repairs)?;
@@ -100,9 +107,14 @@ impl Worker {
         worker.install_hooks();
         collections::reconcile(&worker.indexing)?;
         worker.indexing.after_job();
-        let fed = worker.indexing.indexer().converge()?;
-        if fed > 0 {
-            tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+        let pending = keyword_refeed::backlog(&worker.indexing);
+        if refeed == Refeed::Blocking || pending <= keyword_refeed::BLOCKING_MAX {
+            let fed = worker.indexing.indexer().converge()?;
+            if fed > 0 {
+                tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+            }
+        } else {
+            tracing::info!("bm25: {pending} documents to re-feed from the catalog, in the background");
         }
         if catalog_rebuilt {
             // Every collection, watched or not, is read again from disk.
@@ -149,6 +161,14 @@ impl Worker {
     pub fn start_background_embedding(&self) {
         embedding::spawn(&self.indexing);
         index::pictures::spawn(&self.indexing);
+    }
+
+    /// Re-feeds the keyword index from the catalog on a thread of its own when
+    /// [`Refeed::Background`] left rows to it (server mode).
+    pub fn start_keyword_refeed(&self) {
+        if keyword_refeed::backlog(&self.indexing) > 0 {
+            keyword_refeed::start(&self.indexing);
+        }
     }
 
     /// Embeds the whole backlog now, in this thread (the CLI's in-process mode).

@@ -1,6 +1,7 @@
 //! The worker's socket server: a handshake, then concurrent calls on each connection.
 
 use crate::app::{Worker, WorkerError};
+use crate::index::keyword_refeed::Refeed;
 use crate::models::generator::Flow;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use protocol::api::{EventKind, EventsDroppedEvent};
@@ -16,7 +17,7 @@ use tokio::sync::mpsc;
 /// lets a running job stop at a batch boundary and returns.
 pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
     let d = dirs.clone();
-    let opened = tokio::task::spawn_blocking(move || Worker::open(d))
+    let opened = tokio::task::spawn_blocking(move || Worker::open_with(d, Refeed::Background))
         .await
         .map_err(|e| WorkerError::from(std::io::Error::other(format!("worker start panicked: {e}"))))
         .and_then(|opened| opened);
@@ -29,6 +30,7 @@ pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
         }
     };
     let _ = std::fs::remove_file(dirs.worker_start_error_file());
+    worker.start_keyword_refeed();
     worker.start_background_embedding();
     worker.start_watching();
     let socket = dirs.worker_socket();

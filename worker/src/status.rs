@@ -54,6 +54,7 @@ fn snapshot_as(w: &Indexing, active_job_id: Option<String>) -> Result<StatusSnap
         embedding_backlog: backlog,
         embedding_rate: w.embedding_pace.per_second().map(|r| (r * 10.0).round() / 10.0),
         ocr_backlog: w.pictures.pending() as u64,
+        keyword_backlog: crate::index::keyword_refeed::backlog(w),
         last_updated: last.unwrap_or_else(time_fmt::now_iso),
         healthy: true,
         connector_projection: ConnectorProjection::default(),

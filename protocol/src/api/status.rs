@@ -156,6 +156,11 @@ pub struct StatusSnapshot {
     /// Pictures and scanned PDFs waiting for OCR (found by their names until it reads them).
     #[serde(default)]
     pub ocr_backlog: u64,
+    /// Documents the keyword index has still to be fed from the catalog: above 0 while it is
+    /// re-fed in the background (a new analyzer, a lost index), when a search finds what is
+    /// fed so far.
+    #[serde(default)]
+    pub keyword_backlog: u64,
     pub last_updated: String,
     pub healthy: bool,
     pub connector_projection: ConnectorProjection,

@@ -41,6 +41,9 @@ pub struct Indexer<'a> {
     /// Each document's content type joins its categories in the BM25 index (the filter field).
     pub content_types: &'a ContentTypes,
     pub cancel: &'a AtomicBool,
+    /// Set while the whole keyword index is re-fed in the background
+    /// ([`crate::index::keyword_refeed`]).
+    pub refeeding: &'a AtomicBool,
     pub events: &'a EventBus,
     /// Pictures' OCR readings, and the queue a sync adds pictures without one to.
     pub pictures: &'a pictures::Readings,

@@ -11,6 +11,7 @@ pub mod git;
 pub mod indexer;
 pub mod ingest;
 pub mod jobs;
+pub mod keyword_refeed;
 pub mod mounts;
 pub mod pictures;
 pub mod reading;
@@ -35,6 +36,8 @@ pub struct Indexing {
     pub jobs: JobRunner,
     /// Set at shutdown: a running job stops at its next batch boundary.
     pub cancel: AtomicBool,
+    /// Set while the keyword index is re-fed in the background ([`keyword_refeed`]).
+    pub refeeding: AtomicBool,
     /// API writes run one at a time (each is a few milliseconds), so an optimistic
     /// concurrency check and its write cannot interleave with another write.
     writes: Mutex<()>,
@@ -56,6 +59,7 @@ impl Indexing {
             core,
             jobs: JobRunner::default(),
             cancel: AtomicBool::new(false),
+            refeeding: AtomicBool::new(false),
             writes: Mutex::new(()),
             scans: Mutex::new(()),
             watchers: Default::default(),
@@ -71,6 +75,7 @@ impl Indexing {
             bm25: &self.core.stores.bm25,
             content_types: &self.core.settings.content_types,
             cancel: &self.cancel,
+            refeeding: &self.refeeding,
             events: &self.core.events,
             pictures: &self.pictures,
             languages: indexer::CollectionLanguages::of(&self.core.settings.config().collections),

@@ -16,6 +16,17 @@ use crate::{time_fmt, uri};
 use protocol::source_kind::{source_kind, SourceKind};
 use std::path::Path;
 
+/// Rows fed to BM25 per commit when it converges with the catalog.
+pub const CONVERGE_BATCH: usize = 2_000;
+
+/// One batch of [`Indexer::converge_batch`]: how many rows it fed, and the last row it looked
+/// at (where the next batch starts).
+#[derive(Debug, Clone, Copy)]
+pub struct ConvergedBatch {
+    pub fed: usize,
+    pub last: DocKey,
+}
+
 /// A file whose bytes did not change but whose mtime did (and that may need reactivating).
 pub(super) struct Touch {
     pub(super) state: FileState,
@@ -290,7 +301,7 @@ impl Indexer<'_> {
             tx.commit()?;
         }
         self.sync_file(coll, root, new_rel, origin)?;
-        self.converge()?;
+        self.converge_rows(&[id])?;
         // The version at the new path, as the sync just above left it.
         let state = catalog::file_state(&self.catalog.reader(), &coll.name, new_rel).ok().flatten();
         let source_hash = state.filter(|s| s.active).map(|s| s.source_hash);
@@ -334,43 +345,75 @@ impl Indexer<'_> {
         Ok(())
     }
 
-    /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, and
-    /// rows changed without a re-parse). Cheap when nothing is pending.
+    /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, a new
+    /// analyzer, rows changed without a re-parse), batch by batch. Cheap when nothing is
+    /// pending.
     pub fn converge(&self) -> Result<usize, SyncError> {
-        let pending = catalog::bm25_pending(&self.catalog.reader())?;
+        let mut fed = 0;
+        let mut after = DocKey(0);
+        while let Some(batch) = self.converge_batch(after, CONVERGE_BATCH)? {
+            fed += batch.fed;
+            after = batch.last;
+        }
+        Ok(fed)
+    }
+
+    /// Feeds BM25 the first `limit` rows after `after` it has not absorbed, commits, and
+    /// records them absorbed: what a kill interrupts later is not fed again. `None` when
+    /// no row after `after` is pending.
+    pub fn converge_batch(&self, after: DocKey, limit: usize) -> Result<Option<ConvergedBatch>, SyncError> {
+        let ids = catalog::bm25_pending(&self.catalog.reader(), after, limit)?;
+        let Some(&last) = ids.last() else { return Ok(None) };
+        Ok(Some(ConvergedBatch { fed: self.feed_rows(&ids)?, last }))
+    }
+
+    /// Feeds BM25 the rows of `ids` it has not absorbed: after a sync that reactivated rows
+    /// without re-parsing them. While the whole index is re-fed in the background (an
+    /// analyzer change), a sync feeds only its own rows and leaves the rest to that thread;
+    /// else it feeds every pending row, as a catch-all.
+    pub fn converge_rows(&self, ids: &[DocKey]) -> Result<usize, SyncError> {
+        if !self.refeeding.load(std::sync::atomic::Ordering::SeqCst) {
+            return self.converge();
+        }
+        let pending = catalog::pending_among(&self.catalog.reader(), ids)?;
         if pending.is_empty() {
             return Ok(0);
         }
-        let mut absorbed = Vec::with_capacity(pending.len());
-        for ids in pending.chunks(500) {
-            let conn = self.catalog.reader();
-            let rows = catalog::docs_by_ids(&conn, ids)?;
-            let tags = catalog::tags_of(&conn, ids)?;
-            for row in rows {
-                if row.active {
-                    let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
-                    let no_tags = Vec::new();
-                    self.feed_bm25(
-                        Stored {
-                            id: row.id,
-                            collection: &row.collection,
-                            rel_path: &row.rel_path,
-                            title: &row.title,
-                            canonical: &text,
-                            body_start_line: row.body_start_line,
-                            categories: &row.categories,
-                            doc_type: row.fm_type.as_deref(),
-                            tags: tags.get(&row.id).unwrap_or(&no_tags),
-                            mtime_ns: row.source_mtime_ns,
-                        },
-                        None,
-                    )?;
-                } else {
-                    self.bm25.delete(row.id);
-                }
-                absorbed.push(RowVersion { id: row.id, gen: row.gen });
+        self.feed_rows(&pending)
+    }
+
+    /// Feeds BM25 the rows `ids` as the catalog holds them, commits, and records them
+    /// absorbed at the generation read.
+    fn feed_rows(&self, ids: &[DocKey]) -> Result<usize, SyncError> {
+        let conn = self.catalog.reader();
+        let rows = catalog::docs_by_ids(&conn, ids)?;
+        let tags = catalog::tags_of(&conn, ids)?;
+        let mut absorbed = Vec::with_capacity(rows.len());
+        for row in rows {
+            if row.active {
+                let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
+                let no_tags = Vec::new();
+                self.feed_bm25(
+                    Stored {
+                        id: row.id,
+                        collection: &row.collection,
+                        rel_path: &row.rel_path,
+                        title: &row.title,
+                        canonical: &text,
+                        body_start_line: row.body_start_line,
+                        categories: &row.categories,
+                        doc_type: row.fm_type.as_deref(),
+                        tags: tags.get(&row.id).unwrap_or(&no_tags),
+                        mtime_ns: row.source_mtime_ns,
+                    },
+                    None,
+                )?;
+            } else {
+                self.bm25.delete(row.id);
             }
+            absorbed.push(RowVersion { id: row.id, gen: row.gen });
         }
+        drop(conn);
         self.bm25.commit()?;
         catalog::mark_bm25_absorbed(&mut self.catalog.writer(), &absorbed)?;
         Ok(absorbed.len())

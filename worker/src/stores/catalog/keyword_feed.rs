@@ -5,11 +5,32 @@ use super::Result;
 use crate::stores::DocKey;
 use rusqlite::{params, Connection};
 
-/// Rows whose BM25 entry lags behind the catalog.
-pub fn bm25_pending(conn: &Connection) -> Result<Vec<DocKey>> {
-    let mut stmt = conn.prepare("SELECT id FROM documents WHERE gen != bm25_gen")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
+/// Rows whose BM25 entry lags behind the catalog: the first `limit` after the row `after`, in
+/// row order.
+pub fn bm25_pending(conn: &Connection, after: DocKey, limit: usize) -> Result<Vec<DocKey>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM documents WHERE id > ?1 AND gen != bm25_gen ORDER BY id LIMIT ?2")?;
+    let rows = stmt.query_map(params![after, i64::try_from(limit).unwrap_or(i64::MAX)], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The rows of `ids` whose BM25 entry lags behind the catalog.
+pub fn pending_among(conn: &Connection, ids: &[DocKey]) -> Result<Vec<DocKey>> {
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM documents WHERE id = ?1 AND gen != bm25_gen")?;
+    let mut out = Vec::new();
+    for id in ids {
+        if stmt.exists([id])? {
+            out.push(*id);
+        }
+    }
+    Ok(out)
+}
+
+/// How many documents the keyword index has not absorbed at their current generation (the
+/// status's `keywordBacklog`).
+pub fn bm25_pending_count(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn.query_row("SELECT COUNT(*) FROM documents WHERE gen != bm25_gen", [], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
 }
 
 /// A document's row as of one catalog generation: what the keyword index absorbs.
