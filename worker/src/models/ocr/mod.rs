@@ -91,7 +91,9 @@ impl OcrEngine {
     /// The lines of `image`, read by `deadline` (past it the run stops and this is an error).
     pub fn read(&self, image: &RgbImage, deadline: Instant) -> Result<Recognized> {
         runtime::guarded("ocr", || {
+            let started = Instant::now();
             let boxes = layout::reading_order(self.detect(image, deadline)?);
+            let detected = started.elapsed();
             let cuts: Vec<(Quad, RgbImage)> =
                 boxes.into_iter().filter_map(|q| recognize::crop(image, &q).map(|c| (q, c))).collect();
             let upside_down = self.upside_down(&cuts, deadline)?;
@@ -108,6 +110,13 @@ impl OcrEngine {
                 }
                 read.push(best);
             }
+            tracing::debug!(
+                "ocr: {}x{} picture, {} lines: detection {detected:.2?}, reading {:.2?}",
+                image.width(),
+                image.height(),
+                cuts.len(),
+                started.elapsed() - detected
+            );
             let lines = cuts
                 .into_iter()
                 .zip(read)
