@@ -8,8 +8,7 @@
 //! alone, as before.
 
 use frostem::{Algorithm, Stemmer};
-use std::sync::OnceLock;
-use tantivy::tokenizer::{Language, StopWordFilter, Token, TokenFilter, TokenStream, Tokenizer};
+use tantivy::tokenizer::{Token, TokenFilter, TokenStream, Tokenizer};
 use whatlang::Lang;
 
 /// A language stemmed by its own rules. English is the stem of a text whose language is not
@@ -28,7 +27,8 @@ pub enum Stemming {
 }
 
 /// Characters read to tell a text's language: enough for a reliable guess, cheap on a long one.
-/// (2,000 made whatlang a fifth of a first index's CPU; docs/benchmarks.md.)
+/// (2,000 made whatlang a fifth of a first index's CPU; the manual pages' keyword recall is the
+/// same with 1,000.)
 const SAMPLE_CHARS: usize = 1_000;
 
 /// Texts shorter than this (a title, a heading) are stemmed as English: a few words do not
@@ -81,20 +81,18 @@ impl Stemming {
     /// least one in twenty and two at least. Cheap enough to ask of every paragraph; a list, a
     /// table, code or a run of keywords reads as none.
     fn reading(text: &str) -> Option<Stemming> {
-        let common = common_words();
         let mut hits = [0usize; Stemming::ALL.len()];
         let mut words = 0usize;
-        let mut lower = String::new();
         for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
             words += 1;
             if w.chars().count() > 6 {
                 continue;
             }
-            lower.clear();
-            lower.extend(w.chars().flat_map(char::to_lowercase));
-            let Some(&languages) = common.get(lower.as_str()) else { continue };
-            for (i, hit) in hits.iter_mut().enumerate() {
-                *hit += usize::from(languages & (1 << i) != 0);
+            let w = w.to_lowercase();
+            for (i, language) in Stemming::ALL.iter().enumerate() {
+                if language.common_words().contains(&w.as_str()) {
+                    hits[i] += 1;
+                }
             }
         }
         let (best, n) = hits.iter().copied().enumerate().max_by_key(|&(i, n)| (n, usize::MAX - i))?;
@@ -163,65 +161,6 @@ impl Stemming {
         self.stemmer().stem(word)
     }
 
-    /// `tokens` (lowercase, in one text of this language) as the stemmed field indexes them:
-    /// without the language's stop words, each stemmed. English stop words are already gone
-    /// (the words analyzer removes them from every text).
-    pub fn index_words(self, tokens: Vec<Token>) -> Vec<Token> {
-        let stemmer = self.stemmer();
-        let mut out = self.without_stop_words(tokens);
-        for t in &mut out {
-            let stem = stemmer.stem(&t.text);
-            if stem != t.text.as_str() {
-                t.text = stem.into_owned();
-            }
-        }
-        out
-    }
-
-    /// Whether `word` (lowercase) is one of this language's stop words (English: none here, as
-    /// the words analyzer removes them).
-    pub fn is_stop_word(self, word: &str) -> bool {
-        let token = Token { text: word.to_string(), ..Token::default() };
-        self.without_stop_words(vec![token]).is_empty()
-    }
-
-    /// `tokens` without this language's stop words: Snowball's lists, as tantivy ships them
-    /// (its filter, run over tokens already cut). English is left to the words analyzer.
-    fn without_stop_words(self, tokens: Vec<Token>) -> Vec<Token> {
-        static FILTERS: OnceLock<Vec<Option<StopWordFilter>>> = OnceLock::new();
-        let filters = FILTERS.get_or_init(|| {
-            Stemming::ALL
-                .iter()
-                .map(|s| if *s == Stemming::English { None } else { StopWordFilter::new(s.tantivy_language()) })
-                .collect()
-        });
-        let Some(filter) = Stemming::ALL.iter().position(|s| *s == self).and_then(|i| filters[i].clone()) else {
-            return tokens;
-        };
-        let mut tokenizer = filter.transform(Given(tokens));
-        let mut stream = tokenizer.token_stream("");
-        let mut out = Vec::new();
-        while stream.advance() {
-            out.push(std::mem::take(stream.token_mut()));
-        }
-        out
-    }
-
-    /// tantivy's name of the language (for its stop word lists).
-    fn tantivy_language(self) -> Language {
-        match self {
-            Stemming::English => Language::English,
-            Stemming::German => Language::German,
-            Stemming::French => Language::French,
-            Stemming::Spanish => Language::Spanish,
-            Stemming::Italian => Language::Italian,
-            Stemming::Portuguese => Language::Portuguese,
-            Stemming::Dutch => Language::Dutch,
-            Stemming::Russian => Language::Russian,
-            Stemming::Swedish => Language::Swedish,
-        }
-    }
-
     fn stemmer(self) -> Stemmer {
         Stemmer::new(match self {
             Stemming::English => Algorithm::English,
@@ -235,21 +174,6 @@ impl Stemming {
             Stemming::Swedish => Algorithm::Swedish,
         })
     }
-}
-
-/// Every language's [`Stemming::common_words`], each word with the languages it is common in
-/// (bit `i`: `Stemming::ALL[i]`).
-fn common_words() -> &'static std::collections::HashMap<&'static str, u16> {
-    static WORDS: OnceLock<std::collections::HashMap<&'static str, u16>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        let mut words = std::collections::HashMap::new();
-        for (i, language) in Stemming::ALL.iter().enumerate() {
-            for word in language.common_words() {
-                *words.entry(*word).or_insert(0u16) |= 1 << i;
-            }
-        }
-        words
-    })
 }
 
 /// The parts of a note and the stemming of each: a note that holds paragraphs in several
@@ -306,45 +230,6 @@ pub fn variants(word: &str, languages: &[Stemming]) -> Vec<String> {
         }
     }
     out
-}
-
-/// A tokenizer that gives tokens already cut, once: how tantivy's filters are run over the
-/// tokens of a part of a text.
-#[derive(Clone)]
-struct Given(Vec<Token>);
-
-impl Tokenizer for Given {
-    type TokenStream<'a> = GivenStream;
-
-    fn token_stream<'a>(&'a mut self, _text: &'a str) -> GivenStream {
-        GivenStream { tokens: std::mem::take(&mut self.0).into_iter(), current: Token::default() }
-    }
-}
-
-/// The tokens of [`Given`], in order.
-struct GivenStream {
-    tokens: std::vec::IntoIter<Token>,
-    current: Token,
-}
-
-impl TokenStream for GivenStream {
-    fn advance(&mut self) -> bool {
-        match self.tokens.next() {
-            Some(t) => {
-                self.current = t;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn token(&self) -> &Token {
-        &self.current
-    }
-
-    fn token_mut(&mut self) -> &mut Token {
-        &mut self.current
-    }
 }
 
 /// The token filter that stems every token of a text by the text's language (the title's
@@ -436,21 +321,6 @@ mod tests {
         assert_eq!(Stemming::reading(en), Some(Stemming::English));
         assert_eq!(Stemming::reading(de), Some(Stemming::German));
         assert_eq!(Stemming::reading("Status row rarely recall semantic weight cache migration task."), None);
-    }
-
-    #[test]
-    fn each_language_indexes_its_words_without_its_stop_words() {
-        let token = |text: &str, position: usize| Token { text: text.to_string(), position, ..Token::default() };
-        let words = ["die", "entwicklungen", "und", "der", "planung", "running"];
-        let tokens: Vec<Token> = words.iter().enumerate().map(|(i, w)| token(w, i)).collect();
-        let german: Vec<(String, usize)> =
-            Stemming::German.index_words(tokens.clone()).into_iter().map(|t| (t.text, t.position)).collect();
-        assert_eq!(german, [("entwickl".into(), 1), ("planung".into(), 4), ("running".into(), 5)]);
-        let english: Vec<String> = Stemming::English.index_words(tokens).into_iter().map(|t| t.text).collect();
-        assert_eq!(english, ["die", "entwicklungen", "und", "der", "planung", "run"], "English stop words go earlier");
-        assert!(Stemming::German.is_stop_word("und") && Stemming::French.is_stop_word("les"));
-        assert!(!Stemming::German.is_stop_word("planung") && !Stemming::English.is_stop_word("und"));
-        assert!(Stemming::Russian.is_stop_word("и"));
     }
 
     #[test]

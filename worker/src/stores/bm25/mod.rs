@@ -27,8 +27,8 @@ mod words;
 // The analyzers' names are part of the schema: an index made with other analyzers is rebuilt
 // from the catalog when it is opened ([`Bm25Index::open`]). `_cjk`: Chinese, Japanese and
 // Korean text in pairs of characters (`words`); `lang_stem`: stems by the text's language
-// (`language`); `stop`: without that language's stop words.
-const STEMMED: &str = "svc_lang_stem_stop_cjk";
+// (`language`).
+const STEMMED: &str = "svc_lang_stem_cjk";
 const PLAIN: &str = "svc_plain_cjk";
 /// [`STEMMED`] without its stemmer: the words of a body, which `upsert` stems by the body's
 /// language, and of a query, whose words are looked for in every language's stem
@@ -92,15 +92,6 @@ pub struct Bm25Doc<'a> {
     /// The language the note declares (front matter `lang`), which wins over the one its text
     /// tells.
     pub declared_language: Option<&'a str>,
-}
-
-/// The languages a query's words are looked for in by the stemmed fields: each word in its
-/// English stem and its stem in `stems` ([`language::variants`]), the one language the query is
-/// told to be in (`told`, whose stop words are then not looked for), else every language the
-/// index holds.
-struct QueryLanguages {
-    stems: Vec<language::Stemming>,
-    told: Option<language::Stemming>,
 }
 
 pub struct Bm25Index {
@@ -273,19 +264,20 @@ impl Bm25Index {
         self.index.tokenizers().get(name).map_or_else(Vec::new, |analyzer| tokens_of(analyzer, text))
     }
 
-    /// `text` as the stemmed field indexes it: its words, each part's (`parts`: in text order,
-    /// covering the text; told by the caller) without its language's stop words and stemmed
-    /// by its rules.
+    /// `text` as the stemmed analyzer cuts it, each word stemmed by the stemming of the part
+    /// it stands in (`parts`: in text order, covering the text; told by the caller).
     fn stemmed(&self, text: &str, parts: &[(std::ops::Range<usize>, language::Stemming)]) -> PreTokenizedString {
-        let mut words = self.tokens(WORDS, text).into_iter().peekable();
-        let mut tokens = Vec::new();
-        for (i, (range, stemming)) in parts.iter().enumerate() {
-            let last = i + 1 == parts.len();
-            let mut part = Vec::new();
-            while let Some(t) = words.next_if(|t| last || t.offset_from < range.end) {
-                part.push(t);
+        let mut tokens = self.tokens(WORDS, text);
+        let mut part = parts.iter().peekable();
+        for t in &mut tokens {
+            while part.peek().is_some_and(|(range, _)| range.end <= t.offset_from) && part.len() > 1 {
+                part.next();
             }
-            tokens.extend(stemming.index_words(part));
+            let Some((_, stemming)) = part.peek() else { break };
+            let stem = stemming.stem(&t.text);
+            if stem != t.text.as_str() {
+                t.text = stem.into_owned();
+            }
         }
         PreTokenizedString { text: text.to_string(), tokens }
     }
@@ -296,11 +288,13 @@ impl Bm25Index {
         tokens.into_iter().map(|t| t.text).collect()
     }
 
-    /// The languages a query's words are looked for in ([`QueryLanguages`]).
-    fn query_languages(&self, told: Option<&str>) -> QueryLanguages {
+    /// The languages a query's words are stemmed in besides English ([`language::variants`]):
+    /// the one the query is told to be in when it has a stemmer here, else every language the
+    /// index holds.
+    fn query_languages(&self, told: Option<&str>) -> Vec<language::Stemming> {
         match told.and_then(language::Stemming::declared) {
-            Some(language) => QueryLanguages { stems: vec![language], told: Some(language) },
-            None => QueryLanguages { stems: self.languages(), told: None },
+            Some(language) => vec![language],
+            None => self.languages(),
         }
     }
 
@@ -308,13 +302,14 @@ impl Bm25Index {
         &self,
         field: Field,
         words: &[String],
-        languages: &QueryLanguages,
+        languages: &[language::Stemming],
         weight: f32,
     ) -> Option<Box<dyn Query>> {
         let term = |t: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs))
         };
         let stemmed = field == self.fields.body || field == self.fields.title;
+        let languages = if stemmed { languages } else { &[] };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for w in words {
             if !stemmed {
@@ -324,12 +319,8 @@ impl Bm25Index {
             // A stemmed field holds each document's words stemmed by its own language: the
             // word matches by the best of its stems in the languages the index holds (one
             // score, not one per language).
-            // A stop word of the language the query is told to be in is not looked for there
-            // (the stemmed field holds none of them).
-            let words = self.tokens(WORDS, w).into_iter().map(|t| t.text);
-            for tok in words.filter(|t| !languages.told.is_some_and(|l| l.is_stop_word(t))) {
-                let stems: Vec<Box<dyn Query>> =
-                    language::variants(&tok, &languages.stems).iter().map(|s| term(s)).collect();
+            for tok in self.tokens(WORDS, w).into_iter().map(|t| t.text) {
+                let stems: Vec<Box<dyn Query>> = language::variants(&tok, languages).iter().map(|s| term(s)).collect();
                 let q: Box<dyn Query> = if stems.len() == 1 {
                     stems.into_iter().next().unwrap_or_else(|| term(&tok))
                 } else {
