@@ -107,8 +107,12 @@ impl Worker {
         worker.install_hooks();
         collections::reconcile(&worker.indexing)?;
         worker.indexing.after_job();
-        let pending = keyword_refeed::backlog(&worker.indexing);
-        if refeed == Refeed::Blocking || pending <= keyword_refeed::BLOCKING_MAX {
+        // The CLI feeds whatever is pending; only the server asks how much first.
+        let pending = match refeed {
+            Refeed::Blocking => 0,
+            Refeed::Background => keyword_refeed::backlog(&worker.indexing),
+        };
+        if pending <= keyword_refeed::BLOCKING_MAX {
             let fed = worker.indexing.indexer().converge()?;
             if fed > 0 {
                 tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");

@@ -96,7 +96,7 @@ pub fn drop_from_index(w: &Indexing, name: &str) -> Result<(), SyncError> {
         ids
     };
     if !ids.is_empty() {
-        w.indexer().converge_rows(&ids)?;
+        w.indexer().converge_rows(ids)?;
     }
     Ok(())
 }

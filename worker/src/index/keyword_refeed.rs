@@ -118,7 +118,7 @@ mod tests {
         // While a re-feed runs, a sync's catch-all feeds only its own rows.
         ix.refeeding.store(true, Ordering::SeqCst);
         let rest = catalog::bm25_pending(&ix.core.stores.catalog.reader(), DocKey(0), 10).unwrap();
-        assert_eq!(ix.indexer().converge_rows(&rest[..1]).unwrap(), 1);
+        assert_eq!(ix.indexer().converge_rows(rest[..1].iter().copied()).unwrap(), 1);
         assert_eq!(backlog(ix), 3);
         ix.refeeding.store(false, Ordering::SeqCst);
 

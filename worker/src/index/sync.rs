@@ -186,7 +186,7 @@ impl Indexer<'_> {
         }
         self.finish(&coll.name, &absorbed, &changed, origin)?;
         // Reactivated rows (bytes unchanged) are fed from the catalog.
-        self.converge_rows(&changed.iter().map(|d| d.id).collect::<Vec<_>>())?;
+        self.converge_rows(changed.iter().map(|d| d.id))?;
         catalog::mark_synced(&self.catalog.writer(), &coll.name, &time_fmt::now_iso())?;
         res.duration_ms = started.elapsed().as_millis() as u64;
         Ok(res)
@@ -224,7 +224,7 @@ impl Indexer<'_> {
                 let reactivate = !state.active;
                 let out = self.apply_batch(&coll.name, &[], &[Touch { state, mtime_ns: file.mtime_ns }], origin)?;
                 if reactivate {
-                    self.converge_rows(&out.written.iter().map(|d| d.id).collect::<Vec<_>>())?;
+                    self.converge_rows(out.written.iter().map(|d| d.id))?;
                     for doc in &out.written {
                         self.announce(&coll.name, doc, origin);
                     }
@@ -305,7 +305,7 @@ impl Indexer<'_> {
         // Committed and marked, then announced once, reactivated parts included.
         self.finish(&coll.name, &absorbed, &[], origin)?;
         if reactivated {
-            self.converge_rows(&changed.iter().map(|d| d.id).collect::<Vec<_>>())?;
+            self.converge_rows(changed.iter().map(|d| d.id))?;
         }
         for doc in &changed {
             self.announce(&coll.name, doc, origin);

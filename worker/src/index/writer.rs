@@ -301,7 +301,7 @@ impl Indexer<'_> {
             tx.commit()?;
         }
         self.sync_file(coll, root, new_rel, origin)?;
-        self.converge_rows(&[id])?;
+        self.converge_rows([id])?;
         // The version at the new path, as the sync just above left it.
         let state = catalog::file_state(&self.catalog.reader(), &coll.name, new_rel).ok().flatten();
         let source_hash = state.filter(|s| s.active).map(|s| s.source_hash);
@@ -371,11 +371,12 @@ impl Indexer<'_> {
     /// without re-parsing them. While the whole index is re-fed in the background (an
     /// analyzer change), a sync feeds only its own rows and leaves the rest to that thread;
     /// else it feeds every pending row, as a catch-all.
-    pub fn converge_rows(&self, ids: &[DocKey]) -> Result<usize, SyncError> {
+    pub fn converge_rows(&self, ids: impl IntoIterator<Item = DocKey>) -> Result<usize, SyncError> {
         if !self.refeeding.load(std::sync::atomic::Ordering::SeqCst) {
             return self.converge();
         }
-        let pending = catalog::pending_among(&self.catalog.reader(), ids)?;
+        let ids: Vec<DocKey> = ids.into_iter().collect();
+        let pending = catalog::pending_among(&self.catalog.reader(), &ids)?;
         if pending.is_empty() {
             return Ok(0);
         }
