@@ -239,6 +239,73 @@ impl Indexer<'_> {
         }
     }
 
+    /// Syncs the files a watched batch names, together: each read and parsed as
+    /// [`Self::sync_file`] would, written [`BATCH`] at a time, the files gone taken out, and
+    /// the keyword index committed once for them all (a burst of new files is not a commit per
+    /// file). A file indexed by its parts is synced alone. Whether the index changed.
+    pub fn sync_files(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rels: &[String],
+        origin: Origin,
+    ) -> Result<bool, SyncError> {
+        let mut changed_parts = false;
+        let mut absorbed: Vec<RowVersion> = Vec::new();
+        let mut changed: Vec<ChangedDoc> = Vec::new();
+        let mut gone: Vec<DocKey> = Vec::new();
+        for chunk in rels.chunks(BATCH) {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(SyncError::Cancelled);
+            }
+            let (mut parsed, mut touched) = (Vec::new(), Vec::new());
+            for rel in chunk {
+                if convert::splits_into_parts(rel) {
+                    let synced = self.sync_parts(coll, root, rel, origin)?;
+                    changed_parts |= matches!(synced, FileSync::Indexed | FileSync::Removed);
+                    continue;
+                }
+                let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
+                let (Some(file), Some(kind)) = (found_file(root, rel), source_kind(rel)) else {
+                    gone.extend(prev.filter(|p| p.active).map(|p| p.id));
+                    continue;
+                };
+                let pictures = Pictures { readings: self.pictures, collection: &coll.name };
+                match read_and_parse(file, prev.as_ref(), kind, pictures) {
+                    FileOutcome::Parsed(p) => parsed.push(p),
+                    FileOutcome::SameBytes(file) => {
+                        if let Some(state) = prev {
+                            touched.push(Touch { state, mtime_ns: file.mtime_ns });
+                        }
+                    }
+                    FileOutcome::Failed(reason) => tracing::debug!("{}: {rel} {reason}", coll.name),
+                }
+            }
+            if parsed.is_empty() && touched.is_empty() {
+                continue;
+            }
+            let out = self.apply_batch(&coll.name, &parsed, &touched, origin)?;
+            absorbed.extend(out.absorbed);
+            changed.extend(out.written);
+        }
+        if !gone.is_empty() {
+            for left in self.deactivate(&coll.name, &gone, origin)? {
+                absorbed.push(left.version);
+                changed.push(ChangedDoc::left(left));
+            }
+        }
+        self.finish(&coll.name, &absorbed, &changed, origin)?;
+        // Reactivated rows (bytes unchanged) are fed from the catalog.
+        self.converge_rows(changed.iter().map(|d| d.id))?;
+        if absorbed.is_empty() {
+            // Only reactivations: `finish` had nothing to commit, and announced nothing.
+            for doc in &changed {
+                self.announce(&coll.name, doc, origin);
+            }
+        }
+        Ok(changed_parts || !changed.is_empty())
+    }
+
     /// Syncs one file indexed by its parts (a mailbox): each part created, changed or
     /// reactivated, and the parts the file no longer holds (and a document of the whole file
     /// from before it was split) taken out. A file gone takes all its parts out.

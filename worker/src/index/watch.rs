@@ -1,9 +1,9 @@
 //! The live index: every collection's folder is watched (the `notify` family: inotify,
 //! FSEvents, ReadDirectoryChangesW; recursive) from the moment the worker serves, its events
 //! debounced into batches, and each batch turned into indexing work on one thread:
-//! - the files a batch names are synced one by one, under the API's write lock (a file whose
-//!   bytes did not change changes nothing: no journal entry, no embedding; svc's own writes
-//!   come back as such events);
+//! - the files a batch names are synced together, under the API's write lock, with one
+//!   keyword commit (a file whose bytes did not change changes nothing: no journal entry, no
+//!   embedding; svc's own writes come back as such events);
 //! - a file renamed to a path not indexed yet keeps its document (links and backlinks follow);
 //! - a batch the watcher could not follow (an error, an overflow of its queue, a folder that
 //!   moved or vanished) reconciles the collection by a scan, as a sync would.
@@ -492,8 +492,13 @@ fn apply(w: &Indexing, coll: &CollectionConfig, events: &[DebouncedEvent]) {
             Err(e) => tracing::warn!("{}: {from} → {to}: {e}", coll.name),
         }
     }
-    for rel in &plan.files {
-        changed |= sync(w, coll, &root, rel);
+    let files: Vec<String> = plan.files.into_iter().collect();
+    match ix.sync_files(coll, &root, &files, Origin::Watch) {
+        Ok(synced) => changed |= synced,
+        Err(e) => {
+            tracing::warn!("{}: {e}; the collection is scanned again in {RETRY_AFTER:?}", coll.name);
+            w.watchers.retry_later(&coll.name);
+        }
     }
     if changed {
         w.core.hooks.publish_status();
