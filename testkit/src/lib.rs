@@ -99,11 +99,17 @@ pub fn docx_with_body(title: Option<&str>, body_xml: &str) -> Vec<u8> {
 
 /// A zip archive of `(name, content)` parts, deflated.
 pub fn zip_parts(parts: &[(&str, String)]) -> Vec<u8> {
+    let parts: Vec<(&str, Vec<u8>)> = parts.iter().map(|(name, text)| (*name, text.as_bytes().to_vec())).collect();
+    zip_bytes(&parts)
+}
+
+/// A zip archive of `(name, bytes)` parts (pictures beside XML), deflated.
+pub fn zip_bytes(parts: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     for (name, content) in parts {
         w.start_file(*name, opts).expect("start a zip part");
-        w.write_all(content.as_bytes()).expect("write a zip part");
+        w.write_all(content).expect("write a zip part");
     }
     w.finish().expect("finish the zip").into_inner()
 }

@@ -163,3 +163,61 @@ fn the_cli_without_a_server_reads_pictures_before_it_returns() {
     let out = String::from_utf8_lossy(&found.stdout);
     assert!(out.contains("svc://notes/screenshot.png"), "{out}");
 }
+
+/// Writes a DOCX that shows the screenshot and a deck whose second slide shows the photo, with
+/// python-docx and python-pptx (tests/tools/write_formats.py, in the repository's .venv).
+fn write_documents_with_pictures(dir: &Path) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = repo.join(".venv/bin/python");
+    let out = std::process::Command::new(&python)
+        .arg(repo.join("tests/tools/write_formats.py"))
+        .arg(dir)
+        .arg("pictures")
+        .arg(Path::new(FIXTURES).join("screenshot.png"))
+        .arg(Path::new(FIXTURES).join("photo.jpg"))
+        .output()
+        .unwrap_or_else(|e| panic!("{} cannot run ({e}): run scripts/browser-env first", python.display()));
+    assert!(out.status.success(), "write_formats.py failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The pictures a DOCX and a slide deck show are read too: each document is found by its own
+/// words at once and by its pictures' words once OCR has read them, their text after its own
+/// under a heading that names the picture (and its slide).
+#[test]
+fn pictures_in_a_docx_and_a_deck_are_searchable_by_the_words_in_them() {
+    if !crate::prepared::models("pictures::pictures_in_a_docx_and_a_deck_are_searchable_by_the_words_in_them") {
+        return;
+    }
+    let s = Server::start();
+    install_ocr(&s);
+    let root = s.path("docs");
+    write_documents_with_pictures(&root);
+    let r = s.post("/api/collections", json!({ "path": root, "name": "d", "include": "**/*.docx,**/*.pptx" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["result"]["totalFilesAdded"], 2, "{job}");
+    assert_eq!(
+        uris(&s.search(json!({ "query": "harbour master" }))).first().map(String::as_str),
+        Some("svc://d/report.docx")
+    );
+    s.wait_until(Duration::from_secs(180), |s| s.get("/api/status").json()["ocrBacklog"] == 0);
+    for (query, uri) in [("quartermaster zephyr", "svc://d/report.docx"), ("pelican", "svc://d/trip.pptx")] {
+        let res = s.search(json!({ "query": query }));
+        assert_eq!(uris(&res).first().map(String::as_str), Some(uri), "{query}: {res}");
+    }
+    let report = s.get(&format!("/api/doc?uri={}", urlencode("svc://d/report.docx"))).json();
+    let text = report["content"].as_str().unwrap();
+    let (own, pictures) = text.split_once("## Picture 1").expect("a section for the picture");
+    assert!(own.contains("harbour master") && own.contains("Nothing else was logged"), "{text}");
+    assert!(pictures.to_lowercase().contains("quartermaster"), "{text}");
+    assert_eq!(report["source"]["ocr"]["state"], "read", "{report}");
+    assert!(report["source"]["ocr"]["lines"].as_u64().unwrap() >= 2, "{report}");
+    let deck = s.get(&format!("/api/doc?uri={}", urlencode("svc://d/trip.pptx"))).json();
+    assert!(deck["content"].as_str().unwrap().contains("## Picture 1 (slide 2)"), "{deck}");
+    // A capsule's passage holds the picture's text under the heading that names it.
+    let c = s.post("/api/context", json!({"goal": "pelican", "budgetTokens": 4000, "depthPolicy": "fast"})).json();
+    let from_deck = c["evidence"].as_array().unwrap().iter().find(|e| e["uri"] == "svc://d/trip.pptx");
+    let passage = from_deck.and_then(|e| e["text"].as_str()).unwrap_or_default();
+    let (_, under) = passage.split_once("## Picture 1 (slide 2)").unwrap_or_default();
+    assert!(under.to_lowercase().contains("pelican"), "{c}");
+}

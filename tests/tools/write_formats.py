@@ -1,6 +1,9 @@
 """Writes real slide decks and mail into a folder for the black-box tests, each with the
 format's own library: python-pptx (PPTX), odfpy (ODP) and Python's email and mailbox
-modules (.eml, .mbox). Usage: write_formats.py FOLDER"""
+modules (.eml, .mbox). Usage: write_formats.py FOLDER
+
+With `pictures SCREENSHOT PHOTO`, writes instead a DOCX (python-docx) and a PPTX that show
+those pictures: the OCR tests' documents with text in their pictures."""
 
 import email.message
 import email.utils
@@ -102,9 +105,32 @@ def mail(folder):
     box.close()
 
 
+def with_pictures(folder, screenshot, photo):
+    import docx
+    from docx.shared import Inches as DocxInches
+
+    report = docx.Document()
+    report.core_properties.title = "Harbour report"
+    report.add_heading("Harbour report", 1)
+    report.add_paragraph("The harbour master sent this screenshot of the roster.")
+    report.add_picture(str(screenshot), width=DocxInches(6))
+    report.add_paragraph("Nothing else was logged that week.")
+    report.save(folder / "report.docx")
+    deck = Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[0])
+    first.shapes.title.text = "Field trip"
+    first.placeholders[1].text = "Notes from the coast"
+    second = deck.slides.add_slide(deck.slide_layouts[6])
+    second.shapes.add_picture(str(photo), Inches(1), Inches(1), width=Inches(8))
+    deck.save(folder / "trip.pptx")
+
+
 if __name__ == "__main__":
     out = pathlib.Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
+    if sys.argv[2:3] == ["pictures"]:
+        with_pictures(out, pathlib.Path(sys.argv[3]), pathlib.Path(sys.argv[4]))
+        sys.exit(0)
     pptx(out / "orchard.pptx")
     odp(out / "soil.odp")
     mail(out)

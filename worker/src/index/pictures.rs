@@ -6,8 +6,12 @@
 //!
 //! A picture that cannot be read (corrupt, too large, a decompression bomb) is that file's
 //! error: its reading records why, and the document stays indexed by its name.
+//!
+//! Documents that show pictures (DOCX, PPTX, ODP) are read the same way, by the document's
+//! hash: their text is their own at once, with the text of their pictures after it once OCR
+//! has read them ([`read_embedded`]).
 
-use crate::index::convert::PictureData;
+use crate::index::convert::{self, Format, PictureData};
 use crate::index::Indexing;
 use crate::models::ocr::OcrEngine;
 use image::{ImageReader, Limits, RgbImage};
@@ -32,6 +36,8 @@ pub const MAX_SIDE_PX: u32 = 12_000;
 pub const MAX_PIXELS: u64 = 40_000_000;
 /// Memory a picture's decoding may take at most.
 const MAX_DECODE_BYTES: u64 = 512 << 20;
+/// A picture in a document narrower or lower than this holds no word (an icon, a rule).
+const MIN_EMBEDDED_SIDE_PX: u32 = 16;
 /// The longest one picture's OCR may take.
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -53,6 +59,18 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// The reading of a document that shows no picture.
+    fn of_nothing() -> Reading {
+        Reading {
+            text: String::new(),
+            confidence: 0.0,
+            lines: 0,
+            engine: ENGINE.into(),
+            pipeline: PIPELINE,
+            error: None,
+        }
+    }
+
     fn failed(error: String) -> Reading {
         Reading {
             text: String::new(),
@@ -200,6 +218,9 @@ fn request_missing(w: &Indexing) {
             let wanted = match source_kind(&rel) {
                 Some(SourceKind::Image) => true,
                 Some(SourceKind::Pdf) => state.mirror_hash == empty && state.part_of.is_none(),
+                // Whether it shows pictures is found when it is read: one without any is kept
+                // as an empty reading, and not asked for again.
+                Some(SourceKind::Docx | SourceKind::Slides) => true,
                 _ => false,
             };
             if wanted && state.active && w.pictures.get(&state.source_hash).is_none() {
@@ -256,9 +277,15 @@ fn read_and_resync(w: &Indexing, job: &Pending) {
     if w.pictures.get(&job.hash).is_none() {
         let reading = match std::fs::read(root.join(&job.rel)) {
             Ok(bytes) if crate::digest::sha256_hex(&bytes) != job.hash => None,
+            Ok(bytes) if embeds(&job.rel).is_some_and(|format| !convert::has_pictures(format, &bytes)) => {
+                Some(Reading::of_nothing())
+            }
             Ok(bytes) => match w.core.models.ocr() {
-                Ok(engine) if source_kind(&job.rel) == Some(SourceKind::Pdf) => Some(read_scan(&engine, bytes)),
-                Ok(engine) => Some(read(&engine, &bytes)),
+                Ok(engine) => Some(match (source_kind(&job.rel), embeds(&job.rel)) {
+                    (_, Some(format)) => read_embedded(&engine, format, bytes),
+                    (Some(SourceKind::Pdf), _) => read_scan(&engine, bytes),
+                    _ => read(&engine, &bytes),
+                }),
                 Err(e) => {
                     tracing::warn!("{}: not read: the OCR models are not available: {e}", job.rel);
                     return;
@@ -280,6 +307,62 @@ fn read_and_resync(w: &Indexing, job: &Pending) {
     }
 }
 
+/// The format of a document whose embedded pictures OCR reads (DOCX, PPTX, ODP), if `rel` is one.
+pub fn embeds(rel: &str) -> Option<Format> {
+    match source_kind(rel)? {
+        kind @ (SourceKind::Docx | SourceKind::Slides) => Format::of(kind),
+        _ => None,
+    }
+}
+
+/// A document's own text with what OCR read in its pictures ([`read_embedded`]) after it.
+pub fn with_text_in_pictures(text: String, reading: Option<&Reading>) -> String {
+    match reading.map(|r| r.text.trim()).filter(|t| !t.is_empty()) {
+        Some(found) => format!("{}\n\n{found}\n", text.trim_end()),
+        None => text,
+    }
+}
+
+/// The heading of the text found in a document's `n`th picture (1-based), on `slide` if any.
+fn picture_heading(n: usize, slide: Option<u32>) -> String {
+    match slide {
+        Some(slide) => format!("## Picture {n} (slide {slide})"),
+        None => format!("## Picture {n}"),
+    }
+}
+
+/// Reads the pictures a document shows: the text of each picture that has some, after a
+/// heading naming the picture ([`picture_heading`]). A picture that cannot be decoded (a
+/// vector drawing, a broken file) or that is too small to hold a word is passed over: the
+/// document keeps its own text whatever its pictures hold.
+pub fn read_embedded(engine: &OcrEngine, format: Format, bytes: Vec<u8>) -> Reading {
+    let pictures = match convert::embedded_pictures(format, bytes) {
+        Ok(pictures) => pictures,
+        Err(e) => return Reading::failed(e.to_string()),
+    };
+    let mut parts = Vec::new();
+    let (mut lines, mut weighted) = (0u32, 0.0f32);
+    for (i, picture) in pictures.iter().enumerate() {
+        let image = match decode(&picture.bytes) {
+            Ok(image) if image.width().min(image.height()) >= MIN_EMBEDDED_SIDE_PX => image,
+            Ok(_) => continue,
+            Err(why) => {
+                tracing::debug!("{}: not read: {why}", picture.part);
+                continue;
+            }
+        };
+        let reading = read_image(engine, &image);
+        if reading.error.is_some() || reading.text.trim().is_empty() {
+            continue;
+        }
+        lines += reading.lines;
+        weighted += reading.confidence * reading.lines as f32;
+        parts.push(format!("{}\n\n{}", picture_heading(i + 1, picture.slide), reading.text));
+    }
+    let confidence = if lines == 0 { 0.0 } else { (weighted / lines as f32 * 1000.0).round() / 1000.0 };
+    Reading { text: parts.join("\n\n"), confidence, lines, engine: ENGINE.into(), pipeline: PIPELINE, error: None }
+}
+
 /// The line that names a scanned page in its reading ([`read_scan`]).
 fn page_line(page: u32) -> String {
     format!("# Page {page}")
@@ -298,7 +381,7 @@ pub fn page_at(text: &str, line: u32) -> Option<String> {
 /// Reads the page pictures of a scanned PDF: the pages' texts in order, each after a line
 /// naming its page.
 pub fn read_scan(engine: &OcrEngine, bytes: Vec<u8>) -> Reading {
-    let pages = match crate::index::convert::scanned_pages(bytes) {
+    let pages = match convert::scanned_pages(bytes) {
         Ok(pages) => pages,
         Err(e) => return Reading::failed(e.to_string()),
     };

@@ -98,7 +98,8 @@ pub(super) enum FileOutcome {
 }
 
 /// Reads, hashes, converts (PDF, DOCX…) and parses a file. A picture, and a PDF that is a
-/// scan (no text, pages that are pictures), take their text from OCR ([`read_picture`]).
+/// scan (no text, pages that are pictures), take their text from OCR ([`read_picture`]); a
+/// document that shows pictures has their text after its own once OCR has read them.
 pub(super) fn read_and_parse(
     file: FoundFile,
     prev: Option<&FileState>,
@@ -114,17 +115,36 @@ pub(super) fn read_and_parse(
         let reading = pictures.readings.get(&source_hash);
         return read_picture(file, prev, source_hash, None, reading, || pictures::refusal(&bytes), pictures);
     }
-    // A PDF is a scan when it has no text; once OCR has read it, its reading is its text.
-    let reading = if kind == SourceKind::Pdf { pictures.readings.get(&source_hash) } else { None };
-    let read_since = |p: &FileState| reading.as_ref().is_some_and(|r| ingest::mirror_of(&r.text) != p.mirror_hash);
+    // A PDF is a scan when it has no text; once OCR has read it, its reading is its text. A
+    // document that shows pictures (DOCX, slides) has their text after its own once OCR has
+    // read them.
+    let embeds = pictures::embeds(&file.rel);
+    let reading = if kind == SourceKind::Pdf || embeds.is_some() { pictures.readings.get(&source_hash) } else { None };
+    // Whether the text may differ from what was indexed of the same bytes: a scan's is its
+    // reading; a document's own text with its pictures' is known once converted.
+    let read_since = |p: &FileState| match &reading {
+        Some(r) if kind == SourceKind::Pdf => ingest::mirror_of(&r.text) != p.mirror_hash,
+        Some(r) => !r.text.trim().is_empty(),
+        None => false,
+    };
     if prev.is_some_and(|p| p.source_hash == source_hash && !read_since(p)) {
         return FileOutcome::SameBytes(file);
     }
+    let to_read = embeds.filter(|format| reading.is_none() && convert::has_pictures(*format, &bytes));
     match text_of(bytes, kind, &file.rel) {
         Ok((text, title)) if kind == SourceKind::Pdf && convert::is_scan(&text) => {
             read_picture(file, prev, source_hash, title, reading, || None, pictures)
         }
-        Ok((text, title)) => FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev)),
+        Ok((text, title)) => {
+            if to_read.is_some() {
+                pictures.readings.request(pictures.collection, &file.rel, &source_hash);
+            }
+            let text = pictures::with_text_in_pictures(text, reading.as_ref());
+            if prev.is_some_and(|p| p.source_hash == source_hash && p.mirror_hash == ingest::mirror_of(&text)) {
+                return FileOutcome::SameBytes(file);
+            }
+            FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev))
+        }
         Err(reason) => FileOutcome::Failed(reason),
     }
 }

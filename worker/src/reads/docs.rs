@@ -103,11 +103,15 @@ pub fn doc(w: &Shared, readings: &Readings, r: &DocRef) -> Result<DocResponse, A
 }
 
 /// How a picture's text was made: its OCR reading, or that one is still to come; a scanned
-/// PDF's reading once there is one.
+/// PDF's reading once there is one; a document's, once OCR has found text in its pictures
+/// (or failed to read them).
 fn picture_source(readings: &Readings, rel: &str, source_hash: &str) -> Option<OcrSource> {
     let reading = match source_kind(rel) {
         Some(SourceKind::Image) => readings.get(source_hash),
         Some(SourceKind::Pdf) => Some(readings.get(source_hash)?),
+        Some(SourceKind::Docx | SourceKind::Slides) => {
+            Some(readings.get(source_hash).filter(|r| r.lines > 0 || r.error.is_some())?)
+        }
         _ => return None,
     };
     Some(match reading {

@@ -8,7 +8,8 @@ use quick_xml::events::Event;
 use quick_xml::Reader;
 use std::collections::HashMap;
 
-const DOCUMENT: &str = "word/document.xml";
+/// The main part of a DOCX document.
+pub(super) const DOCUMENT: &str = "word/document.xml";
 const CORE: &str = "docProps/core.xml";
 const STYLES: &str = "word/styles.xml";
 

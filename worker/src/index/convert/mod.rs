@@ -8,6 +8,7 @@
 //! counts the file as errored and keeps its previously indexed version.
 
 mod docx;
+mod embedded;
 mod html;
 mod mail;
 mod package;
@@ -137,6 +138,14 @@ pub use pdf::{is_scan, PagePicture, PictureData};
 /// time budget as [`convert`].
 pub fn scanned_pages(bytes: Vec<u8>) -> Result<Vec<PagePicture>, ConvertError> {
     isolated(move || pdf::page_pictures(&bytes), CONVERT_TIMEOUT)
+}
+
+pub use embedded::{has_pictures, EmbeddedPicture};
+
+/// The pictures a document shows ([`embedded::pictures`]), under the same isolation and time
+/// budget as [`convert`].
+pub fn embedded_pictures(format: Format, bytes: Vec<u8>) -> Result<Vec<EmbeddedPicture>, ConvertError> {
+    isolated(move || embedded::pictures(format, &bytes), CONVERT_TIMEOUT)
 }
 
 /// Whether a file is indexed as one document per part rather than as one document: a mailbox

@@ -2,8 +2,10 @@
 //! the archive declares (a guard against zip bombs), and the XML helpers their readers share.
 
 use super::ConvertError;
-use quick_xml::events::{BytesRef, BytesStart};
+use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::Reader;
 use quick_xml::XmlVersion;
+use std::collections::HashMap;
 use std::io::{Cursor, Read};
 
 /// The largest uncompressed part read.
@@ -48,6 +50,18 @@ impl<'a> Package<'a> {
     /// whatever the archive declares.
     pub(super) fn part_within(&mut self, name: &str, limit: u64) -> Result<Option<String>, ConvertError> {
         let error = self.error;
+        let Some(raw) = self.bytes_within(name, limit)? else { return Ok(None) };
+        let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw);
+        String::from_utf8(raw.to_vec()).map(Some).map_err(|_| error(format!("{name} is not UTF-8")))
+    }
+
+    /// A part's bytes (a picture), within the same limits as [`Package::part`].
+    pub(super) fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, ConvertError> {
+        self.bytes_within(name, MAX_PART_BYTES)
+    }
+
+    fn bytes_within(&mut self, name: &str, limit: u64) -> Result<Option<Vec<u8>>, ConvertError> {
+        let error = self.error;
         let file = match self.zip.by_name(name) {
             Ok(f) => f,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
@@ -69,8 +83,7 @@ impl<'a> Package<'a> {
         if raw.len() as u64 > cap {
             return Err(too_large(if cap == limit { limit } else { MAX_PACKAGE_BYTES }));
         }
-        let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw);
-        String::from_utf8(raw.to_vec()).map(Some).map_err(|_| error(format!("{name} is not UTF-8")))
+        Ok(Some(raw))
     }
 }
 
@@ -81,6 +94,42 @@ pub(super) fn attr(e: &BytesStart, local: &str) -> Option<String> {
         .flatten()
         .find(|a| a.key.local_name().as_ref() == local)
         .and_then(|a| a.normalized_value(XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
+}
+
+/// A relationships part: id → (type, target).
+pub(super) fn relationships(xml: &str) -> HashMap<String, (String, String)> {
+    let mut reader = Reader::from_str(xml);
+    let mut out = HashMap::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == "Relationship" => {
+                if let (Some(id), Some(target)) = (attr(&e, "Id"), attr(&e, "Target")) {
+                    out.insert(id, (attr(&e, "Type").unwrap_or_default(), target));
+                }
+            }
+            Ok(Event::Eof) | Err(_) => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A relationship target resolved against the folder of the part that names it.
+pub(super) fn resolve_target(base_dir: &str, target: &str) -> String {
+    if let Some(absolute) = target.strip_prefix('/') {
+        return absolute.to_string();
+    }
+    let mut parts: Vec<&str> = base_dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in target.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
 }
 
 /// `&amp;`, `&#233;` and friends; an unknown entity stays as written.
@@ -95,8 +144,7 @@ pub(super) fn resolve_ref(r: &BytesRef) -> String {
 /// The text of the first element named `local` (any prefix), e.g. `dc:title` of a
 /// package's metadata part.
 pub(super) fn element_text(xml: &str, local: &str) -> Option<String> {
-    use quick_xml::events::Event;
-    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut reader = Reader::from_str(xml);
     let mut inside = false;
     let mut text = String::new();
     loop {

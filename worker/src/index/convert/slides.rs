@@ -5,17 +5,17 @@
 //! Footers, dates and slide numbers are left out. The deck's title is its metadata title,
 //! else the first slide's title.
 
-use super::package::{attr, element_text, resolve_ref, Package};
+use super::package::{attr, element_text, relationships, resolve_ref, resolve_target, Package};
 use super::{first_line_title, non_empty_title, ConvertError, Converted};
 use crate::index::ingest::collapse_whitespace;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
-use std::collections::HashMap;
 
 const PRESENTATION: &str = "ppt/presentation.xml";
 const PRESENTATION_RELS: &str = "ppt/_rels/presentation.xml.rels";
 const PPTX_CORE: &str = "docProps/core.xml";
-const ODP_CONTENT: &str = "content.xml";
+/// The content part of an ODP deck.
+pub(super) const ODP_CONTENT: &str = "content.xml";
 const ODP_META: &str = "meta.xml";
 /// Placeholders that repeat on every slide and say nothing of its content.
 const CHROME_PLACEHOLDERS: [&str; 5] = ["sldNum", "dt", "ftr", "hdr", "sldImg"];
@@ -31,7 +31,7 @@ struct Slide {
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut package = Package::open(bytes, ConvertError::Slides)?;
     let names = package.names();
-    let (meta_title, slides) = if names.iter().any(|n| n == PRESENTATION) {
+    let (meta_title, slides) = if is_pptx(&names) {
         let meta_title = package.optional_part(PPTX_CORE)?.and_then(|x| element_text(&x, "title"));
         (meta_title, pptx_slides(&mut package, &names)?)
     } else if names.iter().any(|n| n == ODP_CONTENT) {
@@ -88,9 +88,32 @@ fn as_paragraph(p: &str) -> String {
         .join("\n")
 }
 
-/// The slide parts in the deck's order: `p:sldIdLst` through the presentation's
-/// relationships, else by the number in the part's name.
+/// The slides of a PPTX deck in the deck's order ([`pptx_slide_parts`]).
 fn pptx_slides(package: &mut Package<'_>, names: &[String]) -> Result<Vec<Slide>, ConvertError> {
+    let parts = pptx_slide_parts(package, names)?;
+    let mut slides = Vec::with_capacity(parts.len());
+    for part in parts {
+        let Some(xml) = package.part(&part)? else { continue };
+        let mut slide = slide_text(&xml, &part)?;
+        if let Some(notes_part) = notes_part_of(package, &part)? {
+            if let Some(notes_xml) = package.optional_part(&notes_part)? {
+                // Notes only add to a slide: broken notes are left out.
+                slide.notes = slide_text(&notes_xml, &notes_part).map(|n| n.paragraphs).unwrap_or_default();
+            }
+        }
+        slides.push(slide);
+    }
+    Ok(slides)
+}
+
+/// Whether a package is a PPTX deck (else an ODP one, or neither), by its part names.
+pub(super) fn is_pptx(names: &[String]) -> bool {
+    names.iter().any(|n| n == PRESENTATION)
+}
+
+/// The slide parts of a PPTX deck in the deck's order: `p:sldIdLst` through the
+/// presentation's relationships, else by the number in the part's name.
+pub(super) fn pptx_slide_parts(package: &mut Package<'_>, names: &[String]) -> Result<Vec<String>, ConvertError> {
     let ordered = package
         .part(PRESENTATION)?
         .zip(package.optional_part(PRESENTATION_RELS)?)
@@ -114,19 +137,7 @@ fn pptx_slides(package: &mut Package<'_>, names: &[String]) -> Result<Vec<Slide>
         numbered.sort();
         numbered.into_iter().map(|(_, n)| n).collect()
     });
-    let mut slides = Vec::with_capacity(parts.len());
-    for part in parts {
-        let Some(xml) = package.part(&part)? else { continue };
-        let mut slide = slide_text(&xml, &part)?;
-        if let Some(notes_part) = notes_part_of(package, &part)? {
-            if let Some(notes_xml) = package.optional_part(&notes_part)? {
-                // Notes only add to a slide: broken notes are left out.
-                slide.notes = slide_text(&notes_xml, &notes_part).map(|n| n.paragraphs).unwrap_or_default();
-            }
-        }
-        slides.push(slide);
-    }
-    Ok(slides)
+    Ok(parts)
 }
 
 /// The `r:id`s of `p:sldId` in `ppt/presentation.xml`, in order.
@@ -154,42 +165,6 @@ fn prefixed_attr(e: &BytesStart, local: &str) -> Option<String> {
         .flatten()
         .find(|a| a.key.prefix().is_some() && a.key.local_name().as_ref() == local)
         .and_then(|a| a.normalized_value(XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
-}
-
-/// A relationships part: id → (type, target).
-fn relationships(xml: &str) -> HashMap<String, (String, String)> {
-    let mut reader = Reader::from_str(xml);
-    let mut out = HashMap::new();
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == "Relationship" => {
-                if let (Some(id), Some(target)) = (attr(&e, "Id"), attr(&e, "Target")) {
-                    out.insert(id, (attr(&e, "Type").unwrap_or_default(), target));
-                }
-            }
-            Ok(Event::Eof) | Err(_) => break,
-            _ => {}
-        }
-    }
-    out
-}
-
-/// A relationship target resolved against the folder of the part that names it.
-fn resolve_target(base_dir: &str, target: &str) -> String {
-    if let Some(absolute) = target.strip_prefix('/') {
-        return absolute.to_string();
-    }
-    let mut parts: Vec<&str> = base_dir.split('/').filter(|p| !p.is_empty()).collect();
-    for seg in target.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    parts.join("/")
 }
 
 /// The notes part of a slide part, through the slide's relationships.
