@@ -373,3 +373,17 @@ pub fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+/// Runs `tests/tools/write_formats.py DIR ARGS…` in the repository's .venv (which
+/// `scripts/test` prepares): real files written by their formats' own libraries.
+pub fn write_formats(dir: &Path, args: &[&Path]) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = repo.join(".venv/bin/python");
+    let out = std::process::Command::new(&python)
+        .arg(repo.join("tests/tools/write_formats.py"))
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{} cannot run ({e}): run scripts/browser-env first", python.display()));
+    assert!(out.status.success(), "write_formats.py failed: {}", String::from_utf8_lossy(&out.stderr));
+}

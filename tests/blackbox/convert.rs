@@ -294,17 +294,9 @@ fn web_pages_are_their_main_text_with_links_into_the_graph() {
     assert_eq!(c["evidence"][0]["uri"], "svc://w/kettle.html", "{c}");
 }
 
-/// Writes real decks and mail into `dir` with their formats' own libraries
-/// (`tests/tools/write_formats.py` in the repository's .venv, which `scripts/test` prepares).
+/// Writes real decks and mail into `dir` with their formats' own libraries.
 fn write_real_formats(dir: &Path) {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = repo.join(".venv/bin/python");
-    let out = std::process::Command::new(&python)
-        .arg(repo.join("tests/tools/write_formats.py"))
-        .arg(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("{} cannot run ({e}): run scripts/browser-env first", python.display()));
-    assert!(out.status.success(), "write_formats.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    write_formats(dir, &[]);
 }
 
 /// The anchors of a document's sections, in order.

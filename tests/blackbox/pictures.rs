@@ -165,19 +165,10 @@ fn the_cli_without_a_server_reads_pictures_before_it_returns() {
 }
 
 /// Writes a DOCX that shows the screenshot and a deck whose second slide shows the photo, with
-/// python-docx and python-pptx (tests/tools/write_formats.py, in the repository's .venv).
+/// python-docx and python-pptx.
 fn write_documents_with_pictures(dir: &Path) {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = repo.join(".venv/bin/python");
-    let out = std::process::Command::new(&python)
-        .arg(repo.join("tests/tools/write_formats.py"))
-        .arg(dir)
-        .arg("pictures")
-        .arg(Path::new(FIXTURES).join("screenshot.png"))
-        .arg(Path::new(FIXTURES).join("photo.jpg"))
-        .output()
-        .unwrap_or_else(|e| panic!("{} cannot run ({e}): run scripts/browser-env first", python.display()));
-    assert!(out.status.success(), "write_formats.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let (screenshot, photo) = (Path::new(FIXTURES).join("screenshot.png"), Path::new(FIXTURES).join("photo.jpg"));
+    write_formats(dir, &[Path::new("pictures"), &screenshot, &photo]);
 }
 
 /// The pictures a DOCX and a slide deck show are read too: each document is found by its own

@@ -72,14 +72,7 @@ impl Reading {
     }
 
     fn failed(error: String) -> Reading {
-        Reading {
-            text: String::new(),
-            confidence: 0.0,
-            lines: 0,
-            engine: ENGINE.into(),
-            pipeline: PIPELINE,
-            error: Some(error),
-        }
+        Reading { error: Some(error), ..Reading::of_nothing() }
     }
 }
 
