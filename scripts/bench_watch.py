@@ -4,6 +4,8 @@ another program changes it.
 - edit -> searchable: a note of the 2,000-note corpus rewritten on disk (in place, or saved as a
   temp file renamed over it, as editors do), timed to the first search whose top hit is that note
   with the new word;
+- a burst: 300 new notes written one after the other into an existing folder (fewer than a
+  batch's 512 files, so followed file by file, not by a scan), timed until all are indexed;
 - a checkout: 10,000 new files copied into the folder by one command, timed until all are indexed,
   with `/api/search` latency meanwhile and the number of reconciling scans the watcher ran;
 - startup: 50,000 indexed notes, three changed while svc was stopped; timed from spawn to every
@@ -25,6 +27,7 @@ import svclib
 
 EDIT_PROBES = 200
 EDIT_TIMEOUT_S = 10.0
+BURST_FILES = 300
 CHECKOUT_FILES = 10_000
 CHECKOUT_FOLDERS = 20
 CHECKOUT_TIMEOUT_S = 300.0
@@ -39,6 +42,7 @@ ROWS = [
     ("edit_searchable_p50_ms", "edit on disk -> searchable p50 (ms)", "{:.0f}", "<= 300 ms", 300.0),
     ("edit_searchable_p99_ms", "edit on disk -> searchable p99 (ms)", "{:.0f}", "<= 1000 ms", 1000.0),
     ("edit_searchable_failures", f"edits not searchable within {EDIT_TIMEOUT_S:.0f} s", "{:d}", "0", 0),
+    ("burst_searchable_s", f"burst: {BURST_FILES} new notes written one by one -> all indexed (s)", "{:.2f}", "", None),
     ("checkout_files", "checkout: files created by one command", "{:d}", "", None),
     ("checkout_copy_s", "checkout: the copy itself (s)", "{:.2f}", "", None),
     ("checkout_searchable_s", "checkout: all searchable (s, from the copy's start)", "{:.2f}", "<= 15 s", 15.0),
@@ -214,6 +218,21 @@ def measure_edits(client, corpus_dir, collection):
     }
 
 
+def measure_burst(client, corpus_dir, collection):
+    before = collection_status(client, collection)["documentCount"]
+    folder = os.path.join(corpus_dir, "burst")
+    os.makedirs(folder)
+    # The folder first, so its files come as file events, not as a new folder's scan.
+    time.sleep(0.5)
+    t0 = time.perf_counter()
+    for i in range(BURST_FILES):
+        with open(os.path.join(folder, f"burst-{i:03d}.md"), "w", encoding="utf-8") as f:
+            f.write(f"# Burst {i}\n\nzqburst{i:03d}\n")
+    wait_for("the burst indexed",
+             lambda: collection_status(client, collection)["documentCount"] >= before + BURST_FILES, 120, pause=0.05)
+    return {"burst_searchable_s": time.perf_counter() - t0}
+
+
 def make_checkout(out_dir):
     for i in range(CHECKOUT_FILES):
         folder = os.path.join(out_dir, f"pkg{i % CHECKOUT_FOLDERS:02d}")
@@ -341,6 +360,8 @@ def bench_watch(args, tmp):
         wait_for("watching", lambda: collection_status(client, "notes")["watch"]["state"] == "watching", 30)
         svclib.log(f"watch: {EDIT_PROBES} edits on disk -> searchable")
         res.update(measure_edits(client, corpus_dir, "notes"))
+        svclib.log(f"watch: a burst of {BURST_FILES} new notes")
+        res.update(measure_burst(client, corpus_dir, "notes"))
         svclib.log(f"watch: a checkout of {CHECKOUT_FILES} files")
         res.update(measure_checkout(client, server, corpus_dir, "notes", queries[0], tmp))
     res.update(measure_startup(args, tmp))
