@@ -9,7 +9,8 @@ its main text (headings, paragraphs, list items) cut to about 1,800 characters a
 as a page of its own (sans-serif 16 px, 1,000 px wide) so that the text on the screenshot is
 known exactly. Variants of each screenshot: the PNG, JPEG at quality 80 and 40, turned by +3
 and -3 degrees, and a scanned PDF (the page as a JPEG picture in a PDF without text, as a
-scanner writes it; its reading's `# Page 1` line is not counted). With --chinese N, N pages of
+scanner writes it; its reading's `# Page 1` line is not counted), and a DOCX that shows the PNG
+as its one picture (python-docx; its `## Picture 1` heading is not counted). With --chinese N, N pages of
 Chinese text (Debian's zh_CN manual pages, rendered by groff as `man` does) are laid out in
 Noto Sans CJK and read as PNGs (their CER counts characters, without whitespace). Each variant
 is a collection of its own on one `svc serve`.
@@ -45,7 +46,7 @@ DATASET = HERE.parent.parent / "shared" / "datasets" / "rustdocs-ask"
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 PAGE_CHARS = 1800
 WORDS_PER_PAGE = 10
-VARIANTS = ("png", "jpeg80", "jpeg40", "turned+3", "turned-3", "scan")
+VARIANTS = ("png", "jpeg80", "jpeg40", "turned+3", "turned-3", "scan", "docx")
 MAN_ZH = Path("/usr/share/man/zh_CN/man1")
 ZH_PAGE_CHARS = 500
 
@@ -145,12 +146,22 @@ def variants(png: Path, out_dir: Path) -> dict[str, Path]:
     p = out_dir / "scan" / (png.stem + ".pdf")
     img.save(p, "PDF", resolution=96.0, quality=85)
     out["scan"] = p
+    # A DOCX that shows the page as its one picture, and has no text of its own (python-docx).
+    import docx
+    from docx.shared import Inches
+    p = out_dir / "docx" / (png.stem + ".docx")
+    document = docx.Document()
+    document.add_picture(str(out["png"]), width=Inches(6.5))
+    document.save(p)
+    out["docx"] = p
     return out
 
 
 def without_page_lines(text: str) -> str:
-    """A scan's reading without the lines svc writes to name its pages."""
-    return "\n".join(line for line in text.splitlines() if not re.fullmatch(r"# Page \d+", line.strip()))
+    """A scan's reading without the lines svc writes to name its pages (and a document's
+    without the headings that name its pictures)."""
+    return "\n".join(line for line in text.splitlines()
+                     if not re.fullmatch(r"# Page \d+|## Picture \d+( \(slide \d+\))?", line.strip()))
 
 
 def norm(text: str) -> str:
@@ -293,7 +304,7 @@ def main() -> int:
                 coll = variant.replace("+", "p").replace("-", "m")
                 pictures = {n: by[variant] for n, by in files.items()}
                 row = read_all(server, coll, tmp / "pictures" / variant, pictures, truth)
-                if args.reference_python and variant != "scan":
+                if args.reference_python and variant not in ("scan", "docx"):
                     ref, ref_s = reference(args.reference_python, [files[n][variant] for n in truth])
                     by_path = {str(files[n][variant]): n for n in truth}
                     ref_edits = [cer(ref[p], truth[by_path[p]]) for p in ref]
