@@ -227,3 +227,30 @@ pub(crate) fn test_worker(dir: &std::path::Path) -> Arc<Worker> {
     })
     .unwrap()
 }
+
+/// A worker for the crate's tests with a collection `n` of `notes` (path, text) under `dir`,
+/// indexed.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn test_worker_with_notes(dir: &std::path::Path, notes: &[(&str, &str)]) -> Arc<Worker> {
+    let folder = dir.join("notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (rel, text) in notes {
+        std::fs::write(folder.join(rel), text).unwrap();
+    }
+    let w = test_worker(&dir.join("svc"));
+    let add =
+        protocol::AddCollection { path: folder.display().to_string(), name: Some("n".into()), ..Default::default() };
+    w.handle(add.into()).unwrap();
+    w.wait_idle();
+    w
+}
+
+/// How many results a keyword search for `query` finds, for the crate's tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn test_hits(w: &Arc<Worker>, query: &str) -> usize {
+    let req = protocol::SearchRequest { query: query.into(), limit: 50, ..Default::default() };
+    let r: protocol::api::SearchResponse = w.handle(req.into()).unwrap().decode().unwrap();
+    r.results.len()
+}

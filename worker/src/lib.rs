@@ -39,4 +39,4 @@ pub use models::generator::Flow;
 pub use server::serve;
 
 #[cfg(test)]
-pub(crate) use app::test_worker;
+pub(crate) use app::{test_hits, test_worker, test_worker_with_notes};

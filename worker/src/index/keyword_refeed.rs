@@ -84,27 +84,15 @@ pub fn backlog(ix: &Indexing) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protocol::api::SearchResponse;
-    use protocol::{AddCollection, SearchRequest};
-
-    fn hits(w: &Arc<crate::Worker>, query: &str) -> usize {
-        let req = SearchRequest { query: query.into(), limit: 50, ..Default::default() };
-        let r: SearchResponse = w.handle(req.into()).unwrap().decode().unwrap();
-        r.results.len()
-    }
+    use crate::test_hits as hits;
 
     #[test]
     fn a_background_refeed_feeds_every_row_in_batches_and_the_backlog_counts_down() {
         let dir = tempfile::tempdir().unwrap();
-        let notes = dir.path().join("notes");
-        std::fs::create_dir_all(&notes).unwrap();
-        for i in 0..7 {
-            std::fs::write(notes.join(format!("n{i}.md")), format!("# Note {i}\n\nquincunx number {i}\n")).unwrap();
-        }
-        let w = crate::test_worker(&dir.path().join("svc"));
-        let add = AddCollection { path: notes.display().to_string(), name: Some("n".into()), ..Default::default() };
-        w.handle(add.into()).unwrap();
-        w.wait_idle();
+        let texts: Vec<(String, String)> =
+            (0..7).map(|i| (format!("n{i}.md"), format!("# Note {i}\n\nquincunx number {i}\n"))).collect();
+        let notes: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (r.as_str(), t.as_str())).collect();
+        let w = crate::test_worker_with_notes(dir.path(), &notes);
         let ix = &w.indexing;
         assert_eq!((backlog(ix), hits(&w, "quincunx")), (0, 7));
 

@@ -391,28 +391,14 @@ impl Indexer<'_> {
 mod tests {
     use crate::index::keyword_refeed::backlog;
     use crate::stores::catalog::{self, Origin};
-    use protocol::api::SearchResponse;
-    use protocol::{AddCollection, SearchRequest};
+    use crate::test_hits as hits;
     use std::path::Path;
-    use std::sync::Arc;
-
-    fn hits(w: &Arc<crate::Worker>, query: &str) -> usize {
-        let req = SearchRequest { query: query.into(), limit: 50, ..Default::default() };
-        let r: SearchResponse = w.handle(req.into()).unwrap().decode().unwrap();
-        r.results.len()
-    }
 
     #[test]
     fn a_watched_batch_is_synced_together_and_leaves_other_pending_rows_alone() {
         let dir = tempfile::tempdir().unwrap();
+        let w = crate::test_worker_with_notes(dir.path(), &[("a.md", "# A\n\nalpha\n"), ("b.md", "# B\n\nbravo\n")]);
         let notes = dir.path().join("notes");
-        std::fs::create_dir_all(&notes).unwrap();
-        std::fs::write(notes.join("a.md"), "# A\n\nalpha\n").unwrap();
-        std::fs::write(notes.join("b.md"), "# B\n\nbravo\n").unwrap();
-        let w = crate::test_worker(&dir.path().join("svc"));
-        let add = AddCollection { path: notes.display().to_string(), name: Some("n".into()), ..Default::default() };
-        w.handle(add.into()).unwrap();
-        w.wait_idle();
         let ix = &w.indexing;
         let coll = ix.core.settings.config().find("n").cloned().unwrap();
         let sync = |rels: &[&str]| {
