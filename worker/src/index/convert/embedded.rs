@@ -2,7 +2,7 @@
 //! slide each stands on: what OCR reads of a document besides its own text
 //! (`index::pictures::read_embedded`).
 
-use super::package::{attr, relationships, resolve_target, Package};
+use super::package::{attr, resolve_target, Package};
 use super::{docx, slides, ConvertError, Format};
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -99,14 +99,12 @@ fn blip_ids(xml: &str) -> Vec<String> {
 
 /// The picture parts an XML part (`dir/file`) draws, through its relationships.
 fn drawn_parts(package: &mut Package<'_>, part: &str, xml: &str) -> Result<Vec<String>, ConvertError> {
-    let Some((dir, file)) = part.rsplit_once('/') else { return Ok(Vec::new()) };
-    let Some(rels) = package.optional_part(&format!("{dir}/_rels/{file}.rels"))? else { return Ok(Vec::new()) };
-    let targets = relationships(&rels);
+    let targets = package.relationships_of(part)?;
     Ok(blip_ids(xml)
         .iter()
         .filter_map(|id| targets.get(id))
         .filter(|(kind, _)| kind.ends_with("/image"))
-        .map(|(_, target)| resolve_target(dir, target))
+        .map(|(_, target)| target.clone())
         .collect())
 }
 

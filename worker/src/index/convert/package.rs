@@ -55,6 +55,17 @@ impl<'a> Package<'a> {
         String::from_utf8(raw.to_vec()).map(Some).map_err(|_| error(format!("{name} is not UTF-8")))
     }
 
+    /// The relationships of the part `part` (`dir/file`, from `dir/_rels/file.rels`): id →
+    /// (type, target), each target resolved against the part's folder; empty when it has none.
+    pub(super) fn relationships_of(&mut self, part: &str) -> Result<HashMap<String, (String, String)>, ConvertError> {
+        let Some((dir, file)) = part.rsplit_once('/') else { return Ok(HashMap::new()) };
+        let Some(rels) = self.optional_part(&format!("{dir}/_rels/{file}.rels"))? else { return Ok(HashMap::new()) };
+        Ok(relationships(&rels)
+            .into_iter()
+            .map(|(id, (kind, target))| (id, (kind, resolve_target(dir, &target))))
+            .collect())
+    }
+
     /// A part's bytes (a picture), within the same limits as [`Package::part`].
     pub(super) fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, ConvertError> {
         self.bytes_within(name, MAX_PART_BYTES)

@@ -169,12 +169,11 @@ fn prefixed_attr(e: &BytesStart, local: &str) -> Option<String> {
 
 /// The notes part of a slide part, through the slide's relationships.
 fn notes_part_of(package: &mut Package<'_>, slide_part: &str) -> Result<Option<String>, ConvertError> {
-    let Some((dir, file)) = slide_part.rsplit_once('/') else { return Ok(None) };
-    let Some(rels) = package.optional_part(&format!("{dir}/_rels/{file}.rels"))? else { return Ok(None) };
-    Ok(relationships(&rels)
+    Ok(package
+        .relationships_of(slide_part)?
         .into_values()
         .find(|(kind, _)| kind.ends_with("/notesSlide"))
-        .map(|(_, target)| resolve_target(dir, &target)))
+        .map(|(_, target)| target))
 }
 
 /// A shape of a slide while it is read.
