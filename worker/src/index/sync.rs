@@ -203,17 +203,14 @@ impl Indexer<'_> {
         if convert::splits_into_parts(rel) {
             return self.sync_parts(coll, root, rel, origin);
         }
-        let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
-        let found = found_file(root, rel);
-        let kind = source_kind(rel);
-        let (Some(file), Some(kind)) = (found, kind) else {
+        let (prev, outcome) = self.read_file(coll, root, rel)?;
+        let Some(outcome) = outcome else {
             if let Some(p) = prev.filter(|p| p.active) {
                 self.deactivate_now(&coll.name, &[p.id], origin)?;
             }
             return Ok(FileSync::Removed);
         };
-        let pictures = Pictures { readings: self.pictures, collection: &coll.name };
-        match read_and_parse(file, prev.as_ref(), kind, pictures) {
+        match outcome {
             FileOutcome::Parsed(p) => {
                 let out = self.apply_batch(&coll.name, &[p], &[], origin)?;
                 self.finish(&coll.name, &out.absorbed, &out.written, origin)?;
@@ -266,20 +263,16 @@ impl Indexer<'_> {
                     changed_parts |= matches!(synced, FileSync::Indexed | FileSync::Removed);
                     continue;
                 }
-                let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
-                let (Some(file), Some(kind)) = (found_file(root, rel), source_kind(rel)) else {
-                    gone.extend(prev.filter(|p| p.active).map(|p| p.id));
-                    continue;
-                };
-                let pictures = Pictures { readings: self.pictures, collection: &coll.name };
-                match read_and_parse(file, prev.as_ref(), kind, pictures) {
-                    FileOutcome::Parsed(p) => parsed.push(p),
-                    FileOutcome::SameBytes(file) => {
+                let (prev, outcome) = self.read_file(coll, root, rel)?;
+                match outcome {
+                    None => gone.extend(prev.filter(|p| p.active).map(|p| p.id)),
+                    Some(FileOutcome::Parsed(p)) => parsed.push(p),
+                    Some(FileOutcome::SameBytes(file)) => {
                         if let Some(state) = prev {
                             touched.push(Touch { state, mtime_ns: file.mtime_ns });
                         }
                     }
-                    FileOutcome::Failed(reason) => tracing::debug!("{}: {rel} {reason}", coll.name),
+                    Some(FileOutcome::Failed(reason)) => tracing::debug!("{}: {rel} {reason}", coll.name),
                 }
             }
             if parsed.is_empty() && touched.is_empty() {
@@ -310,6 +303,21 @@ impl Indexer<'_> {
             }
         }
         Ok(changed_parts || !changed.is_empty())
+    }
+
+    /// One file of a collection as it stands: its catalog state, and what reading it gave
+    /// (`None`: it is gone, or of no kind svc reads).
+    fn read_file(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+    ) -> Result<(Option<FileState>, Option<FileOutcome>), SyncError> {
+        let prev = catalog::file_state(&self.catalog.reader(), &coll.name, rel)?;
+        let (Some(file), Some(kind)) = (found_file(root, rel), source_kind(rel)) else { return Ok((prev, None)) };
+        let pictures = Pictures { readings: self.pictures, collection: &coll.name };
+        let outcome = read_and_parse(file, prev.as_ref(), kind, pictures);
+        Ok((prev, Some(outcome)))
     }
 
     /// Syncs one file indexed by its parts (a mailbox): each part created, changed or
