@@ -1,7 +1,8 @@
 //! The worker: owns the catalog, the BM25 index and the jobs, and answers the gateway's
 //! requests over the local socket. Nothing else opens the stores.
 
-// The layers, from the ground up (docs/architecture.md draws them): the stores; the settings
+// The layers, from the ground up (docs/architecture.md draws them): plain helpers and the
+// question as read (`question`); the stores; the settings
 // and the events; the models; what the layers share (`shared`); the index; retrieval; the
 // reads and the evidence; answers and writes. `app` is the composition root: it builds each
 // layer's state and wires them, and with `dispatch` (each request to its handler), `status`
@@ -20,6 +21,7 @@ mod journal_tests;
 mod model_api;
 pub mod models;
 mod paths;
+mod question;
 mod reads;
 #[cfg(test)]
 mod redaction_tests;

@@ -27,10 +27,10 @@ pub fn markers(answer: &str, sources: usize) -> (Vec<usize>, u32) {
 /// order of first credit, for every sentence, marked or not: the small generator often cites
 /// the neighbour of the source its answer comes from. `sources` are `(name, text)`, the name
 /// being the source's address and title.
-pub fn answered_by(answer: &str, question: &relevance::Question, sources: &[(&str, &str)]) -> Vec<usize> {
+pub fn answered_by(answer: &str, question: &relevance::Weighed, sources: &[(&str, &str)]) -> Vec<usize> {
     let mut out = Vec::new();
     for claim in claims::split(answer).into_iter().filter(Claim::is_substantive) {
-        let addition = claims::Addition::of(&claim.plain, question.text());
+        let addition = claims::Addition::of(&claim.plain, question.question());
         for (i, (name, text)) in sources.iter().enumerate() {
             if addition.mostly_held_by(question, name, text) {
                 push_new(&mut out, i + 1);
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn the_source_holding_the_answer_is_credited_whatever_the_marker_says() {
         let q = "What replaced rust-stemmers in tantivy 0.27.0?";
-        let asked = relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let asked = relevance::weighed(q, |words| vec![1.0; words.len()]);
         let sources = [
             ("tantivy CHANGELOG", "# 0.27.0\n- Replaced rust-stemmers with frostem in tantivy."),
             ("frostem", "Frostem is a stemming library."),

@@ -3,7 +3,8 @@
 //! its content words, numbers and negations there?
 
 use super::relevance::{self, same_spelling, Vocabulary};
-use crate::evidence::facets::content_words;
+use crate::question::words::content_words;
+use crate::question::Question;
 
 /// A citation marker in the draft: `[n]` (one number each; `[1, 2]` gives two).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,11 +272,11 @@ pub fn without_particle(claim: &str) -> &str {
 }
 
 impl Addition {
-    pub fn of(claim: &str, question: &str) -> Addition {
+    pub fn of(claim: &str, question: &Question) -> Addition {
         let claim = without_particle(claim);
-        let asked = content_words(question);
-        let asked_numbers = numbers(question);
-        let asked_as_written = plain_form(question);
+        let asked = question.content_words();
+        let asked_numbers = numbers(question.text());
+        let asked_as_written = plain_form(question.text());
         Addition {
             words: content_words(claim)
                 .into_iter()
@@ -375,7 +376,7 @@ impl Addition {
     /// answer must come from one place that speaks of what was asked, not from words scattered
     /// over the passage, nor from a sentence about something else. Every name the claim writes
     /// as code stands in the passage as written.
-    pub fn held_by(&self, question: &relevance::Question, title: &str, passage: &str) -> bool {
+    pub fn held_by(&self, question: &relevance::Weighed, title: &str, passage: &str) -> bool {
         if self.is_empty() {
             return false;
         }
@@ -402,7 +403,7 @@ impl Addition {
     /// address), while the number stands in the source only where the source gives it. Looser
     /// than [`Addition::held_by`], the verifier's rule: it credits a raw answer's sentence to
     /// its source, it does not verify it.
-    pub fn mostly_held_by(&self, question: &relevance::Question, title: &str, passage: &str) -> bool {
+    pub fn mostly_held_by(&self, question: &relevance::Weighed, title: &str, passage: &str) -> bool {
         if self.is_empty() {
             return false;
         }
@@ -419,7 +420,7 @@ impl Addition {
     /// The numbers of this addition that no sentence about `question` holds in any of
     /// `sources` (`(title, passage)`): a number from a sentence about something else ("Rust
     /// 1.41 or higher" in another crate's section) does not answer the question.
-    pub fn numbers_off_the_question(&self, question: &relevance::Question, sources: &[(&str, &str)]) -> Vec<String> {
+    pub fn numbers_off_the_question(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> Vec<String> {
         let about: Vec<Vec<String>> = sources
             .iter()
             .flat_map(|(title, passage)| about_the_question(question, title, passage))
@@ -433,7 +434,7 @@ impl Addition {
 /// it stands under in the passage and the document's `title` hold at least
 /// [`relevance::ABOUT_THE_QUESTION`] of the question's weight. A section's heading says what
 /// its sentences are about ("Enable the parallel frontend" over "We recommend at most 8").
-fn about_the_question(question: &relevance::Question, title: &str, passage: &str) -> Vec<String> {
+fn about_the_question(question: &relevance::Weighed, title: &str, passage: &str) -> Vec<String> {
     let sentences = prose_sentences(passage);
     let about = |k: usize| {
         let before = if k > 0 { sentences[k - 1].as_str() } else { "" };
@@ -571,9 +572,9 @@ mod tests {
 
     #[test]
     fn an_addition_is_what_the_claim_says_beyond_the_question() {
-        let uniform = |q: &str| relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let uniform = |q: &str| relevance::weighed(q, |words| vec![1.0; words.len()]);
         let q = "Which project was Lindera forked from?";
-        let added = Addition::of("Lindera was forked from kuromoji-rs.", q);
+        let added = Addition::of("Lindera was forked from kuromoji-rs.", &Question::read(q));
         assert_eq!(added.words, vec!["kuromoji", "rs"]);
         let asked = uniform(q);
         assert!(added.held_by(&asked, "Lindera", "A morphological analyzer.\nThis project is\na fork of kuromoji-rs."));
@@ -585,19 +586,19 @@ mod tests {
         ));
         // A restatement adds nothing and is held by nothing.
         let q = "By default, how many file descriptors does walkdir keep open at most?";
-        let restated = Addition::of("walkdir keeps open file descriptors at most.", q);
+        let restated = Addition::of("walkdir keeps open file descriptors at most.", &Question::read(q));
         assert!(restated.is_empty());
         assert!(!restated.held_by(&uniform(q), "walkdir", "walkdir keeps open file descriptors at most"));
         // A true sentence of the passage that does not speak of what was asked.
         let q = "As which integer type does bincode encode enum variants?";
-        let aside = Addition::of("Bincode does not respect `#[repr(u8)]`.", q);
+        let aside = Addition::of("Bincode does not respect `#[repr(u8)]`.", &Question::read(q));
         let passage =
             "### Why does bincode not respect `#[repr(u8)]`?\n\nBincode will encode enum variants as a `u32`.";
         assert!(!aside.held_by(&uniform(q), "readme", passage));
-        assert!(Addition::of("Bincode encodes enum variants as a u32.", q).held_by(&uniform(q), "readme", passage));
+        assert!(Addition::of("Bincode encodes enum variants as a u32.", &Question::read(q)).held_by(&uniform(q), "readme", passage));
         // "No" answers a yes-or-no question; what follows it is what a passage must hold.
         let q = "Was the Old Bridge built in 1950?";
-        let no = Addition::of("No, the Old Bridge was built in 1890.", q);
+        let no = Addition::of("No, the Old Bridge was built in 1890.", &Question::read(q));
         let passage = "The Old Bridge is 120 metres long. It was built in 1890.";
         assert!(no.held_by(&uniform(q), "Old Bridge", passage));
         let one = "The Old Bridge was built in 1890.";
@@ -606,25 +607,25 @@ mod tests {
         // Another crate's answer to the same kind of question: its rarest word is missing.
         let q = "What is the minimum supported Rust version of lancedb?";
         let rare =
-            relevance::Question::new(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
+            relevance::weighed(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
         let other = "## Minimum Supported Rust Version\n\nRust 1.41 or higher.";
-        assert!(!Addition::of("lancedb needs Rust 1.41.", q).held_by(&rare, "RustCrypto: Common Traits", other));
+        assert!(!Addition::of("lancedb needs Rust 1.41.", &Question::read(q)).held_by(&rare, "RustCrypto: Common Traits", other));
     }
 
     #[test]
     fn a_sentence_holding_the_numbers_or_half_the_words_mostly_holds_an_addition() {
-        let uniform = |q: &str| relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let uniform = |q: &str| relevance::weighed(q, |words| vec![1.0; words.len()]);
         let q = "Which rustc version does tracing 0.1.44 require?";
         let asked = uniform(q);
         let name = "svc://c/tracing-0.1.44/README.md tracing";
         let passage = "# tracing\n\n*Compiler support: [requires `rustc` 1.65+][msrv]*\n\nOther text.";
-        let loose = Addition::of("tracing 0.1.44 requires rustc 1.65+ [msrv] and tracing-log.", q);
+        let loose = Addition::of("tracing 0.1.44 requires rustc 1.65+ [msrv] and tracing-log.", &Question::read(q));
         assert!(!loose.held_by(&asked, name, passage));
         assert!(loose.mostly_held_by(&asked, name, passage));
         // Words of the model's own around the number do not matter; the number does.
-        let worded = Addition::of("tracing 0.1.44 targets the Microsoft toolchain, rustc 1.65.", q);
+        let worded = Addition::of("tracing 0.1.44 targets the Microsoft toolchain, rustc 1.65.", &Question::read(q));
         assert!(worded.mostly_held_by(&asked, name, passage));
-        let wrong = Addition::of("tracing 0.1.44 requires rustc 1.63+ [msrv].", q);
+        let wrong = Addition::of("tracing 0.1.44 requires rustc 1.63+ [msrv].", &Question::read(q));
         assert!(!wrong.mostly_held_by(&asked, name, passage));
         // Nor is a sentence about something else.
         let other = "# castaway\n\nCastaway requires rustc 1.65 or newer.";
@@ -632,7 +633,7 @@ mod tests {
         // Without a number, half of the words must stand in one sentence about the question.
         let q = "Which arrow feature adds reading and writing of compressed IPC streams?";
         let feature =
-            Addition::of("Arrow provides reading and writing of compressed IPC streams [ipc_compression].", q);
+            Addition::of("Arrow provides reading and writing of compressed IPC streams [ipc_compression].", &Question::read(q));
         let readme = "## Features\n\n- `ipc_compression` - Enables reading and writing compressed IPC streams";
         assert!(feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", readme));
         assert!(!feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", "## Features\n\n- `ipc` - IPC"));
@@ -641,10 +642,10 @@ mod tests {
     #[test]
     fn a_name_written_as_code_stands_in_the_passage_as_written() {
         let q = "Which reqwest feature compiles its own copy of OpenSSL on Linux?";
-        let asked = relevance::Question::new(q, |words| vec![1.0; words.len()]);
+        let asked = relevance::weighed(q, |words| vec![1.0; words.len()]);
         let passage = "On Linux you can enable the `native-tls-vendored` feature to compile its own copy of OpenSSL.";
-        let wrong = Addition::of("The `reqwest-native-tls` feature compiles its own copy of OpenSSL on Linux.", q);
-        let right = Addition::of("The `native-tls-vendored` feature compiles its own copy of OpenSSL on Linux.", q);
+        let wrong = Addition::of("The `reqwest-native-tls` feature compiles its own copy of OpenSSL on Linux.", &Question::read(q));
+        let right = Addition::of("The `native-tls-vendored` feature compiles its own copy of OpenSSL on Linux.", &Question::read(q));
         assert!(!wrong.held_by(&asked, "reqwest", passage));
         assert!(right.held_by(&asked, "reqwest", passage));
         assert_eq!(code_spans("Run `cargo  build` or `X`; `cargo build` again, ``"), ["cargo build", "x"]);
@@ -655,7 +656,7 @@ mod tests {
     fn a_name_alone_is_an_answer() {
         // The name's parts are the question's words; the name itself is what it adds.
         let q = "Which environment variable makes libsqlite3-sys link SQLite statically?";
-        let name = Addition::of("Set `SQLITE3_STATIC` to link it statically.", q);
+        let name = Addition::of("Set `SQLITE3_STATIC` to link it statically.", &Question::read(q));
         assert!(!name.is_empty());
         assert!(name.not_in(&["Set the `SQLITE3_STATIC` environment variable."]).mostly_held());
         let other = name.not_in(&["Set `SQLITE3_LIB_DIR` to the library's folder."]);
@@ -666,7 +667,7 @@ mod tests {
     #[test]
     fn a_comparison_in_words_is_held_by_its_sign_before_a_number() {
         let q = "Which values does the decoder accept for the length?";
-        let a = Addition::of("It accepts lengths less than 251.", q);
+        let a = Addition::of("It accepts lengths less than 251.", &Question::read(q));
         assert!(a.not_in(&["The length `u < 251` is stored in one byte."]).mostly_held());
         assert!(!a.not_in(&["A `Vec<u8>` of 251 bytes."]).mostly_held(), "a generic is no comparison");
         assert_eq!(Comparison::signs_in("x >= 1.49 and y ≤ 8, Vec<T>"), [Comparison::Above, Comparison::Below]);
@@ -675,8 +676,8 @@ mod tests {
     #[test]
     fn a_sentence_is_read_under_its_heading() {
         let q = "What is the maximum number of threads the Cargo book recommends when enabling the parallel frontend?";
-        let asked = relevance::Question::new(q, |words| vec![1.0; words.len()]);
-        let eight = Addition::of("The Cargo book recommends at most 8 threads.", q);
+        let asked = relevance::weighed(q, |words| vec![1.0; words.len()]);
+        let eight = Addition::of("The Cargo book recommends at most 8 threads.", &Question::read(q));
         let body = "It tells the compiler to use `n` threads. The value of `n` depends on your cores. \
                     We recommend using at most `8` threads.";
         let title = "Build Performance - The Cargo Book";

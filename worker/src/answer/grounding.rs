@@ -8,16 +8,16 @@
 //! addition in one sentence about the question: a raw answer may join what two sentences say.
 
 use super::claims::{self, Addition};
-use super::relevance::Question;
+use super::relevance::Weighed;
 use protocol::api::{DeclineReason, Declined};
 
 /// `None` when `draft` rests on `shown` (the sources the generator was given, as `(title,
 /// text)`), else why it is withheld.
-pub fn check(draft: &str, question: &Question, shown: &[(&str, &str)]) -> Option<Declined> {
+pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)]) -> Option<Declined> {
     let additions: Vec<Addition> = claims::split(draft)
         .iter()
         .filter(|c| c.is_substantive())
-        .map(|c| Addition::of(&c.plain, question.text()))
+        .map(|c| Addition::of(&c.plain, question.question()))
         .filter(|a| !a.is_empty())
         .collect();
     let declined = |reason, not_in_sources| Some(Declined { reason, draft: draft.to_string(), not_in_sources });
@@ -60,8 +60,8 @@ pub fn decline_text(declined: &Declined) -> String {
 mod tests {
     use super::*;
 
-    fn q() -> Question {
-        Question::new("What busy timeout does rusqlite set on a new Connection by default?", |w| vec![1.0; w.len()])
+    fn q() -> Weighed {
+        super::super::relevance::weighed("What busy timeout does rusqlite set on a new Connection by default?", |w| vec![1.0; w.len()])
     }
 
     #[test]

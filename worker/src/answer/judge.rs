@@ -6,6 +6,8 @@
 
 use crate::models::generator::{Chat, Flow, Generator, Limits};
 use crate::models::ModelError;
+use crate::question::words::content_words;
+use crate::question::Question;
 use std::time::Instant;
 
 /// Characters of the passage the judge reads at most, around the claim's words: about 300
@@ -49,18 +51,21 @@ pub enum Ruling {
 /// and the part of its text [`PASSAGE_CHARS`] long that holds most of the claim's words).
 pub fn rule(
     generator: &Generator,
-    question: &str,
+    question: &Question,
     claim: &str,
     title: &str,
     passage: &str,
     deadline: Instant,
 ) -> Result<Ruling, ModelError> {
-    let words = crate::evidence::facets::content_words(&format!("{question} {claim}"));
+    // The question's words, then the claim's others.
+    let mut words = question.content_words().to_vec();
+    let added: Vec<String> = content_words(claim).into_iter().filter(|w| !words.contains(w)).collect();
+    words.extend(added);
     let shown = super::sources::focus(&words, passage.trim(), 1, PASSAGE_CHARS).text;
     let user = format!(
         "Passage:\n{title}\n{}\n\nQuestion: {}\nAnswer: {}\n\nDoes the passage state this answer to the question?",
         shown.trim(),
-        question.trim(),
+        question.text().trim(),
         tidy(claim)
     );
     let chat = Chat { system: SYSTEM, examples: EXAMPLES, user: &user };

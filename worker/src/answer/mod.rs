@@ -14,6 +14,7 @@ mod verified;
 
 use crate::models::generator::{Chat, Flow, Generated, Generator, Limits};
 use crate::models::ModelError;
+use crate::question::Question;
 use crate::retrieval::hybrid;
 use crate::shared::Shared;
 use protocol::api::{
@@ -107,23 +108,24 @@ fn ask(
     query.search.limit = query.search.limit.max(POOL as u32);
     let outcome = hybrid::run(w, &query)?;
     let response = outcome.response;
-    let weighed = relevance::Question::of(w, &req.query.search.query);
+    // The question as retrieval read it, weighed by the rarity of its words in the index.
+    let weighed = relevance::Weighed::of(w, &outcome.question);
     let pool = passages::ranked(w, &weighed, &response.results[..response.results.len().min(POOL)])?;
-    let choice = sources::choose(&req.query.search.query, &weighed, &pool);
+    let choice = sources::choose(&weighed, &pool);
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
 
     // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.
     let generator = w.models.generator().map_err(generator_unavailable)?;
     let titled: Vec<(&str, &str)> = sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect();
     // What the prompt shows of each source: the draft is generated from it and checked against it.
-    let prompt_sources = shown_sources(&req.query.search.query, &titled);
+    let prompt_sources = shown_sources(weighed.question(), &titled);
     let generated = if sources.is_empty() {
         None
     } else {
         Some(draft(
             &generator,
             &RAW,
-            &req.query.search.query,
+            weighed.question().text(),
             &prompt_sources,
             req.max_answer_tokens,
             started,
@@ -290,12 +292,12 @@ fn user_turn(question: &str, sources: &[(&str, String)]) -> String {
 
 /// Each source as the prompt shows it: its title, then its text focused on the question's
 /// words within its share of [`PROMPT_SOURCE_CHARS`].
-pub(super) fn shown_sources<'s>(question: &str, sources: &[(&'s str, &str)]) -> Vec<(&'s str, String)> {
+pub(super) fn shown_sources<'s>(question: &Question, sources: &[(&'s str, &str)]) -> Vec<(&'s str, String)> {
     let share = PROMPT_SOURCE_CHARS / sources.len().max(1);
-    let words = crate::evidence::facets::content_words(question);
+    let words = question.content_words();
     sources
         .iter()
-        .map(|(title, text)| (*title, sources::focus(&words, text.trim(), 1, share).text.trim_end().to_string()))
+        .map(|(title, text)| (*title, sources::focus(words, text.trim(), 1, share).text.trim_end().to_string()))
         .collect()
 }
 

@@ -1,5 +1,5 @@
 //! Which passages an answer may be drawn from: every chunk of the pooled documents, ranked by
-//! how much of the question's weight it holds ([`relevance::Question::held_by`], its title
+//! how much of the question's weight it holds ([`relevance::Weighed::held_by`], its title
 //! included) plus how near it is in meaning (the cosine of its stored vector and the
 //! question's). A long page answers in one section, not in its head or its table of contents,
 //! and the words a user asks in are often not the page's ("how big can my crate be" of "a
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 /// The best [`POOL`] passages of `results` for the question `weighed`, best first, each cut
 /// to the lines around those that hold the most of the question's words
 /// ([`sources::focus`]).
-pub fn ranked(w: &Shared, weighed: &relevance::Question, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
+pub fn ranked(w: &Shared, weighed: &relevance::Weighed, results: &[SearchResult]) -> Result<Vec<Evidence>, ApiError> {
     let mut docs: Vec<Pooled> = Vec::with_capacity(results.len());
     {
         let conn = w.stores.catalog.reader();
@@ -29,17 +29,17 @@ pub fn ranked(w: &Shared, weighed: &relevance::Question, results: &[SearchResult
             docs.push(Pooled { result, mirror_hash: doc.mirror_hash, chunks });
         }
     }
-    let nearness = nearness(w, weighed.text(), &docs);
+    let nearness = nearness(w, weighed.question().text(), &docs);
     let near = |d: usize, seq: u32| {
         nearness.get(&docs[d].mirror_hash).and_then(|by_seq| by_seq.get(&seq)).copied().unwrap_or(0.0)
     };
     let titled: Vec<(&str, &[Chunk])> = docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
-    let words = crate::evidence::facets::content_words(weighed.text());
+    let words = weighed.question().content_words();
     Ok(best(weighed, &titled, near, POOL)
         .into_iter()
         .map(|(d, c)| {
             let (result, chunk) = (docs[d].result, &docs[d].chunks[c]);
-            let passage = sources::focus(&words, &chunk.text, chunk.start_line, sources::MAX_EVIDENCE_CHARS);
+            let passage = sources::focus(words, &chunk.text, chunk.start_line, sources::MAX_EVIDENCE_CHARS);
             Evidence {
                 docid: result.docid.clone(),
                 uri: result.uri.clone(),
@@ -65,7 +65,7 @@ struct Pooled<'r> {
 /// and chunk hold plus `near(document, seq)`; among equals the better-ranked document's, then
 /// the earlier chunk.
 fn best(
-    weighed: &relevance::Question,
+    weighed: &relevance::Weighed,
     docs: &[(&str, &[Chunk])],
     near: impl Fn(usize, u32) -> f64,
     limit: usize,
@@ -121,8 +121,8 @@ mod tests {
     }
 
     /// `question` with `rare` weighing 8 and its other words 1.
-    fn weighed(question: &str, rare: &str) -> relevance::Question {
-        relevance::Question::new(question, |words| words.iter().map(|w| if w == rare { 8.0 } else { 1.0 }).collect())
+    fn weighed(question: &str, rare: &str) -> relevance::Weighed {
+        relevance::weighed(question, |words| words.iter().map(|w| if w == rare { 8.0 } else { 1.0 }).collect())
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! of "What is the minimum supported Rust version of lancedb 0.41?" but not its rarest one, so
 //! it holds little of the question: it cannot answer it, and no answer is drawn from it.
 
-use crate::evidence::facets;
+use crate::question::words::words;
+use crate::question::Question;
 use crate::shared::Shared;
 
 /// The share of a question's weight a source must hold to be one while another result holds
@@ -73,63 +74,32 @@ impl Vocabulary {
     }
 }
 
-/// The words of `text` as this rule reads them: runs of letters and digits, lowercase, of two
-/// characters or more, each once, except that a number with dots stays one word ("0.41",
-/// "1.54.0"). A version is then never held by a piece of another: "Rust 1.41" does not hold
-/// the "41" of "lancedb 0.41". A dotted number whose parts are all single digits ("0.8",
-/// "2.0.0") is left out, as its parts would be.
-fn terms(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut word = String::new();
-    // Ends the word being read (nothing when it is empty or too short).
-    let mut finish = |word: &mut String| {
-        let w = std::mem::take(word).to_lowercase();
-        if w.split('.').any(|part| part.chars().count() >= 2) && !out.contains(&w) {
-            out.push(w);
-        }
-    };
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let dot_in_number =
-            c == '.' && word.ends_with(|p: char| p.is_ascii_digit()) && chars.peek().is_some_and(char::is_ascii_digit);
-        if c.is_alphanumeric() || dot_in_number {
-            word.push(c);
-        } else {
-            finish(&mut word);
-        }
-    }
-    finish(&mut word);
-    out
-}
-
-/// The words of `text` that say what it is about: [`terms`] without the stopwords.
-fn content_terms(text: &str) -> Vec<String> {
-    terms(text).into_iter().filter(|t| !facets::is_stopword(t)).collect()
-}
-
-/// A question's facets, each as its content words with their weights.
+/// A question's facets, each as its content words with their weights: the question as the
+/// index weighs it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Question {
-    text: String,
+pub struct Weighed {
+    question: Question,
     facets: Vec<Vec<(String, f64)>>,
 }
 
-impl Question {
-    /// `question`'s facets, their words weighted by `rarity` (one weight per word, in order).
-    pub fn new(question: &str, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Question {
-        let words = content_terms(question);
-        let weights = rarity(&words);
+impl Weighed {
+    /// `question`'s facets, their words weighted by `rarity` (one weight per content word, in
+    /// order).
+    pub fn new(question: &Question, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Weighed {
+        let words = question.content_words();
+        let weights = rarity(words);
         let weight = |w: &String| words.iter().position(|x| x == w).and_then(|i| weights.get(i)).copied();
-        let facets = facets::split(question)
+        let facets = question
+            .facets()
             .iter()
-            .map(|f| content_terms(f).into_iter().filter_map(|w| weight(&w).map(|x| (w, x))).collect())
+            .map(|f| f.words().iter().filter_map(|w| weight(w).map(|x| (w.clone(), x))).collect())
             .collect();
-        Question { text: question.to_string(), facets }
+        Weighed { question: question.clone(), facets }
     }
 
     /// `question` weighted by the rarity of its words in `w`'s index.
-    pub fn of(w: &Shared, question: &str) -> Question {
-        Question::new(question, |words| w.stores.bm25.rarity(words))
+    pub fn of(w: &Shared, question: &Question) -> Weighed {
+        Weighed::new(question, |words| w.stores.bm25.rarity(words))
     }
 
     /// The share of the question a source holds: its address, title and text, as
@@ -138,16 +108,16 @@ impl Question {
         self.held_by(&format!("{uri} {title} {text}"))
     }
 
-    /// The question as asked.
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The question weighed.
+    pub fn question(&self) -> &Question {
+        &self.question
     }
 
     /// The share of a facet's weight held by `text`, for the facet it holds best (a word of
     /// the text holds a facet word when they are two forms of one word, [`same_form`]). A
     /// question without content words is held by nothing.
     pub fn held_by(&self, text: &str) -> f64 {
-        let text_words: Vec<(String, String)> = terms(text).into_iter().map(|t| (stem(&t), t)).collect();
+        let text_words: Vec<(String, String)> = words(text).into_iter().map(|t| (stem(&t), t)).collect();
         let holds = |q: &str| {
             let q_stem = stem(q);
             text_words.iter().any(|(t_stem, t)| same_form(t, t_stem, q, &q_stem))
@@ -165,21 +135,27 @@ impl Question {
     }
 }
 
+/// `text` read as a question and weighed by `rarity`, for tests.
+#[cfg(test)]
+pub fn weighed(text: &str, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Weighed {
+    Weighed::new(&Question::read(text), rarity)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_rare_word_weighs_more_than_common_ones() {
-        let q = Question::new("What is the minimum supported Rust version of lancedb?", |words| {
+        let q = weighed("What is the minimum supported Rust version of lancedb?", |words| {
             words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect()
         });
         let other_crate = q.held_by("## Minimum Supported Rust Version\nRust 1.41 or higher.");
         let this_crate = q.held_by("lancedb: the minimum supported Rust version is 1.78.");
         assert!((other_crate - 4.0 / 12.0).abs() < 1e-9, "{other_crate}");
         assert!(this_crate > MIN_RELEVANCE && other_crate < MIN_RELEVANCE);
-        assert_eq!(Question::new("what is it?", |w| vec![1.0; w.len()]).held_by("anything"), 0.0);
-        let two = Question::new("rust ownership and borrowing", |w| vec![1.0; w.len()]);
+        assert_eq!(weighed("what is it?", |w| vec![1.0; w.len()]).held_by("anything"), 0.0);
+        let two = weighed("rust ownership and borrowing", |w| vec![1.0; w.len()]);
         assert_eq!(two.held_by("borrowing rules"), 1.0);
     }
 
@@ -191,18 +167,13 @@ mod tests {
         let same_word = |a: &str, b: &str| same_form(a, &stem(a), b, &stem(b));
         assert!(same_word("enabling", "enable") && !same_spelling("enabling", "enable"));
         assert!(!same_word("rust", "trust") && same_word("1.41", "1.41") && !same_word("1.41", "1.4"));
-        let q = Question::new("Which flag enables the parallel frontend?", |w| vec![1.0; w.len()]);
+        let q = weighed("Which flag enables the parallel frontend?", |w| vec![1.0; w.len()]);
         assert_eq!(q.held_by("Enabling the parallel compiler: one flag."), 0.75);
     }
 
     #[test]
     fn a_version_is_one_word_and_not_held_by_a_piece_of_another() {
-        assert_eq!(
-            terms("lancedb 0.41, Rust 1.54.0; axum 0.8 and ort 2.0.0-rc.15."),
-            ["lancedb", "0.41", "rust", "1.54.0", "axum", "and", "ort", "rc", "15"]
-        );
-        assert_eq!(terms("Version 3. 12 items.x"), ["version", "12", "items"]);
-        let q = Question::new("What is the minimum supported Rust version of lancedb 0.41?", |w| vec![1.0; w.len()]);
+        let q = weighed("What is the minimum supported Rust version of lancedb 0.41?", |w| vec![1.0; w.len()]);
         let other_crate = q.held_by("## Minimum Supported Rust Version\nRust 1.41 or higher.");
         assert!((other_crate - 4.0 / 6.0).abs() < 1e-9, "{other_crate}");
         assert_eq!(q.held_by("lancedb 0.41.1: the minimum supported Rust version is 1.78."), 1.0);

@@ -3,8 +3,7 @@
 //! uncovered and a pooled result covers it.
 
 use super::relevance::{self, MIN_RELEVANCE};
-use crate::evidence::facets;
-use crate::retrieval::common::query_terms;
+use crate::question::words::words;
 use protocol::api::SourceReason;
 
 /// Sources every answer starts from (when the pool has them). Two since the pool holds the
@@ -38,7 +37,7 @@ pub struct Decision {
     pub query_token_hits: u32,
     pub facet_hits: u32,
     /// The share of the question's weight the result holds
-    /// ([`relevance::Question::held_by_source`]), to three decimals.
+    /// ([`relevance::Weighed::held_by_source`]), to three decimals.
     pub relevance: f64,
     pub reason: SourceReason,
 }
@@ -59,13 +58,13 @@ pub struct Choice {
 /// are the chunks" of a note on "chunks of 900 tokens"): the best-ranked results that share a
 /// word with it are the sources (`best_available`), and the generator and the grounding check
 /// decide whether they answer it.
-pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) -> Choice {
-    let facets = facets::split(question);
-    let question_words = facets::content_words(question);
+pub fn choose(weighed: &relevance::Weighed, pool: &[Evidence]) -> Choice {
+    let facets = weighed.question().facets();
+    let question_words = weighed.question().content_words();
     // Each source's words, once: for its facets and for its question words.
-    let source_words: Vec<Vec<String>> = pool.iter().map(|e| query_terms(&format!("{} {}", e.title, e.text))).collect();
+    let source_words: Vec<Vec<String>> = pool.iter().map(|e| words(&format!("{} {}", e.title, e.text))).collect();
     let covered_by: Vec<Vec<bool>> =
-        source_words.iter().map(|words| facets.iter().map(|f| facets::covers(words, f)).collect()).collect();
+        source_words.iter().map(|words| facets.iter().map(|f| f.covered_by(words)).collect()).collect();
     let hits: Vec<u32> = source_words
         .iter()
         .map(|words| question_words.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count() as u32)
@@ -117,7 +116,7 @@ pub fn choose(question: &str, weighed: &relevance::Question, pool: &[Evidence]) 
             None => dropped.push(decision(i, SourceReason::NoNewFacet)),
         }
     }
-    Choice { facets, target_sources, selected, dropped }
+    Choice { facets: facets.iter().map(|f| f.text().to_string()).collect(), target_sources, selected, dropped }
 }
 
 fn chosen_cover(chosen: &[Option<SourceReason>], covered_by: &[Vec<bool>], facet: usize) -> bool {
@@ -146,7 +145,7 @@ pub fn focus(question: &[String], text: &str, start_line: u32, max_chars: usize)
         return Passage { text: text.to_string(), start_line, end_line };
     }
     let hits = |line: &str| {
-        let words = query_terms(line);
+        let words = words(line);
         question.iter().filter(|q| words.iter().any(|w| w.starts_with(q.as_str()))).count()
     };
     let mut best = (0, 0);
@@ -186,8 +185,8 @@ mod tests {
     use super::*;
 
     /// Every word of `question` weighs the same.
-    fn uniform(question: &str) -> relevance::Question {
-        relevance::Question::new(question, |words| vec![1.0; words.len()])
+    fn uniform(question: &str) -> relevance::Weighed {
+        relevance::weighed(question, |words| vec![1.0; words.len()])
     }
 
     fn ev(id: &str, text: &str) -> Evidence {
@@ -211,7 +210,7 @@ mod tests {
             ev("d", "rust ownership once more"),
             ev("e", "borrowing rules"),
         ];
-        let c = choose("rust ownership and borrowing", &uniform("rust ownership and borrowing"), &pool);
+        let c = choose(&uniform("rust ownership and borrowing"), &pool);
         assert_eq!(c.facets, vec!["rust ownership", "borrowing"]);
         let picked: Vec<(usize, SourceReason)> = c.selected.iter().map(|d| (d.pool_index, d.reason)).collect();
         assert_eq!(
@@ -226,7 +225,7 @@ mod tests {
     #[test]
     fn unrelated_results_are_never_sources() {
         let pool = vec![ev("a", "gardening tips"), ev("b", "tomatoes")];
-        let c = choose("quantum entanglement", &uniform("quantum entanglement"), &pool);
+        let c = choose(&uniform("quantum entanglement"), &pool);
         assert!(c.selected.is_empty());
         assert!(c.dropped.iter().all(|d| d.reason == SourceReason::NoQueryTerms && d.query_token_hits == 0));
     }
@@ -235,14 +234,14 @@ mod tests {
     fn a_result_without_the_rare_words_is_no_source() {
         let q = "minimum supported rust version of lancedb";
         let rare =
-            relevance::Question::new(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
+            relevance::weighed(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
         let pool = vec![ev("a", "minimum supported rust version: 1.41"), ev("b", "lancedb needs rust 1.78 at minimum")];
-        let c = choose(q, &rare, &pool);
+        let c = choose(&rare, &pool);
         assert_eq!(c.selected.iter().map(|d| d.pool_index).collect::<Vec<_>>(), vec![1]);
         assert_eq!((c.dropped[0].pool_index, c.dropped[0].reason), (0, SourceReason::BelowRelevance));
         // Without a result that holds enough of the question, the best-ranked ones that share
         // a word with it are the sources, said to be the best available.
-        let c = choose(q, &rare, &pool[..1]);
+        let c = choose(&rare, &pool[..1]);
         assert_eq!(c.selected.len(), 1);
         assert_eq!((c.selected[0].pool_index, c.selected[0].reason), (0, SourceReason::BestAvailable));
         assert!((c.selected[0].relevance - 0.333).abs() < 1e-9, "{:?}", c.selected[0]);
@@ -252,11 +251,7 @@ mod tests {
     fn never_more_than_the_maximum() {
         let pool: Vec<Evidence> =
             (0..12).map(|i| ev(&i.to_string(), &format!("alpha beta gamma delta epsilon zeta {i}"))).collect();
-        let c = choose(
-            "alpha, beta, gamma, delta, epsilon, zeta",
-            &uniform("alpha, beta, gamma, delta, epsilon, zeta"),
-            &pool,
-        );
+        let c = choose(&uniform("alpha, beta, gamma, delta, epsilon, zeta"), &pool);
         assert!(c.selected.len() <= MAX_SOURCES);
         assert_eq!(c.target_sources, MAX_SOURCES);
         assert_eq!(c.selected.len() + c.dropped.len(), 12);
@@ -267,7 +262,7 @@ mod tests {
         let mut text = "filler words here\n".repeat(200);
         text.push_str("the default port is 3000\n");
         text.push_str(&"more filler words\n".repeat(200));
-        let question = crate::evidence::facets::content_words("Which port is the default?");
+        let question = crate::question::words::content_words("Which port is the default?");
         let p = focus(&question, &text, 10, MAX_EVIDENCE_CHARS);
         assert!(p.text.chars().count() <= MAX_EVIDENCE_CHARS);
         assert!(p.text.contains("the default port is 3000"), "{}", p.text);

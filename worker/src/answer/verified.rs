@@ -10,6 +10,7 @@ use super::judge::{self, Ruling};
 use super::relevance;
 use crate::evidence::{compile, verify};
 use crate::models::generator::Generator;
+use crate::question::Question;
 use crate::retrieval::common::Scope;
 use crate::shared::Shared;
 use protocol::api::{
@@ -60,7 +61,8 @@ pub fn ask(
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
         .map_err(|e| crate::errors::internal(format!("the compiled capsule could not be read back: {e}")))?;
-    let weighed = relevance::Question::of(w, &req.query.search.query);
+    let question = Question::read(&req.query.search.query);
+    let weighed = relevance::Weighed::of(w, &question);
     let sources: Vec<Source<'_>> = capsule
         .evidence
         .iter()
@@ -83,8 +85,8 @@ pub fn ask(
             super::draft(
                 &generator,
                 &DRAFT,
-                &req.query.search.query,
-                &super::shown_sources(&req.query.search.query, &titled),
+                question.text(),
+                &super::shown_sources(&question, &titled),
                 req.max_answer_tokens,
                 started,
                 &mut |_| crate::models::generator::Flow::Continue,
@@ -184,7 +186,7 @@ struct Judged {
 fn judge(
     w: &Shared,
     generator: &Generator,
-    question: &relevance::Question,
+    question: &relevance::Weighed,
     claims: &[Claim],
     sources: &[Source<'_>],
     deadline: Instant,
@@ -224,7 +226,7 @@ fn judge(
         // A passage supports the claim when it holds the claim's words and, in one place,
         // what the claim adds to the question: a claim made of the question's words and any
         // word of the passage is not an answer the passage gives.
-        let addition = claims::Addition::of(&claim.plain, question.text());
+        let addition = claims::Addition::of(&claim.plain, question.question());
         let supporting: Vec<usize> = checks
             .iter()
             .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
@@ -249,7 +251,7 @@ fn judge(
     }
     // Only a generator measured to judge better than chance judges (`Preset::judges`).
     let judge = w.models.preset().judges.then_some(generator);
-    let layer = SemanticLayer { judge, question: question.text(), deadline, started };
+    let layer = SemanticLayer { judge, question: question.question(), deadline, started };
     let semantic = layer.run(w, claims, sources, &candidates, &mut verdicts);
     Judged { verdicts, semantic, verifier: layer.verifier() }
 }
@@ -258,7 +260,7 @@ fn judge(
 struct SemanticLayer<'a> {
     /// The generator that judges each close claim; none: closeness alone supports it.
     judge: Option<&'a Generator>,
-    question: &'a str,
+    question: &'a Question,
     /// When the judge must have ruled (the request's generation deadline).
     deadline: Instant,
     started: Instant,

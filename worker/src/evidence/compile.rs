@@ -9,7 +9,9 @@
 
 use super::budget::{settle_size, Limits, TokenCounter};
 use super::gather::{candidate_limit, fail, graph_requested, retrieve, Hit, Retrieved};
-use super::{facets, fingerprint, identity};
+use super::{fingerprint, identity};
+use crate::question::words::words;
+use crate::question::{Facet, Question};
 use crate::stores::DocKey;
 
 use crate::index::indexer::{source_kind, SourceKind};
@@ -48,7 +50,7 @@ fn heading_at(text: &str, line: u32) -> Option<String> {
 }
 
 /// The passage of a hit: its chunk's lines, exactly as the canonical mirror has them.
-fn evidence_of(w: &Shared, hit: &Hit, facets: &[String], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
+fn evidence_of(w: &Shared, hit: &Hit, facets: &[Facet], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
     let conn = w.stores.catalog.reader();
     let load = fail(ErrorCode::ContentLoadFailed);
     let Some(text) = catalog::content_text(&conn, &hit.row.mirror_hash).map_err(|e| load(e.to_string()))? else {
@@ -72,7 +74,7 @@ fn evidence_of(w: &Shared, hit: &Hit, facets: &[String], observed_at: &str) -> R
     });
     let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
     let passage_hash = identity::passage_hash(&passage);
-    let words = crate::retrieval::common::query_terms(&passage);
+    let words = words(&passage);
     let evidence_id = identity::evidence_id(
         &hit.row.docid,
         chunk.start_line,
@@ -90,7 +92,7 @@ fn evidence_of(w: &Shared, hit: &Hit, facets: &[String], observed_at: &str) -> R
         egress: w.models.egress(),
         end_line: chunk.end_line,
         evidence_id,
-        facets: facets.iter().filter(|f| facets::covers(&words, f)).cloned().collect(),
+        facets: facets.iter().filter(|f| f.covered_by(&words)).map(|f| f.text().to_string()).collect(),
         graph_expanded: hit.graph,
         heading,
         mirror_hash: hit.row.mirror_hash.clone(),
@@ -245,7 +247,7 @@ fn frame(w: &Shared, req: &ContextRequest, retrieved: &Retrieved, counter: &Toke
             },
             depth_policy: req.depth,
             expansion_policy: ExpansionPolicy::DeterministicOnly,
-            facets: facets::split(&req.goal),
+            facets: Question::read(&req.goal).facets().iter().map(|f| f.text().to_string()).collect(),
             index_snapshot: IndexSnapshot { after: snapshot.into(), before: snapshot.into(), stable: true },
             query_variants: vec![req.query.clone()],
             request: CapsuleRequest {
@@ -354,7 +356,7 @@ fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Comp
     }
     let counter = counter(w);
     let frame = frame(w, req, &retrieved, &counter, snapshot);
-    let facets = frame.capsule.retrieval.facets.clone();
+    let facets: Vec<Facet> = frame.capsule.retrieval.facets.iter().map(|f| Facet::read(f)).collect();
     let ids: Vec<DocKey> = retrieved.hits.iter().map(|h| h.row.id).collect();
     let observed = catalog::indexed_at(&w.stores.catalog.reader(), &ids)
         .map_err(|e| fail(ErrorCode::ContentLoadFailed)(e.to_string()))?;

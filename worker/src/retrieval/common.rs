@@ -175,18 +175,6 @@ pub fn intent_terms(intent: Option<&str>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Lowercased words of a free-text query, for snippets.
-pub fn query_terms(query: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in query.split(|c: char| !c.is_alphanumeric()) {
-        let w = w.to_lowercase();
-        if w.chars().count() >= 2 && !out.contains(&w) {
-            out.push(w);
-        }
-    }
-    out
-}
-
 /// The chunk that holds the most query terms (intent terms count 0.3, the chunk that
 /// matched a vector search 0.2); ties go to the earlier chunk.
 pub fn best_chunk<'a>(
@@ -293,6 +281,5 @@ mod tests {
         assert_eq!(best_chunk(&chunks, &["beta".into()], &[], None).map(|c| c.seq), Some(1));
         assert_eq!(best_chunk(&chunks, &["beta".into()], &[], Some(2)).map(|c| c.seq), Some(2));
         assert_eq!(best_chunk(&chunks, &[], &[], None).map(|c| c.seq), Some(0));
-        assert_eq!(query_terms("How do Unix sockets work? a"), vec!["how", "do", "unix", "sockets", "work"]);
     }
 }

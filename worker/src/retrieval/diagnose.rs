@@ -253,7 +253,7 @@ fn filter_reasons(w: &Shared, req: &SearchRequest, row: &DocRow) -> Result<Vec<&
 fn chosen_chunk<'a>(chunks: &'a [Chunk], req: &SearchRequest) -> Option<&'a Chunk> {
     let terms = match KeywordQuery::parse(&req.query) {
         Ok(q) => q.highlight_terms(),
-        Err(_) => common::query_terms(&req.query),
+        Err(_) => crate::question::words::words(&req.query),
     };
     let intent = common::intent_terms(req.intent.as_deref());
     common::best_chunk(chunks, &terms, &intent, None)

@@ -2,6 +2,8 @@
 //! the local generator with a short prompt and a deadline. Generated variants that share no
 //! word with the query are dropped (a small model drifts); a failure means no expansion.
 
+use crate::question::words::{content_words, words};
+use crate::question::Question;
 use crate::models::generator::{Chat, Finish, Flow, Limits};
 use crate::shared::Shared;
 use protocol::{QueryMode, QueryModeKind};
@@ -58,9 +60,10 @@ impl Variants {
     /// taken as a rephrasing (`vec`): the 135M generator of the default preset ignores the
     /// format and answers with one rewritten sentence, which the labelled parse dropped.
     pub fn parse(output: &str, query: &str) -> Self {
-        let words = content_words(query);
-        let related = |t: &str| content_words(t).iter().any(|w| words.contains(w));
-        let same = |t: &str| normalized(t) == normalized(query);
+        let asked = Question::read(query);
+        let related = |t: &str| content_words(t).iter().any(|w| asked.content_words().contains(w));
+        // The query again, punctuation and case aside.
+        let same = |t: &str| words(t) == asked.words();
         let mut v = Variants::default();
         for line in output.lines() {
             let (label, text) = match line.split_once(':') {
@@ -82,22 +85,6 @@ impl Variants {
         }
         v
     }
-}
-
-/// Lowercased words, for "is this the query again?" (punctuation and case aside).
-fn normalized(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
-}
-
-fn content_words(text: &str) -> Vec<String> {
-    const STOP: &[&str] = &[
-        "the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "how", "what", "why", "do", "does", "for", "on",
-        "with",
-    ];
-    text.split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))
-        .collect()
 }
 
 fn cache() -> &'static Mutex<HashMap<String, Variants>> {

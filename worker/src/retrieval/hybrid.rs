@@ -6,6 +6,7 @@
 //! split with `scripts/eval`; `docs/retrieval.md` has the measurements.
 
 use crate::config::content_types;
+use crate::question::Question;
 use crate::retrieval::common::{self, Ranked, Scope};
 use crate::retrieval::expansion::{self, Variants};
 use crate::retrieval::keyword::bm25_candidates;
@@ -83,6 +84,8 @@ pub struct Trace {
 pub struct Outcome {
     pub response: SearchResponse,
     pub trace: Trace,
+    /// The query read as a question, once, for what follows a search (an answer).
+    pub question: Question,
 }
 
 /// Weighted RRF over ranked lists of document ids, with the top-rank bonus for the
@@ -230,6 +233,7 @@ fn variants_for(w: &Shared, req: &QueryRequest, raw_top: &[f32]) -> Variants {
 fn rerank(
     w: &Shared,
     req: &QueryRequest,
+    question: &Question,
     fused: &[(DocKey, f32)],
     fusion_scores: &[f32],
     docs: &HashMap<DocKey, Ranked>,
@@ -244,7 +248,7 @@ fn rerank(
         _ => return Ok((fusion_scores.to_vec(), None)),
     };
     let head: Vec<DocKey> = fused.iter().take(candidate_limit).map(|(id, _)| *id).collect();
-    let terms = common::query_terms(&sreq.query);
+    let terms = question.words();
     let conn = w.stores.catalog.reader();
     let mut passages = Vec::with_capacity(head.len());
     for id in &head {
@@ -258,7 +262,7 @@ fn rerank(
             Some(c) => c.clone(),
             None => catalog::chunks_of(&conn, &r.row.mirror_hash)?,
         };
-        let text = common::best_chunk(&chunks, &terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
+        let text = common::best_chunk(&chunks, terms, &[], r.seq).map_or(r.row.title.clone(), |c| c.text.clone());
         passages.push(text.chars().take(RERANK_CHARS).collect::<String>());
     }
     drop(conn);
@@ -327,6 +331,7 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
     let scope = Scope::of(w, sreq)?;
     let q = KeywordQuery::parse(&sreq.query)?.in_language(req.lang.as_deref());
+    let question = Question::read(&sreq.query);
     let recency = common::has_recency_intent(&sreq.query);
     let limit = sreq.limit.max(1) as usize;
     let candidate_limit = sreq.candidate_limit.map_or(DEFAULT_CANDIDATE_LIMIT, |c| c as usize);
@@ -385,7 +390,7 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     common::normalize(&mut fusion_scores);
     let (fused, fusion_scores) = boost_fused(w, fused, fusion_scores, &cands.docs);
     let fusion_trace: Vec<(DocKey, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
-    let (blended, rerank_trace) = rerank(w, req, &fused, &fusion_scores, &cands.docs, candidate_limit)?;
+    let (blended, rerank_trace) = rerank(w, req, &question, &fused, &fusion_scores, &cands.docs, candidate_limit)?;
     let mut ranked = in_order(&fused, blended, cands.docs);
     let total = common::finish(&mut ranked, sreq.min_score, recency, limit);
     let returned: Vec<DocKey> = ranked.iter().map(|r| r.row.id).collect();
@@ -418,6 +423,7 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
             lexical,
             semantic,
         },
+        question,
     })
 }
 

@@ -160,7 +160,7 @@ pub fn vsearch(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
     common::apply_content_type_boost(w, &mut ranked);
     let total = common::finish(&mut ranked, req.min_score, recency, limit);
-    let terms = common::query_terms(&req.query);
+    let terms = crate::question::words::words(&req.query);
     let intent = common::intent_terms(req.intent.as_deref());
     let results = common::results(w, &scope, ranked, &terms, &intent)?;
     Ok(SearchResponse {

@@ -1,0 +1,69 @@
+//! The one rule by which svc reads the words of a text: a question, a facet, a passage, a
+//! claim. Runs of letters and digits, lowercase, of two characters or more, each once, except
+//! that a number with dots stays one word ("0.41", "1.54.0"): a version is then never held by a
+//! piece of another, and "Rust 1.41" does not hold the "41" of "lancedb 0.41". A dotted number
+//! whose parts are all single digits ("0.8", "2.0.0") is left out, as its parts would be.
+
+/// Words that carry no content of their own.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "how", "i", "if", "in",
+    "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "then",
+    "there", "these", "this", "to", "vs", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with",
+    "you", "your",
+];
+
+/// The words of `text`, in order, each once (the module's rule).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut word = String::new();
+    // Ends the word being read (nothing when it is empty or too short).
+    let mut finish = |word: &mut String| {
+        let w = std::mem::take(word).to_lowercase();
+        if w.split('.').any(|part| part.chars().count() >= 2) && !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let dot_in_number =
+            c == '.' && word.ends_with(|p: char| p.is_ascii_digit()) && chars.peek().is_some_and(char::is_ascii_digit);
+        if c.is_alphanumeric() || dot_in_number {
+            word.push(c);
+        } else {
+            finish(&mut word);
+        }
+    }
+    finish(&mut word);
+    out
+}
+
+/// The words of `text` that say what it is about: its [`words`] without the stopwords.
+pub fn content_words(text: &str) -> Vec<String> {
+    words(text).into_iter().filter(|t| !is_stopword(t)).collect()
+}
+
+/// Whether `word` (lowercase) is too common to say what a question is about.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_lowercase_runs_of_two_or_more_each_once() {
+        assert_eq!(words("How do Unix sockets work? a sockets"), vec!["how", "do", "unix", "sockets", "work"]);
+        assert_eq!(content_words("How do Unix sockets work?"), vec!["unix", "sockets", "work"]);
+        assert_eq!(words("北京 预算"), vec!["北京", "预算"]);
+    }
+
+    #[test]
+    fn a_version_is_one_word() {
+        assert_eq!(
+            words("lancedb 0.41, Rust 1.54.0; axum 0.8 and ort 2.0.0-rc.15."),
+            ["lancedb", "0.41", "rust", "1.54.0", "axum", "and", "ort", "rc", "15"]
+        );
+        assert_eq!(words("Version 3. 12 items.x"), ["version", "12", "items"]);
+    }
+}
