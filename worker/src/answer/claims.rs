@@ -3,7 +3,7 @@
 //! its content words, numbers and negations there?
 
 use super::relevance::{self, same_spelling, Vocabulary};
-use crate::question::words::content_words;
+use crate::question::words::{self, content_words};
 use crate::question::Question;
 
 /// A citation marker in the draft: `[n]` (one number each; `[1, 2]` gives two).
@@ -173,7 +173,9 @@ pub struct Lexical {
     pub conflicts: bool,
 }
 
-fn words(text: &str) -> Vec<String> {
+/// The words of `text` with their apostrophes, where a negation is read ("don't"); what a
+/// text holds is read by the one rule ([`crate::question::words`]).
+fn negation_words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
         .map(|w| w.trim_matches('\'').to_lowercase())
@@ -280,7 +282,8 @@ impl Addition {
         Addition {
             words: content_words(claim)
                 .into_iter()
-                .filter(|w| !w.bytes().all(|b| b.is_ascii_digit()))
+                // A number (digits, or a version's digits and dots) is read as one below.
+                .filter(|w| !w.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
                 .filter(|w| !asked.iter().any(|q| same_spelling(q, w)))
                 .collect(),
             numbers: numbers(claim).into_iter().filter(|n| !asked_numbers.contains(n)).collect(),
@@ -297,7 +300,7 @@ impl Addition {
     /// any of its forms, [`Vocabulary::holds`], or as the comparison sign a source writes
     /// before a number, [`Comparison`]; the number and the name as written).
     pub fn not_in(&self, texts: &[&str]) -> Absent {
-        let ws = Vocabulary::of(texts.iter().flat_map(|t| words(t)));
+        let ws = Vocabulary::of(texts.iter().flat_map(|t| words::words(t)));
         let signs: Vec<Comparison> = texts.iter().flat_map(|t| Comparison::signs_in(t)).collect();
         let held = |w: &String| ws.holds(w) || Comparison::of_word(w).is_some_and(|c| signs.contains(&c));
         let ns: Vec<String> = texts.iter().flat_map(|t| numbers(t)).collect();
@@ -385,7 +388,7 @@ impl Addition {
             return false;
         }
         let holds_all = |text: &str| {
-            let ws = Vocabulary::of(words(text));
+            let ws = Vocabulary::of(words::words(text));
             let ns = numbers(text);
             let written = plain_form(text);
             self.words.iter().all(|w| ws.holds(w))
@@ -473,7 +476,7 @@ pub fn prose_sentences(passage: &str) -> Vec<String> {
 pub fn lexical(claim: &str, passage: &str) -> Lexical {
     let claim = without_particle(claim);
     let content = content_words(claim);
-    let passage_words = Vocabulary::of(words(passage));
+    let passage_words = Vocabulary::of(words::words(passage));
     let held = |w: &String| passage_words.holds(w);
     let coverage =
         if content.is_empty() { 0.0 } else { content.iter().filter(|w| held(w)).count() as f64 / content.len() as f64 };
@@ -484,15 +487,14 @@ pub fn lexical(claim: &str, passage: &str) -> Lexical {
     let best = sentences(passage)
         .into_iter()
         .map(|s| {
-            let sw = Vocabulary::of(words(&s));
+            let sw = Vocabulary::of(words::words(&s));
             let shared = content.iter().filter(|w| sw.holds(w)).count();
             (shared, s)
         })
         .max_by_key(|(shared, _)| *shared);
     let conflicts = match best {
         Some((shared, sentence)) if !content.is_empty() && shared * 2 >= content.len() => {
-            let sentence_words = words(&sentence);
-            let negation_differs = negated(&words(claim)) != negated(&sentence_words);
+            let negation_differs = negated(&negation_words(claim)) != negated(&negation_words(&sentence));
             let sentence_numbers = numbers(&sentence);
             let number_differs = !claim_numbers.is_empty()
                 && !sentence_numbers.is_empty()
