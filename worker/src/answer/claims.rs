@@ -597,7 +597,11 @@ mod tests {
         let passage =
             "### Why does bincode not respect `#[repr(u8)]`?\n\nBincode will encode enum variants as a `u32`.";
         assert!(!aside.held_by(&uniform(q), "readme", passage));
-        assert!(Addition::of("Bincode encodes enum variants as a u32.", &Question::read(q)).held_by(&uniform(q), "readme", passage));
+        assert!(Addition::of("Bincode encodes enum variants as a u32.", &Question::read(q)).held_by(
+            &uniform(q),
+            "readme",
+            passage
+        ));
         // "No" answers a yes-or-no question; what follows it is what a passage must hold.
         let q = "Was the Old Bridge built in 1950?";
         let no = Addition::of("No, the Old Bridge was built in 1890.", &Question::read(q));
@@ -611,7 +615,11 @@ mod tests {
         let rare =
             relevance::weighed(q, |words| words.iter().map(|w| if w == "lancedb" { 8.0 } else { 1.0 }).collect());
         let other = "## Minimum Supported Rust Version\n\nRust 1.41 or higher.";
-        assert!(!Addition::of("lancedb needs Rust 1.41.", &Question::read(q)).held_by(&rare, "RustCrypto: Common Traits", other));
+        assert!(!Addition::of("lancedb needs Rust 1.41.", &Question::read(q)).held_by(
+            &rare,
+            "RustCrypto: Common Traits",
+            other
+        ));
     }
 
     #[test]
@@ -634,8 +642,10 @@ mod tests {
         assert!(!loose.mostly_held_by(&asked, "svc://c/castaway/README.md castaway", other));
         // Without a number, half of the words must stand in one sentence about the question.
         let q = "Which arrow feature adds reading and writing of compressed IPC streams?";
-        let feature =
-            Addition::of("Arrow provides reading and writing of compressed IPC streams [ipc_compression].", &Question::read(q));
+        let feature = Addition::of(
+            "Arrow provides reading and writing of compressed IPC streams [ipc_compression].",
+            &Question::read(q),
+        );
         let readme = "## Features\n\n- `ipc_compression` - Enables reading and writing compressed IPC streams";
         assert!(feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", readme));
         assert!(!feature.mostly_held_by(&uniform(q), "svc://c/arrow/README.md arrow", "## Features\n\n- `ipc` - IPC"));
@@ -646,8 +656,14 @@ mod tests {
         let q = "Which reqwest feature compiles its own copy of OpenSSL on Linux?";
         let asked = relevance::weighed(q, |words| vec![1.0; words.len()]);
         let passage = "On Linux you can enable the `native-tls-vendored` feature to compile its own copy of OpenSSL.";
-        let wrong = Addition::of("The `reqwest-native-tls` feature compiles its own copy of OpenSSL on Linux.", &Question::read(q));
-        let right = Addition::of("The `native-tls-vendored` feature compiles its own copy of OpenSSL on Linux.", &Question::read(q));
+        let wrong = Addition::of(
+            "The `reqwest-native-tls` feature compiles its own copy of OpenSSL on Linux.",
+            &Question::read(q),
+        );
+        let right = Addition::of(
+            "The `native-tls-vendored` feature compiles its own copy of OpenSSL on Linux.",
+            &Question::read(q),
+        );
         assert!(!wrong.held_by(&asked, "reqwest", passage));
         assert!(right.held_by(&asked, "reqwest", passage));
         assert_eq!(code_spans("Run `cargo  build` or `X`; `cargo build` again, ``"), ["cargo build", "x"]);

@@ -61,7 +61,9 @@ mod tests {
     use super::*;
 
     fn q() -> Weighed {
-        super::super::relevance::weighed("What busy timeout does rusqlite set on a new Connection by default?", |w| vec![1.0; w.len()])
+        super::super::relevance::weighed("What busy timeout does rusqlite set on a new Connection by default?", |w| {
+            vec![1.0; w.len()]
+        })
     }
 
     #[test]

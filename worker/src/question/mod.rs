@@ -114,7 +114,10 @@ mod tests {
 
     #[test]
     fn facets_split_on_joins_and_drop_empty_parts() {
-        assert_eq!(facet_texts("Rust ownership and borrowing, lifetimes"), ["rust ownership", "borrowing", "lifetimes"]);
+        assert_eq!(
+            facet_texts("Rust ownership and borrowing, lifetimes"),
+            ["rust ownership", "borrowing", "lifetimes"]
+        );
         assert_eq!(facet_texts("tantivy vs lucene"), ["tantivy", "lucene"]);
         assert_eq!(facet_texts("How do sockets work?"), ["how do sockets work"]);
         assert_eq!(facet_texts("the and of"), Vec::<String>::new());

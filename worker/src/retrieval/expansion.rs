@@ -2,9 +2,9 @@
 //! the local generator with a short prompt and a deadline. Generated variants that share no
 //! word with the query are dropped (a small model drifts); a failure means no expansion.
 
+use crate::models::generator::{Chat, Finish, Flow, Limits};
 use crate::question::words::{content_words, words};
 use crate::question::Question;
-use crate::models::generator::{Chat, Finish, Flow, Limits};
 use crate::shared::Shared;
 use protocol::{QueryMode, QueryModeKind};
 use std::collections::HashMap;
