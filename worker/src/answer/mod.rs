@@ -109,7 +109,7 @@ fn ask(
     let outcome = hybrid::run(w, &query)?;
     let response = outcome.response;
     // The question as retrieval read it, weighed by the rarity of its words in the index.
-    let weighed = relevance::Weighed::of(w, &outcome.question);
+    let weighed = relevance::Weighed::of(w, outcome.question);
     let pool = passages::ranked(w, &weighed, &response.results[..response.results.len().min(POOL)])?;
     let choice = sources::choose(&weighed, &pool);
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();

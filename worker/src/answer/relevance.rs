@@ -85,7 +85,7 @@ pub struct Weighed {
 impl Weighed {
     /// `question`'s facets, their words weighted by `rarity` (one weight per content word, in
     /// order).
-    pub fn new(question: &Question, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Weighed {
+    pub fn new(question: Question, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Weighed {
         let words = question.content_words();
         let weights = rarity(words);
         let weight = |w: &String| words.iter().position(|x| x == w).and_then(|i| weights.get(i)).copied();
@@ -94,11 +94,11 @@ impl Weighed {
             .iter()
             .map(|f| f.words().iter().filter_map(|w| weight(w).map(|x| (w.clone(), x))).collect())
             .collect();
-        Weighed { question: question.clone(), facets }
+        Weighed { question, facets }
     }
 
     /// `question` weighted by the rarity of its words in `w`'s index.
-    pub fn of(w: &Shared, question: &Question) -> Weighed {
+    pub fn of(w: &Shared, question: Question) -> Weighed {
         Weighed::new(question, |words| w.stores.bm25.rarity(words))
     }
 
@@ -138,7 +138,7 @@ impl Weighed {
 /// `text` read as a question and weighed by `rarity`, for tests.
 #[cfg(test)]
 pub fn weighed(text: &str, rarity: impl FnOnce(&[String]) -> Vec<f64>) -> Weighed {
-    Weighed::new(&Question::read(text), rarity)
+    Weighed::new(Question::read(text), rarity)
 }
 
 #[cfg(test)]

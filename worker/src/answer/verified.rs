@@ -61,8 +61,7 @@ pub fn ask(
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
         .map_err(|e| crate::errors::internal(format!("the compiled capsule could not be read back: {e}")))?;
-    let question = Question::read(&req.query.search.query);
-    let weighed = relevance::Weighed::of(w, &question);
+    let weighed = relevance::Weighed::of(w, Question::read(&req.query.search.query));
     let sources: Vec<Source<'_>> = capsule
         .evidence
         .iter()
@@ -85,8 +84,8 @@ pub fn ask(
             super::draft(
                 &generator,
                 &DRAFT,
-                question.text(),
-                &super::shown_sources(&question, &titled),
+                weighed.question().text(),
+                &super::shown_sources(weighed.question(), &titled),
                 req.max_answer_tokens,
                 started,
                 &mut |_| crate::models::generator::Flow::Continue,
