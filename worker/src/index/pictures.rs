@@ -2,7 +2,9 @@
 //! words follow when OCR has read it: the sync asks for a reading ([`Readings::request`]), the
 //! OCR thread ([`spawn`]) reads the picture on the models' threads, keeps the result by the
 //! file's SHA-256 (so a rescan, a rename or a copy is never read twice) and syncs the file
-//! again, which then finds its text ([`Readings::get`]).
+//! again, which then finds its text ([`Readings::get`]). Until that sync has ended, the
+//! document is still waiting ([`Readings::is_waiting`]): a reader is never told that OCR has
+//! read it beside the text from before.
 //!
 //! A picture that cannot be read (corrupt, too large, a decompression bomb) is that file's
 //! error: its reading records why, and the document stays indexed by its name.
@@ -20,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 /// The engine a reading names.
@@ -84,19 +86,30 @@ struct Pending {
     hash: String,
 }
 
+/// The pictures waiting for a reading: those queued, and the one being read and synced.
+#[derive(Debug, Default)]
+struct Queue {
+    waiting: VecDeque<Pending>,
+    /// Taken from the queue by [`Readings::next`] and held until [`Readings::finished`]:
+    /// read, kept, and its document synced with the text.
+    current: Option<Pending>,
+}
+
 /// The readings kept on disk (one JSON file per picture's SHA-256) and the queue of pictures
 /// waiting for one.
 pub struct Readings {
     dir: PathBuf,
-    queue: Mutex<VecDeque<Pending>>,
+    queue: Mutex<Queue>,
     wake: Condvar,
-    /// Whether the OCR thread is reading one now (taken from the queue).
-    reading: AtomicBool,
 }
 
 impl Readings {
     pub fn open(dir: PathBuf) -> Readings {
-        Readings { dir, queue: Mutex::new(VecDeque::new()), wake: Condvar::new(), reading: AtomicBool::new(false) }
+        Readings { dir, queue: Mutex::new(Queue::default()), wake: Condvar::new() }
+    }
+
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn path(&self, hash: &str) -> PathBuf {
@@ -120,24 +133,42 @@ impl Readings {
     /// Asks for the picture at `rel` of `collection` (its bytes hashing to `hash`) to be read.
     pub fn request(&self, collection: &str, rel: &str, hash: &str) {
         let job = Pending { collection: collection.into(), rel: rel.into(), hash: hash.into() };
-        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        if !queue.contains(&job) {
-            queue.push_back(job);
+        let mut queue = self.queue();
+        if !queue.waiting.contains(&job) {
+            queue.waiting.push_back(job);
             self.wake.notify_one();
         }
     }
 
     /// Pictures waiting for OCR, the one being read included.
     pub fn pending(&self) -> usize {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).len() + usize::from(self.reading.load(Ordering::SeqCst))
+        let queue = self.queue();
+        queue.waiting.len() + usize::from(queue.current.is_some())
     }
 
+    /// Whether the document at `rel` of `collection` waits for OCR: queued, or being read, or
+    /// its text being synced. A reading kept under its hash is not yet in its text then (nor
+    /// in a copy's, whose own sync is still queued).
+    pub fn is_waiting(&self, collection: &str, rel: &str) -> bool {
+        let queue = self.queue();
+        let is = |p: &Pending| p.collection == collection && p.rel == rel;
+        queue.current.as_ref().is_some_and(is) || queue.waiting.iter().any(is)
+    }
+
+    /// The next picture to read, which stays the current one until [`Readings::finished`].
     fn next(&self, wait: Duration) -> Option<Pending> {
-        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        if queue.is_empty() {
+        let mut queue = self.queue();
+        if queue.waiting.is_empty() {
             queue = self.wake.wait_timeout(queue, wait).unwrap_or_else(|p| p.into_inner()).0;
         }
-        queue.pop_front()
+        let job = queue.waiting.pop_front();
+        queue.current.clone_from(&job);
+        job
+    }
+
+    /// The current picture is read and its document synced.
+    fn finished(&self) {
+        self.queue().current = None;
     }
 }
 
@@ -234,6 +265,7 @@ pub fn read_now(w: &Indexing) -> usize {
             break;
         }
         read_and_resync(w, &job);
+        w.pictures.finished();
         read += 1;
     }
     read
@@ -249,9 +281,8 @@ pub fn spawn(worker: &Arc<Indexing>) {
             return;
         }
         let Some(job) = w.pictures.next(Duration::from_secs(1)) else { continue };
-        w.pictures.reading.store(true, Ordering::SeqCst);
         read_and_resync(&w, &job);
-        w.pictures.reading.store(false, Ordering::SeqCst);
+        w.pictures.finished();
         w.core.hooks.publish_status();
     });
     if let Err(e) = started {
@@ -470,7 +501,26 @@ mod tests {
         readings.request("notes", "a.png", "abc");
         assert_eq!(readings.pending(), 1);
         assert_eq!(readings.next(Duration::ZERO).map(|p| p.rel), Some("a.png".into()));
+        assert_eq!(readings.pending(), 1, "the picture being read still counts");
+        readings.finished();
         assert_eq!(readings.pending(), 0);
+    }
+
+    #[test]
+    fn a_picture_waits_until_its_document_has_taken_the_text() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let readings = Readings::open(dir.path().join("ocr"));
+        readings.request("notes", "a.png", "abc");
+        readings.request("notes", "copy of a.png", "abc");
+        assert!(readings.is_waiting("notes", "a.png"));
+        assert!(!readings.is_waiting("other", "a.png"));
+        assert!(!readings.is_waiting("notes", "b.png"));
+        // Read and kept: its document is being synced, the copy's sync is still queued.
+        readings.next(Duration::ZERO);
+        assert!(readings.is_waiting("notes", "a.png"));
+        readings.finished();
+        assert!(!readings.is_waiting("notes", "a.png"));
+        assert!(readings.is_waiting("notes", "copy of a.png"));
     }
 
     #[test]

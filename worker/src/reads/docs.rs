@@ -83,7 +83,7 @@ pub fn doc(w: &Shared, readings: &Readings, r: &DocRef) -> Result<DocResponse, A
         source_hash: row.source_hash.clone(),
         abs_path: abs_path(w, &row),
         part_of: row.part_of.clone(),
-        ocr: picture_source(readings, &row.rel_path, &row.source_hash),
+        ocr: picture_source(readings, &row.collection, &row.rel_path, &row.source_hash),
     };
     Ok(DocResponse {
         uri: uri::doc_uri(&row.collection, &row.rel_path),
@@ -104,14 +104,14 @@ pub fn doc(w: &Shared, readings: &Readings, r: &DocRef) -> Result<DocResponse, A
 
 /// How a picture's text was made: its OCR reading, or that one is still to come; a scanned
 /// PDF's reading once there is one; a document's, once OCR has found text in its pictures
-/// (or failed to read them).
-fn picture_source(readings: &Readings, rel: &str, source_hash: &str) -> Option<OcrSource> {
+/// (or failed to read them). A reading counts once the document's text holds it: not while
+/// the document still waits for OCR ([`Readings::is_waiting`]).
+fn picture_source(readings: &Readings, collection: &str, rel: &str, source_hash: &str) -> Option<OcrSource> {
+    let kept = || if readings.is_waiting(collection, rel) { None } else { readings.get(source_hash) };
     let reading = match source_kind(rel) {
-        Some(SourceKind::Image) => readings.get(source_hash),
-        Some(SourceKind::Pdf) => Some(readings.get(source_hash)?),
-        Some(SourceKind::Docx | SourceKind::Slides) => {
-            Some(readings.get(source_hash).filter(|r| r.lines > 0 || r.error.is_some())?)
-        }
+        Some(SourceKind::Image) => kept(),
+        Some(SourceKind::Pdf) => Some(kept()?),
+        Some(SourceKind::Docx | SourceKind::Slides) => Some(kept().filter(|r| r.lines > 0 || r.error.is_some())?),
         _ => return None,
     };
     Some(match reading {
