@@ -15,6 +15,7 @@ use image::RgbImage;
 use ort::session::Session;
 use ort::value::Tensor;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -58,34 +59,38 @@ impl Recognized {
     }
 }
 
-/// The three sessions and the recognizer's characters.
+/// The three models' sessions and the recognizer's characters.
 pub struct OcrEngine {
     detector: Mutex<Session>,
-    recognizer: Mutex<Session>,
+    /// The recognizer once per lane, each on one thread: a picture's lines are read a lane
+    /// each, at once. A line is too small a run for ONNX Runtime to share its work among
+    /// threads well: two lines at once on a thread each read 1.25-1.5 times as many lines per
+    /// second as one line at a time on two threads (docs/ocr.md).
+    recognizers: Vec<Mutex<Session>>,
     classifier: Mutex<Session>,
     charset: Vec<String>,
 }
 
 impl OcrEngine {
-    /// Loads the models from `models_dir` with `threads` intra-op threads each.
+    /// Loads the models from `models_dir`: the detector and the classifier with `threads`
+    /// intra-op threads, the recognizer as `threads` lanes of one thread.
     pub fn load(cache_dir: &Path, models_dir: &Path, threads: usize) -> Result<OcrEngine> {
         // Pictures and lines differ in size by orders of magnitude: without an arena, the
         // memory of a large picture's run is given back (docs/ocr.md).
         let detector = runtime::session_without_arena(cache_dir, &models_dir.join(DETECTOR), threads)?;
-        let recognizer = runtime::session_without_arena(cache_dir, &models_dir.join(RECOGNIZER), threads)?;
+        let recognizers = (0..threads.max(1))
+            .map(|_| runtime::session_without_arena(cache_dir, &models_dir.join(RECOGNIZER), 1).map(Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
         let classifier = runtime::session_without_arena(cache_dir, &models_dir.join(CLASSIFIER), threads)?;
-        let metadata = recognizer.metadata().map_err(infer)?;
+        let first = recognizers[0].lock().unwrap_or_else(|p| p.into_inner());
+        let metadata = first.metadata().map_err(infer)?;
         let characters = metadata
             .custom("character")
             .ok_or_else(|| ModelError::Shape("the recognizer has no `character` metadata".into()))?;
         let charset = recognize::charset(&characters);
         drop(metadata);
-        Ok(OcrEngine {
-            detector: Mutex::new(detector),
-            recognizer: Mutex::new(recognizer),
-            classifier: Mutex::new(classifier),
-            charset,
-        })
+        drop(first);
+        Ok(OcrEngine { detector: Mutex::new(detector), recognizers, classifier: Mutex::new(classifier), charset })
     }
 
     /// The lines of `image`, read by `deadline` (past it the run stops and this is an error).
@@ -96,26 +101,19 @@ impl OcrEngine {
             let detected = started.elapsed();
             let cuts: Vec<(Quad, RgbImage)> =
                 boxes.into_iter().filter_map(|q| recognize::crop(image, &q).map(|c| (q, c))).collect();
+            let cut = started.elapsed();
             let upside_down = self.upside_down(&cuts, deadline)?;
-            let mut read = Vec::with_capacity(cuts.len());
-            for ((_, cut), turned) in cuts.iter().zip(upside_down) {
-                let mut best = self.recognize(cut, deadline)?;
-                // The classifier is a second opinion: on a long line (squeezed into its
-                // 192 × 48 input) it often reads upright text as upside down.
-                if turned {
-                    let other = self.recognize(&image::imageops::rotate180(cut), deadline)?;
-                    if other.1 > best.1 {
-                        best = other;
-                    }
-                }
-                read.push(best);
-            }
+            let classified = started.elapsed();
+            let read = self.read_lines(&cuts, &upside_down, deadline)?;
             tracing::debug!(
-                "ocr: {}x{} picture, {} lines: detection {detected:.2?}, reading {:.2?}",
+                "ocr: {}x{} picture, {} lines ({} columns): detection {detected:.2?}, cutting {:.2?}, angles {:.2?}, reading {:.2?}",
                 image.width(),
                 image.height(),
                 cuts.len(),
-                started.elapsed() - detected
+                cuts.iter().map(|(_, c)| c.width()).sum::<u32>(),
+                cut - detected,
+                classified - cut,
+                started.elapsed() - classified
             );
             let lines = cuts
                 .into_iter()
@@ -151,13 +149,77 @@ impl OcrEngine {
         Ok(out)
     }
 
+    /// Each cut's text and confidence, in the cuts' order: the lanes take the next unread cut
+    /// until none is left (lines differ in width, so a fixed share would leave a lane idle).
+    fn read_lines(
+        &self,
+        cuts: &[(Quad, RgbImage)],
+        upside_down: &[bool],
+        deadline: Instant,
+    ) -> Result<Vec<(String, f32)>> {
+        let next = AtomicUsize::new(0);
+        let lanes = self.recognizers.len().min(cuts.len());
+        let lane_results: Vec<Result<Vec<(usize, (String, f32))>>> = std::thread::scope(|scope| {
+            let lane = |session: &Mutex<Session>| {
+                let mut read = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((_, cut)) = cuts.get(i) else { return Ok(read) };
+                    let turned = upside_down.get(i).copied().unwrap_or(false);
+                    match self.read_line(session, cut, turned, deadline) {
+                        Ok(line) => read.push((i, line)),
+                        Err(e) => {
+                            // The other lanes stop after their current line.
+                            next.store(cuts.len(), Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    }
+                }
+            };
+            let handles: Vec<_> =
+                self.recognizers[..lanes].iter().map(|session| scope.spawn(move || lane(session))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(ModelError::Inference("an OCR lane panicked".into()))))
+                .collect()
+        });
+        let mut read = vec![(String::new(), 0.0); cuts.len()];
+        for lane in lane_results {
+            for (i, line) in lane? {
+                read[i] = line;
+            }
+        }
+        Ok(read)
+    }
+
+    /// A cut's text and confidence on `session`; a cut the classifier reads as upside down
+    /// (`turned`) is read both ways and the more confident reading kept: the classifier is a
+    /// second opinion, as on a long line (squeezed into its 192 × 48 input) it often reads
+    /// upright text as upside down.
+    fn read_line(
+        &self,
+        session: &Mutex<Session>,
+        cut: &RgbImage,
+        turned: bool,
+        deadline: Instant,
+    ) -> Result<(String, f32)> {
+        let mut best = self.recognize(session, cut, deadline)?;
+        if turned {
+            let other = self.recognize(session, &image::imageops::rotate180(cut), deadline)?;
+            if other.1 > best.1 {
+                best = other;
+            }
+        }
+        Ok(best)
+    }
+
     /// A cut's text and confidence, read alone at its own width (padded into a batch of wider
     /// lines, the recognizer drops spaces), with a margin around it.
-    fn recognize(&self, cut: &RgbImage, deadline: Instant) -> Result<(String, f32)> {
+    fn recognize(&self, session: &Mutex<Session>, cut: &RgbImage, deadline: Instant) -> Result<(String, f32)> {
         let (data, width) = recognize::line_input(cut);
         let tensor =
             Tensor::from_array((vec![1i64, 3, i64::from(recognize::HEIGHT), i64::from(width)], data)).map_err(infer)?;
-        let (shape, probs) = run(&self.recognizer, tensor, deadline)?;
+        let (shape, probs) = run(session, tensor, deadline)?;
         match shape.as_slice() {
             [1, _, classes] if *classes == self.charset.len() + 1 => {
                 Ok(recognize::ctc_decode(&probs, *classes, &self.charset))
