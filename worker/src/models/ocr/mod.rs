@@ -59,6 +59,11 @@ impl Recognized {
     }
 }
 
+/// A cut's text and the recognizer's confidence in it.
+type LineRead = (String, f32);
+/// What one lane read: each cut's place among the picture's cuts and its reading.
+type LaneRead = Result<Vec<(usize, LineRead)>>;
+
 /// The three models' sessions and the recognizer's characters.
 pub struct OcrEngine {
     detector: Mutex<Session>,
@@ -151,15 +156,10 @@ impl OcrEngine {
 
     /// Each cut's text and confidence, in the cuts' order: the lanes take the next unread cut
     /// until none is left (lines differ in width, so a fixed share would leave a lane idle).
-    fn read_lines(
-        &self,
-        cuts: &[(Quad, RgbImage)],
-        upside_down: &[bool],
-        deadline: Instant,
-    ) -> Result<Vec<(String, f32)>> {
+    fn read_lines(&self, cuts: &[(Quad, RgbImage)], upside_down: &[bool], deadline: Instant) -> Result<Vec<LineRead>> {
         let next = AtomicUsize::new(0);
         let lanes = self.recognizers.len().min(cuts.len());
-        let lane_results: Vec<Result<Vec<(usize, (String, f32))>>> = std::thread::scope(|scope| {
+        let lane_results: Vec<LaneRead> = std::thread::scope(|scope| {
             let lane = |session: &Mutex<Session>| {
                 let mut read = Vec::new();
                 loop {
@@ -196,13 +196,7 @@ impl OcrEngine {
     /// (`turned`) is read both ways and the more confident reading kept: the classifier is a
     /// second opinion, as on a long line (squeezed into its 192 × 48 input) it often reads
     /// upright text as upside down.
-    fn read_line(
-        &self,
-        session: &Mutex<Session>,
-        cut: &RgbImage,
-        turned: bool,
-        deadline: Instant,
-    ) -> Result<(String, f32)> {
+    fn read_line(&self, session: &Mutex<Session>, cut: &RgbImage, turned: bool, deadline: Instant) -> Result<LineRead> {
         let mut best = self.recognize(session, cut, deadline)?;
         if turned {
             let other = self.recognize(session, &image::imageops::rotate180(cut), deadline)?;
@@ -215,7 +209,7 @@ impl OcrEngine {
 
     /// A cut's text and confidence, read alone at its own width (padded into a batch of wider
     /// lines, the recognizer drops spaces), with a margin around it.
-    fn recognize(&self, session: &Mutex<Session>, cut: &RgbImage, deadline: Instant) -> Result<(String, f32)> {
+    fn recognize(&self, session: &Mutex<Session>, cut: &RgbImage, deadline: Instant) -> Result<LineRead> {
         let (data, width) = recognize::line_input(cut);
         let tensor =
             Tensor::from_array((vec![1i64, 3, i64::from(recognize::HEIGHT), i64::from(width)], data)).map_err(infer)?;
