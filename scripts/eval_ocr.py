@@ -17,8 +17,8 @@ is a collection of its own on one `svc serve`.
 
 Figures, per variant: the character error rate (edit distance over the page's length, runs of
 whitespace counted as one space; also without any whitespace), the share of sampled words of
-the page (whole words of letters and digits, five letters or more) that find the picture by keyword search, and svc's pages per
-second; the worker's RSS before any picture, after them all, and at its peak; the same CER for the reference pipeline when it is installed
+the page (whole words of letters and digits, five letters or more) that find the picture by
+keyword search, and svc's pages per second; the worker's RSS before any picture, after them all, and at its peak; the same CER for the reference pipeline when it is installed
 (a virtualenv with `rapidocr-onnxruntime==1.4.4`: --reference-python).
 """
 from __future__ import annotations

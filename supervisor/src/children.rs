@@ -148,7 +148,7 @@ impl FailureRecord {
 /// glibc gives threads that allocate at once heaps of their own, up to eight per core, and a
 /// heap keeps much of what was freed in it: with OCR reading a picture's lines on a thread per
 /// core, the worker held 1.2-1.3 GB after 50 pictures against 0.6 GB with one thread, and
-/// with two heaps 0.53 GB at the same speed (docs/ocr.md).
+/// with two heaps 0.4-0.6 GB at the same speed (docs/ocr.md).
 const WORKER_MALLOC_ARENAS: &str = "2";
 
 struct Spec {

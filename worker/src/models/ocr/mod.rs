@@ -84,18 +84,21 @@ impl OcrEngine {
         // memory of a large picture's run is given back (docs/ocr.md).
         let detector = runtime::session_without_arena(cache_dir, &models_dir.join(DETECTOR), threads)?;
         let recognizers = (0..threads.max(1))
-            .map(|_| runtime::session_without_arena(cache_dir, &models_dir.join(RECOGNIZER), 1).map(Mutex::new))
+            .map(|_| runtime::session_without_arena(cache_dir, &models_dir.join(RECOGNIZER), 1))
             .collect::<Result<Vec<_>>>()?;
         let classifier = runtime::session_without_arena(cache_dir, &models_dir.join(CLASSIFIER), threads)?;
-        let first = recognizers[0].lock().unwrap_or_else(|p| p.into_inner());
-        let metadata = first.metadata().map_err(infer)?;
+        let metadata = recognizers[0].metadata().map_err(infer)?;
         let characters = metadata
             .custom("character")
             .ok_or_else(|| ModelError::Shape("the recognizer has no `character` metadata".into()))?;
         let charset = recognize::charset(&characters);
         drop(metadata);
-        drop(first);
-        Ok(OcrEngine { detector: Mutex::new(detector), recognizers, classifier: Mutex::new(classifier), charset })
+        Ok(OcrEngine {
+            detector: Mutex::new(detector),
+            recognizers: recognizers.into_iter().map(Mutex::new).collect(),
+            classifier: Mutex::new(classifier),
+            charset,
+        })
     }
 
     /// The lines of `image`, read by `deadline` (past it the run stops and this is an error).
