@@ -192,6 +192,12 @@ impl Models {
         self.preset().model(Role::Embed).map_or("", |m| m.model)
     }
 
+    /// How much a chunk's closeness to its table's centroid counts against it in a query
+    /// ([`super::presets::ModelSpec::centroid_weight`]).
+    pub fn embed_centroid_weight(&self) -> f32 {
+        self.preset().model(Role::Embed).map_or(0.0, |m| m.centroid_weight)
+    }
+
     /// The active preset's generator, as its model reference ("" when it has none).
     pub fn gen_model_ref(&self) -> &'static str {
         self.preset().model(Role::Gen).map_or("", |m| m.model)

@@ -22,6 +22,9 @@ pub struct VectorContext<'w> {
     pub embedder: Arc<Embedder>,
     pub key: TableKey,
     pub store: &'w VectorStore,
+    /// How much a chunk's closeness to the table's centroid counts against it in a query
+    /// ([`crate::stores::vectors::away_from_centroid`]).
+    pub centroid_weight: f32,
 }
 
 /// A failure of the vector side itself: the embedder (an ORT error, a panic, its time limit) or
@@ -61,7 +64,7 @@ impl<'a> VectorContext<'a> {
         let store = w.stores.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
         let embedder = w.models.embedder().map_err(|e| unavailable(&e.to_string()))?;
         let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
-        Ok(VectorContext { embedder, key, store })
+        Ok(VectorContext { embedder, key, store, centroid_weight: w.models.embed_centroid_weight() })
     }
 
     /// Like [`VectorContext::of`], but `None` instead of an error (hybrid falls back to BM25).
@@ -75,6 +78,10 @@ impl VectorContext<'_> {
     /// with the vector side's own error.
     pub fn search_text(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, VectorSideError> {
         let vector = self.embedder.embed_query(text)?;
+        if self.centroid_weight > 0.0 {
+            let k = k.min(MAX_CHUNK_CANDIDATES);
+            return Ok(self.store.search_away_from_centroid(&self.key, &vector, self.centroid_weight, k)?);
+        }
         Ok(self.nearest_capped(&vector, k)?)
     }
 

@@ -136,6 +136,8 @@ impl Drop for LanceRuntime {
 pub struct VectorStore {
     db: Connection,
     tables: Mutex<HashMap<TableKey, Arc<TableState>>>,
+    /// Each table's centroid, as last computed ([`VectorStore::centroid`]).
+    centroids: Mutex<HashMap<TableKey, Arc<Centroid>>>,
     /// Declared last: dropped after the tables and the connection.
     rt: LanceRuntime,
 }
@@ -203,6 +205,38 @@ fn rows_of(batches: &[RecordBatch]) -> Result<Vec<VectorRow>> {
     Ok(out)
 }
 
+/// The mean of a table's vectors, and how many rows it was taken over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Centroid {
+    pub rows: usize,
+    pub mean: Vec<f32>,
+    /// `mean · mean`: the mean of every row's closeness to the centroid.
+    pub norm2: f32,
+}
+
+impl Centroid {
+    pub fn of(mean: Vec<f32>, rows: usize) -> Self {
+        let norm2 = mean.iter().map(|m| m * m).sum();
+        Centroid { rows, mean, norm2 }
+    }
+
+    /// Whether a table of `rows` rows has moved too far from this one to be described by it:
+    /// a tenth of its rows added or removed.
+    fn stale_for(&self, rows: usize) -> bool {
+        self.rows.abs_diff(rows) * 10 > self.rows.max(1)
+    }
+}
+
+/// A query's similarity to `vector` (unit length, as `query`), less `weight` times how much
+/// closer `vector` lies to the table's `centroid` than its rows do on average. In a
+/// multilingual space the notes nearest the centroid are near every question asked in another
+/// language (hubs); this takes their edge away and leaves an average note's similarity as it
+/// was. Ranking by it is ranking by `(query - weight * centroid) · vector`.
+pub fn away_from_centroid(query: &[f32], vector: &[f32], centroid: &Centroid, weight: f32) -> f32 {
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    dot(query, vector) - weight * (dot(vector, &centroid.mean) - centroid.norm2)
+}
+
 /// Cosine distance (0..2) to the contract's similarity score (0..1).
 pub fn distance_to_score(d: f32) -> f32 {
     (1.0 - d / 2.0).clamp(0.0, 1.0)
@@ -214,7 +248,7 @@ impl VectorStore {
         let rt = LanceRuntime::new()?;
         let uri = dir.to_str().ok_or_else(|| VectorError::Data("the data dir is not valid UTF-8".into()))?.to_string();
         let db = rt.block_on(lancedb::connect(&uri).execute())?;
-        Ok(VectorStore { db, tables: Mutex::new(HashMap::new()), rt })
+        Ok(VectorStore { db, tables: Mutex::new(HashMap::new()), centroids: Mutex::new(HashMap::new()), rt })
     }
 
     /// Runs a query and gathers its batches.
@@ -315,6 +349,83 @@ impl VectorStore {
     pub fn search(&self, key: &TableKey, query: &[f32], k: usize) -> Result<Vec<VectorHit>> {
         let Some(t) = self.table(key, false)? else { return Ok(Vec::new()) };
         self.search_in(&t, query, k, t.ann_probes)
+    }
+
+    /// The `k` chunks nearest to `query` once each chunk's closeness to the table's centroid
+    /// counts against it ([`away_from_centroid`]), best first; their scores are that
+    /// similarity on the 0..1 scale.
+    pub fn search_away_from_centroid(
+        &self,
+        key: &TableKey,
+        query: &[f32],
+        weight: f32,
+        k: usize,
+    ) -> Result<Vec<VectorHit>> {
+        let Some(t) = self.table(key, false)? else { return Ok(Vec::new()) };
+        let Some(centroid) = self.centroid(key, &t)? else { return Ok(Vec::new()) };
+        // The nearest by the corrected similarity are the nearest to this direction.
+        let shifted: Vec<f32> = query.iter().zip(&centroid.mean).map(|(q, m)| q - weight * m).collect();
+        let mut q = t
+            .table
+            .query()
+            .nearest_to(shifted.as_slice())?
+            .distance_type(DistanceType::Cosine)
+            .limit(k.max(1))
+            .select(Select::columns(&["mirror_hash", "seq", "vector", "_distance"]));
+        if let Some(p) = t.ann_probes {
+            q = q.nprobes(p as usize)?.refine_factor(REFINE_FACTOR);
+        } else {
+            q = q.bypass_vector_index();
+        }
+        let batches = self.collect(q)?;
+        let mut hits: Vec<VectorHit> = rows_of(&batches)?
+            .into_iter()
+            .filter_map(|(mirror_hash, seq, vector, _)| {
+                let similarity = away_from_centroid(query, &vector?, &centroid, weight);
+                Some(VectorHit { mirror_hash, seq, score: ((1.0 + similarity) / 2.0).clamp(0.0, 1.0) })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(hits)
+    }
+
+    /// The centroid of `key`'s table: computed when first asked for, again once a tenth of
+    /// its rows came or went (a scan of every vector). `None` for an empty table.
+    fn centroid(&self, key: &TableKey, t: &TableState) -> Result<Option<Arc<Centroid>>> {
+        let rows = self.rt.block_on(t.table.count_rows(None))?;
+        if rows == 0 {
+            return Ok(None);
+        }
+        let known = self.centroids.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned();
+        if let Some(c) = known.filter(|c| !c.stale_for(rows)) {
+            return Ok(Some(c));
+        }
+        let batches: Vec<RecordBatch> = self.rt.block_on(async {
+            t.table.query().select(Select::columns(&["vector"])).execute().await?.try_collect().await
+        })?;
+        let mut sum = vec![0f64; key.dim];
+        let mut n = 0usize;
+        for b in &batches {
+            let Some(vectors) = b.column_by_name("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+            else {
+                return Err(VectorError::Data("no vector column".into()));
+            };
+            for i in 0..vectors.len() {
+                let item = vectors.value(i);
+                let Some(v) = item.as_any().downcast_ref::<Float32Array>() else { continue };
+                for (s, x) in sum.iter_mut().zip(v.values()) {
+                    *s += f64::from(*x);
+                }
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let mean: Vec<f32> = sum.iter().map(|s| (s / n as f64) as f32).collect();
+        let centroid = Arc::new(Centroid::of(mean, n));
+        self.centroids.lock().unwrap_or_else(|p| p.into_inner()).insert(key.clone(), Arc::clone(&centroid));
+        Ok(Some(centroid))
     }
 
     /// Nearest chunks; through the ANN index with `probes` partitions, else exactly.
@@ -489,6 +600,46 @@ mod tests {
         assert_eq!(store.count(&key).unwrap(), 1);
         assert!(store.remove(&key, &["x'; DROP".into()]).is_err());
         assert!(store.add(&key, &[ChunkVector { mirror_hash: "cc".into(), seq: 0, vector: vec![1.0] }]).is_err());
+    }
+
+    #[test]
+    fn a_note_near_the_centroid_loses_its_edge_over_one_that_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path()).unwrap();
+        let key = TableKey::new("file:/m.onnx", 4);
+        // Four notes around a direction and a generic one at their centre (the hub).
+        let rows: Vec<ChunkVector> = [
+            ("a1", [1.0, 0.3, 0.0, 0.0]),
+            ("a2", [1.0, -0.3, 0.0, 0.0]),
+            ("a3", [1.0, 0.0, 0.3, 0.0]),
+            ("a4", [1.0, 0.0, -0.3, 0.0]),
+            ("bb", [1.0, 0.0, 0.0, 0.0]),
+        ]
+        .iter()
+        .map(|(h, v)| ChunkVector { mirror_hash: (*h).into(), seq: 0, vector: unit(v) })
+        .collect();
+        store.add(&key, &rows).unwrap();
+        // A question mostly outside their space (another language), leaning a little to a1.
+        let q = unit(&[0.3, 0.02, 0.0, 0.95]);
+        assert_eq!(store.search(&key, &q, 1).unwrap()[0].mirror_hash, "bb", "the hub is nearest");
+        let hits = store.search_away_from_centroid(&key, &q, 0.4, 5).unwrap();
+        assert_eq!(hits[0].mirror_hash, "a1", "{hits:?}");
+        assert_eq!(hits.len(), 5);
+        assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.score)), "{hits:?}");
+        // Weight 0 is the plain similarity.
+        let plain = store.search_away_from_centroid(&key, &q, 0.0, 1).unwrap();
+        assert_eq!(plain[0].mirror_hash, "bb");
+        assert!((plain[0].score - store.search(&key, &q, 1).unwrap()[0].score).abs() < 1e-4);
+    }
+
+    #[test]
+    fn an_average_note_keeps_its_similarity_and_the_centroid_follows_the_table() {
+        let c = Centroid::of(vec![0.6, 0.0], 100);
+        // A note as close to the centroid as the average (mean · mean) loses nothing.
+        assert!((away_from_centroid(&[0.0, 1.0], &[0.6, 0.8], &c, 0.5) - 0.8).abs() < 1e-6);
+        assert!(away_from_centroid(&[0.0, 1.0], &[1.0, 0.0], &c, 0.5) < 0.0, "closer than average");
+        assert!(!c.stale_for(105) && !c.stale_for(95));
+        assert!(c.stale_for(111) && c.stale_for(89));
     }
 
     #[test]
