@@ -284,9 +284,29 @@ pub fn spawn(worker: &Arc<Indexing>) {
         read_and_resync(&w, &job);
         w.pictures.finished();
         w.core.hooks.publish_status();
+        if w.pictures.pending() == 0 {
+            give_back_freed_memory();
+        }
     });
     if let Err(e) = started {
         tracing::error!("could not start the OCR thread: {e}");
+    }
+}
+
+/// Returns the heap memory OCR freed to the system once the queue is empty. A picture's runs
+/// allocate hundreds of megabytes (a page's detection, a wide line's recognition) and glibc
+/// keeps what they free for the next allocation: after 50 pictures the worker held 350-370 MB
+/// more than before them, all of it free. Between pictures it stays (their runs reuse it);
+/// when the queue is empty it goes back (docs/ocr.md).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[allow(unsafe_code)] // see the SAFETY comment inside
+    {
+        // SAFETY: malloc_trim only returns free heap pages to the kernel; it takes the
+        // allocator's own locks and may be called from any thread at any time.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
 }
 
