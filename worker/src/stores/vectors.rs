@@ -406,7 +406,8 @@ impl VectorStore {
         let mut sum = vec![0f64; key.dim];
         let mut n = 0usize;
         for b in &batches {
-            let Some(vectors) = b.column_by_name("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+            let Some(vectors) =
+                b.column_by_name("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
             else {
                 return Err(VectorError::Data("no vector column".into()));
             };
