@@ -365,20 +365,8 @@ impl VectorStore {
         let Some(centroid) = self.centroid(key, &t)? else { return Ok(Vec::new()) };
         // The nearest by the corrected similarity are the nearest to this direction.
         let shifted: Vec<f32> = query.iter().zip(&centroid.mean).map(|(q, m)| q - weight * m).collect();
-        let mut q = t
-            .table
-            .query()
-            .nearest_to(shifted.as_slice())?
-            .distance_type(DistanceType::Cosine)
-            .limit(k.max(1))
-            .select(Select::columns(&["mirror_hash", "seq", "vector", "_distance"]));
-        if let Some(p) = t.ann_probes {
-            q = q.nprobes(p as usize)?.refine_factor(REFINE_FACTOR);
-        } else {
-            q = q.bypass_vector_index();
-        }
-        let batches = self.collect(q)?;
-        let mut hits: Vec<VectorHit> = rows_of(&batches)?
+        let mut hits: Vec<VectorHit> = self
+            .nearest_rows(&t, &shifted, k, t.ann_probes, &["mirror_hash", "seq", "vector", "_distance"])?
             .into_iter()
             .filter_map(|(mirror_hash, seq, vector, _)| {
                 let similarity = away_from_centroid(query, &vector?, &centroid, weight);
@@ -431,26 +419,39 @@ impl VectorStore {
 
     /// Nearest chunks; through the ANN index with `probes` partitions, else exactly.
     fn search_in(&self, t: &TableState, query: &[f32], k: usize, probes: Option<u32>) -> Result<Vec<VectorHit>> {
+        let mut hits: Vec<VectorHit> = self
+            .nearest_rows(t, query, k, probes, &["mirror_hash", "seq", "_distance"])?
+            .into_iter()
+            .map(|(mirror_hash, seq, _, d)| VectorHit { mirror_hash, seq, score: distance_to_score(d.unwrap_or(2.0)) })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(hits)
+    }
+
+    /// The `k` rows nearest to `query` by cosine distance (`columns` of them); through the ANN
+    /// index with `probes` partitions, else exactly. `_distance` is named among the columns:
+    /// lance warns on every search that leaves it implied.
+    fn nearest_rows(
+        &self,
+        t: &TableState,
+        query: &[f32],
+        k: usize,
+        probes: Option<u32>,
+        columns: &[&str],
+    ) -> Result<Vec<VectorRow>> {
         let mut q = t
             .table
             .query()
             .nearest_to(query)?
             .distance_type(DistanceType::Cosine)
             .limit(k.max(1))
-            // `_distance` named explicitly: lance warns on every search that leaves it implied.
-            .select(Select::columns(&["mirror_hash", "seq", "_distance"]));
+            .select(Select::columns(columns));
         if let Some(p) = probes {
             q = q.nprobes(p as usize)?.refine_factor(REFINE_FACTOR);
         } else {
             q = q.bypass_vector_index();
         }
-        let batches = self.collect(q)?;
-        let mut hits: Vec<VectorHit> = rows_of(&batches)?
-            .into_iter()
-            .map(|(mirror_hash, seq, _, d)| VectorHit { mirror_hash, seq, score: distance_to_score(d.unwrap_or(2.0)) })
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        Ok(hits)
+        rows_of(&self.collect(q)?)
     }
 
     /// The stored vector of one chunk.
