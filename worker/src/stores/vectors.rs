@@ -388,26 +388,28 @@ impl VectorStore {
         if let Some(c) = known.filter(|c| !c.stale_for(rows)) {
             return Ok(Some(c));
         }
-        let batches: Vec<RecordBatch> = self.rt.block_on(async {
-            t.table.query().select(Select::columns(&["vector"])).execute().await?.try_collect().await
-        })?;
-        let mut sum = vec![0f64; key.dim];
-        let mut n = 0usize;
-        for b in &batches {
-            let Some(vectors) =
-                b.column_by_name("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
-            else {
-                return Err(VectorError::Data("no vector column".into()));
-            };
-            for i in 0..vectors.len() {
-                let item = vectors.value(i);
-                let Some(v) = item.as_any().downcast_ref::<Float32Array>() else { continue };
-                for (s, x) in sum.iter_mut().zip(v.values()) {
-                    *s += f64::from(*x);
+        // Summed batch by batch as the scan streams them: a large table is never held whole.
+        let (sum, n) = self.rt.block_on(async {
+            let mut stream = t.table.query().select(Select::columns(&["vector"])).execute().await?;
+            let mut sum = vec![0f64; key.dim];
+            let mut n = 0usize;
+            while let Some(b) = stream.try_next().await? {
+                let Some(vectors) =
+                    b.column_by_name("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+                else {
+                    return Err(VectorError::Data("no vector column".into()));
+                };
+                for i in 0..vectors.len() {
+                    let item = vectors.value(i);
+                    let Some(v) = item.as_any().downcast_ref::<Float32Array>() else { continue };
+                    for (s, x) in sum.iter_mut().zip(v.values()) {
+                        *s += f64::from(*x);
+                    }
+                    n += 1;
                 }
-                n += 1;
             }
-        }
+            Ok::<_, VectorError>((sum, n))
+        })?;
         if n == 0 {
             return Ok(None);
         }
