@@ -225,11 +225,7 @@ fn negated(ws: &[String]) -> bool {
     ws.iter().any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
 }
 
-/// The cosine of two unit vectors (the embedder's, stored or fresh, are unit vectors): their dot
-/// product.
-pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
-}
+pub use crate::stores::vectors::similarity;
 
 /// The candidate (`(unit vector, tag)`) closest in meaning to `v`: its cosine and tag (the first
 /// of equals).

@@ -227,14 +227,20 @@ impl Centroid {
     }
 }
 
+/// The cosine of two unit vectors (the embedder's, stored or fresh, are unit vectors): their dot
+/// product.
+pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+}
+
 /// A query's similarity to `vector` (unit length, as `query`), less `weight` times how much
 /// closer `vector` lies to the table's `centroid` than its rows do on average. In a
 /// multilingual space the notes nearest the centroid are near every question asked in another
 /// language (hubs); this takes their edge away and leaves an average note's similarity as it
 /// was. Ranking by it is ranking by `(query - weight * centroid) · vector`.
 pub fn away_from_centroid(query: &[f32], vector: &[f32], centroid: &Centroid, weight: f32) -> f32 {
-    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
-    dot(query, vector) - weight * (dot(vector, &centroid.mean) - centroid.norm2)
+    let weight = f64::from(weight);
+    (similarity(query, vector) - weight * (similarity(vector, &centroid.mean) - f64::from(centroid.norm2))) as f32
 }
 
 /// Cosine distance (0..2) to the contract's similarity score (0..1).
