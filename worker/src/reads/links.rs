@@ -6,6 +6,7 @@
 use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow, LinkRow};
+use crate::stores::vectors;
 use crate::stores::DocKey;
 use crate::uri;
 use protocol::api::{
@@ -281,9 +282,9 @@ fn similarity_edges(
     q: &GraphQuery,
 ) -> Result<(Vec<GraphEdge>, bool), ApiError> {
     let hashes: Vec<String> = nodes.iter().map(|d| d.mirror_hash.clone()).collect();
-    let vectors = ctx.store.first_vectors(&ctx.key, &hashes)?;
+    let by_hash = ctx.store.first_vectors(&ctx.key, &hashes)?;
     let with: Vec<(&DocRow, &Vec<f32>)> =
-        nodes.iter().filter_map(|d| vectors.get(&d.mirror_hash).map(|v| (*d, v))).collect();
+        nodes.iter().filter_map(|d| by_hash.get(&d.mirror_hash).map(|v| (*d, v))).collect();
     let truncated = with.len() > MAX_SIMILARITY_NODES;
     let with = &with[..with.len().min(MAX_SIMILARITY_NODES)];
     let mut pairs: BTreeMap<(usize, usize), f32> = BTreeMap::new();
@@ -292,14 +293,7 @@ fn similarity_edges(
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
-            .map(|(j, (_, b))| {
-                (
-                    j,
-                    crate::stores::vectors::distance_to_score(
-                        1.0 - a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>(),
-                    ),
-                )
-            })
+            .map(|(j, (_, b))| (j, vectors::distance_to_score(1.0 - vectors::similarity(a, b) as f32)))
             .filter(|(_, s)| f64::from(*s) >= q.threshold)
             .collect();
         near.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
