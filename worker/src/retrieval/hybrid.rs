@@ -10,11 +10,10 @@ use crate::question::Question;
 use crate::retrieval::common::{self, Ranked, Scope};
 use crate::retrieval::expansion::{self, Variants};
 use crate::retrieval::keyword::bm25_candidates;
-use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, VectorContext};
+use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, widening, VectorContext};
 use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog;
-use crate::stores::vectors::VectorHit;
 use crate::stores::DocKey;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse};
 use protocol::{ApiError, QueryRequest};
@@ -177,14 +176,15 @@ pub fn detect_language(query: &str) -> &'static str {
     best.0
 }
 
-/// The chunks nearest to `text`, or `None` when the vector side fails (the embedder, its time
-/// limit, the vector store): the failure is logged and the query goes on without this list.
-/// Catalog errors are not caught here; they fail the request.
-fn vector_hits(ctx: &VectorContext<'_>, text: &str, k: usize) -> Option<Vec<VectorHit>> {
-    match ctx.search_text(text, k) {
-        Ok(hits) => Some(hits),
+/// The query vector of `text`, or `None` when the embedder fails (an ORT error, its time
+/// limit): the failure is logged and the query goes on without this list. The store's
+/// failures are met the same way where the vector is searched; catalog errors are not caught
+/// and fail the request.
+fn query_vector(ctx: &VectorContext<'_>, text: &str) -> Option<Vec<f32>> {
+    match ctx.embedder.embed_query(text) {
+        Ok(v) => Some(v),
         Err(e) => {
-            tracing::warn!("vector retrieval skipped for one list of /api/query: {e}");
+            tracing::warn!("vector retrieval skipped for one list of /api/query: query embedding failed: {e}");
             None
         }
     }
@@ -349,17 +349,22 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     // variant only loses its own list.
     let ctx: Option<VectorContext<'_>> = VectorContext::available(w);
     let no_keyword = bm25_ids.is_empty();
+    // At least `limit` documents from the vector side when the table holds them (`widening`).
     let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Option<Vec<Ranked>>, ApiError> {
-        match vector_hits(ctx, text, chunk_pool(pool, filtered)) {
-            Some(hits) => {
-                let mut docs = documents_for_hits(w, &scope, sreq, &hits)?;
-                if no_keyword {
-                    docs.retain(|r| r.score >= VECTOR_ONLY_FLOOR);
-                }
-                Ok(Some(docs))
+        let Some(vector) = query_vector(ctx, text) else { return Ok(None) };
+        let docs = widening(chunk_pool(pool, filtered), limit, |k| match ctx.search_query_vector(&vector, k) {
+            Ok(hits) => Ok::<_, ApiError>(Some((hits.len(), documents_for_hits(w, &scope, sreq, &hits)?))),
+            Err(e) => {
+                tracing::warn!("vector retrieval skipped for one list of /api/query: {e}");
+                Ok(None)
             }
-            None => Ok(None),
-        }
+        })?;
+        Ok(docs.map(|mut docs| {
+            if no_keyword {
+                docs.retain(|r| r.score >= VECTOR_ONLY_FLOOR);
+            }
+            docs
+        }))
     };
     let original = match &ctx {
         Some(c) => vector_docs(c, &sreq.query)?,

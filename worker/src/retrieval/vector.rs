@@ -74,15 +74,14 @@ impl<'a> VectorContext<'a> {
 }
 
 impl VectorContext<'_> {
-    /// The `k` chunks nearest to `text` (embedded within the query time limit; `k` capped),
-    /// with the vector side's own error.
-    pub fn search_text(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, VectorSideError> {
-        let vector = self.embedder.embed_query(text)?;
+    /// The `k` chunks nearest to a query's `vector` (`k` capped), as the embedder's preset
+    /// searches: away from the table's centroid when it says so.
+    pub fn search_query_vector(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, VectorError> {
         if self.centroid_weight > 0.0 {
             let k = k.min(MAX_CHUNK_CANDIDATES);
-            return Ok(self.store.search_away_from_centroid(&self.key, &vector, self.centroid_weight, k)?);
+            return self.store.search_away_from_centroid(&self.key, vector, self.centroid_weight, k);
         }
-        Ok(self.nearest_capped(&vector, k)?)
+        self.nearest_capped(vector, k)
     }
 
     pub fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, ApiError> {
@@ -134,6 +133,28 @@ pub fn documents_for_hits(
     Ok(out)
 }
 
+/// The documents of the chunks nearest to a query, at least `wanted` of them when the table
+/// holds them: `search(k)` gives the documents of the `k` nearest chunks (and how many chunks
+/// it read), or `None` when the vector side failed. A first pool of `first` chunks is widened
+/// fourfold while its documents number fewer than `wanted`, up to [`MAX_CHUNK_CANDIDATES`].
+/// The nearest chunks can all belong to a few documents, or to documents the search's scope
+/// leaves out: one table holds every collection's chunks, so a question asked of one
+/// collection in the language of another finds that other's chunks first.
+pub fn widening<T, E>(
+    first: usize,
+    wanted: usize,
+    mut search: impl FnMut(usize) -> Result<Option<(usize, Vec<T>)>, E>,
+) -> Result<Option<Vec<T>>, E> {
+    let mut k = first.min(MAX_CHUNK_CANDIDATES);
+    loop {
+        let Some((read, docs)) = search(k)? else { return Ok(None) };
+        if docs.len() >= wanted || read < k || k >= MAX_CHUNK_CANDIDATES {
+            return Ok(Some(docs));
+        }
+        k = (k * 4).min(MAX_CHUNK_CANDIDATES);
+    }
+}
+
 /// How many chunks to fetch for `docs` documents (chunks repeat documents; filters drop some).
 pub fn chunk_pool(docs: usize, filtered: bool) -> usize {
     let base = (docs * 4).max(50);
@@ -163,8 +184,12 @@ pub fn vsearch(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let limit = req.limit.max(1) as usize;
     let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     let filtered = has_filters(req) || scope.filters_rows() || recency;
-    let hits = ctx.search_text(&req.query, chunk_pool(wanted, filtered)).map_err(VectorSideError::into_api)?;
-    let mut ranked = documents_for_hits(w, &scope, req, &hits)?;
+    let vector = ctx.embedder.embed_query(&req.query).map_err(|e| VectorSideError::from(e).into_api())?;
+    let mut ranked = widening(chunk_pool(wanted, filtered), wanted, |k| {
+        let hits = ctx.search_query_vector(&vector, k).map_err(|e| VectorSideError::from(e).into_api())?;
+        Ok::<_, ApiError>(Some((hits.len(), documents_for_hits(w, &scope, req, &hits)?)))
+    })?
+    .unwrap_or_default();
     common::apply_content_type_boost(w, &mut ranked);
     let total = common::finish(&mut ranked, req.min_score, recency, limit);
     let terms = crate::question::words::words(&req.query);
@@ -245,5 +270,62 @@ mod tests {
         assert_eq!(chunk_pool(5, false), 50);
         assert_eq!(chunk_pool(20, false), 80);
         assert_eq!(chunk_pool(20, true), 240);
+    }
+
+    /// A search of `k` chunks over a table of `rows` chunks, `per_doc` of them per document
+    /// and the first `hidden` documents out of scope: the documents it admits, and the pools
+    /// it was asked for.
+    fn search_in(
+        rows: usize,
+        per_doc: usize,
+        hidden: usize,
+    ) -> impl FnMut(usize) -> Result<Option<(usize, Vec<usize>)>, ()> {
+        move |k| {
+            let read = k.min(rows);
+            let mut docs: Vec<usize> = (0..read).map(|c| c / per_doc).filter(|d| *d >= hidden).collect();
+            docs.dedup();
+            Ok(Some((read, docs)))
+        }
+    }
+
+    #[test]
+    fn a_pool_whose_documents_are_out_of_scope_is_widened_until_enough_are_found() {
+        // 50 chunks read: documents 0-24, of which the first 20 are another collection's.
+        let docs = widening(50, 10, search_in(10_000, 2, 20)).unwrap().unwrap();
+        assert!(docs.len() >= 10, "{docs:?}");
+        assert_eq!(docs[0], 20, "the nearest admitted document stays first");
+    }
+
+    #[test]
+    fn a_pool_with_enough_documents_is_searched_once() {
+        let mut asked = Vec::new();
+        let mut inner = search_in(10_000, 1, 0);
+        let docs = widening(50, 10, |k| {
+            asked.push(k);
+            inner(k)
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!((docs.len(), asked), (50, vec![50]));
+    }
+
+    #[test]
+    fn widening_stops_at_the_table_and_at_the_cap() {
+        // A table of 30 chunks of one document: read whole once, then no wider.
+        assert_eq!(widening(50, 10, search_in(30, 30, 0)).unwrap().unwrap(), vec![0]);
+        let mut asked = Vec::new();
+        let mut inner = search_in(1_000_000, 1_000_000, 0);
+        widening(50, 10, |k| {
+            asked.push(k);
+            inner(k)
+        })
+        .unwrap();
+        assert_eq!(asked, vec![50, 200, 800, MAX_CHUNK_CANDIDATES]);
+    }
+
+    #[test]
+    fn a_failed_search_is_no_list() {
+        let docs: Option<Vec<usize>> = widening(50, 10, |_| Ok::<_, ()>(None)).unwrap();
+        assert!(docs.is_none());
     }
 }
