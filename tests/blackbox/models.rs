@@ -171,6 +171,44 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
     }
 }
 
+#[test]
+fn a_vector_search_of_one_collection_is_not_crowded_out_by_another() {
+    if !crate::prepared::models("models::a_vector_search_of_one_collection_is_not_crowded_out_by_another") {
+        return;
+    }
+    let embed = real_embedder();
+    let s = Server::start();
+    install(&s.path("cache"), &embed, EMBED);
+    notes(&s);
+    s.add_collection(&s.path("notes"), "notes");
+    // Another collection of 200 notes on baking: the 150 chunks nearest to a question on
+    // baking, the first pool a filtered search reads, are all theirs.
+    let baking: Vec<(String, String)> = (0..200)
+        .map(|i| {
+            (
+                format!("loaf-{i}.md"),
+                format!("# Loaf {i}\nBake bread at home: mix flour, water and salt, let the dough rise and bake loaf {i}.\n"),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = baking.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    write_notes(&s.path("baking"), &files);
+    s.add_collection(&s.path("baking"), "baking");
+    wait_embedded(&s);
+    for route in ["/api/vsearch", "/api/query"] {
+        let v = s
+            .post(
+                route,
+                json!({ "query": "how to make bread at home", "collection": "notes", "limit": 3, "noExpand": true }),
+            )
+            .json();
+        let found = uris(&v);
+        assert_eq!(found.len(), 3, "{route}: the notes collection's own nearest notes, not none: {v}");
+        assert_eq!(found[0], "svc://notes/bread.md", "{route}: {v}");
+        assert!(found.iter().all(|u| u.starts_with("svc://notes/")), "{route}: {v}");
+    }
+}
+
 /// The multilingual preset's embedder (multilingual-e5-small, `scripts/models multilingual`).
 const MULTILINGUAL: &str = "intfloat/multilingual-e5-small";
 
