@@ -75,16 +75,23 @@ fn notes(s: &Server) {
     );
 }
 
-#[test]
-fn vector_and_hybrid_search_with_the_real_embedder() {
-    if !crate::prepared::models("models::vector_and_hybrid_search_with_the_real_embedder") {
-        return;
+/// A server with the real default embedder and the four notes of [`notes`] in the collection
+/// `notes` (not yet embedded); `None` when the test's models are not prepared.
+fn real_embedder_server(test: &str) -> Option<Server> {
+    if !crate::prepared::models(test) {
+        return None;
     }
     let embed = real_embedder();
     let s = Server::start();
     install(&s.path("cache"), &embed, EMBED);
     notes(&s);
     s.add_collection(&s.path("notes"), "notes");
+    Some(s)
+}
+
+#[test]
+fn vector_and_hybrid_search_with_the_real_embedder() {
+    let Some(s) = real_embedder_server("models::vector_and_hybrid_search_with_the_real_embedder") else { return };
     wait_embedded(&s);
     let caps = s.get("/api/capabilities").json();
     assert_eq!(
@@ -173,14 +180,10 @@ fn vector_and_hybrid_search_with_the_real_embedder() {
 
 #[test]
 fn a_vector_search_of_one_collection_is_not_crowded_out_by_another() {
-    if !crate::prepared::models("models::a_vector_search_of_one_collection_is_not_crowded_out_by_another") {
+    let Some(s) = real_embedder_server("models::a_vector_search_of_one_collection_is_not_crowded_out_by_another")
+    else {
         return;
-    }
-    let embed = real_embedder();
-    let s = Server::start();
-    install(&s.path("cache"), &embed, EMBED);
-    notes(&s);
-    s.add_collection(&s.path("notes"), "notes");
+    };
     // Another collection of 200 notes on baking: the 150 chunks nearest to a question on
     // baking, the first pool a filtered search reads, are all theirs.
     let baking: Vec<(String, String)> = (0..200)
