@@ -273,8 +273,8 @@ mod tests {
     }
 
     /// A search of `k` chunks over a table of `rows` chunks, `per_doc` of them per document
-    /// and the first `hidden` documents out of scope: the documents it admits, and the pools
-    /// it was asked for.
+    /// and the first `hidden` documents out of scope: how many chunks it read, and the
+    /// documents it admits, nearest first.
     fn search_in(
         rows: usize,
         per_doc: usize,
