@@ -6,6 +6,7 @@ pub mod egress;
 pub mod embedder;
 pub mod encoder;
 pub mod generator;
+pub mod language_means;
 pub mod ocr;
 pub mod presets;
 pub mod pull;

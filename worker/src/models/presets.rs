@@ -1,5 +1,6 @@
 //! Model presets. `docs/models.md` says where each file comes from.
 
+use super::language_means::{self, LanguageMeans};
 use super::server::ModelServer;
 use super::ModelRef;
 use crate::config::{ModelServerConfig, PresetConfig};
@@ -22,9 +23,18 @@ pub struct ModelSpec {
     pub server: Option<&'static ModelServer>,
     /// What an embedder is told each text is (its model card's instruction).
     pub prefixes: Prefixes,
-    /// How much of a chunk's closeness to the centroid of its table an embedder's query
-    /// similarity loses ([`crate::stores::vectors::away_from_centroid`]): 0 for most.
-    pub centroid_weight: f32,
+    /// How an embedder's query is moved before it is searched: away from the mean of its
+    /// language's passages, for an embedder whose languages each gather around a point of
+    /// their own. `None` for most.
+    pub query_offset: Option<QueryOffset>,
+}
+
+/// A query moved away from its language's mean passage vector by `weight` of it
+/// ([`crate::stores::vectors::AwayFrom`]), the means being the embedder's own.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryOffset {
+    pub means: fn() -> &'static LanguageMeans,
+    pub weight: f32,
 }
 
 /// The words an embedder was trained to see before a text: e5 models read "query: " before
@@ -103,7 +113,7 @@ const EMBED: ModelSpec = ModelSpec {
     optional: false,
     server: None,
     prefixes: Prefixes::NONE,
-    centroid_weight: 0.0,
+    query_offset: None,
 };
 
 /// The multilingual preset's embedder: multilingual-e5-small (about 100 languages, 384
@@ -111,12 +121,12 @@ const EMBED: ModelSpec = ModelSpec {
 /// [`EMBED`] (docs/models.md). Its vectors have their own table, so switching to or from it
 /// embeds the notes again.
 ///
-/// Its space has hubs: a question in one language is nearest to the notes of another that lie
-/// nearest to the centroid of all notes (short, generic pages), whatever it asks. A query's
-/// similarity to a chunk therefore loses 0.4 of the chunk's closeness to the table's centroid
-/// (beyond the average's): on the manual-page yardstick, questions from other languages to
-/// English pages find theirs in the top 10 for 0.71-0.91 before, 0.73-0.95 after; SciFact's
-/// English hybrid nDCG@10 moves by -0.002 (docs/retrieval.md, stop 51).
+/// Its space has hubs: each language's texts gather around a point of their own, and a question
+/// in one language is nearest to the notes of another that lie nearest to its language's point
+/// (short, generic pages), whatever it asks. A query whose notes found first are mostly in
+/// another language is therefore searched again moved away from its own language's mean
+/// passage vector by half of it ([`language_means`], `retrieval::vector::query_documents`;
+/// docs/retrieval.md, stop 53).
 const EMBED_MULTILINGUAL: ModelSpec = ModelSpec {
     role: Role::Embed,
     model: "hf:intfloat/multilingual-e5-small/onnx/model_qint8.onnx",
@@ -124,7 +134,7 @@ const EMBED_MULTILINGUAL: ModelSpec = ModelSpec {
     optional: false,
     server: None,
     prefixes: Prefixes::E5,
-    centroid_weight: 0.4,
+    query_offset: Some(QueryOffset { means: language_means::e5_small, weight: 0.5 }),
 };
 
 const RERANK: ModelSpec = ModelSpec {
@@ -134,7 +144,7 @@ const RERANK: ModelSpec = ModelSpec {
     optional: true,
     server: None,
     prefixes: Prefixes::NONE,
-    centroid_weight: 0.0,
+    query_offset: None,
 };
 
 const fn generator(model: &'static str) -> ModelSpec {
@@ -145,7 +155,7 @@ const fn generator(model: &'static str) -> ModelSpec {
         optional: false,
         server: None,
         prefixes: Prefixes::NONE,
-        centroid_weight: 0.0,
+        query_offset: None,
     }
 }
 
@@ -230,7 +240,7 @@ pub fn from_config(configs: &[PresetConfig]) -> Vec<&'static Preset> {
                 optional: false,
                 server: Some(server),
                 prefixes: Prefixes::NONE,
-                centroid_weight: 0.0,
+                query_offset: None,
             })
         };
         let of_base = |role: Role| base.model(role).cloned();

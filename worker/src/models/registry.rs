@@ -192,10 +192,10 @@ impl Models {
         self.preset().model(Role::Embed).map_or("", |m| m.model)
     }
 
-    /// How much a chunk's closeness to its table's centroid counts against it in a query
-    /// ([`super::presets::ModelSpec::centroid_weight`]).
-    pub fn embed_centroid_weight(&self) -> f32 {
-        self.preset().model(Role::Embed).map_or(0.0, |m| m.centroid_weight)
+    /// How the embedder's queries are moved before they are searched
+    /// ([`super::presets::ModelSpec::query_offset`]).
+    pub fn embed_query_offset(&self) -> Option<super::presets::QueryOffset> {
+        self.preset().model(Role::Embed).and_then(|m| m.query_offset)
     }
 
     /// The active preset's generator, as its model reference ("" when it has none).

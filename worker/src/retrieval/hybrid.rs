@@ -10,7 +10,9 @@ use crate::question::Question;
 use crate::retrieval::common::{self, Ranked, Scope};
 use crate::retrieval::expansion::{self, Variants};
 use crate::retrieval::keyword::bm25_candidates;
-use crate::retrieval::vector::{chunk_pool, documents_for_hits, has_filters, widening, VectorContext};
+use crate::retrieval::vector::{
+    chunk_pool, documents_for_hits, has_filters, query_documents, QueryVector, VectorContext,
+};
 use crate::shared::Shared;
 use crate::stores::bm25::query::KeywordQuery;
 use crate::stores::catalog;
@@ -180,8 +182,8 @@ pub fn detect_language(query: &str) -> &'static str {
 /// limit): the failure is logged and the query goes on without this list. The store's
 /// failures are met the same way where the vector is searched; catalog errors are not caught
 /// and fail the request.
-fn query_vector(ctx: &VectorContext<'_>, text: &str) -> Option<Vec<f32>> {
-    match ctx.embedder.embed_query(text) {
+fn query_vector(ctx: &VectorContext<'_>, text: &str, lang: Option<&str>) -> Option<QueryVector> {
+    match ctx.embed_query(text, lang) {
         Ok(v) => Some(v),
         Err(e) => {
             tracing::warn!("vector retrieval skipped for one list of /api/query: query embedding failed: {e}");
@@ -351,12 +353,14 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let no_keyword = bm25_ids.is_empty();
     // At least `limit` documents from the vector side when the table holds them (`widening`).
     let vector_docs = |ctx: &VectorContext<'_>, text: &str| -> Result<Option<Vec<Ranked>>, ApiError> {
-        let Some(vector) = query_vector(ctx, text) else { return Ok(None) };
-        let docs = widening(chunk_pool(pool, filtered), limit, |k| match ctx.search_query_vector(&vector, k) {
-            Ok(hits) => Ok::<_, ApiError>(Some((hits.len(), documents_for_hits(w, &scope, sreq, &hits)?))),
-            Err(e) => {
-                tracing::warn!("vector retrieval skipped for one list of /api/query: {e}");
-                Ok(None)
+        let Some(vector) = query_vector(ctx, text, req.lang.as_deref()) else { return Ok(None) };
+        let docs = query_documents(ctx, &vector, chunk_pool(pool, filtered), limit, |k| {
+            match ctx.search_query_vector(&vector, k) {
+                Ok(hits) => Ok::<_, ApiError>(Some((hits.len(), documents_for_hits(w, &scope, sreq, &hits)?))),
+                Err(e) => {
+                    tracing::warn!("vector retrieval skipped for one list of /api/query: {e}");
+                    Ok(None)
+                }
             }
         })?;
         Ok(docs.map(|mut docs| {

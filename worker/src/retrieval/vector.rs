@@ -4,14 +4,17 @@
 
 use crate::errors::internal;
 use crate::models::embedder::Embedder;
+use crate::models::language_means::{LanguageMeans, QueryLanguage};
+use crate::models::presets::QueryOffset;
 use crate::models::ModelError;
 use crate::retrieval::common::{self, Ranked, Scope};
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
-use crate::stores::vectors::{TableKey, VectorError, VectorHit, VectorStore};
+use crate::stores::vectors::{AwayFrom, TableKey, VectorError, VectorHit, VectorStore};
 use crate::uri;
 use protocol::api::{SearchMeta, SearchMode, SearchResponse, SimilarDoc, SimilarMeta, SimilarResponse};
 use protocol::{ApiError, DocRef, ErrorCode, SearchRequest, SimilarQuery};
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -22,9 +25,27 @@ pub struct VectorContext<'w> {
     pub embedder: Arc<Embedder>,
     pub key: TableKey,
     pub store: &'w VectorStore,
-    /// How much a chunk's closeness to the table's centroid counts against it in a query
-    /// ([`crate::stores::vectors::away_from_centroid`]).
-    pub centroid_weight: f32,
+    /// How the embedder's queries are moved before they are searched.
+    pub query_offset: Option<QueryOffset>,
+}
+
+/// How many of a query's nearest chunks tell whether it is asked across languages.
+const LANGUAGE_SAMPLE: usize = 10;
+
+/// A query's vector, and, for an embedder whose languages each gather around a point of their
+/// own, the query's language.
+pub struct QueryVector {
+    pub vector: Vec<f32>,
+    offset: Option<Offset>,
+}
+
+/// A query searched away from its language's mean when it is asked of notes in another.
+struct Offset {
+    means: &'static LanguageMeans,
+    language: QueryLanguage<'static>,
+    weight: f32,
+    /// Whether the notes it found first are in another language ([`query_documents`]).
+    across: OnceCell<bool>,
 }
 
 /// A failure of the vector side itself: the embedder (an ORT error, a panic, its time limit) or
@@ -64,7 +85,7 @@ impl<'a> VectorContext<'a> {
         let store = w.stores.vectors.as_ref().ok_or_else(|| unavailable("the vector store could not be opened"))?;
         let embedder = w.models.embedder().map_err(|e| unavailable(&e.to_string()))?;
         let key = TableKey::new(w.models.embed_model_ref(), embedder.dim());
-        Ok(VectorContext { embedder, key, store, centroid_weight: w.models.embed_centroid_weight() })
+        Ok(VectorContext { embedder, key, store, query_offset: w.models.embed_query_offset() })
     }
 
     /// Like [`VectorContext::of`], but `None` instead of an error (hybrid falls back to BM25).
@@ -74,14 +95,46 @@ impl<'a> VectorContext<'a> {
 }
 
 impl VectorContext<'_> {
-    /// The `k` chunks nearest to a query's `vector` (`k` capped), as the embedder's preset
-    /// searches: away from the table's centroid when it says so.
-    pub fn search_query_vector(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, VectorError> {
-        if self.centroid_weight > 0.0 {
-            let k = k.min(MAX_CHUNK_CANDIDATES);
-            return self.store.search_away_from_centroid(&self.key, vector, self.centroid_weight, k);
+    /// The vector of the query `text`, and its language (`lang` when the request declares
+    /// one) where the embedder's preset moves queries away from their language's mean.
+    pub fn embed_query(&self, text: &str, lang: Option<&str>) -> Result<QueryVector, ModelError> {
+        let vector = self.embedder.embed_query(text)?;
+        let offset = self.query_offset.filter(|o| o.weight > 0.0).map(|o| {
+            let means = (o.means)();
+            Offset { means, language: means.of_query(text, lang, &vector), weight: o.weight, across: OnceCell::new() }
+        });
+        Ok(QueryVector { vector, offset })
+    }
+
+    /// The `k` chunks nearest to a query (`k` capped), as the embedder's preset searches: a
+    /// query asked of notes in another language is moved away from its own language's mean
+    /// (the notes nearest that mean are near every question in that language); a query in
+    /// its notes' language is searched as it is.
+    pub fn search_query_vector(&self, query: &QueryVector, k: usize) -> Result<Vec<VectorHit>, VectorError> {
+        let k = k.min(MAX_CHUNK_CANDIDATES);
+        match &query.offset {
+            Some(o) if o.across.get() == Some(&true) => self.store.search_away_from(
+                &self.key,
+                &query.vector,
+                AwayFrom { mean: o.language.mean, weight: o.weight },
+                k,
+            ),
+            _ => self.nearest_capped(&query.vector, k),
         }
-        self.nearest_capped(vector, k)
+    }
+
+    /// Whether the chunks that matched the first of `docs` are in another language than the
+    /// query. A failure to read their vectors is logged and taken as "no".
+    fn in_another_language(&self, o: &Offset, docs: &[Ranked]) -> bool {
+        let chunks: Vec<(String, u32)> =
+            docs.iter().take(LANGUAGE_SAMPLE).map(|r| (r.row.mirror_hash.clone(), r.seq.unwrap_or(0))).collect();
+        match self.store.vectors_of(&self.key, &chunks) {
+            Ok(vectors) => o.means.across(&o.language, &vectors),
+            Err(e) => {
+                tracing::warn!("a query's language was not compared with its notes': {e}");
+                false
+            }
+        }
     }
 
     pub fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<VectorHit>, ApiError> {
@@ -155,6 +208,39 @@ pub fn widening<T, E>(
     }
 }
 
+/// The documents of a query's nearest chunks, as [`widening`] finds them with `search` (which
+/// searches with [`VectorContext::search_query_vector`]). Where the embedder's preset moves
+/// queries away from their language's mean, the documents found first tell whether to: when
+/// most of the first ten matched in another language than the query's, they are searched
+/// again, moved.
+pub fn query_documents<E>(
+    ctx: &VectorContext<'_>,
+    query: &QueryVector,
+    first: usize,
+    wanted: usize,
+    search: impl FnMut(usize) -> Result<Option<(usize, Vec<Ranked>)>, E>,
+) -> Result<Option<Vec<Ranked>>, E> {
+    let Some(o) = &query.offset else { return widening(first, wanted, search) };
+    searched_again_if(first, wanted, search, |docs| {
+        let across = ctx.in_another_language(o, docs);
+        o.across.set(across).is_ok() && across
+    })
+}
+
+/// [`widening`] with `search`, and once more when `again` says so of the documents found.
+fn searched_again_if<T, E>(
+    first: usize,
+    wanted: usize,
+    mut search: impl FnMut(usize) -> Result<Option<(usize, Vec<T>)>, E>,
+    again: impl FnOnce(&[T]) -> bool,
+) -> Result<Option<Vec<T>>, E> {
+    let docs = widening(first, wanted, &mut search)?;
+    match docs {
+        Some(d) if again(&d) => widening(first, wanted, search),
+        other => Ok(other),
+    }
+}
+
 /// How many chunks to fetch for `docs` documents (chunks repeat documents; filters drop some).
 pub fn chunk_pool(docs: usize, filtered: bool) -> usize {
     let base = (docs * 4).max(50);
@@ -184,8 +270,8 @@ pub fn vsearch(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     let limit = req.limit.max(1) as usize;
     let wanted = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     let filtered = has_filters(req) || scope.filters_rows() || recency;
-    let vector = ctx.embedder.embed_query(&req.query).map_err(|e| VectorSideError::from(e).into_api())?;
-    let mut ranked = widening(chunk_pool(wanted, filtered), wanted, |k| {
+    let vector = ctx.embed_query(&req.query, None).map_err(|e| VectorSideError::from(e).into_api())?;
+    let mut ranked = query_documents(&ctx, &vector, chunk_pool(wanted, filtered), wanted, |k| {
         let hits = ctx.search_query_vector(&vector, k).map_err(|e| VectorSideError::from(e).into_api())?;
         Ok::<_, ApiError>(Some((hits.len(), documents_for_hits(w, &scope, req, &hits)?)))
     })?
@@ -286,6 +372,22 @@ mod tests {
             docs.dedup();
             Ok(Some((read, docs)))
         }
+    }
+
+    #[test]
+    fn a_query_is_searched_again_only_when_its_first_documents_say_so() {
+        let searches = std::cell::Cell::new(0);
+        let search = |k: usize| {
+            searches.set(searches.get() + 1);
+            Ok::<_, ()>(Some((k, vec![searches.get(); 10])))
+        };
+        let docs = searched_again_if(50, 10, search, |d: &[usize]| d[0] == 1).unwrap().unwrap();
+        assert_eq!((searches.get(), docs[0]), (2, 2), "searched again: the second search's documents");
+        searches.set(0);
+        let docs = searched_again_if(50, 10, search, |_| false).unwrap().unwrap();
+        assert_eq!((searches.get(), docs[0]), (1, 1));
+        let failed = searched_again_if(50, 10, |_| Ok::<_, ()>(None::<(usize, Vec<usize>)>), |_| unreachable!());
+        assert_eq!(failed, Ok(None), "a failed search is not judged");
     }
 
     #[test]

@@ -136,8 +136,6 @@ impl Drop for LanceRuntime {
 pub struct VectorStore {
     db: Connection,
     tables: Mutex<HashMap<TableKey, Arc<TableState>>>,
-    /// Each table's centroid, as last computed ([`VectorStore::centroid`]).
-    centroids: Mutex<HashMap<TableKey, Arc<Centroid>>>,
     /// Declared last: dropped after the tables and the connection.
     rt: LanceRuntime,
 }
@@ -205,42 +203,36 @@ fn rows_of(batches: &[RecordBatch]) -> Result<Vec<VectorRow>> {
     Ok(out)
 }
 
-/// The mean of a table's vectors, and how many rows it was taken over.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Centroid {
-    pub rows: usize,
-    pub mean: Vec<f32>,
-    /// `mean · mean`: the mean of every row's closeness to the centroid.
-    pub norm2: f32,
-}
-
-impl Centroid {
-    pub fn of(mean: Vec<f32>, rows: usize) -> Self {
-        let norm2 = mean.iter().map(|m| m * m).sum();
-        Centroid { rows, mean, norm2 }
-    }
-
-    /// Whether a table of `rows` rows has moved too far from this one to be described by it:
-    /// a tenth of its rows added or removed.
-    fn stale_for(&self, rows: usize) -> bool {
-        self.rows.abs_diff(rows) * 10 > self.rows.max(1)
-    }
-}
-
 /// The cosine of two unit vectors (the embedder's, stored or fresh, are unit vectors): their dot
 /// product.
 pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
     a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
 }
 
-/// A query's similarity to `vector` (unit length, as `query`), less `weight` times how much
-/// closer `vector` lies to the table's `centroid` than its rows do on average. In a
-/// multilingual space the notes nearest the centroid are near every question asked in another
-/// language (hubs); this takes their edge away and leaves an average note's similarity as it
-/// was. Ranking by it is ranking by `(query - weight * centroid) · vector`.
-pub fn away_from_centroid(query: &[f32], vector: &[f32], centroid: &Centroid, weight: f32) -> f32 {
-    let weight = f64::from(weight);
-    (similarity(query, vector) - weight * (similarity(vector, &centroid.mean) - f64::from(centroid.norm2))) as f32
+/// A point a query is moved away from before it is searched (the mean passage vector of its
+/// language, [`crate::models::language_means`]), and by how much.
+#[derive(Debug, Clone, Copy)]
+pub struct AwayFrom<'a> {
+    pub mean: &'a [f32],
+    pub weight: f32,
+}
+
+impl AwayFrom<'_> {
+    /// A query's similarity to `vector` (unit length, as `query`), less `weight` times how much
+    /// closer `vector` lies to the mean than the mean does to itself. Where the texts of a
+    /// language gather around a point of their own, the notes nearest that point are near every
+    /// question asked in that language, whatever it asks (hubs); this takes their edge away and
+    /// leaves a note as close to the mean as the mean's own length its similarity. Ranking by it
+    /// is ranking by `(query - weight * mean) · vector`.
+    pub fn similarity(&self, query: &[f32], vector: &[f32]) -> f32 {
+        let norm2 = similarity(self.mean, self.mean);
+        (similarity(query, vector) - f64::from(self.weight) * (similarity(vector, self.mean) - norm2)) as f32
+    }
+
+    /// The direction whose nearest vectors rank first by [`AwayFrom::similarity`].
+    fn shifted(&self, query: &[f32]) -> Vec<f32> {
+        query.iter().zip(self.mean).map(|(q, m)| q - self.weight * m).collect()
+    }
 }
 
 /// Cosine distance (0..2) to the contract's similarity score (0..1).
@@ -254,7 +246,7 @@ impl VectorStore {
         let rt = LanceRuntime::new()?;
         let uri = dir.to_str().ok_or_else(|| VectorError::Data("the data dir is not valid UTF-8".into()))?.to_string();
         let db = rt.block_on(lancedb::connect(&uri).execute())?;
-        Ok(VectorStore { db, tables: Mutex::new(HashMap::new()), centroids: Mutex::new(HashMap::new()), rt })
+        Ok(VectorStore { db, tables: Mutex::new(HashMap::new()), rt })
     }
 
     /// Runs a query and gathers its batches.
@@ -357,72 +349,44 @@ impl VectorStore {
         self.search_in(&t, query, k, t.ann_probes)
     }
 
-    /// The `k` chunks nearest to `query` once each chunk's closeness to the table's centroid
-    /// counts against it ([`away_from_centroid`]), best first; their scores are that
-    /// similarity on the 0..1 scale.
-    pub fn search_away_from_centroid(
+    /// The vectors of the given chunks (content, seq), in no particular order; a chunk the
+    /// table lacks is left out.
+    pub fn vectors_of(&self, key: &TableKey, chunks: &[(String, u32)]) -> Result<Vec<Vec<f32>>> {
+        let Some(t) = self.table(key, false)? else { return Ok(Vec::new()) };
+        if chunks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut filter = Vec::with_capacity(chunks.len());
+        for (hash, seq) in chunks {
+            filter.push(format!("(mirror_hash IN ({}) AND seq = {seq})", in_list(std::slice::from_ref(hash))?));
+        }
+        let q = t.table.query().only_if(filter.join(" OR ")).limit(chunks.len());
+        Ok(rows_of(&self.collect(q)?)?.into_iter().filter_map(|(_, _, vector, _)| vector).collect())
+    }
+
+    /// The `k` chunks nearest to `query` moved away from a point ([`AwayFrom`]), best first;
+    /// their scores are [`AwayFrom::similarity`] on the 0..1 scale.
+    pub fn search_away_from(
         &self,
         key: &TableKey,
         query: &[f32],
-        weight: f32,
+        away: AwayFrom<'_>,
         k: usize,
     ) -> Result<Vec<VectorHit>> {
         let Some(t) = self.table(key, false)? else { return Ok(Vec::new()) };
-        let Some(centroid) = self.centroid(key, &t)? else { return Ok(Vec::new()) };
-        // The nearest by the corrected similarity are the nearest to this direction.
-        let shifted: Vec<f32> = query.iter().zip(&centroid.mean).map(|(q, m)| q - weight * m).collect();
+        if away.mean.len() != key.dim {
+            return self.search_in(&t, query, k, t.ann_probes);
+        }
         let mut hits: Vec<VectorHit> = self
-            .nearest_rows(&t, &shifted, k, t.ann_probes, &["mirror_hash", "seq", "vector", "_distance"])?
+            .nearest_rows(&t, &away.shifted(query), k, t.ann_probes, &["mirror_hash", "seq", "vector", "_distance"])?
             .into_iter()
             .filter_map(|(mirror_hash, seq, vector, _)| {
-                let similarity = away_from_centroid(query, &vector?, &centroid, weight);
+                let similarity = away.similarity(query, &vector?);
                 Some(VectorHit { mirror_hash, seq, score: ((1.0 + similarity) / 2.0).clamp(0.0, 1.0) })
             })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(hits)
-    }
-
-    /// The centroid of `key`'s table: computed when first asked for, again once a tenth of
-    /// its rows came or went (a scan of every vector). `None` for an empty table.
-    fn centroid(&self, key: &TableKey, t: &TableState) -> Result<Option<Arc<Centroid>>> {
-        let rows = self.rt.block_on(t.table.count_rows(None))?;
-        if rows == 0 {
-            return Ok(None);
-        }
-        let known = self.centroids.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned();
-        if let Some(c) = known.filter(|c| !c.stale_for(rows)) {
-            return Ok(Some(c));
-        }
-        // Summed batch by batch as the scan streams them: a large table is never held whole.
-        let (sum, n) = self.rt.block_on(async {
-            let mut stream = t.table.query().select(Select::columns(&["vector"])).execute().await?;
-            let mut sum = vec![0f64; key.dim];
-            let mut n = 0usize;
-            while let Some(b) = stream.try_next().await? {
-                let Some(vectors) =
-                    b.column_by_name("vector").and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
-                else {
-                    return Err(VectorError::Data("no vector column".into()));
-                };
-                for i in 0..vectors.len() {
-                    let item = vectors.value(i);
-                    let Some(v) = item.as_any().downcast_ref::<Float32Array>() else { continue };
-                    for (s, x) in sum.iter_mut().zip(v.values()) {
-                        *s += f64::from(*x);
-                    }
-                    n += 1;
-                }
-            }
-            Ok::<_, VectorError>((sum, n))
-        })?;
-        if n == 0 {
-            return Ok(None);
-        }
-        let mean: Vec<f32> = sum.iter().map(|s| (s / n as f64) as f32).collect();
-        let centroid = Arc::new(Centroid::of(mean, n));
-        self.centroids.lock().unwrap_or_else(|p| p.into_inner()).insert(key.clone(), Arc::clone(&centroid));
-        Ok(Some(centroid))
     }
 
     /// Nearest chunks; through the ANN index with `probes` partitions, else exactly.
@@ -606,6 +570,9 @@ mod tests {
         assert_eq!(hits[1].mirror_hash, "bb");
         assert_eq!(store.vector(&key, "aa", 1).unwrap().unwrap().len(), 3);
         assert_eq!(store.first_vectors(&key, &["aa".into(), "bb".into()]).unwrap().len(), 2);
+        let some = store.vectors_of(&key, &[("aa".into(), 1), ("bb".into(), 0), ("bb".into(), 7)]).unwrap();
+        assert_eq!(some.len(), 2, "the chunk the table lacks is left out");
+        assert!(store.vectors_of(&key, &[("x'; DROP".into(), 0)]).is_err());
         store.remove(&key, &["aa".into()]).unwrap();
         assert_eq!(store.count(&key).unwrap(), 1);
         assert!(store.remove(&key, &["x'; DROP".into()]).is_err());
@@ -613,7 +580,7 @@ mod tests {
     }
 
     #[test]
-    fn a_note_near_the_centroid_loses_its_edge_over_one_that_answers() {
+    fn a_note_near_the_querys_language_mean_loses_its_edge_over_one_that_answers() {
         let dir = tempfile::tempdir().unwrap();
         let store = VectorStore::open(dir.path()).unwrap();
         let key = TableKey::new("file:/m.onnx", 4);
@@ -629,27 +596,28 @@ mod tests {
         .map(|(h, v)| ChunkVector { mirror_hash: (*h).into(), seq: 0, vector: unit(v) })
         .collect();
         store.add(&key, &rows).unwrap();
-        // A question mostly outside their space (another language), leaning a little to a1.
+        // A question mostly outside their space (another language), leaning a little to a1;
+        // its language's texts gather around the first axis.
         let q = unit(&[0.3, 0.02, 0.0, 0.95]);
+        let mean = [0.9, 0.0, 0.0, 0.0];
         assert_eq!(store.search(&key, &q, 1).unwrap()[0].mirror_hash, "bb", "the hub is nearest");
-        let hits = store.search_away_from_centroid(&key, &q, 0.4, 5).unwrap();
+        let hits = store.search_away_from(&key, &q, AwayFrom { mean: &mean, weight: 0.4 }, 5).unwrap();
         assert_eq!(hits[0].mirror_hash, "a1", "{hits:?}");
         assert_eq!(hits.len(), 5);
         assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.score)), "{hits:?}");
-        // Weight 0 is the plain similarity.
-        let plain = store.search_away_from_centroid(&key, &q, 0.0, 1).unwrap();
-        assert_eq!(plain[0].mirror_hash, "bb");
-        assert!((plain[0].score - store.search(&key, &q, 1).unwrap()[0].score).abs() < 1e-4);
+        // Weight 0, or a mean of another length, is the plain similarity.
+        for away in [AwayFrom { mean: &mean, weight: 0.0 }, AwayFrom { mean: &[1.0], weight: 0.4 }] {
+            let plain = store.search_away_from(&key, &q, away, 1).unwrap();
+            assert_eq!(plain[0].mirror_hash, "bb");
+            assert!((plain[0].score - store.search(&key, &q, 1).unwrap()[0].score).abs() < 1e-4);
+        }
     }
 
     #[test]
-    fn an_average_note_keeps_its_similarity_and_the_centroid_follows_the_table() {
-        let c = Centroid::of(vec![0.6, 0.0], 100);
-        // A note as close to the centroid as the average (mean · mean) loses nothing.
-        assert!((away_from_centroid(&[0.0, 1.0], &[0.6, 0.8], &c, 0.5) - 0.8).abs() < 1e-6);
-        assert!(away_from_centroid(&[0.0, 1.0], &[1.0, 0.0], &c, 0.5) < 0.0, "closer than average");
-        assert!(!c.stale_for(105) && !c.stale_for(95));
-        assert!(c.stale_for(111) && c.stale_for(89));
+    fn a_note_as_close_to_the_mean_as_the_mean_itself_keeps_its_similarity() {
+        let away = AwayFrom { mean: &[0.6, 0.0], weight: 0.5 };
+        assert!((away.similarity(&[0.0, 1.0], &[0.6, 0.8]) - 0.8).abs() < 1e-6);
+        assert!(away.similarity(&[0.0, 1.0], &[1.0, 0.0]) < 0.0, "closer than the mean's own length");
     }
 
     #[test]
