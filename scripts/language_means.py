@@ -37,6 +37,7 @@ DIM = 384
 PASSAGE_CHARS = 1200
 MAX_PASSAGES = 250
 MIN_PASSAGES = 40
+MAX_TOKENS = 256  # as svc's encoder cuts every text (worker/src/models/encoder.rs)
 # Debian's locale names (their language part) to whatlang's codes, for the languages both know.
 WHATLANG = {
     "af": "afr", "am": "amh", "ar": "ara", "az": "aze", "be": "bel", "bg": "bul", "bn": "ben",
@@ -85,7 +86,7 @@ def passages(strings: list[str], seed: int) -> list[str]:
 class Encoder:
     def __init__(self, model: Path):
         self.tok = Tokenizer.from_file(str(model / "tokenizer.json"))
-        self.tok.enable_truncation(512)
+        self.tok.enable_truncation(MAX_TOKENS)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 2
         self.session = ort.InferenceSession(str(model / "onnx" / "model_qint8.onnx"), options)
