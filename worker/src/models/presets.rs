@@ -29,12 +29,14 @@ pub struct ModelSpec {
     pub query_offset: Option<QueryOffset>,
 }
 
-/// A query moved away from its language's mean passage vector by `weight` of it
-/// ([`crate::stores::vectors::AwayFrom`]), the means being the embedder's own.
+/// A query moved away from its language's mean passage vector
+/// ([`crate::stores::vectors::AwayFrom`]), the means being the embedder's own: by `across` of
+/// it when the notes it finds are in another language, by `within` when they are in its own.
 #[derive(Debug, Clone, Copy)]
 pub struct QueryOffset {
     pub means: fn() -> &'static LanguageMeans,
-    pub weight: f32,
+    pub across: f32,
+    pub within: f32,
 }
 
 /// The words an embedder was trained to see before a text: e5 models read "query: " before
@@ -123,10 +125,11 @@ const EMBED: ModelSpec = ModelSpec {
 ///
 /// Its space has hubs: each language's texts gather around a point of their own, and a question
 /// in one language is nearest to the notes of another that lie nearest to its language's point
-/// (short, generic pages), whatever it asks. A query whose notes found first are mostly in
-/// another language is therefore searched again moved away from its own language's mean
-/// passage vector by half of it ([`language_means`], `retrieval::vector::query_documents`;
-/// docs/retrieval.md, stop 53).
+/// (short, generic pages), whatever it asks; within one language, more weakly, the same. A
+/// query is therefore searched moved away from its own language's mean passage vector by a
+/// tenth of it, and, when most of the notes it found that way are in another language, again
+/// by half of it ([`language_means`], `retrieval::vector::query_documents`; docs/retrieval.md,
+/// stop 53).
 const EMBED_MULTILINGUAL: ModelSpec = ModelSpec {
     role: Role::Embed,
     model: "hf:intfloat/multilingual-e5-small/onnx/model_qint8.onnx",
@@ -134,7 +137,7 @@ const EMBED_MULTILINGUAL: ModelSpec = ModelSpec {
     optional: false,
     server: None,
     prefixes: Prefixes::E5,
-    query_offset: Some(QueryOffset { means: language_means::e5_small, weight: 0.5 }),
+    query_offset: Some(QueryOffset { means: language_means::e5_small, across: 0.5, within: 0.1 }),
 };
 
 const RERANK: ModelSpec = ModelSpec {

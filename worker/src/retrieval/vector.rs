@@ -39,11 +39,11 @@ pub struct QueryVector {
     offset: Option<Offset>,
 }
 
-/// A query searched away from its language's mean when it is asked of notes in another.
+/// A query searched away from its language's mean, more when it is asked of notes in another.
 struct Offset {
     means: &'static LanguageMeans,
     language: QueryLanguage<'static>,
-    weight: f32,
+    weights: QueryOffset,
     /// Whether the notes it found first are in another language ([`query_documents`]).
     across: OnceCell<bool>,
 }
@@ -99,28 +99,25 @@ impl VectorContext<'_> {
     /// one) where the embedder's preset moves queries away from their language's mean.
     pub fn embed_query(&self, text: &str, lang: Option<&str>) -> Result<QueryVector, ModelError> {
         let vector = self.embedder.embed_query(text)?;
-        let offset = self.query_offset.filter(|o| o.weight > 0.0).map(|o| {
+        let offset = self.query_offset.map(|o| {
             let means = (o.means)();
-            Offset { means, language: means.of_query(text, lang, &vector), weight: o.weight, across: OnceCell::new() }
+            Offset { means, language: means.of_query(text, lang, &vector), weights: o, across: OnceCell::new() }
         });
         Ok(QueryVector { vector, offset })
     }
 
     /// The `k` chunks nearest to a query (`k` capped), as the embedder's preset searches: a
     /// query asked of notes in another language is moved away from its own language's mean
-    /// (the notes nearest that mean are near every question in that language); a query in
-    /// its notes' language is searched as it is.
+    /// (the notes nearest that mean are near every question in that language), a query in its
+    /// notes' language (or not yet known to be in another) by the smaller weight of its own.
     pub fn search_query_vector(&self, query: &QueryVector, k: usize) -> Result<Vec<VectorHit>, VectorError> {
         let k = k.min(MAX_CHUNK_CANDIDATES);
-        match &query.offset {
-            Some(o) if o.across.get() == Some(&true) => self.store.search_away_from(
-                &self.key,
-                &query.vector,
-                AwayFrom { mean: o.language.mean, weight: o.weight },
-                k,
-            ),
-            _ => self.nearest_capped(&query.vector, k),
+        let Some(o) = &query.offset else { return self.nearest_capped(&query.vector, k) };
+        let weight = if o.across.get() == Some(&true) { o.weights.across } else { o.weights.within };
+        if weight <= 0.0 {
+            return self.nearest_capped(&query.vector, k);
         }
+        self.store.search_away_from(&self.key, &query.vector, AwayFrom { mean: o.language.mean, weight }, k)
     }
 
     /// Whether the chunks that matched the first of `docs` are in another language than the
@@ -210,9 +207,9 @@ pub fn widening<T, E>(
 
 /// The documents of a query's nearest chunks, as [`widening`] finds them with `search` (which
 /// searches with [`VectorContext::search_query_vector`]). Where the embedder's preset moves
-/// queries away from their language's mean, the documents found first tell whether to: when
+/// queries away from their language's mean, the documents found first tell by how much: when
 /// most of the first ten matched in another language than the query's, they are searched
-/// again, moved.
+/// again with the larger weight.
 pub fn query_documents<E>(
     ctx: &VectorContext<'_>,
     query: &QueryVector,
