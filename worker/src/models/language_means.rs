@@ -9,6 +9,7 @@
 //! `scripts/language_means.py` from Debian's translated program messages (neither notes nor an
 //! evaluation set) and compiled in: nothing is read or fetched at run time.
 
+use crate::stores::vectors::similarity;
 use std::sync::LazyLock;
 use whatlang::{Lang, Script};
 
@@ -91,7 +92,7 @@ impl LanguageMeans {
 
     /// The language whose mean `vector` (a passage's) lies nearest to.
     pub fn nearest(&self, vector: &[f32]) -> Option<Lang> {
-        let closeness = |l: &LanguageMean| -> f32 { l.mean.iter().zip(vector).map(|(a, b)| a * b).sum() };
+        let closeness = |l: &LanguageMean| similarity(&l.mean, vector);
         self.languages.iter().max_by(|a, b| closeness(a).total_cmp(&closeness(b))).map(|l| l.lang)
     }
 
@@ -109,11 +110,6 @@ impl LanguageMeans {
     fn declared(&self, code: &str) -> Option<&LanguageMean> {
         let code = code.split(['-', '_']).next().unwrap_or("").to_ascii_lowercase();
         self.languages.iter().find(|l| l.short == code || l.lang.code() == code)
-    }
-
-    /// How long each mean is (0 when none is known).
-    pub fn dim(&self) -> usize {
-        self.all.len()
     }
 }
 
@@ -175,13 +171,13 @@ mod tests {
         assert!(cyrillic.langs.contains(&Lang::Eng), "{:?}", cyrillic.langs);
         let unknown = m.of_query("1234 5678", Some("xx"), &[1.0, 0.0]);
         assert_eq!((unknown.mean.len(), unknown.langs.len()), (2, 0), "no language: the mean of all");
-        assert_eq!(m.dim(), 2);
+        assert_eq!(m.all.len(), 2);
     }
 
     #[test]
     fn the_compiled_in_means_read_whole() {
         let m = e5_small();
-        assert_eq!(m.dim(), 384);
+        assert_eq!(m.all.len(), 384);
         assert!(m.languages.len() >= 50, "{}", m.languages.len());
         for l in &m.languages {
             let norm: f32 = l.mean.iter().map(|x| x * x).sum::<f32>().sqrt();

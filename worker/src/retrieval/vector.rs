@@ -4,7 +4,7 @@
 
 use crate::errors::internal;
 use crate::models::embedder::Embedder;
-use crate::models::language_means::{LanguageMeans, QueryLanguage};
+use crate::models::language_means::QueryLanguage;
 use crate::models::presets::QueryOffset;
 use crate::models::ModelError;
 use crate::retrieval::common::{self, Ranked, Scope};
@@ -41,9 +41,9 @@ pub struct QueryVector {
 
 /// A query searched away from its language's mean, more when it is asked of notes in another.
 struct Offset {
-    means: &'static LanguageMeans,
     language: QueryLanguage<'static>,
-    weights: QueryOffset,
+    /// The preset's means and weights.
+    spec: QueryOffset,
     /// Whether the notes it found first are in another language ([`query_documents`]).
     across: OnceCell<bool>,
 }
@@ -99,9 +99,10 @@ impl VectorContext<'_> {
     /// one) where the embedder's preset moves queries away from their language's mean.
     pub fn embed_query(&self, text: &str, lang: Option<&str>) -> Result<QueryVector, ModelError> {
         let vector = self.embedder.embed_query(text)?;
-        let offset = self.query_offset.map(|o| {
-            let means = (o.means)();
-            Offset { means, language: means.of_query(text, lang, &vector), weights: o, across: OnceCell::new() }
+        let offset = self.query_offset.map(|o| Offset {
+            language: (o.means)().of_query(text, lang, &vector),
+            spec: o,
+            across: OnceCell::new(),
         });
         Ok(QueryVector { vector, offset })
     }
@@ -113,11 +114,11 @@ impl VectorContext<'_> {
     pub fn search_query_vector(&self, query: &QueryVector, k: usize) -> Result<Vec<VectorHit>, VectorError> {
         let k = k.min(MAX_CHUNK_CANDIDATES);
         let Some(o) = &query.offset else { return self.nearest_capped(&query.vector, k) };
-        let weight = if o.across.get() == Some(&true) { o.weights.across } else { o.weights.within };
+        let weight = if o.across.get() == Some(&true) { o.spec.across } else { o.spec.within };
         if weight <= 0.0 {
             return self.nearest_capped(&query.vector, k);
         }
-        self.store.search_away_from(&self.key, &query.vector, AwayFrom { mean: o.language.mean, weight }, k)
+        self.store.search_away_from(&self.key, &query.vector, AwayFrom::new(o.language.mean, weight), k)
     }
 
     /// Whether the chunks that matched the first of `docs` are in another language than the
@@ -126,7 +127,7 @@ impl VectorContext<'_> {
         let chunks: Vec<(String, u32)> =
             docs.iter().take(LANGUAGE_SAMPLE).map(|r| (r.row.mirror_hash.clone(), r.seq.unwrap_or(0))).collect();
         match self.store.vectors_of(&self.key, &chunks) {
-            Ok(vectors) => o.means.across(&o.language, &vectors),
+            Ok(vectors) => (o.spec.means)().across(&o.language, &vectors),
             Err(e) => {
                 tracing::warn!("a query's language was not compared with its notes': {e}");
                 false

@@ -213,11 +213,17 @@ pub fn similarity(a: &[f32], b: &[f32]) -> f64 {
 /// language, [`crate::models::language_means`]), and by how much.
 #[derive(Debug, Clone, Copy)]
 pub struct AwayFrom<'a> {
-    pub mean: &'a [f32],
-    pub weight: f32,
+    mean: &'a [f32],
+    weight: f32,
+    /// `mean · mean`, taken once for every hit it scores.
+    norm2: f64,
 }
 
-impl AwayFrom<'_> {
+impl<'a> AwayFrom<'a> {
+    pub fn new(mean: &'a [f32], weight: f32) -> Self {
+        AwayFrom { mean, weight, norm2: similarity(mean, mean) }
+    }
+
     /// A query's similarity to `vector` (unit length, as `query`), less `weight` times how much
     /// closer `vector` lies to the mean than the mean does to itself. Where the texts of a
     /// language gather around a point of their own, the notes nearest that point are near every
@@ -225,8 +231,7 @@ impl AwayFrom<'_> {
     /// leaves a note as close to the mean as the mean's own length its similarity. Ranking by it
     /// is ranking by `(query - weight * mean) · vector`.
     pub fn similarity(&self, query: &[f32], vector: &[f32]) -> f32 {
-        let norm2 = similarity(self.mean, self.mean);
-        (similarity(query, vector) - f64::from(self.weight) * (similarity(vector, self.mean) - norm2)) as f32
+        (similarity(query, vector) - f64::from(self.weight) * (similarity(vector, self.mean) - self.norm2)) as f32
     }
 
     /// The direction whose nearest vectors rank first by [`AwayFrom::similarity`].
@@ -601,12 +606,12 @@ mod tests {
         let q = unit(&[0.3, 0.02, 0.0, 0.95]);
         let mean = [0.9, 0.0, 0.0, 0.0];
         assert_eq!(store.search(&key, &q, 1).unwrap()[0].mirror_hash, "bb", "the hub is nearest");
-        let hits = store.search_away_from(&key, &q, AwayFrom { mean: &mean, weight: 0.4 }, 5).unwrap();
+        let hits = store.search_away_from(&key, &q, AwayFrom::new(&mean, 0.4), 5).unwrap();
         assert_eq!(hits[0].mirror_hash, "a1", "{hits:?}");
         assert_eq!(hits.len(), 5);
         assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.score)), "{hits:?}");
         // Weight 0, or a mean of another length, is the plain similarity.
-        for away in [AwayFrom { mean: &mean, weight: 0.0 }, AwayFrom { mean: &[1.0], weight: 0.4 }] {
+        for away in [AwayFrom::new(&mean, 0.0), AwayFrom::new(&[1.0], 0.4)] {
             let plain = store.search_away_from(&key, &q, away, 1).unwrap();
             assert_eq!(plain[0].mirror_hash, "bb");
             assert!((plain[0].score - store.search(&key, &q, 1).unwrap()[0].score).abs() < 1e-4);
@@ -615,7 +620,7 @@ mod tests {
 
     #[test]
     fn a_note_as_close_to_the_mean_as_the_mean_itself_keeps_its_similarity() {
-        let away = AwayFrom { mean: &[0.6, 0.0], weight: 0.5 };
+        let away = AwayFrom::new(&[0.6, 0.0], 0.5);
         assert!((away.similarity(&[0.0, 1.0], &[0.6, 0.8]) - 0.8).abs() < 1e-6);
         assert!(away.similarity(&[0.0, 1.0], &[1.0, 0.0]) < 0.0, "closer than the mean's own length");
     }
