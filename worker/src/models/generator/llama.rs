@@ -1,5 +1,6 @@
 //! A GGUF generator run by llama.cpp on the CPU (through the `llama-cpp-2` binding).
 
+use super::batches::Layout;
 use super::stream::TextStream;
 use super::{Chat, Finish, Flow, Generated, Limits};
 use crate::models::runtime::{ModelError, Result};
@@ -36,10 +37,12 @@ fn backend() -> Result<&'static LlamaBackend> {
 
 /// The context of the last generation and the tokens its KV cache holds, kept so the next
 /// prompt decodes only what follows the part both share (the instruction and the worked
-/// example of every answer).
+/// example of every answer), cut into batches as [`Layout`] says.
 struct Cached<'m> {
     ctx: LlamaContext<'m>,
     tokens: Vec<LlamaToken>,
+    /// How the prompt whose tokens start `tokens` was cut (none before the first).
+    layout: Option<Layout>,
 }
 
 /// One generation at a time (each takes every core anyway): the lock is held for a whole run.
@@ -96,8 +99,18 @@ impl LlamaGenerator {
 
     /// The prompt text of `chat` in the model's template, ending where the assistant speaks.
     pub fn prompt(&self, chat: &Chat<'_>) -> Result<String> {
-        let messages = chat
-            .turns()
+        self.templated(chat.turns(), true)
+    }
+
+    /// The text of the prompt's fixed head: the system turn and the worked examples, which
+    /// every question asked with the same instruction shares.
+    fn head(&self, chat: &Chat<'_>) -> Result<String> {
+        let turns: Vec<_> = chat.turns().collect();
+        self.templated(turns[..turns.len() - 1].iter().copied(), false)
+    }
+
+    fn templated<'a>(&self, turns: impl Iterator<Item = (&'static str, &'a str)>, add_assistant: bool) -> Result<String> {
+        let messages = turns
             .map(|(role, content)| {
                 LlamaChatMessage::new(role.to_string(), content.to_string())
                     .map_err(|e| ModelError::Tokenizer(format!("the prompt holds a NUL byte: {e}")))
@@ -105,7 +118,7 @@ impl LlamaGenerator {
             .collect::<Result<Vec<_>>>()?;
         self.loaded
             .borrow_owner()
-            .apply_chat_template(&self.template, &messages, true)
+            .apply_chat_template(&self.template, &messages, add_assistant)
             .map_err(|e| ModelError::Tokenizer(format!("the chat template failed: {e}")))
     }
 
@@ -117,13 +130,20 @@ impl LlamaGenerator {
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Generated> {
         let prompt = self.prompt(chat)?;
-        crate::models::runtime::guarded("generation", || self.run(&prompt, limits, on_text))
+        let head = self.head(chat)?;
+        crate::models::runtime::guarded("generation", || self.run(&prompt, &head, limits, on_text))
     }
 
-    fn run(&self, prompt: &str, limits: Limits<'_>, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Generated> {
+    fn run(
+        &self,
+        prompt: &str,
+        head: &str,
+        limits: Limits<'_>,
+        on_text: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<Generated> {
         self.loaded.with_dependent(|model, session| {
             let mut cached = session.lock();
-            let result = self.run_in(model, &mut cached, prompt, limits, on_text);
+            let result = self.run_in(model, &mut cached, prompt, head, limits, on_text);
             if result.is_err() {
                 // A failed decode may leave the cache unlike its tokens: start afresh.
                 *cached = None;
@@ -137,20 +157,27 @@ impl LlamaGenerator {
         model: &'m LlamaModel,
         cached: &mut Option<Cached<'m>>,
         prompt: &str,
+        head: &str,
         limits: Limits<'_>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Generated> {
         let Limits { max_tokens, deadline, stops } = limits;
         let vocab = model.vocab();
         let mut ids = vocab.tokenize(prompt.as_bytes(), true, true);
+        // The head's tokens, when the prompt's tokens start with them (a template whose turns
+        // merge into one token across the boundary has no head).
+        let head_ids = vocab.tokenize(head.as_bytes(), true, true);
+        let mut head_tokens = if ids.starts_with(&head_ids) { head_ids.len() } else { 0 };
         // The context holds the prompt and the answer; a prompt too long for the model loses
         // its start (svc's prompts stay far below any model's context).
         let n_ctx_train = model.n_ctx_train().max(256) as usize;
         let room = n_ctx_train.saturating_sub(max_tokens.min(n_ctx_train / 2) + 1);
         if ids.len() > room {
             ids.drain(..ids.len() - room);
+            head_tokens = 0;
         }
         let prompt_tokens = ids.len();
+        let layout = Layout::new(head_tokens, prompt_tokens, PROMPT_BATCH);
         let mut generated = Generated { text: String::new(), prompt_tokens, tokens: 0, finish: Finish::EndOfTurn };
         if ids.is_empty() || max_tokens == 0 {
             generated.finish = if max_tokens == 0 { Finish::MaxTokens } else { Finish::EndOfTurn };
@@ -169,27 +196,30 @@ impl LlamaGenerator {
                     .with_n_threads(self.threads)
                     .with_n_threads_batch(self.threads);
                 let ctx = model.new_context(backend()?, params).map_err(|e| infer(&e))?;
-                Cached { ctx, tokens: Vec::new() }
+                Cached { ctx, tokens: Vec::new(), layout: None }
             }
         };
-        let Cached { ctx, tokens } = cached.insert(session);
+        let Cached { ctx, tokens, layout: cached_layout } = cached.insert(session);
 
-        // What the cache holds of this prompt is kept; the rest of the cache goes. The last
-        // prompt token is always decoded again: its logits give the first answer token.
-        let mut kept = tokens.iter().zip(&ids).take_while(|(a, b)| a == b).count().min(prompt_tokens - 1);
+        // What the cache holds of this prompt, up to a cut both prompts share, is kept; the
+        // rest of the cache goes (the last prompt token is always decoded again: its logits
+        // give the first answer token).
+        let common = tokens.iter().zip(&ids).take_while(|(a, b)| a == b).count();
+        let mut kept = layout.reusable(cached_layout.as_ref(), common);
         if !ctx.clear_kv_cache_seq(Some(0), Some(kept as u32), None).map_err(|e| infer(&e))? {
             ctx.clear_kv_cache();
             kept = 0;
         }
         tokens.truncate(kept);
+        *cached_layout = Some(layout);
         let mut batch = LlamaBatch::new(PROMPT_BATCH, 1);
-        for chunk in ids[kept..].chunks(PROMPT_BATCH) {
+        for range in layout.batches_from(kept) {
             if Instant::now() > deadline {
                 generated.finish = Finish::TimeLimit;
                 return Ok(generated);
             }
             batch.clear();
-            for &token in chunk {
+            for &token in &ids[range] {
                 let pos = tokens.len();
                 tokens.push(token);
                 batch.add(token, pos as i32, &[0], pos + 1 == prompt_tokens).map_err(|e| infer(&e))?;

@@ -6,6 +6,7 @@
 //! stops reading. Every ending but an error returns what was generated, with [`Finish`]
 //! saying why it ended.
 
+mod batches;
 mod llama;
 mod repetition;
 pub mod server;
