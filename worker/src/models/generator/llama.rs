@@ -109,7 +109,11 @@ impl LlamaGenerator {
         self.templated(turns[..turns.len() - 1].iter().copied(), false)
     }
 
-    fn templated<'a>(&self, turns: impl Iterator<Item = (&'static str, &'a str)>, add_assistant: bool) -> Result<String> {
+    fn templated<'a>(
+        &self,
+        turns: impl Iterator<Item = (&'static str, &'a str)>,
+        add_assistant: bool,
+    ) -> Result<String> {
         let messages = turns
             .map(|(role, content)| {
                 LlamaChatMessage::new(role.to_string(), content.to_string())
