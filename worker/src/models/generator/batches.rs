@@ -45,26 +45,15 @@ impl Layout {
     /// decoded in the batch a fresh run would decode it in. The last token is always decoded
     /// again (its logits start the answer).
     pub fn reusable(&self, previous: Option<&Layout>, common: usize) -> usize {
-        let Some(previous) = previous else { return 0 };
-        if previous.step != self.step {
-            return 0;
-        }
+        let Some(previous) = previous.filter(|p| p.step == self.step) else { return 0 };
         let limit = common.min(previous.len).min(self.len.saturating_sub(1));
-        let mine = self.starts();
-        let theirs = previous.starts();
-        let mut kept = 0;
-        for (i, &s) in mine.iter().enumerate() {
-            if s > limit {
-                break;
-            }
-            // Both cut the same way up to and at `s`.
-            if theirs.len() > i && theirs[..=i] == mine[..=i] {
-                kept = s;
-            } else {
-                break;
-            }
-        }
-        kept
+        // The cuts both prompts share from the first on, up to `limit`: the last of them.
+        self.starts()
+            .into_iter()
+            .zip(previous.starts())
+            .take_while(|&(mine, theirs)| mine == theirs && mine <= limit)
+            .last()
+            .map_or(0, |(s, _)| s)
     }
 }
 
