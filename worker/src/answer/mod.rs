@@ -18,7 +18,8 @@ use crate::question::Question;
 use crate::retrieval::hybrid;
 use crate::shared::Shared;
 use protocol::api::{
-    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, FinishReason, SourceChoice,
+    AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, DeclineReason, FinishReason,
+    SourceChoice,
 };
 use protocol::{ApiError, AskRequest};
 use sources::{Choice, Decision, Evidence, POOL};
@@ -119,31 +120,52 @@ fn ask(
     let titled: Vec<(&str, &str)> = sources.iter().map(|e| (e.title.as_str(), e.text.as_str())).collect();
     // What the prompt shows of each source: the draft is generated from it and checked against it.
     let prompt_sources = shown_sources(weighed.question(), &titled);
-    let generated = if sources.is_empty() {
-        None
-    } else {
-        Some(draft(
+    let ask_for = |place: QuestionPlace, on_text: &mut dyn FnMut(&str) -> Flow| {
+        draft(
             &generator,
             &RAW,
-            weighed.question().text(),
-            &prompt_sources,
+            &user_turn(weighed.question().text(), &prompt_sources, place),
             req.max_answer_tokens,
             started,
             on_text,
-        )?)
+        )
     };
+    let generated = if sources.is_empty() { None } else { Some(ask_for(QuestionPlace::After, on_text)?) };
     // Each source named by its address and title, as relevance weighs it: "which axum
     // extractor" is about svc://…/axum-0.8.9/src/docs/extract.md.
     let named: Vec<String> = sources.iter().map(|e| format!("{} {}", e.uri, e.title)).collect();
+    let named_shown: Vec<(&str, &str)> =
+        named.iter().zip(&prompt_sources).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
     // A draft its sources do not hold is withheld (a cancelled one was never read to the end).
-    let declined = generated.as_ref().filter(|g| g.finish != FinishReason::Cancelled).and_then(|g| {
-        let named_shown: Vec<(&str, &str)> =
-            named.iter().zip(&prompt_sources).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
-        grounding::check(&g.text, &weighed, &named_shown)
-    });
+    let declined = generated
+        .as_ref()
+        .filter(|g| g.finish != FinishReason::Cancelled)
+        .and_then(|g| grounding::check(&g.text, &weighed, &named_shown));
     if let Some(d) = &declined {
         tracing::info!(reason = ?d.reason, not_in_sources = ?d.not_in_sources, "the drafted answer is withheld");
     }
+    // A draft withheld as a restatement of the question (the generator read the sources and
+    // found nothing to add) is drafted once more from the same sources with the question
+    // before them too, so they are read knowing what is looked for; the second draft stands
+    // only if its sources hold it. A draft withheld for what the sources do not hold is not
+    // asked again: asked again, the generator copies a sentence about something else, which
+    // the sources do hold (docs/retrieval.md, stop 55). The second draft is not streamed: the
+    // client has the first, and the reply's answer is the final word.
+    let (generated, declined) = match (generated, declined) {
+        (Some(first), Some(withheld))
+            if withheld.reason == DeclineReason::AddsNothing && first.finish.ended_by_itself() =>
+        {
+            let second = ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue)?;
+            match grounding::check(&second.text, &weighed, &named_shown) {
+                None if second.finish.ended_by_itself() => {
+                    tracing::info!("the second draft rests on its sources and replaces the withheld one");
+                    (Some(second), None)
+                }
+                _ => (Some(first), Some(withheld)),
+            }
+        }
+        other => other,
+    };
     let (cited, unmatched) = match (&generated, &declined) {
         (Some(g), None) => citations::markers(&g.text, sources.len()),
         _ => (Vec::new(), 0),
@@ -226,20 +248,18 @@ fn citation(e: &Evidence, n: usize, via: CitationVia) -> Citation {
     }
 }
 
-/// The generator's answer to `question` from the numbered `sources` as the prompt shows them
-/// ([`shown_sources`]) under the instruction `system`, its text handed to `on_text` as it is
-/// generated, within the request's time.
+/// The generator's answer to the question's turn `user` ([`user_turn`]) under the instruction
+/// `system`, its text handed to `on_text` as it is generated, within the request's time.
 pub(super) fn draft(
     generator: &Generator,
     instruction: &Instruction,
-    question: &str,
-    sources: &[(&str, String)],
+    user: &str,
     max_tokens: u32,
     started: Instant,
     on_text: &mut dyn FnMut(&str) -> Flow,
 ) -> Result<Generated, ApiError> {
-    let user = user_turn(question, sources);
-    let chat = Chat { system: instruction.system, examples: &[(EXAMPLE_USER, EXAMPLE_ANSWER)], user: &user };
+    tracing::debug!(user = %user, "the question's turn of the prompt");
+    let chat = Chat { system: instruction.system, examples: &[(EXAMPLE_USER, EXAMPLE_ANSWER)], user };
     let generated = generator
         .generate(
             &chat,
@@ -279,14 +299,28 @@ fn failed(e: ModelError) -> ApiError {
 /// verified; 0.58 correct against 0.63 (docs/retrieval.md).
 const PROMPT_SOURCE_CHARS: usize = 2400;
 
-/// The numbered sources (as [`shown_sources`] gives them) and the question.
-fn user_turn(question: &str, sources: &[(&str, String)]) -> String {
-    let mut out = String::from("Sources:\n\n");
+/// Where the question stands in the user's turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum QuestionPlace {
+    /// After the sources, as in the worked example.
+    After,
+    /// Before the sources and again after them.
+    BeforeAndAfter,
+}
+
+/// The numbered sources (as [`shown_sources`] gives them) and the question, at `place`.
+pub(super) fn user_turn(question: &str, sources: &[(&str, String)], place: QuestionPlace) -> String {
+    let question = question.trim();
+    let mut out = String::new();
+    if place == QuestionPlace::BeforeAndAfter {
+        out.push_str(&format!("Question: {question}\n\n"));
+    }
+    out.push_str("Sources:\n\n");
     for (i, (title, text)) in sources.iter().enumerate() {
         out.push_str(&format!("[{}] {title}\n{text}\n\n", i + 1));
     }
     out.push_str("Question: ");
-    out.push_str(question.trim());
+    out.push_str(question);
     out
 }
 
@@ -322,5 +356,22 @@ fn answer_context(choice: &Choice, pool: &[Evidence]) -> AnswerContext {
         facets: choice.facets.clone(),
         selected: choice.selected.iter().map(entry).collect(),
         dropped: choice.dropped.iter().map(entry).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_question_stands_after_the_sources_and_on_a_second_reading_before_them_too() {
+        let sources = [("Water", "Water boils at 100 degrees.".to_string()), ("Ice", "Ice melts at 0.".to_string())];
+        let after = user_turn(" When does water boil? ", &sources, QuestionPlace::After);
+        assert_eq!(
+            after,
+            "Sources:\n\n[1] Water\nWater boils at 100 degrees.\n\n[2] Ice\nIce melts at 0.\n\nQuestion: When does water boil?"
+        );
+        let both = user_turn(" When does water boil? ", &sources, QuestionPlace::BeforeAndAfter);
+        assert_eq!(both, format!("Question: When does water boil?\n\n{after}"));
     }
 }

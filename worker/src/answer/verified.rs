@@ -84,8 +84,11 @@ pub fn ask(
             super::draft(
                 &generator,
                 &DRAFT,
-                weighed.question().text(),
-                &super::shown_sources(weighed.question(), &titled),
+                &super::user_turn(
+                    weighed.question().text(),
+                    &super::shown_sources(weighed.question(), &titled),
+                    super::QuestionPlace::After,
+                ),
                 req.max_answer_tokens,
                 started,
                 &mut |_| crate::models::generator::Flow::Continue,
