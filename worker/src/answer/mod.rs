@@ -155,13 +155,20 @@ fn ask(
         (Some(first), Some(withheld))
             if withheld.reason == DeclineReason::AddsNothing && first.finish.ended_by_itself() =>
         {
-            let second = ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue)?;
-            match grounding::check(&second.text, &weighed, &named_shown) {
-                None if second.finish.ended_by_itself() => {
+            // A second draft that fails leaves the first one's decline: the reply is still whole.
+            match ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue) {
+                Ok(second)
+                    if second.finish.ended_by_itself()
+                        && grounding::check(&second.text, &weighed, &named_shown).is_none() =>
+                {
                     tracing::info!("the second draft rests on its sources and replaces the withheld one");
                     (Some(second), None)
                 }
-                _ => (Some(first), Some(withheld)),
+                Ok(_) => (Some(first), Some(withheld)),
+                Err(e) => {
+                    tracing::warn!("the second draft failed; the first one's decline stands: {}", e.message);
+                    (Some(first), Some(withheld))
+                }
             }
         }
         other => other,
