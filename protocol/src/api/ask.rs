@@ -177,12 +177,6 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
-    /// Whether the model ended the answer itself (its end of turn, a stop sequence, or a
-    /// repetition cut off), not a limit or the client.
-    pub fn ended_by_itself(self) -> bool {
-        matches!(self, FinishReason::EndOfTurn | FinishReason::StopSequence | FinishReason::Repetition)
-    }
-
     /// Whether the answer was cut short (the model had more to say).
     pub fn truncated(self) -> bool {
         matches!(self, FinishReason::MaxTokens | FinishReason::TimeLimit | FinishReason::Cancelled)
@@ -198,15 +192,6 @@ mod finish_tests {
         assert!(FinishReason::MaxTokens.truncated() && FinishReason::TimeLimit.truncated());
         assert!(!FinishReason::EndOfTurn.truncated());
         assert!(!FinishReason::Repetition.truncated() && !FinishReason::StopSequence.truncated());
-    }
-
-    #[test]
-    fn an_answer_ends_by_itself_unless_a_limit_or_the_client_ended_it() {
-        assert!(FinishReason::EndOfTurn.ended_by_itself() && FinishReason::StopSequence.ended_by_itself());
-        assert!(FinishReason::Repetition.ended_by_itself());
-        for limited in [FinishReason::MaxTokens, FinishReason::TimeLimit, FinishReason::Cancelled] {
-            assert!(!limited.ended_by_itself());
-        }
     }
 }
 

@@ -152,13 +152,11 @@ fn ask(
     // the sources do hold (docs/retrieval.md, stop 55). The second draft is not streamed: the
     // client has the first, and the reply's answer is the final word.
     let (generated, declined) = match (generated, declined) {
-        (Some(first), Some(withheld))
-            if withheld.reason == DeclineReason::AddsNothing && first.finish.ended_by_itself() =>
-        {
+        (Some(first), Some(withheld)) if withheld.reason == DeclineReason::AddsNothing && !first.finish.truncated() => {
             // A second draft that fails leaves the first one's decline: the reply is still whole.
             match ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue) {
                 Ok(second)
-                    if second.finish.ended_by_itself()
+                    if !second.finish.truncated()
                         && grounding::check(&second.text, &weighed, &named_shown).is_none() =>
                 {
                     tracing::info!("the second draft rests on its sources and replaces the withheld one");
