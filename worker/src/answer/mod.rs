@@ -3,6 +3,7 @@
 //! same question on the same index gives the same answer), and its `[n]` markers mapped to
 //! citations ([`citations`]).
 
+mod blocks;
 mod citations;
 mod claims;
 mod grounding;
@@ -151,7 +152,7 @@ fn ask(
     // asked again: asked again, the generator copies a sentence about something else, which
     // the sources do hold (docs/retrieval.md, stop 55). The second draft is not streamed: the
     // client has the first, and the reply's answer is the final word.
-    let (generated, declined) = match (generated, declined) {
+    let (mut generated, declined, streamed) = match (generated, declined) {
         (Some(first), Some(withheld)) if withheld.reason == DeclineReason::AddsNothing && !first.finish.truncated() => {
             // A second draft that fails leaves the first one's decline: the reply is still whole.
             match ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue) {
@@ -160,17 +161,30 @@ fn ask(
                         && grounding::check(&second.text, &weighed, &named_shown).is_none() =>
                 {
                     tracing::info!("the second draft rests on its sources and replaces the withheld one");
-                    (Some(second), None)
+                    (Some(second), None, false)
                 }
-                Ok(_) => (Some(first), Some(withheld)),
+                Ok(_) => (Some(first), Some(withheld), true),
                 Err(e) => {
                     tracing::warn!("the second draft failed; the first one's decline stands: {}", e.message);
-                    (Some(first), Some(withheld))
+                    (Some(first), Some(withheld), true)
                 }
             }
         }
-        other => other,
+        (generated, declined) => (generated, declined, true),
     };
+    // A draft that stands and ends on the sentence its source introduces a code block with
+    // ("Run the following:") is completed with the block; the client that was streamed the
+    // draft is streamed the block too (a second draft was not streamed).
+    if let Some(g) = generated.as_mut().filter(|g| declined.is_none() && !g.finish.truncated()) {
+        let shown: Vec<&str> = prompt_sources.iter().map(|(_, text)| text.as_str()).collect();
+        if let Some(block) = blocks::introduced_block(&g.text, &shown) {
+            tracing::info!("the draft ends where its source's code block starts: the block is added");
+            g.text.push_str(&block);
+            if streamed {
+                let _ = on_text(&block);
+            }
+        }
+    }
     let (cited, unmatched) = match (&generated, &declined) {
         (Some(g), None) => citations::markers(&g.text, sources.len()),
         _ => (Vec::new(), 0),

@@ -1,0 +1,147 @@
+//! A draft that ends where its source's code block starts. Documentation gives commands and
+//! settings in blocks introduced by a sentence ending in a colon ("Run the following:"); the
+//! small generator copies the sentence and stops, and its answer points at a command it never
+//! gives ("…Run the following [1]."). Such a draft is completed with the block, as its source
+//! writes it.
+
+use super::claims;
+
+/// Words of the introducing sentence the draft must end with (its last ones, at most).
+const MATCHED_WORDS: usize = 6;
+/// An introducing sentence of fewer words is too common to say which block is meant.
+const MIN_WORDS: usize = 3;
+/// A block completes a draft only when short: a command or a setting, not a program.
+const MAX_BLOCK_LINES: usize = 5;
+const MAX_BLOCK_CHARS: usize = 300;
+
+/// What completes `draft` (a finished answer, its `[n]` markers included): the code block of
+/// one of `sources` whose introducing sentence the draft ends with, fenced as the source fences
+/// it and preceded by a blank line; `None` when the draft ends otherwise or already holds the
+/// block.
+pub fn introduced_block(draft: &str, sources: &[&str]) -> Option<String> {
+    let (_, plain) = claims::markers_of(draft);
+    let ending = tokens(&plain);
+    sources.iter().flat_map(|s| blocks(s)).find_map(|block| {
+        let intro = tokens(&block.introduction);
+        let tail = &intro[intro.len().saturating_sub(MATCHED_WORDS)..];
+        let completes = intro.len() >= MIN_WORDS && ending.ends_with(tail) && !plain.contains(block.body.trim());
+        completes.then(|| format!("\n\n{}\n{}\n{}", block.fence, block.body, block.closing))
+    })
+}
+
+/// A fenced code block of a source and the sentence that introduces it.
+#[derive(Debug, PartialEq)]
+struct Block {
+    /// The last sentence before the block, ending in a colon.
+    introduction: String,
+    /// The opening fence line as written (with its language).
+    fence: String,
+    body: String,
+    closing: String,
+}
+
+/// The short fenced blocks of `text` that a sentence ending in a colon introduces.
+fn blocks(text: &str) -> Vec<Block> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(marker) = fence_marker(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let Some(close) = (i + 1..lines.len()).find(|&j| lines[j].trim() == marker) else { break };
+        let body = lines[i + 1..close].join("\n");
+        let short = (1..=MAX_BLOCK_LINES).contains(&(close - i - 1)) && body.chars().count() <= MAX_BLOCK_CHARS;
+        if let Some(introduction) = introduction(&lines[..i]).filter(|_| short && !body.trim().is_empty()) {
+            out.push(Block {
+                introduction,
+                fence: lines[i].trim().to_string(),
+                body,
+                closing: lines[close].trim().to_string(),
+            });
+        }
+        i = close + 1;
+    }
+    out
+}
+
+/// The fence a line opens a block with (three or more backticks or tildes), if it does.
+fn fence_marker(line: &str) -> Option<&str> {
+    let t = line.trim();
+    ["```", "~~~"].iter().find(|f| t.starts_with(**f)).map(|f| {
+        let c = f.as_bytes()[0] as char;
+        let n = t.chars().take_while(|x| *x == c).count();
+        &t[..n]
+    })
+}
+
+/// The sentence a block is introduced by: the last sentence of the paragraph right before it
+/// (blank lines between them allowed), when it ends in a colon.
+fn introduction(before: &[&str]) -> Option<String> {
+    let last = before.iter().rposition(|l| !l.trim().is_empty())?;
+    let first = before[..last].iter().rposition(|l| l.trim().is_empty()).map_or(0, |b| b + 1);
+    let paragraph = before[first..=last].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    if !paragraph.ends_with(':') {
+        return None;
+    }
+    let start = paragraph
+        .char_indices()
+        .zip(paragraph.chars().skip(1))
+        .filter(|((_, c), next)| matches!(c, '.' | '!' | '?') && next.is_whitespace())
+        .map(|((i, _), _)| i + 1)
+        .last()
+        .unwrap_or(0);
+    Some(paragraph[start..].trim().to_string())
+}
+
+/// The lowercase runs of letters and digits of `text`, in order, repeats kept: how a sentence
+/// ends, read past its punctuation and formatting.
+fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "## Updating your dependencies\n\nBefore we get started, update your dependencies. \
+        New releases may fix these issues. Run the following:\n\n```console\ncargo update\n```\n\nAfter updating, \
+        run your tests.";
+
+    #[test]
+    fn a_draft_ending_on_the_sentence_that_introduces_a_block_gets_the_block() {
+        let draft = "New releases may fix these issues. Run the following [1].";
+        assert_eq!(introduced_block(draft, &[SOURCE]).as_deref(), Some("\n\n```console\ncargo update\n```"));
+    }
+
+    #[test]
+    fn a_draft_that_ends_otherwise_or_already_gives_the_block_is_left_as_it_is() {
+        assert_eq!(introduced_block("Update your dependencies first [1].", &[SOURCE]), None);
+        assert_eq!(introduced_block("Run the following: `cargo update` [1].", &[SOURCE]), None);
+        // A sentence not ending in a colon introduces no block.
+        let plain = "An example of a tilde requirement.\n\n```\n~1.2.3 := >=1.2.3, <1.3.0\n```";
+        assert_eq!(introduced_block("It is an example of a tilde requirement.", &[plain]), None);
+    }
+
+    #[test]
+    fn a_short_introduction_or_a_long_block_completes_nothing() {
+        let short = "For example:\n```\nfoo\n```";
+        assert_eq!(introduced_block("Here is one, for example", &[short]), None);
+        let long = format!("Add this to the file:\n```toml\n{}```", "a = 1\n".repeat(6));
+        assert_eq!(introduced_block("Add this to the file.", &[&long]), None);
+        let unclosed = "Add this to the file:\n```toml\na = 1\n";
+        assert_eq!(introduced_block("Add this to the file.", &[unclosed]), None);
+    }
+
+    #[test]
+    fn the_introduction_is_the_last_sentence_of_the_paragraph_before_the_block() {
+        let b = blocks("Intro one. Set it in the config file:\n\n~~~toml\nstyle_edition = \"2024\"\n~~~\n");
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].introduction, "Set it in the config file:");
+        assert_eq!(
+            (b[0].fence.as_str(), b[0].body.as_str(), b[0].closing.as_str()),
+            ("~~~toml", "style_edition = \"2024\"", "~~~")
+        );
+    }
+}
