@@ -15,18 +15,35 @@ const MAX_BLOCK_LINES: usize = 5;
 const MAX_BLOCK_CHARS: usize = 300;
 
 /// What completes `draft` (a finished answer, its `[n]` markers included): the code block of
-/// one of `sources` whose introducing sentence the draft ends with, fenced as the source fences
-/// it and preceded by a blank line; `None` when the draft ends otherwise or already holds the
-/// block.
+/// one of `sources` whose introducing sentence the draft ends with, or that the draft's last
+/// sentence says in its own words and ends in a colon as well ("…you should run the following
+/// command to bring your dependencies up to date:"), fenced as the source fences it and
+/// preceded by a blank line; `None` when the draft ends otherwise or already holds the block.
 pub fn introduced_block(draft: &str, sources: &[&str]) -> Option<String> {
     let (_, plain) = claims::markers_of(draft);
-    let ending = tokens(&plain);
+    let plain = plain.trim_end();
+    let ending = tokens(plain);
+    // A draft that ends in a colon introduces what it never gives.
+    let dangling = plain.ends_with(':').then(|| tokens(last_sentence(plain)));
     sources.iter().flat_map(|s| blocks(s)).find_map(|block| {
         let intro = tokens(&block.introduction);
         let tail = &intro[intro.len().saturating_sub(MATCHED_WORDS)..];
-        let completes = intro.len() >= MIN_WORDS && ending.ends_with(tail) && !plain.contains(block.body.trim());
+        let said = ending.ends_with(tail) || dangling.as_ref().is_some_and(|last| intro.iter().all(|w| last.contains(w)));
+        let completes = intro.len() >= MIN_WORDS && said && !plain.contains(block.body.trim());
         completes.then(|| format!("\n\n{}\n{}\n{}", block.fence, block.body, block.closing))
     })
+}
+
+/// The last sentence of `text`: what follows its last `.`, `!` or `?` that a space follows.
+fn last_sentence(text: &str) -> &str {
+    let start = text
+        .char_indices()
+        .zip(text.chars().skip(1))
+        .filter(|((_, c), next)| matches!(c, '.' | '!' | '?') && next.is_whitespace())
+        .map(|((i, _), _)| i + 1)
+        .last()
+        .unwrap_or(0);
+    text[start..].trim()
 }
 
 /// A fenced code block of a source and the sentence that introduces it.
@@ -85,14 +102,7 @@ fn introduction(before: &[&str]) -> Option<String> {
     if !paragraph.ends_with(':') {
         return None;
     }
-    let start = paragraph
-        .char_indices()
-        .zip(paragraph.chars().skip(1))
-        .filter(|((_, c), next)| matches!(c, '.' | '!' | '?') && next.is_whitespace())
-        .map(|((i, _), _)| i + 1)
-        .last()
-        .unwrap_or(0);
-    Some(paragraph[start..].trim().to_string())
+    Some(last_sentence(&paragraph).to_string())
 }
 
 /// The lowercase runs of letters and digits of `text`, in order, repeats kept: how a sentence
@@ -113,6 +123,15 @@ mod tests {
     fn a_draft_ending_on_the_sentence_that_introduces_a_block_gets_the_block() {
         let draft = "New releases may fix these issues. Run the following [1].";
         assert_eq!(introduced_block(draft, &[SOURCE]).as_deref(), Some("\n\n```console\ncargo update\n```"));
+    }
+
+    #[test]
+    fn a_draft_ending_in_a_colon_after_the_introduction_in_its_own_words_gets_the_block() {
+        let draft = "First you should run the following command to update your dependencies: [1]";
+        assert!(introduced_block(draft, &[SOURCE]).is_some());
+        // Without the colon, a sentence that only holds the words is no introduction.
+        assert_eq!(introduced_block("You should run the following command to update them [1].", &[SOURCE]), None);
+        assert_eq!(introduced_block("You should update them as follows: [1]", &[SOURCE]), None);
     }
 
     #[test]
