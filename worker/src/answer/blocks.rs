@@ -28,7 +28,8 @@ pub fn introduced_block(draft: &str, sources: &[&str]) -> Option<String> {
     sources.iter().flat_map(|s| blocks(s)).find_map(|block| {
         let intro = tokens(&block.introduction);
         let tail = &intro[intro.len().saturating_sub(MATCHED_WORDS)..];
-        let said = ending.ends_with(tail) || dangling.as_ref().is_some_and(|last| intro.iter().all(|w| last.contains(w)));
+        let said =
+            ending.ends_with(tail) || dangling.as_ref().is_some_and(|last| intro.iter().all(|w| last.contains(w)));
         let completes = intro.len() >= MIN_WORDS && said && !plain.contains(block.body.trim());
         completes.then(|| format!("\n\n{}\n{}\n{}", block.fence, block.body, block.closing))
     })
