@@ -15,24 +15,39 @@ const MAX_BLOCK_LINES: usize = 5;
 const MAX_BLOCK_CHARS: usize = 300;
 
 /// What completes `draft` (a finished answer, its `[n]` markers included): the code block of
-/// one of `sources` whose introducing sentence the draft ends with, or that the draft's last
-/// sentence says in its own words and ends in a colon as well ("…you should run the following
-/// command to bring your dependencies up to date:"), fenced as the source fences it and
-/// preceded by a blank line; `None` when the draft ends otherwise or already holds the block.
+/// one of `sources` whose introducing sentence the draft ends with, or whose introducing
+/// sentence's words the draft's last sentence says in order and ends in a colon as well ("…you
+/// should run the following command to bring your dependencies up to date:"), fenced as the
+/// source fences it and preceded by a blank line. The sources the draft's last marker names
+/// are looked in first. `None` when the draft ends otherwise or already gives the block.
 pub fn introduced_block(draft: &str, sources: &[&str]) -> Option<String> {
-    let (_, plain) = claims::markers_of(draft);
+    let (markers, plain) = claims::markers_of(draft);
     let plain = plain.trim_end();
     let ending = tokens(plain);
     // A draft that ends in a colon introduces what it never gives.
     let dangling = plain.ends_with(':').then(|| tokens(last_sentence(plain)));
-    sources.iter().flat_map(|s| blocks(s)).find_map(|block| {
+    let last_cited = markers.last().map(|m| m.number);
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    order.sort_by_key(|&i| Some(i + 1) != last_cited);
+    order.into_iter().flat_map(|i| blocks(sources[i])).find_map(|block| {
         let intro = tokens(&block.introduction);
         let tail = &intro[intro.len().saturating_sub(MATCHED_WORDS)..];
-        let said =
-            ending.ends_with(tail) || dangling.as_ref().is_some_and(|last| intro.iter().all(|w| last.contains(w)));
-        let completes = intro.len() >= MIN_WORDS && said && !plain.contains(block.body.trim());
-        completes.then(|| format!("\n\n{}\n{}\n{}", block.fence, block.body, block.closing))
+        let said = ending.ends_with(tail) || dangling.as_ref().is_some_and(|last| in_order(&intro, last));
+        let given = holds_run(&ending, &tokens(&block.body));
+        (intro.len() >= MIN_WORDS && said && !given)
+            .then(|| format!("\n\n{}\n{}\n{}", block.fence, block.body, block.closing))
     })
+}
+
+/// Whether `words` stand in `text` in their order, other words between them allowed.
+fn in_order(words: &[String], text: &[String]) -> bool {
+    let mut rest = text.iter();
+    words.iter().all(|w| rest.any(|t| t == w))
+}
+
+/// Whether `run` stands in `text` word for word (an empty run stands nowhere).
+fn holds_run(text: &[String], run: &[String]) -> bool {
+    !run.is_empty() && text.windows(run.len()).any(|w| w == run)
 }
 
 /// The last sentence of `text`: what follows its last `.`, `!` or `?` that a space follows.
@@ -68,7 +83,7 @@ fn blocks(text: &str) -> Vec<Block> {
             i += 1;
             continue;
         };
-        let Some(close) = (i + 1..lines.len()).find(|&j| lines[j].trim() == marker) else { break };
+        let Some(close) = (i + 1..lines.len()).find(|&j| closes(lines[j], marker)) else { break };
         let body = lines[i + 1..close].join("\n");
         let short = (1..=MAX_BLOCK_LINES).contains(&(close - i - 1)) && body.chars().count() <= MAX_BLOCK_CHARS;
         if let Some(introduction) = introduction(&lines[..i]).filter(|_| short && !body.trim().is_empty()) {
@@ -92,6 +107,14 @@ fn fence_marker(line: &str) -> Option<&str> {
         let n = t.chars().take_while(|x| *x == c).count();
         &t[..n]
     })
+}
+
+/// Whether `line` closes a block opened with `marker`: the same character at least as many
+/// times, and nothing else.
+fn closes(line: &str, marker: &str) -> bool {
+    let t = line.trim();
+    let c = marker.chars().next();
+    t.len() >= marker.len() && t.chars().all(|x| Some(x) == c)
 }
 
 /// The sentence a block is introduced by: the last sentence of the paragraph right before it
@@ -133,15 +156,41 @@ mod tests {
         // Without the colon, a sentence that only holds the words is no introduction.
         assert_eq!(introduced_block("You should run the following command to update them [1].", &[SOURCE]), None);
         assert_eq!(introduced_block("You should update them as follows: [1]", &[SOURCE]), None);
+        // The introduction's words out of their order are not it.
+        assert_eq!(introduced_block("The following you should run: [1]", &[SOURCE]), None);
     }
 
     #[test]
     fn a_draft_that_ends_otherwise_or_already_gives_the_block_is_left_as_it_is() {
         assert_eq!(introduced_block("Update your dependencies first [1].", &[SOURCE]), None);
-        assert_eq!(introduced_block("Run the following: `cargo update` [1].", &[SOURCE]), None);
+        // A draft that already gives the command gets no second copy.
+        assert_eq!(introduced_block("Use `cargo update`. Run the following [1].", &[SOURCE]), None);
         // A sentence not ending in a colon introduces no block.
         let plain = "An example of a tilde requirement.\n\n```\n~1.2.3 := >=1.2.3, <1.3.0\n```";
         assert_eq!(introduced_block("It is an example of a tilde requirement.", &[plain]), None);
+    }
+
+    #[test]
+    fn the_block_of_the_source_the_draft_cites_last_comes_first() {
+        let other = "Run the following:\n\n```\ncargo test\n```";
+        let draft = "Update them. Run the following [2].";
+        assert_eq!(introduced_block(draft, &[other, SOURCE]).as_deref(), Some("\n\n```console\ncargo update\n```"));
+        assert_eq!(
+            introduced_block("Run the following.", &[other, SOURCE]).as_deref(),
+            Some("\n\n```\ncargo test\n```")
+        );
+    }
+
+    #[test]
+    fn a_longer_closing_fence_closes_and_a_block_at_the_limits_completes() {
+        let longer = "Run the following:\n\n```\ncargo update\n`````";
+        assert!(introduced_block("Run the following.", &[longer]).is_some());
+        let five = format!("Add these lines:\n```toml\n{}```", "a = 1\n".repeat(5));
+        assert!(introduced_block("Add these lines.", &[&five]).is_some());
+        let wide = format!("Add these lines:\n```toml\nx = \"{}\"\n```", "y".repeat(MAX_BLOCK_CHARS));
+        assert_eq!(introduced_block("Add these lines.", &[&wide]), None);
+        let empty = "Add these lines:\n```toml\n\n```";
+        assert_eq!(introduced_block("Add these lines.", &[empty]), None);
     }
 
     #[test]

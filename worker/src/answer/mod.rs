@@ -152,7 +152,7 @@ fn ask(
     // asked again: asked again, the generator copies a sentence about something else, which
     // the sources do hold (docs/retrieval.md, stop 55). The second draft is not streamed: the
     // client has the first, and the reply's answer is the final word.
-    let (mut generated, declined, streamed) = match (generated, declined) {
+    let (generated, declined, streamed) = match (generated, declined) {
         (Some(first), Some(withheld)) if withheld.reason == DeclineReason::AddsNothing && !first.finish.truncated() => {
             // A second draft that fails leaves the first one's decline: the reply is still whole.
             match ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue) {
@@ -174,15 +174,16 @@ fn ask(
     };
     // A draft that stands and ends on the sentence its source introduces a code block with
     // ("Run the following:") is completed with the block; the client that was streamed the
-    // draft is streamed the block too (a second draft was not streamed).
-    if let Some(g) = generated.as_mut().filter(|g| declined.is_none() && !g.finish.truncated()) {
+    // draft is streamed the block too (a second draft was not streamed). The block is the
+    // source's text, not the generator's: markers and claims are read from the draft alone.
+    let completion = generated.as_ref().filter(|g| declined.is_none() && !g.finish.truncated()).and_then(|g| {
         let shown: Vec<&str> = prompt_sources.iter().map(|(_, text)| text.as_str()).collect();
-        if let Some(block) = blocks::introduced_block(&g.text, &shown) {
-            tracing::info!("the draft ends where its source's code block starts: the block is added");
-            g.text.push_str(&block);
-            if streamed {
-                let _ = on_text(&block);
-            }
+        blocks::introduced_block(&g.text, &shown)
+    });
+    if let Some(block) = &completion {
+        tracing::info!("the draft ends where its source's code block starts: the block is added");
+        if streamed {
+            let _ = on_text(block);
         }
     }
     let (cited, unmatched) = match (&generated, &declined) {
@@ -227,7 +228,7 @@ fn ask(
         query_language: response.query_language,
         answer: Some(match (&declined, &generated) {
             (Some(d), _) => grounding::decline_text(d),
-            (None, Some(g)) => g.text.clone(),
+            (None, Some(g)) => format!("{}{}", g.text, completion.as_deref().unwrap_or_default()),
             (None, None) => NO_SOURCE.to_string(),
         }),
         citations,
