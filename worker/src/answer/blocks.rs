@@ -25,7 +25,7 @@ pub fn introduced_block(draft: &str, sources: &[&str]) -> Option<String> {
     let plain = plain.trim_end();
     let ending = tokens(plain);
     // A draft that ends in a colon introduces what it never gives.
-    let dangling = plain.ends_with(':').then(|| tokens(last_sentence(plain)));
+    let dangling = plain.ends_with(':').then(|| tokens(&last_sentence(plain)));
     let last_cited = markers.last().map(|m| m.number);
     let mut order: Vec<usize> = (0..sources.len()).collect();
     order.sort_by_key(|&i| Some(i + 1) != last_cited);
@@ -50,16 +50,10 @@ fn holds_run(text: &[String], run: &[String]) -> bool {
     !run.is_empty() && text.windows(run.len()).any(|w| w == run)
 }
 
-/// The last sentence of `text`: what follows its last `.`, `!` or `?` that a space follows.
-fn last_sentence(text: &str) -> &str {
-    let start = text
-        .char_indices()
-        .zip(text.chars().skip(1))
-        .filter(|((_, c), next)| matches!(c, '.' | '!' | '?') && next.is_whitespace())
-        .map(|((i, _), _)| i + 1)
-        .last()
-        .unwrap_or(0);
-    text[start..].trim()
+/// The last sentence of `text` without its markers, as the claims are split
+/// ([`claims::split`]: "e.g." ends none).
+fn last_sentence(text: &str) -> String {
+    claims::split(text).pop().map(|c| c.plain).unwrap_or_default()
 }
 
 /// A fenced code block of a source and the sentence that introduces it.
@@ -126,7 +120,7 @@ fn introduction(before: &[&str]) -> Option<String> {
     if !paragraph.ends_with(':') {
         return None;
     }
-    Some(last_sentence(&paragraph).to_string())
+    Some(last_sentence(&paragraph))
 }
 
 /// The lowercase runs of letters and digits of `text`, in order, repeats kept: how a sentence
@@ -208,6 +202,8 @@ mod tests {
         let b = blocks("Intro one. Set it in the config file:\n\n~~~toml\nstyle_edition = \"2024\"\n~~~\n");
         assert_eq!(b.len(), 1);
         assert_eq!(b[0].introduction, "Set it in the config file:");
+        let e_g = blocks("Set one, e.g. the edition, in the file:\n```toml\nedition = \"2024\"\n```");
+        assert_eq!(e_g[0].introduction, "Set one, e.g. the edition, in the file:");
         assert_eq!(
             (b[0].fence.as_str(), b[0].body.as_str(), b[0].closing.as_str()),
             ("~~~toml", "style_edition = \"2024\"", "~~~")
