@@ -9,12 +9,21 @@
 
 use super::sources::{self, Evidence, POOL};
 use super::{claims, relevance};
+use crate::question::words;
 use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, Chunk};
 use protocol::api::SearchResult;
 use protocol::ApiError;
 use std::collections::HashMap;
+
+/// What writing all of the question's joined names adds to a passage's rank (its words' share
+/// and its nearness each count up to 1): enough to break a near tie, not to lift a passage
+/// over one that holds more of the question. `stack-size-threshold` asked, the section headed
+/// by it holds the same words as the one of `array-size-threshold` ("arrays on the stack"),
+/// and only the name tells them apart. Chosen on rustdocs-ask: the smallest of 0.02, 0.05,
+/// 0.1 and 0.2 that ranks r56's section first (docs/retrieval.md).
+pub const NAMED: f64 = 0.05;
 
 /// The best [`POOL`] passages of `results` for the question `weighed`, best first, each cut
 /// to the lines around those that hold the most of the question's words
@@ -33,7 +42,8 @@ pub fn ranked(w: &Shared, weighed: &relevance::Weighed, results: &[SearchResult]
     let near = |d: usize, seq: u32| {
         nearness.get(&docs[d].mirror_hash).and_then(|by_seq| by_seq.get(&seq)).copied().unwrap_or(0.0)
     };
-    let titled: Vec<(&str, &[Chunk])> = docs.iter().map(|d| (d.result.title.as_str(), d.chunks.as_slice())).collect();
+    let titled: Vec<Titled> =
+        docs.iter().map(|d| Titled { address: &d.result.uri, title: &d.result.title, chunks: &d.chunks }).collect();
     let words = weighed.question().content_words();
     Ok(best(weighed, &titled, near, POOL)
         .into_iter()
@@ -60,25 +70,55 @@ struct Pooled<'r> {
     chunks: Vec<Chunk>,
 }
 
-/// The `limit` best chunks of `docs` (`(title, chunks)`, in the retrieval's order) as
+/// A pooled document as [`best`] ranks its chunks.
+struct Titled<'d> {
+    address: &'d str,
+    title: &'d str,
+    chunks: &'d [Chunk],
+}
+
+/// The `limit` best chunks of `docs` (in the retrieval's order) as
 /// `(document, chunk)` positions, best first: by the share of the question's weight the title
 /// and chunk hold plus `near(document, seq)`; among equals the better-ranked document's, then
 /// the earlier chunk.
 fn best(
     weighed: &relevance::Weighed,
-    docs: &[(&str, &[Chunk])],
+    docs: &[Titled],
     near: impl Fn(usize, u32) -> f64,
     limit: usize,
 ) -> Vec<(usize, usize)> {
+    // A name a pooled document's address holds is that document's subject: retrieval found
+    // the documents by it, and every section of theirs is about it. The other names stand
+    // inside a document (a setting, a function) and tell its sections apart.
+    let names: Vec<String> = weighed
+        .question()
+        .names()
+        .iter()
+        .filter(|n| !docs.iter().any(|d| d.address.to_lowercase().contains(n.as_str())))
+        .cloned()
+        .collect();
     let mut scored: Vec<(f64, usize, usize)> = Vec::new();
-    for (d, (title, chunks)) in docs.iter().enumerate() {
-        for (c, chunk) in chunks.iter().enumerate() {
-            let held = weighed.held_by(&format!("{title} {}", chunk.text));
-            scored.push((held + near(d, chunk.seq), d, c));
+    for (d, doc) in docs.iter().enumerate() {
+        for (c, chunk) in doc.chunks.iter().enumerate() {
+            let text = format!("{} {}", doc.title, chunk.text);
+            let held = weighed.held_by(&text);
+            let named = named(&names, &text);
+            scored.push((held + near(d, chunk.seq) + named, d, c));
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     scored.into_iter().take(limit).map(|(_, d, c)| (d, c)).collect()
+}
+
+/// What a passage gains for writing the question's joined names as it does
+/// ([`words::names`]): [`NAMED`] times the share of `names` its title or text writes whole.
+fn named(names: &[String], text: &str) -> f64 {
+    if names.is_empty() {
+        return 0.0;
+    }
+    let text = text.to_lowercase();
+    let written = names.iter().filter(|n| words::writes_name(&text, n)).count();
+    NAMED * written as f64 / names.len() as f64
 }
 
 /// The cosine of the question's vector and each chunk's stored one, by content, then chunk.
@@ -120,6 +160,10 @@ mod tests {
         Chunk { seq, text: text.into(), start_line: seq * 10 + 1, end_line: seq * 10 + 9, symbol: None }
     }
 
+    fn titled<'d>(title: &'d str, chunks: &'d [Chunk]) -> Titled<'d> {
+        Titled { address: "svc://notes/page.md", title, chunks }
+    }
+
     /// `question` with `rare` weighing 8 and its other words 1.
     fn weighed(question: &str, rare: &str) -> relevance::Weighed {
         relevance::weighed(question, |words| words.iter().map(|w| if w == rare { 8.0 } else { 1.0 }).collect())
@@ -134,7 +178,7 @@ mod tests {
             chunk(2, "http.timeout: the timeout of each HTTP request, in seconds. Default: 30"),
         ];
         let other = [chunk(0, "cargo build: how long a build takes")];
-        let docs: Vec<(&str, &[Chunk])> = vec![("Configuration", &config), ("cargo build", &other)];
+        let docs = [titled("Configuration", &config), titled("cargo build", &other)];
         let best = best(&q, &docs, |_, _| 0.0, 2);
         assert_eq!(best, vec![(0, 2), (0, 1)], "one page may give two passages, its head none");
     }
@@ -143,7 +187,7 @@ mod tests {
     fn meaning_lifts_a_passage_in_other_words() {
         let q = weighed("How big can my crate be?", "crate");
         let page = [chunk(0, "Publishing a crate is permanent."), chunk(1, "There is a 10MB size limit on the file.")];
-        let docs: Vec<(&str, &[Chunk])> = vec![("Publishing a crate", &page)];
+        let docs = [titled("Publishing a crate", &page)];
         // The title holds "crate" for both chunks: the words tie, and the head comes first.
         assert_eq!(best(&q, &docs, |_, _| 0.0, 1), vec![(0, 0)]);
         let near = |_, seq| if seq == 1 { 0.6 } else { 0.2 };
@@ -155,7 +199,29 @@ mod tests {
         let q = weighed("tokio runtime", "tokio");
         let a = [chunk(0, "the tokio runtime")];
         let b = [chunk(0, "the tokio runtime")];
-        let docs: Vec<(&str, &[Chunk])> = vec![("", &a), ("", &b)];
+        let docs = [titled("", &a), titled("", &b)];
         assert_eq!(best(&q, &docs, |_, _| 0.0, 5), vec![(0, 0), (1, 0)]);
+    }
+
+    #[test]
+    fn the_section_that_writes_the_name_asked_beats_one_of_the_same_words() {
+        let q = weighed("What is the default value of Clippy's stack-size-threshold setting?", "clippy");
+        let page = [
+            chunk(0, "## array-size-threshold\nThe maximum allowed size for arrays on the stack\nDefault Value: 16384"),
+            chunk(1, "## stack-size-threshold\nThe maximum allowed stack size for functions\nDefault Value: 512000"),
+        ];
+        let docs = [titled("Clippy configuration", &page)];
+        // The same words: the head comes first, unless the name is read whole; the name breaks
+        // a near tie, not a clear lead.
+        assert_eq!(q.held_by(&page[0].text), q.held_by(&page[1].text));
+        assert_eq!(best(&q, &docs, |_, seq| if seq == 0 { 0.03 } else { 0.0 }, 1), vec![(0, 1)]);
+        assert_eq!(best(&q, &docs, |_, seq| if seq == 0 { 0.1 } else { 0.0 }, 1), vec![(0, 0)]);
+        // A name a pooled document's address holds is its subject, every chunk's: the words
+        // and the nearness rank its chunks.
+        let page = [chunk(0, "stack-size-threshold: default value"), chunk(1, "stack size threshold: default value")];
+        let near = |_, seq| if seq == 1 { 0.03 } else { 0.0 };
+        let named_by = |address| [Titled { address, title: "Clippy", chunks: &page }];
+        assert_eq!(best(&q, &named_by("svc://docs/lints.md"), near, 1), vec![(0, 0)]);
+        assert_eq!(best(&q, &named_by("svc://crates/stack-size-threshold-1.0/README.md"), near, 1), vec![(0, 1)]);
     }
 }

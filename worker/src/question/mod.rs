@@ -12,6 +12,7 @@ pub struct Question {
     text: String,
     words: Vec<String>,
     content_words: Vec<String>,
+    names: Vec<String>,
     facets: Vec<Facet>,
 }
 
@@ -20,7 +21,7 @@ impl Question {
     pub fn read(text: &str) -> Question {
         let words = words::words(text);
         let content_words = words.iter().filter(|w| !words::is_stopword(w)).cloned().collect();
-        Question { text: text.to_string(), words, content_words, facets: facets_of(text) }
+        Question { text: text.to_string(), words, content_words, names: words::names(text), facets: facets_of(text) }
     }
 
     /// The question as asked.
@@ -36,6 +37,11 @@ impl Question {
     /// Its words without the stopwords: what it is about.
     pub fn content_words(&self) -> &[String] {
         &self.content_words
+    }
+
+    /// The names it writes joined ([`words::names`]: `stack-size-threshold`, `mem::forget`).
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// Its facets, in order, each once; the whole question when it joins nothing. A question

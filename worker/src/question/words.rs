@@ -3,6 +3,8 @@
 //! that a number with dots stays one word ("0.41", "1.54.0"): a version is then never held by a
 //! piece of another, and "Rust 1.41" does not hold the "41" of "lancedb 0.41". A dotted number
 //! whose parts are all single digits ("0.8", "2.0.0") is left out, as its parts would be.
+//! Beside the words, the names a text writes joined ([`names`]: `stack-size-threshold`), which
+//! the words read as pieces.
 
 /// Words that carry no content of their own.
 const STOPWORDS: &[&str] = &[
@@ -42,6 +44,56 @@ pub fn content_words(text: &str) -> Vec<String> {
     words(text).into_iter().filter(|t| !is_stopword(t)).collect()
 }
 
+/// The names `text` writes joined: runs of letters and digits tied by `-`, `_` or `::`
+/// (`stack-size-threshold`, `mem::forget`, `x86_64-unknown-linux-gnu`), lowercase, each once.
+/// A name is one thing; its pieces, as [`words`] reads them, are also the pieces of others
+/// (`array-size-threshold`), so a passage that writes the name as the question does is about it.
+pub fn names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut finish = |run: &str| {
+        // Joiners and dots at its ends are punctuation, not part of the name.
+        let name = run.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        if joined(&name) && !out.contains(&name) {
+            out.push(name);
+        }
+    };
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        let inside = c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.');
+        match (inside, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                finish(&text[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        finish(&text[s..]);
+    }
+    out
+}
+
+/// Whether `run` ties two runs of letters or digits with a joiner (`-`, `_`, `::`).
+fn joined(run: &str) -> bool {
+    let chars: Vec<char> = run.chars().collect();
+    chars.windows(3).any(|w| w[0].is_alphanumeric() && matches!(w[1], '-' | '_') && w[2].is_alphanumeric())
+        || chars.windows(4).any(|w| w[0].is_alphanumeric() && w[1] == ':' && w[2] == ':' && w[3].is_alphanumeric())
+}
+
+/// Whether `text` (lowercase) writes `name` (from [`names`]) as one name: not inside a longer
+/// one (`stack-size-threshold` is not written by `max-stack-size-threshold`).
+pub fn writes_name(text: &str, name: &str) -> bool {
+    let joins = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_');
+    text.match_indices(name).any(|(at, _)| {
+        let (before, after) = (&text[..at], &text[at + name.len()..]);
+        let longer_before = before.ends_with("::") || before.chars().next_back().is_some_and(joins);
+        let longer_after = after.starts_with("::") || after.chars().next().is_some_and(joins);
+        !longer_before && !longer_after
+    })
+}
+
 /// Whether `word` (lowercase) is too common to say what a question is about.
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
@@ -65,5 +117,25 @@ mod tests {
             ["lancedb", "0.41", "rust", "1.54.0", "axum", "and", "ort", "rc", "15"]
         );
         assert_eq!(words("Version 3. 12 items.x"), ["version", "12", "items"]);
+    }
+
+    #[test]
+    fn names_are_runs_tied_by_joiners() {
+        assert_eq!(
+            names("Is Clippy's stack-size-threshold, or mem::forget, safe on x86_64-unknown-linux-gnu?"),
+            ["stack-size-threshold", "mem::forget", "x86_64-unknown-linux-gnu"]
+        );
+        assert_eq!(names("ort 2.0.0-rc.15 -- a plain sentence: done. __init"), ["2.0.0-rc.15"]);
+        assert!(names("No names here, only words.").is_empty());
+    }
+
+    #[test]
+    fn a_name_is_written_only_whole() {
+        let text = "## [`stack-size-threshold`](#stack-size-threshold) and max-array-size";
+        assert!(writes_name(text, "stack-size-threshold"));
+        assert!(!writes_name(text, "array-size"));
+        assert!(!writes_name("the stack size threshold", "stack-size-threshold"));
+        assert!(writes_name("stack-size-threshold: 512000", "stack-size-threshold"));
+        assert!(!writes_name("std::mem::forget", "mem::forget") && writes_name("(mem::forget)", "mem::forget"));
     }
 }
