@@ -77,7 +77,17 @@ fn blocks(text: &str) -> Vec<Block> {
             i += 1;
             continue;
         };
-        let Some(close) = (i + 1..lines.len()).find(|&j| closes(lines[j], marker)) else { break };
+        // A bare fence followed by one with a language before any bare one closed a block
+        // that began above the passage's first line (a chunk cut inside it), since a closing
+        // fence never has a language: the block starts at the later fence. (Inside a block
+        // opened with a language, such a line is the block's text.)
+        let bare = lines[i].trim() == marker;
+        let ends = |j: usize| closes(lines[j], marker) || (bare && with_language(lines[j], marker));
+        let Some(close) = (i + 1..lines.len()).find(|&j| ends(j)) else { break };
+        if !closes(lines[close], marker) {
+            i = close;
+            continue;
+        }
         let body = lines[i + 1..close].join("\n");
         let short = (1..=MAX_BLOCK_LINES).contains(&(close - i - 1)) && body.chars().count() <= MAX_BLOCK_CHARS;
         if let Some(introduction) = introduction(&lines[..i]).filter(|_| short && !body.trim().is_empty()) {
@@ -101,6 +111,12 @@ fn fence_marker(line: &str) -> Option<&str> {
         let n = t.chars().take_while(|x| *x == c).count();
         &t[..n]
     })
+}
+
+/// Whether `line` opens a block with the fence character of `marker` and a language, which
+/// only an opening fence has.
+fn with_language(line: &str, marker: &str) -> bool {
+    fence_marker(line).is_some_and(|m| m.starts_with(&marker[..1]) && line.trim().len() > m.len())
 }
 
 /// Whether `line` closes a block opened with `marker`: the same character at least as many
@@ -208,5 +224,16 @@ mod tests {
             (b[0].fence.as_str(), b[0].body.as_str(), b[0].closing.as_str()),
             ("~~~toml", "style_edition = \"2024\"", "~~~")
         );
+    }
+
+    #[test]
+    fn a_passage_cut_inside_a_block_starts_with_a_closing_fence_that_opens_nothing() {
+        let cut = "let x = 1;\n```\n\nUpdate them. Run the following:\n\n```console\ncargo update\n```\n";
+        let b = blocks(cut);
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!((b[0].fence.as_str(), b[0].body.as_str()), ("```console", "cargo update"));
+        // Inside a block opened with a language, a fenced line with one is its text.
+        let nested = "Write this:\n\n````markdown\n```rust\nfn main() {}\n````\n";
+        assert_eq!(blocks(nested)[0].body, "```rust\nfn main() {}");
     }
 }
