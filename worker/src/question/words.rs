@@ -50,27 +50,12 @@ pub fn content_words(text: &str) -> Vec<String> {
 /// (`array-size-threshold`), so a passage that writes the name as the question does is about it.
 pub fn names(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut finish = |run: &str| {
+    for run in text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))) {
         // Joiners and dots at its ends are punctuation, not part of the name.
         let name = run.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
         if joined(&name) && !out.contains(&name) {
             out.push(name);
         }
-    };
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        let inside = c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.');
-        match (inside, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                finish(&text[s..i]);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        finish(&text[s..]);
     }
     out
 }
