@@ -195,7 +195,7 @@ fn numbers(text: &str) -> Vec<String> {
 
 /// The code spans of `text` (between single backticks), in [`plain_form`]. A fenced block
 /// (a command or an example, between lines of three backticks) is not a name.
-fn code_spans(text: &str) -> Vec<String> {
+pub(super) fn code_spans(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut fenced = false;
     let mut prose = String::with_capacity(text.len());
@@ -217,7 +217,7 @@ fn code_spans(text: &str) -> Vec<String> {
 }
 
 /// `text` lowercase with its runs of white space as one space: how a name is compared.
-fn plain_form(text: &str) -> String {
+pub(super) fn plain_form(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 

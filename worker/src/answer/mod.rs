@@ -11,6 +11,7 @@ mod judge;
 mod passages;
 mod relevance;
 pub mod sources;
+mod subject;
 mod verified;
 
 use crate::models::generator::{Chat, Flow, Generated, Generator, Limits};

@@ -8,6 +8,7 @@ use super::claims::{self, Claim};
 use super::generator_unavailable;
 use super::judge::{self, Ruling};
 use super::relevance;
+use super::subject::Subject;
 use crate::evidence::{compile, verify};
 use crate::models::generator::Generator;
 use crate::question::Question;
@@ -184,6 +185,12 @@ struct Judged {
     verifier: &'static str,
 }
 
+/// Where a passage stands and what it says: its address, title, heading and text, where
+/// [`Subject::held_by`] looks for what the question names.
+fn place(e: &Evidence) -> String {
+    format!("{} {} {} {}", e.uri, e.title, e.heading.as_deref().unwrap_or(""), e.text)
+}
+
 /// Both layers over every claim of the answer to `question`.
 fn judge(
     w: &Shared,
@@ -197,6 +204,8 @@ fn judge(
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(claims.len());
     // Claims the deterministic layer leaves to the semantic one: (claim index, its sources).
     let mut candidates: Vec<(usize, Vec<usize>)> = Vec::new();
+    let subject =
+        Subject::of(question.question(), sources.iter().map(|s| (s.evidence.title.as_str(), s.evidence.text.as_str())));
     for (i, claim) in claims.iter().enumerate() {
         let mut rejected = Vec::new();
         let mut cited: Vec<usize> = Vec::new();
@@ -227,13 +236,15 @@ fn judge(
             pool.iter().map(|&n| (n, claims::lexical(&claim.plain, &sources[n - 1].evidence.text))).collect();
         // A passage supports the claim when it holds the claim's words and, in one place,
         // what the claim adds to the question: a claim made of the question's words and any
-        // word of the passage is not an answer the passage gives.
+        // word of the passage is not an answer the passage gives. And it speaks of what the
+        // question names: the right words said of another thing are no support.
         let addition = claims::Addition::of(&claim.plain, question.question());
         let supporting: Vec<usize> = checks
             .iter()
             .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
             .map(|(n, _)| *n)
             .filter(|&n| addition.held_by(question, &sources[n - 1].evidence.title, &sources[n - 1].evidence.text))
+            .filter(|&n| subject.held_by(&place(sources[n - 1].evidence)))
             .collect();
         let conflicting: Vec<usize> = checks.iter().filter(|(_, l)| l.conflicts).map(|(n, _)| *n).collect();
         let substantive = claim.is_substantive();
@@ -293,7 +304,7 @@ impl SemanticLayer<'_> {
     ) -> SemanticCheck {
         let verifier = self.verifier();
         let config = hex::encode(Sha256::digest(format!(
-            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence-under-its-heading-names-as-written\0{}\0{}\0judged-by-closest-passage-{}",
+            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence-under-its-heading-names-as-written-subject-named\0{}\0{}\0judged-by-closest-passage-{}",
             claims::MIN_COVERAGE,
             relevance::ABOUT_THE_QUESTION,
             judge::PASSAGE_CHARS
