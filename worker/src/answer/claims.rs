@@ -182,12 +182,52 @@ fn negation_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The numbers of `text`, in digits, each once: written in digits (with thousands separators
+/// dropped: "10,000" is "10000"), or as a word ([`number_words`]: "one second" holds 1, as "1
+/// second" does).
 fn numbers(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')) {
         let n = w.trim_matches(|c| c == '.' || c == ',').replace(',', "");
         if !n.is_empty() && n.bytes().any(|b| b.is_ascii_digit()) && !out.contains(&n) {
             out.push(n);
+        }
+    }
+    for n in number_words(text) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Numbers written as words, from two to twelve.
+const NUMBER_WORDS: &[&str] =
+    &["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+
+/// The numbers `text` writes as words, in digits: "two" to "twelve" ([`NUMBER_WORDS`]), and
+/// "one" where it counts something ("one second", "only one crate"), not where it stands for
+/// a thing ("the one that", "one of them", "no one", "one another").
+fn number_words(text: &str) -> Vec<String> {
+    let ws: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let mut out: Vec<String> = Vec::new();
+    for (k, w) in ws.iter().enumerate() {
+        let n = match NUMBER_WORDS.iter().position(|x| x == w) {
+            Some(i) => Some(i + 2),
+            None if w == "one" => {
+                let before = k.checked_sub(1).map_or("", |b| ws[b].as_str());
+                let after = ws.get(k + 1).map_or("", String::as_str);
+                let a_thing = matches!(before, "the" | "no" | "any" | "each" | "every" | "which" | "this" | "that")
+                    || matches!(after, "" | "of" | "another" | "or" | "and" | "is" | "can" | "that" | "which");
+                (!a_thing).then_some(1)
+            }
+            None => None,
+        };
+        if let Some(n) = n.map(|n| n.to_string()) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
         }
     }
     out
@@ -370,7 +410,7 @@ impl Absent {
 
 impl Addition {
     /// Whether a passage (with its document's `title`) gives this addition as the answer to
-    /// `question`: one sentence holds all of it, and that sentence, the one before it and the
+    /// `question`: one sentence holds all of it, and that sentence, the ones either side of it and the
     /// title hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
     /// answer must come from one place that speaks of what was asked, not from words scattered
     /// over the passage, nor from a sentence about something else. Every name the claim writes
@@ -429,16 +469,24 @@ impl Addition {
     }
 }
 
-/// The sentences of `passage` about `question`: the sentence, the one before it, the heading
-/// it stands under in the passage and the document's `title` hold at least
+/// The sentences of `passage` about `question`: the sentence, the ones either side of it, the
+/// heading it stands under in the passage and the document's `title` hold at least
 /// [`relevance::ABOUT_THE_QUESTION`] of the question's weight. A section's heading says what
-/// its sentences are about ("Enable the parallel frontend" over "We recommend at most 8").
+/// its sentences are about ("Enable the parallel frontend" over "We recommend at most 8"), and
+/// so may the sentence after ("…defaults to one second. When that wait expires, ureq proceeds
+/// with the upload."); a heading after it starts another section, and a heading is not read
+/// with the section under it (it asks or names, it does not answer).
 fn about_the_question(question: &relevance::Weighed, title: &str, passage: &str) -> Vec<String> {
     let sentences = prose_sentences(passage);
     let about = |k: usize| {
         let before = if k > 0 { sentences[k - 1].as_str() } else { "" };
+        let after = sentences
+            .get(k + 1)
+            .filter(|s| !s.starts_with('#') && !sentences[k].starts_with('#'))
+            .map_or("", String::as_str);
         let heading = sentences[..k].iter().rev().find(|s| s.starts_with('#')).map_or("", String::as_str);
-        question.held_by(&format!("{title} {heading} {before} {}", sentences[k])) >= relevance::ABOUT_THE_QUESTION
+        question.held_by(&format!("{title} {heading} {before} {} {after}", sentences[k]))
+            >= relevance::ABOUT_THE_QUESTION
     };
     (0..sentences.len()).filter(|&k| about(k)).map(|k| sentences[k].clone()).collect()
 }
@@ -553,6 +601,14 @@ mod tests {
         let c = &split("Both hold [1, 3].")[0];
         assert_eq!(c.markers.iter().map(|m| m.number).collect::<Vec<_>>(), vec![1, 3]);
         assert!(!split("[1]")[0].is_substantive());
+    }
+
+    #[test]
+    fn a_number_written_as_a_word_is_a_number() {
+        assert_eq!(numbers("It defaults to one second, or two with 10,000 rows."), ["10000", "1", "2"]);
+        assert_eq!(numbers("Only one crate; rustc has six levels."), ["1", "6"]);
+        assert!(numbers("Pick one of them: the one that fits, no one else, or one another.").is_empty());
+        assert!(numbers("Someone is done; the tone is fine.").is_empty());
     }
 
     #[test]
@@ -699,6 +755,21 @@ mod tests {
         let sourced: Vec<(&str, &str)> = sourced.iter().map(|(t, p)| (*t, p.as_str())).collect();
         assert!(eight.numbers_off_the_question(&asked, &sourced).is_empty());
         assert_eq!(eight.numbers_off_the_question(&asked, &[(title, body)]), ["8"]);
+    }
+
+    #[test]
+    fn a_sentence_is_read_with_the_one_after_it() {
+        let q = "How long does ureq wait for a 100 Continue response by default before uploading the body?";
+        let asked = relevance::weighed(q, |words| vec![1.0; words.len()]);
+        let one = Addition::of("ureq waits one second before uploading the body.", &Question::read(q));
+        assert_eq!(one.numbers, ["1"]);
+        let said = "Limits default to `None`, except `timeout_await_100`, which defaults to one second.";
+        let explained = format!("{said} When that wait expires, ureq proceeds with the upload of the body.");
+        assert!(one.numbers_off_the_question(&asked, &[("ureq", explained.as_str())]).is_empty());
+        assert_eq!(one.numbers_off_the_question(&asked, &[("ureq", said)]), ["1"]);
+        // A heading after the sentence starts another section: it says nothing of it.
+        let headed = format!("{said}\n\n## Waiting for a 100 Continue response before uploading the body");
+        assert_eq!(one.numbers_off_the_question(&asked, &[("ureq", headed.as_str())]), ["1"]);
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! the answer's passages writes whole as a code span or that one of their documents has as its
 //! title (or a part of it: "cargo install" of "cargo install - The Cargo Book"), or that the
 //! question itself writes as code, is a name the question asks about. A passage whose address,
-//! title, heading and text hold none of such a name's words speaks of something else, whatever
-//! other words of the question it shares: a list of `[profile.dev]` settings does not say what
+//! title, heading and text do not hold every word of such a name speaks of something else,
+//! whatever other words of the question it shares: a list of `[profile.dev]` settings does not say what
 //! `cargo install` builds with.
 
 use super::claims::{code_spans, plain_form};
