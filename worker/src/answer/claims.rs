@@ -206,21 +206,62 @@ const NUMBER_WORDS: &[&str] =
     &["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
 
 /// The numbers `text` writes as words, in digits: "two" to "twelve" ([`NUMBER_WORDS`]), and
-/// "one" where it counts something ("one second", "only one crate"), not where it stands for
-/// a thing ("the one that", "one of them", "no one", "one another").
+/// "one" where it counts something ("one second", "only one of them") rather than standing for
+/// a thing or a person. A number word joined to another by `-`, `_` or an apostrophe
+/// ("one-time", "two's complement") is not a number. "one" is not a number at the start of a
+/// sentence ("One way is…"), after "the", "no", "any", "each", "every", "which", "this",
+/// "that", "new" or "same", nor before "of", "another", "or", "and", "is", "that", "which", a
+/// modal verb ("one can", "one should") or the end of the text, except after "only",
+/// "exactly", "just", "at most" or "at least", where it always counts.
 fn number_words(text: &str) -> Vec<String> {
-    let ws: Vec<String> =
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    // Each run of letters and digits, lowercase, with the characters either side of it.
+    let mut runs: Vec<(String, Option<char>, Option<char>)> = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        if c.is_alphanumeric() && i < text.len() {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            runs.push((text[s..i].to_lowercase(), text[..s].trim_end().chars().next_back(), text[i..].chars().next()));
+        }
+    }
+    let joined = |c: Option<char>| matches!(c, Some('-' | '_' | '\'' | '’'));
     let mut out: Vec<String> = Vec::new();
-    for (k, w) in ws.iter().enumerate() {
+    for (k, (w, before_char, after_char)) in runs.iter().enumerate() {
+        if joined(*before_char) || joined(*after_char) {
+            continue;
+        }
         let n = match NUMBER_WORDS.iter().position(|x| x == w) {
             Some(i) => Some(i + 2),
             None if w == "one" => {
-                let before = k.checked_sub(1).map_or("", |b| ws[b].as_str());
-                let after = ws.get(k + 1).map_or("", String::as_str);
-                let a_thing = matches!(before, "the" | "no" | "any" | "each" | "every" | "which" | "this" | "that")
-                    || matches!(after, "" | "of" | "another" | "or" | "and" | "is" | "can" | "that" | "which");
-                (!a_thing).then_some(1)
+                let before = k.checked_sub(1).map_or("", |b| runs[b].0.as_str());
+                let after = runs.get(k + 1).map_or("", |r| r.0.as_str());
+                let counted = matches!(before, "only" | "exactly" | "just" | "most" | "least");
+                let sentence_start = before_char.is_none_or(|c| matches!(c, '.' | '!' | '?' | ':'));
+                let a_thing = sentence_start
+                    || matches!(
+                        before,
+                        "the" | "no" | "any" | "each" | "every" | "which" | "this" | "that" | "new" | "same"
+                    )
+                    || matches!(
+                        after,
+                        "" | "of"
+                            | "another"
+                            | "or"
+                            | "and"
+                            | "is"
+                            | "that"
+                            | "which"
+                            | "can"
+                            | "could"
+                            | "may"
+                            | "might"
+                            | "must"
+                            | "should"
+                            | "would"
+                            | "will"
+                            | "needs"
+                    );
+                (counted || !a_thing).then_some(1)
             }
             None => None,
         };
@@ -410,8 +451,8 @@ impl Absent {
 
 impl Addition {
     /// Whether a passage (with its document's `title`) gives this addition as the answer to
-    /// `question`: one sentence holds all of it, and that sentence, the ones either side of it and the
-    /// title hold at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
+    /// `question`: one sentence holds all of it, and that sentence, read as
+    /// `about_the_question` reads it (with the sentences either side, its heading and the title), holds at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
     /// answer must come from one place that speaks of what was asked, not from words scattered
     /// over the passage, nor from a sentence about something else. Every name the claim writes
     /// as code stands in the passage as written.
@@ -609,6 +650,12 @@ mod tests {
         assert_eq!(numbers("Only one crate; rustc has six levels."), ["1", "6"]);
         assert!(numbers("Pick one of them: the one that fits, no one else, or one another.").is_empty());
         assert!(numbers("Someone is done; the tone is fine.").is_empty());
+        // A word of a thing, a person or a compound, not a count.
+        assert!(numbers("One way is a new one; one should use each one, or this one-time two's flag.").is_empty());
+        assert!(numbers("It is one.").is_empty());
+        // After "only", "exactly", "at most": always a count.
+        assert_eq!(numbers("Enable exactly one of them, at most one can run."), ["1"]);
+        assert_eq!(numbers("It waits one second: three tries."), ["1", "3"]);
     }
 
     #[test]

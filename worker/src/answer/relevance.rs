@@ -22,7 +22,8 @@ pub const MIN_RELEVANCE: f64 = 0.4;
 /// grounding check declines the unanswerable ones; docs/retrieval.md.)
 pub const ANSWERABLE: f64 = 0.6;
 /// The share of the question's weight the place a verified claim's answer comes from (its
-/// sentence, the ones either side of it and the document's title) must hold.
+/// sentence, the ones either side of it, its heading and the document's title; a heading is read
+/// alone, and one after the sentence not at all) must hold.
 pub const ABOUT_THE_QUESTION: f64 = 0.5;
 
 /// Two forms of one word, given their stems ([`stem`]): the same spelling

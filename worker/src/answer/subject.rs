@@ -1,11 +1,13 @@
 //! What a question names, as its sources name things. A question names the thing it asks about
 //! in plain words ("Which profile does cargo install build with by default?"); technical pages
 //! write the same name as code (`cargo install`) or are titled by it ("cargo install - The
-//! Cargo Book"). A phrase of the question (one to three of its words as written) that one of
+//! Cargo Book"). A phrase of the question (one to three of its words, lowercase, a possessive
+//! "'s" and the punctuation around them taken off) that one of
 //! the answer's passages writes whole as a code span or that one of their documents has as its
 //! title (or a part of it: "cargo install" of "cargo install - The Cargo Book"), or that the
 //! question itself writes as code, is a name the question asks about. A passage whose address,
-//! title, heading and text do not hold every word of such a name speaks of something else,
+//! title, heading and text do not hold every word of such a name (of two characters or more,
+//! as [`words`] reads them) speaks of something else,
 //! whatever other words of the question it shares: a list of `[profile.dev]` settings does not say what
 //! `cargo install` builds with.
 
@@ -64,15 +66,21 @@ impl Subject {
     }
 }
 
-/// A title and its parts between separators ("cargo install - The Cargo Book": the whole,
-/// "cargo install" and "the cargo book"), in [`plain_form`].
+/// A title and, when it has separators, its parts between them ("cargo install - The Cargo
+/// Book": the whole, then "cargo install" and "the cargo book"), in [`plain_form`].
 fn title_parts(title: &str) -> Vec<String> {
-    let mut parts = vec![plain_form(title)];
+    let whole = plain_form(title);
+    let mut parts = vec![whole.clone()];
     for sep in [" - ", " – ", " — ", " | ", ": "] {
         parts = parts.iter().flat_map(|p| p.split(sep).map(str::to_string).collect::<Vec<_>>()).collect();
     }
-    parts.push(plain_form(title));
-    parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
+    let mut out = vec![whole];
+    for p in parts.into_iter().map(|p| p.trim().to_string()) {
+        if !p.is_empty() && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// The question's words as written, in order: split at white space, lowercase, a possessive
@@ -117,8 +125,9 @@ mod tests {
         assert_eq!(s.facets, [vec!["cargo install".to_string()]]);
         assert_eq!(
             title_parts("tokio: an async runtime | docs"),
-            ["tokio", "an async runtime", "docs", "tokio: an async runtime | docs"]
+            ["tokio: an async runtime | docs", "tokio", "an async runtime", "docs"]
         );
+        assert_eq!(title_parts("Profiles"), ["profiles"]);
     }
 
     #[test]
