@@ -205,14 +205,25 @@ fn numbers(text: &str) -> Vec<String> {
 const NUMBER_WORDS: &[&str] =
     &["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
 
+/// The words before "one" after which it always counts ("only one", "at least one").
+const BEFORE_ONE_COUNTING: &[&str] = &["only", "exactly", "just", "most", "least"];
+/// The words before "one" after which it stands for a thing ("the one", "no one").
+const BEFORE_ONE_A_THING: &[&str] = &["the", "no", "any", "each", "every", "which", "this", "that", "new", "same"];
+/// The words after "one" before which it stands for a thing or a person ("one of", "one
+/// should"); the end of the text is one of them.
+const AFTER_ONE_A_THING: &[&str] = &[
+    "", "of", "another", "or", "and", "is", "that", "which", "can", "could", "may", "might", "must", "should", "would",
+    "will", "needs",
+];
+
 /// The numbers `text` writes as words, in digits: "two" to "twelve" ([`NUMBER_WORDS`]), and
 /// "one" where it counts something ("one second", "only one of them") rather than standing for
 /// a thing or a person. A number word joined to another by `-`, `_` or an apostrophe
 /// ("one-time", "two's complement") is not a number. "one" is not a number at the start of a
-/// sentence ("One way is…"), after "the", "no", "any", "each", "every", "which", "this",
-/// "that", "new" or "same", nor before "of", "another", "or", "and", "is", "that", "which", a
-/// modal verb ("one can", "one should") or the end of the text, except after "only",
-/// "exactly", "just", "at most" or "at least", where it always counts.
+/// sentence ("One way is…"), after a word of [`BEFORE_ONE_A_THING`], nor before one of
+/// [`AFTER_ONE_A_THING`] (a modal verb among them: "one should") or the end of the text,
+/// except after a word of [`BEFORE_ONE_COUNTING`] ("only", "exactly", "at most"), where it
+/// always counts.
 fn number_words(text: &str) -> Vec<String> {
     // Each run of letters and digits, lowercase, with the characters either side of it.
     let mut runs: Vec<(String, Option<char>, Option<char>)> = Vec::new();
@@ -235,32 +246,10 @@ fn number_words(text: &str) -> Vec<String> {
             None if w == "one" => {
                 let before = k.checked_sub(1).map_or("", |b| runs[b].0.as_str());
                 let after = runs.get(k + 1).map_or("", |r| r.0.as_str());
-                let counted = matches!(before, "only" | "exactly" | "just" | "most" | "least");
+                let counted = BEFORE_ONE_COUNTING.contains(&before);
                 let sentence_start = before_char.is_none_or(|c| matches!(c, '.' | '!' | '?' | ':'));
-                let a_thing = sentence_start
-                    || matches!(
-                        before,
-                        "the" | "no" | "any" | "each" | "every" | "which" | "this" | "that" | "new" | "same"
-                    )
-                    || matches!(
-                        after,
-                        "" | "of"
-                            | "another"
-                            | "or"
-                            | "and"
-                            | "is"
-                            | "that"
-                            | "which"
-                            | "can"
-                            | "could"
-                            | "may"
-                            | "might"
-                            | "must"
-                            | "should"
-                            | "would"
-                            | "will"
-                            | "needs"
-                    );
+                let a_thing =
+                    sentence_start || BEFORE_ONE_A_THING.contains(&before) || AFTER_ONE_A_THING.contains(&after);
                 (counted || !a_thing).then_some(1)
             }
             None => None,
@@ -452,7 +441,8 @@ impl Absent {
 impl Addition {
     /// Whether a passage (with its document's `title`) gives this addition as the answer to
     /// `question`: one sentence holds all of it, and that sentence, read as
-    /// `about_the_question` reads it (with the sentences either side, its heading and the title), holds at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
+    /// `about_the_question` reads it (with the sentences either side, its heading and the
+    /// title), holds at least [`relevance::ABOUT_THE_QUESTION`] of the question's weight. The
     /// answer must come from one place that speaks of what was asked, not from words scattered
     /// over the passage, nor from a sentence about something else. Every name the claim writes
     /// as code stands in the passage as written.

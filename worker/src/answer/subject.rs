@@ -2,14 +2,13 @@
 //! in plain words ("Which profile does cargo install build with by default?"); technical pages
 //! write the same name as code (`cargo install`) or are titled by it ("cargo install - The
 //! Cargo Book"). A phrase of the question (one to three of its words, lowercase, a possessive
-//! "'s" and the punctuation around them taken off) that one of
-//! the answer's passages writes whole as a code span or that one of their documents has as its
-//! title (or a part of it: "cargo install" of "cargo install - The Cargo Book"), or that the
-//! question itself writes as code, is a name the question asks about. A passage whose address,
-//! title, heading and text do not hold every word of such a name (of two characters or more,
-//! as [`words`] reads them) speaks of something else,
-//! whatever other words of the question it shares: a list of `[profile.dev]` settings does not say what
-//! `cargo install` builds with.
+//! "'s" and the punctuation around them taken off) that one of the answer's passages writes
+//! whole as a code span or that one of their documents has as its title (or a part of it:
+//! "cargo install" of "cargo install - The Cargo Book"), or that the question itself writes as
+//! code, is a name the question asks about. A passage whose address, title, heading and text do
+//! not hold every word of such a name (of two characters or more, as [`words`] reads them)
+//! speaks of something else, whatever other words of the question it shares: a list of
+//! `[profile.dev]` settings does not say what `cargo install` builds with.
 
 use super::claims::{code_spans, plain_form};
 use super::relevance::Vocabulary;
