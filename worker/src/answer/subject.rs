@@ -33,10 +33,9 @@ impl Subject {
             .into_iter()
             .flat_map(|(title, text)| title_parts(title).into_iter().chain(code_spans(text)))
             .collect();
-        let tokens = tokens(question.text());
         let mut names: Vec<String> = code_spans(question.text());
         for n in 1..=LONGEST_NAME {
-            for phrase in tokens.windows(n).map(|w| w.join(" ")) {
+            for phrase in question.tokens().windows(n).map(|w| w.join(" ")) {
                 let plain_word = n == 1 && is_stopword(&phrase);
                 if !plain_word && written.contains(&phrase) && !names.contains(&phrase) {
                     names.push(phrase);
@@ -80,20 +79,6 @@ fn title_parts(title: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// The question's words as written, in order: split at white space, lowercase, a possessive
-/// "'s" and the punctuation at either end taken off (`llama.cpp's` is `llama.cpp`, `toml?` is
-/// `toml`; inner dots, dashes and colons stay).
-fn tokens(text: &str) -> Vec<String> {
-    plain_form(text)
-        .split(' ')
-        .map(|t| {
-            let t = t.trim_matches(|c: char| !c.is_alphanumeric());
-            t.strip_suffix("'s").or_else(|| t.strip_suffix("’s")).unwrap_or(t).to_string()
-        })
-        .filter(|t| !t.is_empty())
-        .collect()
 }
 
 #[cfg(test)]

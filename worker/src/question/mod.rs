@@ -11,6 +11,7 @@ pub mod words;
 pub struct Question {
     text: String,
     words: Vec<String>,
+    tokens: Vec<String>,
     content_words: Vec<String>,
     names: Vec<String>,
     facets: Vec<Facet>,
@@ -21,7 +22,14 @@ impl Question {
     pub fn read(text: &str) -> Question {
         let words = words::words(text);
         let content_words = words.iter().filter(|w| !words::is_stopword(w)).cloned().collect();
-        Question { text: text.to_string(), words, content_words, names: words::names(text), facets: facets_of(text) }
+        Question {
+            text: text.to_string(),
+            words,
+            tokens: words::tokens(text),
+            content_words,
+            names: words::names(text),
+            facets: facets_of(text),
+        }
     }
 
     /// The question as asked.
@@ -32,6 +40,12 @@ impl Question {
     /// Its words ([`words::words`]), in order, each once.
     pub fn words(&self) -> &[String] {
         &self.words
+    }
+
+    /// Its words as written ([`words::tokens`]), in order, every one: where a phrase of it is
+    /// looked for whole.
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
     }
 
     /// Its words without the stopwords: what it is about.

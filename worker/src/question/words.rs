@@ -79,6 +79,21 @@ pub fn writes_name(text: &str, name: &str) -> bool {
     })
 }
 
+/// The words of `text` as written, in order, every one: split at white space, lowercase, a
+/// possessive "'s" and the punctuation at either end taken off (`llama.cpp's` is `llama.cpp`,
+/// `toml?` is `toml`; inner dots, dashes and colons stay). Where a phrase of the text is
+/// looked for as a whole ("cargo install").
+pub fn tokens(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|t| {
+            let t = t.to_lowercase();
+            let t = t.trim_matches(|c: char| !c.is_alphanumeric());
+            t.strip_suffix("'s").or_else(|| t.strip_suffix("’s")).unwrap_or(t).to_string()
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
 /// Whether `word` (lowercase) is too common to say what a question is about.
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
@@ -112,6 +127,15 @@ mod tests {
         );
         assert_eq!(names("ort 2.0.0-rc.15 -- a plain sentence: done. __init"), ["2.0.0-rc.15"]);
         assert!(names("No names here, only words.").is_empty());
+    }
+
+    #[test]
+    fn tokens_are_every_word_as_written() {
+        assert_eq!(
+            tokens("On which port does llama.cpp's  Server listen? (cargo install)"),
+            ["on", "which", "port", "does", "llama.cpp", "server", "listen", "cargo", "install"]
+        );
+        assert!(tokens(" ?! ").is_empty());
     }
 
     #[test]
