@@ -20,7 +20,13 @@ const CLI_MAX_LIMIT: u32 = 1000;
 /// `svc serve`: becomes `svc-server serve` when that binary is installed beside this one, so
 /// the supervisor and the gateway run without the index code in memory; else this binary
 /// plays every role.
-pub fn serve(dirs: Dirs, port: u16, detach: bool) -> anyhow::Result<ExitCode> {
+pub fn serve(dirs: Dirs, port: u16, detach: bool, team: Option<(String, String)>) -> anyhow::Result<ExitCode> {
+    // The worker joins the team the environment names (as `cluster` in index.yml would):
+    // every process of the tree inherits it.
+    if let Some((cluster, team)) = team {
+        std::env::set_var("SVC_CLUSTER", cluster);
+        std::env::set_var("SVC_TEAM", team);
+    }
     let exe = std::env::current_exe().context("cannot locate the svc binary")?;
     let server = exe.with_file_name(supervisor::SERVER_BIN);
     if server.is_file() && speaks_our_protocol(&server) {
@@ -147,6 +153,24 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
         }
         if let Some(s) = &snapshot {
             println!("documents: {}  chunks: {}", s.total_documents, s.total_chunks);
+            if let Some(c) = &s.cluster {
+                println!(
+                    "team: {} as {} ({}): stream at {}, applied {}, lag {}; servers {}",
+                    c.team,
+                    c.member,
+                    if c.connected { "connected" } else { "not connected" },
+                    c.stream_seq,
+                    c.applied_seq,
+                    c.lag,
+                    c.servers.join(", ")
+                );
+                if let Some(e) = &c.error {
+                    println!("team: {e}");
+                }
+                for m in &c.members {
+                    println!("  member {} last seen {}", m.name, m.last_seen);
+                }
+            }
             // Long work made visible: vectors are computed in the background after a sync,
             // and until then answers and hybrid search rest on keywords for those documents.
             match s.embedding_backlog {

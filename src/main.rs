@@ -29,6 +29,14 @@ enum Cmd {
         /// Run in the background; returns once /api/health answers.
         #[arg(long)]
         detach: bool,
+        /// Join a team: its NATS JetStream cluster's servers, comma-separated
+        /// (`nats://host:4222`, `tls://host:4222`); credentials from SVC_CLUSTER_USER and
+        /// SVC_CLUSTER_PASSWORD, or SVC_CLUSTER_CREDS. The same as `cluster` in index.yml.
+        #[arg(long, value_name = "URL[,URL...]", requires = "team")]
+        cluster: Option<String>,
+        /// The team to join (with --cluster).
+        #[arg(long, value_name = "NAME", requires = "cluster")]
+        team: Option<String>,
     },
     /// Stop the server of this data dir.
     Stop,
@@ -193,6 +201,9 @@ enum CollectionCmd {
         /// search's stems; a note's front-matter `lang` wins.
         #[arg(long)]
         lang: Option<String>,
+        /// Share it with the team the running server joined (`svc serve --cluster … --team …`).
+        #[arg(long)]
+        shared: bool,
         #[arg(long)]
         json: bool,
     },
@@ -314,9 +325,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let dirs = protocol::Dirs::from_env();
     let result = match cli.command {
-        Cmd::Serve { port, detach } => {
+        Cmd::Serve { port, detach, cluster, team } => {
             supervisor::init_logging("info");
-            commands::serve(dirs, port, detach)
+            commands::serve(dirs, port, detach, cluster.zip(team))
         }
         Cmd::Internal(InternalCmd::Worker) => {
             supervisor::init_logging("info");
@@ -358,6 +369,7 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
             git_pull,
             no_watch,
             lang,
+            shared,
             json,
         }) => {
             let req = protocol::AddCollection {
@@ -369,6 +381,7 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
                 git_pull,
                 watch: no_watch.then_some(false),
                 lang,
+                shared,
             };
             commands::collection_add(&dirs, path, req, json)
         }

@@ -51,6 +51,8 @@ mod refactor;
 mod search;
 #[path = "blackbox/security.rs"]
 mod security;
+#[path = "blackbox/team.rs"]
+mod team;
 #[path = "blackbox/typed.rs"]
 mod typed;
 #[path = "blackbox/watch.rs"]

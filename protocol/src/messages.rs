@@ -97,6 +97,8 @@ pub struct AddCollection {
     pub watch: Option<bool>,
     /// The language the collection's notes are written in, for those that do not declare one.
     pub lang: Option<String>,
+    /// Share it with the team this server joined (`--cluster`, `--team`).
+    pub shared: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

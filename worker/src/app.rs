@@ -156,6 +156,12 @@ impl Worker {
         index::watch::start(&self.indexing);
     }
 
+    /// Joins the team index.yml or `svc serve --cluster` names, if any (server mode; from
+    /// within the worker's runtime).
+    pub fn start_team(&self) {
+        index::team::start(&self.indexing);
+    }
+
     /// Events for `/api/events`.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<protocol::Event> {
         self.shared.events.subscribe()

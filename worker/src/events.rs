@@ -146,6 +146,7 @@ fn change_origin(origin: Origin) -> ChangeOrigin {
         Origin::Save => ChangeOrigin::Save,
         Origin::Create => ChangeOrigin::Create,
         Origin::Watch => ChangeOrigin::Watch,
+        Origin::Team => ChangeOrigin::Team,
     }
 }
 

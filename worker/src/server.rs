@@ -33,6 +33,7 @@ pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
     worker.start_keyword_refeed();
     worker.start_background_embedding();
     worker.start_watching();
+    worker.start_team();
     let socket = dirs.worker_socket();
     let listener = protocol::socket::bind(&socket)?;
     tracing::info!("worker listening on {}", socket.display());

@@ -69,6 +69,7 @@ fn snapshot_as(w: &Indexing, active_job_id: Option<String>) -> Result<StatusSnap
             vector_rows,
         },
         worker: WorkerState::Running,
+        cluster: crate::index::team::status(w),
     })
 }
 

@@ -26,6 +26,10 @@ pub struct AddCollectionBody {
     /// The language the notes are written in (`de`, `de-AT`, `German`): a note whose front
     /// matter declares none is stemmed by it in keyword search, whatever its text reads as.
     pub lang: Option<String>,
+    /// Share the collection with the team this server joined (`svc serve --cluster URL
+    /// --team NAME`): every member holds a replica and may write to it. 400 when the server
+    /// joined no team.
+    pub shared: Option<bool>,
 }
 
 /// The longest `lang` a collection may declare (a language tag or an English name).
@@ -41,6 +45,7 @@ impl AddCollectionBody {
             exclude: self.exclude,
             git_pull: self.git_pull.unwrap_or(false),
             watch: self.watch,
+            shared: self.shared.unwrap_or(false),
             lang: match self.lang {
                 Some(l)
                     if l.is_empty()

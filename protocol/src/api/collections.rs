@@ -12,6 +12,11 @@ pub struct CollectionInfo {
     pub include: String,
     pub exclude: String,
     pub git_pull: bool,
+    /// Shared with the team (`svc serve --cluster … --team …`): every member holds a replica.
+    pub shared: bool,
+    /// A replica of a collection another member owns: its files live under svc's data dir,
+    /// kept in step by the cluster, not a folder of this machine's user.
+    pub replica: bool,
 }
 
 /// A collection named with its folder (in `POST /api/collections`).

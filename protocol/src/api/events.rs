@@ -40,6 +40,8 @@ pub enum ChangeOrigin {
     /// wire, as the reference names it.
     #[serde(rename = "watcher")]
     Watch,
+    /// Another member of the team changed a shared note (it came from the team's stream).
+    Team,
 }
 
 /// `GET /api/events`, `event: document-changed`.

@@ -176,6 +176,45 @@ pub struct StatusSnapshot {
     /// Set by the gateway as it serves the snapshot.
     #[serde(default)]
     pub worker: WorkerState,
+    /// The team this server joined (`svc serve --cluster … --team …`); absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterStatus>,
+}
+
+/// `cluster` in `/api/status`: the team's NATS JetStream cluster as this member sees it.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterStatus {
+    /// Connected to a server of the cluster, with the team's stream open.
+    pub connected: bool,
+    pub team: String,
+    /// This member's name in the team.
+    pub member: String,
+    /// The cluster's URLs as configured (credentials never shown).
+    pub servers: Vec<String>,
+    /// The stream's last sequence, as last seen.
+    pub stream_seq: u64,
+    /// The last stream sequence this member's replica has applied.
+    pub applied_seq: u64,
+    /// `streamSeq - appliedSeq`: messages this replica has still to apply.
+    pub lag: u64,
+    /// The members heard from (each publishes a heartbeat), with when.
+    pub members: Vec<ClusterMember>,
+    /// Why it is not connected (a refused credential, an unreachable server), without secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Files of shared collections too large for one message, left unpublished.
+    #[serde(default)]
+    pub unpublished: u64,
+}
+
+/// A member of the team (`cluster.members`).
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterMember {
+    pub name: String,
+    /// When its last heartbeat was published (ISO 8601).
+    pub last_seen: String,
 }
 
 /// What each store holds, to check that the derived ones agree with the catalog.

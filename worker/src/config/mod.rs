@@ -50,6 +50,14 @@ pub struct CollectionConfig {
     /// whose front matter declares none is stemmed by it, whatever its text reads as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
+    /// Shared with the team (`cluster` below): its documents are published to the team's
+    /// stream and every member holds a replica.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
+    /// A replica of a shared collection another member owns: `path` is a folder under svc's
+    /// data dir that only the cluster writes to.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replica: bool,
 }
 
 fn watched() -> bool {
@@ -89,6 +97,24 @@ pub struct IndexConfig {
     /// Presets of the user's own, beside the built-in ones (read at worker start).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub presets: Vec<PresetConfig>,
+    /// The team this server joins (`svc serve --cluster … --team …` says the same; read at
+    /// worker start). Credentials never live here: only in the environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// `cluster` in index.yml: the NATS JetStream cluster that keeps the team's replicas in step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// The cluster's servers (`nats://host:4222`, `tls://host:4222`).
+    pub urls: Vec<String>,
+    /// The team's name: one stream per team.
+    pub team: String,
+    /// This member's name in the team (default: the host's name and a suffix kept in the
+    /// data dir).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
 }
 
 /// A `presets` entry of index.yml: a preset whose generator is a model server the user runs
@@ -159,6 +185,7 @@ impl Default for IndexConfig {
             content_types: Vec::new(),
             egress_policy: None,
             presets: Vec::new(),
+            cluster: None,
         }
     }
 }
@@ -217,7 +244,7 @@ impl IndexConfig {
         serde_norway::from_str(&text).map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })
     }
 
-    /// Writes the config. svc never edits `contentTypes`, `egressPolicy` or `presets`: the
+    /// Writes the config. svc never edits `contentTypes`, `egressPolicy`, `presets` or `cluster`: the
     /// file's own are written back, so an edit made while the server runs (read at the next
     /// start) survives a collection or preset change.
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
@@ -226,6 +253,7 @@ impl IndexConfig {
             out.content_types = on_disk.content_types;
             out.egress_policy = on_disk.egress_policy;
             out.presets = on_disk.presets;
+            out.cluster = on_disk.cluster;
         }
         let text = serde_norway::to_string(&out)
             .map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })?;
@@ -288,6 +316,8 @@ mod tests {
             git_pull: false,
             watch: false,
             lang: Some("de".into()),
+            shared: true,
+            replica: false,
         });
         cfg.save(&path).unwrap();
         assert_eq!(IndexConfig::load(&path).unwrap(), cfg);

@@ -28,6 +28,8 @@ pub fn list(w: &Indexing) -> Result<Vec<CollectionInfo>, ApiError> {
             include: c.include.clone(),
             exclude: c.exclude.clone(),
             git_pull: c.git_pull,
+            shared: c.shared,
+            replica: c.replica,
         })
         .collect();
     Ok(list)
@@ -61,7 +63,12 @@ pub fn add(w: &Arc<Indexing>, req: AddCollection) -> Result<CollectionAdded, Api
         git_pull: req.git_pull,
         watch: req.watch.unwrap_or(true),
         lang: req.lang,
+        shared: req.shared,
+        replica: false,
     };
+    if coll.shared {
+        crate::index::team::can_share(w)?;
+    }
     FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude).map_err(|e| ApiError::validation(e.to_string()))?;
 
     let slot = w.jobs.reserve()?;

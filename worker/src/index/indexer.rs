@@ -100,6 +100,8 @@ mod tests {
             git_pull: false,
             watch: true,
             lang: lang.map(str::to_string),
+            shared: false,
+            replica: false,
         };
         let none = CollectionLanguages::of(&[coll("a", None)]);
         assert_eq!(none.fingerprint(), "", "no language declared: the fingerprint is the rules' alone");

@@ -17,6 +17,7 @@ pub mod pictures;
 pub mod reading;
 pub mod rules;
 mod sync;
+pub mod team;
 pub mod walk;
 pub mod watch;
 mod writer;
@@ -51,6 +52,8 @@ pub struct Indexing {
     pub embedding_pace: embedding::Pace,
     /// Pictures' OCR readings and the pictures waiting for one.
     pub pictures: pictures::Readings,
+    /// The team this server joined (server mode, when index.yml or `--cluster` names one).
+    pub team: std::sync::OnceLock<Arc<team::Team>>,
 }
 
 impl Indexing {
@@ -66,6 +69,7 @@ impl Indexing {
             embedding_round: Mutex::new(()),
             embedding_pace: embedding::Pace::default(),
             pictures,
+            team: std::sync::OnceLock::new(),
         }
     }
 

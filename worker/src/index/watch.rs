@@ -630,6 +630,8 @@ mod tests {
             git_pull: false,
             watch: true,
             lang: None,
+            shared: false,
+            replica: false,
         };
         w.core.settings.config().collections.push(coll.clone());
         catalog::upsert_collection(&w.core.stores.catalog.writer(), &coll.name, &coll.path).unwrap();

@@ -34,6 +34,7 @@ fn front_matter(title: Option<&str>, tags: &[String], source: &[(String, String)
 pub fn capture(w: &Arc<Indexing>, req: Capture) -> Result<CaptureResponse, ApiError> {
     let _write = w.write_lock();
     let (coll, root) = collection(w, &req.collection)?;
+    crate::index::team::require_connected(w, &coll)?;
     let preset = note::preset(req.preset_id.as_deref())?;
     let tags = note::tags(&req.tags, preset);
     let body = match (&req.content, preset) {

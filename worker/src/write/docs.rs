@@ -101,8 +101,24 @@ pub fn create_doc(w: &Arc<Indexing>, req: CreateDoc) -> Result<CreatedDoc, ApiEr
         }
     };
     let exists = |_: &RelPath| ApiError::conflict("File already exists. Set overwrite=true to replace it.");
+    crate::index::team::require_connected(w, &coll)?;
+    let replaced = if coll.shared { contain(&root, &rel).ok().and_then(|abs| std::fs::read(abs).ok()) } else { None };
     let (abs, rel, suffixed) = match note::place(&root, rel, &text, req.collision, exists)? {
-        Placed::Written { abs, rel, suffixed } => (abs, rel, suffixed),
+        Placed::Written { abs, rel, suffixed } => {
+            // A shared note: acknowledged only once the team's stream holds it; else the
+            // file written is taken back (the one it replaced restored).
+            if let Err(e) = crate::index::team::publish_write(w, &coll, rel.as_str(), text.as_bytes()) {
+                let undo = match (&replaced, suffixed) {
+                    (Some(old), false) => atomic::write_file(&abs, old, true),
+                    _ => std::fs::remove_file(&abs),
+                };
+                if let Err(u) = undo {
+                    tracing::error!("a shared note not published could not be taken back: {u}");
+                }
+                return Err(e);
+            }
+            (abs, rel, suffixed)
+        }
         Placed::Existing { abs, rel } => {
             let row = catalog::doc_by_path(&w.core.stores.catalog.reader(), &coll.name, rel.as_str())?;
             return Ok(CreatedDoc {
@@ -182,6 +198,9 @@ pub fn update_doc(w: &Arc<Indexing>, req: UpdateDoc) -> Result<UpdatedDoc, ApiEr
         Some(t) => front_matter_edit::set_tags(&base, t),
         None => base,
     };
+    // A shared note: the team's stream holds it first (409 when another member saved it
+    // since the version this replica holds).
+    crate::index::team::publish_write(w, &coll, rel.as_str(), text.as_bytes())?;
     atomic::write_file(&abs, text.as_bytes(), true)
         .map_err(|e| ApiError::runtime(format!("The note could not be written: {}", crate::errors::io_kind(&e))))?;
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);

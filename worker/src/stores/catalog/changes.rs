@@ -17,6 +17,8 @@ pub enum Origin {
     Create,
     /// The folder watcher saw the file change.
     Watch,
+    /// A shared document came from the team's stream.
+    Team,
 }
 
 impl Origin {
@@ -26,11 +28,12 @@ impl Origin {
             Origin::Save => "save",
             Origin::Create => "create",
             Origin::Watch => "watch",
+            Origin::Team => "team",
         }
     }
 
     pub fn parse(s: &str) -> Option<Origin> {
-        [Origin::Sync, Origin::Save, Origin::Create, Origin::Watch].into_iter().find(|o| o.as_str() == s)
+        [Origin::Sync, Origin::Save, Origin::Create, Origin::Watch, Origin::Team].into_iter().find(|o| o.as_str() == s)
     }
 }
 

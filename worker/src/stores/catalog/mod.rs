@@ -16,6 +16,7 @@ mod links;
 mod listing;
 mod pool;
 mod schema;
+mod team;
 
 pub use capsules::*;
 pub use changes::*;
@@ -27,6 +28,7 @@ pub use keyword_feed::*;
 pub use links::*;
 pub use listing::{doc_page, title_matches, DocPage};
 pub use pool::{snapshot, Catalog};
+pub use team::*;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {

@@ -71,6 +71,16 @@ CREATE TABLE IF NOT EXISTS doc_links(
   end_col INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS doc_links_doc ON doc_links(doc_id);
+-- A team's shared documents as this replica last took them from the stream (or published
+-- them): the stream sequence of that version, its content hash, and whether it is a tombstone.
+CREATE TABLE IF NOT EXISTS team_docs(
+  collection TEXT NOT NULL,
+  rel_path TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  deleted INTEGER NOT NULL,
+  PRIMARY KEY(collection, rel_path)
+);
 CREATE TABLE IF NOT EXISTS changes(
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   kind TEXT NOT NULL,

@@ -143,6 +143,8 @@ pub fn apply(
     }
     let _write = w.write_lock();
     let plan = plan(w, doc, op)?;
+    // A refactor of a shared collection is published from the journal once written.
+    crate::index::team::require_connected(w, &plan.coll)?;
     if let Some(d) = &confirm.plan_digest {
         if !d.eq_ignore_ascii_case(&plan.digest) {
             return Err(ApiError::new(

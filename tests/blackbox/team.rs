@@ -1,0 +1,410 @@
+//! A team: two svc members kept in step by a real NATS JetStream server (Debian's
+//! `nats-server`, started here on loopback with its store in a temp dir), no mock.
+
+use crate::common::{free_port, uris, write_notes, Server};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One `nats-server` with JetStream on a loopback port.
+struct Nats {
+    port: u16,
+    store: tempfile::TempDir,
+    config: Option<PathBuf>,
+    child: Option<Child>,
+}
+
+fn nats_server() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join("nats-server")).find(|p| p.is_file())
+}
+
+/// Whether `nats-server` is installed; under `scripts/test` (`SVC_TEST_REQUIRE_MODELS`) a
+/// missing one fails the test instead of skipping it.
+fn nats_ready(test: &str) -> bool {
+    if nats_server().is_some() {
+        return true;
+    }
+    assert!(std::env::var_os("SVC_TEST_REQUIRE_MODELS").is_none(), "{test}: nats-server is not installed");
+    eprintln!("skipped {test}: nats-server is not installed (scripts/test installs it)");
+    false
+}
+
+impl Nats {
+    fn start() -> Nats {
+        Self::start_with(None)
+    }
+
+    /// With a configuration (users, say) written to the store's folder.
+    fn start_with(config: Option<&str>) -> Nats {
+        let store = tempfile::tempdir().unwrap();
+        let config = config.map(|text| {
+            let p = store.path().join("nats.conf");
+            std::fs::write(&p, text).unwrap();
+            p
+        });
+        let mut n = Nats { port: free_port(), store, config, child: None };
+        n.spawn();
+        n
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = Command::new(nats_server().unwrap());
+        cmd.args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string()]).arg("-sd").arg(self.store.path().join("js"));
+        if let Some(c) = &self.config {
+            cmd.arg("-c").arg(c);
+        }
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.store.path().join("log")).unwrap();
+        self.child = Some(cmd.stdout(Stdio::null()).stderr(log).spawn().expect("start nats-server"));
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(15), "nats-server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn member(nats: &Nats, name: &str, extra: &[(&str, &str)]) -> Server {
+    let url = nats.url();
+    let mut env = vec![("SVC_CLUSTER", url.as_str()), ("SVC_TEAM", "eng"), ("SVC_MEMBER", name)];
+    env.extend_from_slice(extra);
+    Server::start_with(&env)
+}
+
+fn cluster(s: &Server) -> Value {
+    s.get("/api/status").json()["cluster"].clone()
+}
+
+fn wait_connected(s: &Server) {
+    s.wait_until(Duration::from_secs(30), |s| cluster(s)["connected"] == true);
+}
+
+fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("{what}: not within {within:?}");
+}
+
+fn hits(s: &Server, word: &str) -> Vec<String> {
+    uris(&s.search(json!({ "query": word })))
+}
+
+fn share(s: &Server, folder: &Path, name: &str) {
+    let r = s.post("/api/collections", json!({ "path": folder, "name": name, "shared": true, "watch": true }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let job = s.wait_job(r.json()["jobId"].as_str().unwrap());
+    assert_eq!(job["status"], "completed", "{job}");
+}
+
+fn docid(s: &Server, uri: &str) -> String {
+    s.get(&format!("/api/doc?uri={uri}")).json()["docid"].as_str().unwrap().replace('#', "%23")
+}
+
+fn put(s: &Server, id: &str, body: Value) -> crate::common::Resp {
+    s.request("PUT", &format!("/api/docs/{id}"), Some(&body))
+}
+
+#[test]
+fn a_team_shares_notes_both_ways_and_one_of_two_racing_writes_wins() {
+    if !nats_ready("a_team_shares_notes_both_ways_and_one_of_two_racing_writes_wins") {
+        return;
+    }
+    let nats = Nats::start();
+    let a = member(&nats, "alpha", &[]);
+    let b = member(&nats, "beta", &[]);
+    wait_connected(&a);
+    wait_connected(&b);
+    let folder = a.path("team-notes");
+    write_notes(
+        &folder,
+        &[("plan.md", "# Plan\n\nThe quokka migration starts Monday.\n"), ("sub/old.md", "# Old\n\nwombat\n")],
+    );
+    share(&a, &folder, "team");
+
+    // A's notes reach B: listed as a shared replica, searchable and readable there.
+    wait_for("A's notes searchable on B", Duration::from_secs(30), || hits(&b, "quokka") == ["svc://team/plan.md"]);
+    let listed = b.get("/api/collections").json();
+    let team = listed.as_array().unwrap().iter().find(|c| c["name"] == "team").cloned().unwrap();
+    assert_eq!((team["shared"].clone(), team["replica"].clone()), (json!(true), json!(true)), "{team}");
+    let doc = b.get("/api/doc?uri=svc://team/plan.md").json();
+    assert!(doc["content"].as_str().unwrap().contains("quokka"), "{doc}");
+    wait_for("the other note on B", Duration::from_secs(30), || hits(&b, "wombat") == ["svc://team/sub/old.md"]);
+
+    // A note created through B lands as a file in A's folder and is searchable on A.
+    let r = b.post(
+        "/api/docs",
+        json!({ "collection": "team", "relPath": "from-b.md", "content": "# From B\n\nA zebracorn.\n" }),
+    );
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(hits(&b, "zebracorn"), ["svc://team/from-b.md"], "searchable on B at once");
+    wait_for("B's note in A's folder", Duration::from_secs(20), || {
+        std::fs::read_to_string(folder.join("from-b.md")).is_ok_and(|t| t == "# From B\n\nA zebracorn.\n")
+    });
+    wait_for("B's note searchable on A", Duration::from_secs(20), || hits(&a, "zebracorn") == ["svc://team/from-b.md"]);
+
+    // Edits on A's disk (the watcher) reach B; a deletion too.
+    std::fs::write(folder.join("plan.md"), "# Plan\n\nThe quokka migration starts Tuesday, with a numbat.\n").unwrap();
+    wait_for("A's edit on B", Duration::from_secs(20), || hits(&b, "numbat") == ["svc://team/plan.md"]);
+    std::fs::remove_file(folder.join("sub/old.md")).unwrap();
+    wait_for("A's deletion on B", Duration::from_secs(20), || hits(&b, "wombat").is_empty());
+
+    // Two members update the same note from the same version: one 2xx, one 409.
+    let version = b.get("/api/doc?uri=svc://team/from-b.md").json();
+    let hash = version["source"]["sourceHash"].as_str().unwrap().to_string();
+    wait_for("A holds B's version", Duration::from_secs(20), || {
+        a.get("/api/doc?uri=svc://team/from-b.md").json()["source"]["sourceHash"] == hash.as_str()
+    });
+    let (id_a, id_b) = (docid(&a, "svc://team/from-b.md"), docid(&b, "svc://team/from-b.md"));
+    let (ra, rb) = std::thread::scope(|scope| {
+        let ta = scope.spawn(|| {
+            put(&a, &id_a, json!({ "content": "# From B\n\nedited on A: axolotl\n", "expectedSourceHash": hash }))
+        });
+        let tb = scope.spawn(|| {
+            put(&b, &id_b, json!({ "content": "# From B\n\nedited on B: blobfish\n", "expectedSourceHash": hash }))
+        });
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    let mut statuses = [ra.status, rb.status];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [200, 409],
+        "A: {} B: {}",
+        String::from_utf8_lossy(&ra.body),
+        String::from_utf8_lossy(&rb.body)
+    );
+    let loser = if ra.status == 409 { &ra } else { &rb };
+    loser.assert_error(409, "CONFLICT");
+    let winner = if ra.status == 200 { "axolotl" } else { "blobfish" };
+    wait_for("the winner in A's file", Duration::from_secs(20), || {
+        std::fs::read_to_string(folder.join("from-b.md")).is_ok_and(|t| t.contains(winner))
+    });
+    for s in [&a, &b] {
+        wait_for("the winner searchable on both", Duration::from_secs(20), || {
+            hits(s, winner) == ["svc://team/from-b.md"]
+        });
+    }
+
+    // A burst from A: every note reaches B.
+    let burst: Vec<(String, String)> =
+        (0..60).map(|i| (format!("burst/n{i:03}.md"), format!("# Burst {i}\n\nburstword{i} and pangolin\n"))).collect();
+    let refs: Vec<(&str, &str)> = burst.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    write_notes(&folder, &refs);
+    wait_for("the burst on B", Duration::from_secs(60), || {
+        b.search(json!({ "query": "pangolin", "limit": 50 }))["results"].as_array().map_or(0, |r| r.len()) == 50
+    });
+    wait_for("burstword59 on B", Duration::from_secs(30), || hits(&b, "burstword59") == ["svc://team/burst/n059.md"]);
+
+    // Status: both members known, the replica caught up, no secret anywhere.
+    wait_for("B caught up and both members heard", Duration::from_secs(30), || {
+        let c = cluster(&b);
+        let names: Vec<&str> = c["members"].as_array().unwrap().iter().filter_map(|m| m["name"].as_str()).collect();
+        c["lag"] == 0 && names.contains(&"alpha") && names.contains(&"beta") && c["team"] == "eng"
+    });
+    // Every member lists the same documents with the same contents.
+    let listing = |s: &Server| {
+        let mut docs: Vec<(String, String)> = s.get("/api/docs?collection=team&limit=100").json()["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| (d["uri"].as_str().unwrap_or("").to_string(), d["docid"].as_str().unwrap_or("").to_string()))
+            .collect();
+        docs.sort();
+        docs
+    };
+    wait_for("the same documents on both", Duration::from_secs(30), || {
+        listing(&a) == listing(&b) && listing(&a).len() == 62
+    });
+}
+
+#[test]
+fn without_the_cluster_shared_writes_answer_503_and_converge_once_it_is_back() {
+    if !nats_ready("without_the_cluster_shared_writes_answer_503_and_converge_once_it_is_back") {
+        return;
+    }
+    let mut nats = Nats::start();
+    let a = member(&nats, "alpha", &[]);
+    let b = member(&nats, "beta", &[]);
+    wait_connected(&a);
+    wait_connected(&b);
+    let folder = a.path("shared");
+    write_notes(&folder, &[("n.md", "# N\n\nfirst version\n")]);
+    share(&a, &folder, "team");
+    wait_for("the note on B", Duration::from_secs(30), || hits(&b, "first") == ["svc://team/n.md"]);
+    let local = b.path("local");
+    write_notes(&local, &[("l.md", "# L\n\nlocal note\n")]);
+    b.add_collection(&local, "mine");
+
+    nats.stop();
+    wait_for("B sees the cluster gone", Duration::from_secs(30), || cluster(&b)["connected"] == false);
+    let id = docid(&b, "svc://team/n.md");
+    let started = Instant::now();
+    let r = put(&b, &id, json!({ "content": "# N\n\nwritten while away\n" }));
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // Nothing half-written, reads go on from the replica, local collections take writes.
+    assert_eq!(hits(&b, "first"), ["svc://team/n.md"]);
+    assert!(hits(&b, "away").is_empty());
+    let r =
+        b.post("/api/docs", json!({ "collection": "mine", "relPath": "l2.md", "content": "# L2\n\nstill local\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    // An edit on A's disk while the cluster is away is published once it is back.
+    std::fs::write(folder.join("n.md"), "# N\n\nsecond version, offline\n").unwrap();
+    wait_for("A indexed its own edit", Duration::from_secs(20), || hits(&a, "offline") == ["svc://team/n.md"]);
+
+    nats.spawn();
+    wait_connected(&a);
+    wait_connected(&b);
+    wait_for("A's offline edit on B", Duration::from_secs(30), || hits(&b, "offline") == ["svc://team/n.md"]);
+    let id = docid(&b, "svc://team/n.md");
+    let r = put(&b, &id, json!({ "content": "# N\n\nthird version from B\n" }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    wait_for("B's write in A's folder", Duration::from_secs(20), || {
+        std::fs::read_to_string(folder.join("n.md")).is_ok_and(|t| t.contains("third version"))
+    });
+}
+
+#[test]
+fn a_member_with_wrong_credentials_is_refused_and_the_password_is_shown_nowhere() {
+    if !nats_ready("a_member_with_wrong_credentials_is_refused_and_the_password_is_shown_nowhere") {
+        return;
+    }
+    let nats = Nats::start_with(Some("authorization { user: svc, password: right-horse-battery }\n"));
+    let secret = "wrong-staple-7731";
+    let m =
+        member(&nats, "gamma", &[("SVC_CLUSTER_USER", "svc"), ("SVC_CLUSTER_PASSWORD", secret), ("SVC_LOG", "info")]);
+    m.wait_until(Duration::from_secs(30), |s| cluster(s)["error"].as_str().is_some_and(|e| !e.is_empty()));
+    let status = m.get("/api/status");
+    let c = status.json()["cluster"].clone();
+    assert_eq!(c["connected"], false, "{c}");
+    assert!(c["error"].as_str().unwrap().to_lowercase().contains("auth"), "{c}");
+    assert!(!String::from_utf8_lossy(&status.body).contains(secret));
+    assert!(!m.log().contains(secret), "the log holds the password");
+
+    // The right password joins.
+    let ok = member(&nats, "delta", &[("SVC_CLUSTER_USER", "svc"), ("SVC_CLUSTER_PASSWORD", "right-horse-battery")]);
+    wait_connected(&ok);
+}
+
+#[test]
+fn a_collection_is_shared_only_by_a_server_that_joined_a_team() {
+    let s = Server::start();
+    let folder = s.path("notes");
+    write_notes(&folder, &[("a.md", "# A\n\nx\n")]);
+    let r = s.post("/api/collections", json!({ "path": folder, "name": "n", "shared": true }));
+    r.assert_error(400, "VALIDATION");
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("team"), "{}", r.json());
+    let r = s.post("/api/collections", json!({ "path": folder, "name": "n", "shared": "yes" }));
+    r.assert_error(400, "VALIDATION");
+    assert!(s.get("/api/status").json().get("cluster").is_none());
+}
+
+#[test]
+fn a_cluster_the_egress_policy_does_not_allow_is_not_joined() {
+    let s = Server::start_with(&[("SVC_CLUSTER", "nats://10.9.8.7:4222"), ("SVC_TEAM", "eng")]);
+    let folder = s.path("notes");
+    write_notes(&folder, &[("a.md", "# A\n\nx\n")]);
+    let r = s.post("/api/collections", json!({ "path": folder, "name": "n", "shared": true }));
+    r.assert_error(400, "VALIDATION");
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("local_only"), "{}", r.json());
+}
+
+/// Three `nats-server` nodes with routes and JetStream: an R3 stream.
+struct NatsCluster {
+    nodes: Vec<Nats>,
+}
+
+impl NatsCluster {
+    fn start() -> NatsCluster {
+        let route_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let routes: Vec<String> = route_ports.iter().map(|p| format!("nats-route://127.0.0.1:{p}")).collect();
+        let nodes = (0..3)
+            .map(|i| {
+                let config = format!(
+                    "server_name: n{i}\ncluster {{\n  name: svc-test\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n",
+                    route_ports[i],
+                    routes.join(", ")
+                );
+                Nats::start_with(Some(&config))
+            })
+            .collect();
+        NatsCluster { nodes }
+    }
+
+    fn urls(&self) -> String {
+        self.nodes.iter().map(Nats::url).collect::<Vec<_>>().join(",")
+    }
+}
+
+#[test]
+fn with_three_nodes_one_may_die_during_writes() {
+    if !nats_ready("with_three_nodes_one_may_die_during_writes") {
+        return;
+    }
+    let mut nats = NatsCluster::start();
+    let urls = nats.urls();
+    let env = |name: &'static str| {
+        vec![("SVC_CLUSTER", urls.clone()), ("SVC_TEAM", "ops".to_string()), ("SVC_MEMBER", name.to_string())]
+    };
+    let start = |name: &'static str| {
+        let e = env(name);
+        let refs: Vec<(&str, &str)> = e.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        Server::start_with(&refs)
+    };
+    let a = start("alpha");
+    let b = start("beta");
+    wait_connected(&a);
+    wait_connected(&b);
+    let folder = a.path("ops");
+    write_notes(&folder, &[("runbook.md", "# Runbook\n\nrestart the gizzard service\n")]);
+    share(&a, &folder, "ops");
+    wait_for("the runbook on B", Duration::from_secs(60), || hits(&b, "gizzard") == ["svc://ops/runbook.md"]);
+
+    // Notes created through B while a node dies: each is acknowledged (a write the cluster
+    // could not take in the moment answers 503 and is tried again) and reaches A.
+    for i in 0..20 {
+        if i == 5 {
+            nats.nodes[0].stop();
+        }
+        let body = json!({ "collection": "ops", "relPath": format!("b/{i}.md"), "content": format!("# B {i}\n\nkestrel{i}\n") });
+        let started = Instant::now();
+        loop {
+            let r = b.post("/api/docs", body.clone());
+            if r.status == 202 {
+                break;
+            }
+            r.assert_error(503, "UNAVAILABLE");
+            assert!(started.elapsed() < Duration::from_secs(30), "note {i} was never acknowledged");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    for i in [0, 7, 19] {
+        wait_for("B's notes in A's folder", Duration::from_secs(60), || folder.join(format!("b/{i}.md")).is_file());
+        wait_for("B's notes on A", Duration::from_secs(30), || {
+            hits(&a, &format!("kestrel{i}")) == [format!("svc://ops/b/{i}.md")]
+        });
+    }
+}

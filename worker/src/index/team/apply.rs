@@ -1,0 +1,280 @@
+//! The replica: this member's durable consumer of the team's stream, each message applied
+//! through the same indexing path as a file of a folder. Idempotent by stream sequence: a
+//! version this replica holds already (or a newer one) is skipped, so a message delivered
+//! again after a crash changes nothing.
+
+use super::subject::{DocMessage, DocOp};
+use super::Team;
+use crate::config::{CollectionConfig, DEFAULT_PATTERN};
+use crate::index::Indexing;
+use crate::paths::{contain, RelPath};
+use crate::stores::catalog::{self, Origin, TeamDoc};
+use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy, consumer::DeliverPolicy};
+use futures::{FutureExt, StreamExt};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Messages applied together (one keyword commit per collection).
+const BATCH: usize = 256;
+/// Reads of the stream that fail in a row before the consumer is made again.
+const MAX_READ_FAILURES: u32 = 5;
+
+/// A message of the stream, read.
+struct Incoming {
+    seq: u64,
+    kind: Kind,
+}
+
+enum Kind {
+    Doc(DocMessage),
+    Member {
+        name: String,
+        at: String,
+    },
+    /// Not one of ours, or damaged: acknowledged and left alone (logged).
+    Skip,
+}
+
+/// Makes the team's stream (if no member has yet) and this member's consumer, then applies
+/// what it delivers, for as long as the worker runs; a lost connection is waited out.
+pub(super) async fn consume(ix: Arc<Indexing>, team: Arc<Team>, js: jetstream::Context) {
+    loop {
+        match consume_once(&ix, &team, &js).await {
+            Ok(()) => {}
+            Err(e) => {
+                team.ready.store(false, std::sync::atomic::Ordering::SeqCst);
+                tracing::warn!("team: {e}; trying again");
+                team.set_error(Some(e));
+                ix.publish_status();
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Context) -> Result<(), String> {
+    let stream = js
+        .get_or_create_stream(super::stream_config(&team.settings))
+        .await
+        .map_err(|e| format!("the team's stream: {e}"))?;
+    let durable = format!("member_{}", team.settings.member);
+    let consumer: jetstream::consumer::Consumer<pull::Config> = stream
+        .get_or_create_consumer(
+            &durable,
+            pull::Config {
+                durable_name: Some(durable.clone()),
+                // A new member starts from each document's latest version; a member that was
+                // away goes on from its last acknowledged message.
+                deliver_policy: DeliverPolicy::LastPerSubject,
+                ack_policy: AckPolicy::Explicit,
+                ack_wait: Duration::from_secs(60),
+                filter_subject: team.settings.team.all_subjects(),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| format!("this member's consumer: {e}"))?;
+    let mut messages = consumer.messages().await.map_err(|e| format!("reading the stream: {e}"))?;
+    team.ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    team.set_error(None);
+    ix.publish_status();
+    tracing::info!("team: replica following stream {}", team.settings.team.stream());
+    let mut failures = 0;
+    loop {
+        let first = match messages.next().await {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => {
+                // A server restarting is ridden out; a consumer or stream that is gone is
+                // made again.
+                failures += 1;
+                tracing::debug!("team: stream read: {e}");
+                if failures > MAX_READ_FAILURES {
+                    return Err(format!("reading the stream: {e}"));
+                }
+                continue;
+            }
+            None => return Err("the stream's messages ended".to_string()),
+        };
+        failures = 0;
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match messages.next().now_or_never() {
+                Some(Some(Ok(m))) => batch.push(m),
+                _ => break,
+            }
+        }
+        let incoming: Vec<Incoming> = batch.iter().map(|m| read(team, m)).collect();
+        let (ix2, team2) = (Arc::clone(ix), Arc::clone(team));
+        let applied = tokio::task::spawn_blocking(move || apply_batch(&ix2, &team2, incoming))
+            .await
+            .map_err(|e| format!("applying panicked: {e}"))?;
+        if let Err(e) = applied {
+            // Not acknowledged: the stream delivers them again.
+            tracing::error!("team: applying failed: {e}");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        }
+        for m in &batch {
+            if let Err(e) = m.ack().await {
+                tracing::debug!("team: ack: {e}");
+            }
+        }
+        ix.publish_status();
+    }
+}
+
+fn read(team: &Team, m: &jetstream::Message) -> Incoming {
+    let (seq, pending, published) = match m.info() {
+        Ok(info) => (info.stream_sequence, info.pending, info.published),
+        Err(_) => return Incoming { seq: 0, kind: Kind::Skip },
+    };
+    team.saw_stream_seq(seq + pending);
+    if let Some(name) = team.settings.team.member_of(m.subject.as_str()) {
+        let at = crate::time_fmt::ms_to_iso((published.unix_timestamp_nanos() / 1_000_000) as i64);
+        return Incoming { seq, kind: Kind::Member { name: name.to_string(), at } };
+    }
+    match DocMessage::decode(m.headers.as_ref(), &m.payload) {
+        Ok(doc) => Incoming { seq, kind: Kind::Doc(doc) },
+        Err(e) => {
+            tracing::warn!("team: message {seq} left alone: {e}");
+            Incoming { seq, kind: Kind::Skip }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ApplyError {
+    #[error(transparent)]
+    Catalog(#[from] catalog::CatalogError),
+    #[error(transparent)]
+    Sync(#[from] crate::index::indexer::SyncError),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Applies a batch under the write lock: each document's file written (or removed) in its
+/// collection's folder, the version recorded, then the files synced, one batch per
+/// collection.
+fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<(), ApplyError> {
+    let _write = ix.write_lock();
+    let mut to_sync: BTreeMap<String, (CollectionConfig, PathBuf, Vec<String>)> = BTreeMap::new();
+    let mut last = 0;
+    for m in batch {
+        last = last.max(m.seq);
+        match m.kind {
+            Kind::Skip => {}
+            Kind::Member { name, at } => team.saw_member(&name, at),
+            Kind::Doc(doc) => {
+                if let Some((coll, root, rel)) = apply_doc(ix, m.seq, doc)? {
+                    to_sync.entry(coll.name.clone()).or_insert_with(|| (coll, root, Vec::new())).2.push(rel);
+                }
+            }
+        }
+    }
+    for (_, (coll, root, rels)) in to_sync {
+        ix.indexer().sync_files(&coll, &root, &rels, Origin::Team)?;
+    }
+    catalog::set_team_applied_seq(&ix.core.stores.catalog.writer(), last)?;
+    Ok(())
+}
+
+/// One document's version into its folder; the collection and path to sync, or `None` when
+/// there is nothing to do (a version held already, a path that is not one).
+fn apply_doc(
+    ix: &Arc<Indexing>,
+    seq: u64,
+    doc: DocMessage,
+) -> Result<Option<(CollectionConfig, PathBuf, String)>, ApplyError> {
+    if catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
+        .is_some_and(|held| held.seq >= seq)
+    {
+        return Ok(None);
+    }
+    let Some((coll, root)) = replica_of(ix, &doc.collection)? else { return Ok(None) };
+    let rel = match RelPath::parse(&doc.rel_path, "relPath") {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("team: message {seq}: {}", e.message);
+            return Ok(None);
+        }
+    };
+    let abs = match contain(&root, &rel) {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!("team: message {seq}: {}", e.message);
+            return Ok(None);
+        }
+    };
+    let io = |e: std::io::Error| ApplyError::Io(format!("{}: {}", rel.as_str(), crate::errors::io_kind(&e)));
+    let held = match &doc.op {
+        DocOp::Put { bytes, hash, .. } => {
+            let same = std::fs::read(&abs).ok().is_some_and(|b| crate::digest::sha256_hex(&b) == *hash);
+            if !same {
+                if let Some(parent) = abs.parent() {
+                    std::fs::create_dir_all(parent).map_err(io)?;
+                }
+                protocol::write_file(&abs, bytes, true).map_err(io)?;
+            }
+            TeamDoc { seq, hash: hash.clone(), deleted: false }
+        }
+        DocOp::Delete => {
+            match std::fs::remove_file(&abs) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                _ => {}
+            }
+            TeamDoc { seq, hash: String::new(), deleted: true }
+        }
+    };
+    catalog::set_team_doc(&ix.core.stores.catalog.writer(), &coll.name, rel.as_str(), &held)?;
+    Ok(Some((coll, root, rel.as_str().to_string())))
+}
+
+/// The local collection a shared document belongs in: the shared collection of that name,
+/// or a replica made for it under the data dir (`<index>/team/<name>`). A local collection of
+/// the same name that is not shared takes nothing from the team.
+fn replica_of(ix: &Arc<Indexing>, name: &str) -> Result<Option<(CollectionConfig, PathBuf)>, ApplyError> {
+    let existing = ix.core.settings.config().find(name).cloned();
+    let coll = match existing {
+        Some(c) if c.shared => c,
+        Some(_) => {
+            tracing::warn!(
+                "team: collection {name} here is not shared; the team's documents of that name are left out"
+            );
+            return Ok(None);
+        }
+        None => {
+            let folder = ix.core.settings.dirs.index_dir().join("team").join(name);
+            std::fs::create_dir_all(&folder).map_err(|e| ApplyError::Io(format!("{}: {e}", folder.display())))?;
+            let folder = folder.canonicalize().map_err(|e| ApplyError::Io(format!("{}: {e}", folder.display())))?;
+            let coll = CollectionConfig {
+                name: name.to_string(),
+                path: folder.display().to_string(),
+                pattern: DEFAULT_PATTERN.to_string(),
+                include: String::new(),
+                exclude: String::new(),
+                git_pull: false,
+                watch: false,
+                lang: None,
+                shared: true,
+                replica: true,
+            };
+            {
+                let mut cfg = ix.core.settings.config();
+                cfg.collections.push(coll.clone());
+                if let Err(e) = cfg.save(&ix.core.settings.dirs.config_file()) {
+                    cfg.collections.pop();
+                    return Err(ApplyError::Io(e.to_string()));
+                }
+            }
+            catalog::upsert_collection(&ix.core.stores.catalog.writer(), &coll.name, &coll.path)?;
+            tracing::info!("team: replica of shared collection {name} at {}", coll.path);
+            coll
+        }
+    };
+    let root = PathBuf::from(&coll.path)
+        .canonicalize()
+        .map_err(|e| ApplyError::Io(format!("the folder of collection {name}: {e}")))?;
+    Ok(Some((coll, root)))
+}

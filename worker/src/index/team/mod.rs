@@ -1,0 +1,473 @@
+//! A team's shared collections, kept in step through a NATS JetStream cluster: one more
+//! source of documents beside the walker and the watcher, and one more sink after a write.
+//!
+//! Every member keeps a full replica. The team's stream (`SVC_<team>`) holds one subject per
+//! document, the latest versions kept; a durable consumer per member feeds the replica
+//! through the same indexing path as a folder ([`apply`]); what changes in a shared
+//! collection here (the watcher, a sync, a write) is published from the change journal
+//! ([`outbox`]); an API create or update of a shared note is published first, with the
+//! version it was based on as the expected last subject sequence, so of two members writing
+//! the same note from the same version one succeeds and the other gets 409 ([`publish_write`]).
+//! Nothing above `index/` knows where a document came from.
+
+mod apply;
+pub mod member;
+mod outbox;
+pub mod subject;
+
+use crate::config::{ClusterConfig, CollectionConfig};
+use crate::index::Indexing;
+use crate::stores::catalog::{self, TeamDoc};
+use async_nats::jetstream::{self, context::PublishErrorKind, message::PublishMessage};
+use protocol::api::{ClusterMember, ClusterStatus, EgressPolicy};
+use protocol::{ApiError, ErrorCode};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use subject::{DocMessage, DocOp, TeamName};
+
+/// How long a write waits for the stream's acknowledgement before it answers 503.
+const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Versions of a document the stream keeps (the latest one and some history).
+const HISTORY: i64 = 10;
+/// How often a member says it is there, in seconds (the connection is looked at every one).
+const HEARTBEAT_TICKS: u64 = 5;
+
+/// The team this server joins, from `svc serve --cluster … --team …` (the environment the
+/// supervisor hands the worker: `SVC_CLUSTER`, `SVC_TEAM`) or `cluster` in index.yml.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamSettings {
+    pub urls: Vec<String>,
+    pub team: TeamName,
+    pub member: String,
+}
+
+/// Credentials, from the environment only (never index.yml, a log or the status).
+#[derive(Clone, Default)]
+pub struct Credentials {
+    user_password: Option<(String, String)>,
+    creds_file: Option<String>,
+    ca_file: Option<String>,
+}
+
+impl Credentials {
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Credentials {
+            user_password: var("SVC_CLUSTER_USER").zip(var("SVC_CLUSTER_PASSWORD")),
+            creds_file: var("SVC_CLUSTER_CREDS"),
+            ca_file: var("SVC_CLUSTER_CA"),
+        }
+    }
+}
+
+impl TeamSettings {
+    /// The team to join, if any: the environment first, then index.yml. A team whose URLs
+    /// the egress policy does not allow, or whose name is not one, is an error.
+    pub fn resolve(
+        file: Option<&ClusterConfig>,
+        policy: EgressPolicy,
+        index_dir: &std::path::Path,
+    ) -> Result<Option<Self>, String> {
+        let env_urls = std::env::var("SVC_CLUSTER").ok().filter(|v| !v.trim().is_empty());
+        let env_team = std::env::var("SVC_TEAM").ok().filter(|v| !v.trim().is_empty());
+        let (urls, team, member) = match (env_urls, env_team, file) {
+            (Some(u), Some(t), f) => (
+                u.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+                t,
+                f.and_then(|f| f.member.clone()),
+            ),
+            (None, None, Some(f)) => (f.urls.clone(), f.team.clone(), f.member.clone()),
+            (None, None, None) => return Ok(None),
+            _ => return Err("--cluster and --team go together".to_string()),
+        };
+        let urls: Vec<String> = urls;
+        if urls.is_empty() {
+            return Err("the cluster names no server".to_string());
+        }
+        for url in &urls {
+            check_egress(policy, url)?;
+        }
+        let team = TeamName::parse(team.trim())?;
+        let member = match member.or_else(|| std::env::var("SVC_MEMBER").ok()).filter(|m| !m.trim().is_empty()) {
+            Some(m) => subject::member_token(m.trim()),
+            None => member::default_name(index_dir),
+        };
+        Ok(Some(TeamSettings { urls, team, member }))
+    }
+}
+
+/// A cluster URL (`nats://`, `tls://`, `host:port`) against the egress policy, as a model
+/// server's URL is checked.
+fn check_egress(policy: EgressPolicy, url: &str) -> Result<(), String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    crate::models::egress::check(policy, &format!("http://{rest}")).map_err(|e| e.replace("http://", ""))
+}
+
+/// What the team client knows, for `/api/status`.
+#[derive(Default)]
+struct TeamState {
+    stream_seq: u64,
+    members: BTreeMap<String, String>,
+    error: Option<String>,
+    unpublished: u64,
+}
+
+/// The team client: its connection, the stream's context and what it has seen.
+pub struct Team {
+    pub settings: TeamSettings,
+    conn: OnceLock<(async_nats::Client, jetstream::Context)>,
+    rt: tokio::runtime::Handle,
+    /// The team's stream exists and this member's consumer reads it.
+    ready: AtomicBool,
+    state: Mutex<TeamState>,
+}
+
+/// Why a publish did not go through.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishFailure {
+    /// The stream holds a newer version of the document than the one expected.
+    #[error("the document changed on another member of the team")]
+    Conflict,
+    #[error("the team's cluster cannot be reached: {0}")]
+    Unavailable(String),
+    #[error("{0} bytes are more than one message of this cluster may carry")]
+    TooLarge(usize),
+}
+
+impl Team {
+    fn new(settings: TeamSettings, rt: tokio::runtime::Handle) -> Self {
+        Team { settings, conn: OnceLock::new(), rt, ready: AtomicBool::new(false), state: Mutex::default() }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, TeamState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Connected to a server with the stream ready.
+    pub fn connected(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+            && self.conn.get().is_some_and(|(c, _)| c.connection_state() == async_nats::connection::State::Connected)
+    }
+
+    fn context(&self) -> Result<&jetstream::Context, PublishFailure> {
+        match self.conn.get() {
+            Some((_, js)) if self.connected() => Ok(js),
+            _ => Err(PublishFailure::Unavailable(
+                self.state().error.clone().unwrap_or_else(|| "not connected".to_string()),
+            )),
+        }
+    }
+
+    fn max_payload(&self) -> usize {
+        self.conn.get().map_or(1024 * 1024, |(c, _)| c.server_info().max_payload)
+    }
+
+    /// Publishes one version of a document and waits for the stream to hold it; with
+    /// `expected`, only if the stream's last message of its subject is that one (0: none).
+    /// Blocking: called from the worker's blocking threads.
+    pub fn publish(&self, msg: &DocMessage, expected: Option<u64>) -> Result<u64, PublishFailure> {
+        let js = self.context()?.clone();
+        let payload = msg.payload();
+        // Headers and the protocol line take a few hundred bytes of the server's limit.
+        if payload.len() + 4096 > self.max_payload() {
+            self.state().unpublished += 1;
+            return Err(PublishFailure::TooLarge(payload.len()));
+        }
+        let subject = self.settings.team.doc_subject(&msg.collection, &msg.rel_path);
+        let mut build = PublishMessage::build().payload(payload.into()).headers(msg.headers());
+        if let Some(seq) = expected {
+            build = build.expected_last_subject_sequence(seq);
+        }
+        let sent = self.rt.block_on(async move {
+            tokio::time::timeout(PUBLISH_TIMEOUT, async move {
+                let ack = js.send_publish(subject, build).await?;
+                ack.await
+            })
+            .await
+        });
+        match sent {
+            Ok(Ok(ack)) => {
+                let mut st = self.state();
+                st.stream_seq = st.stream_seq.max(ack.sequence);
+                Ok(ack.sequence)
+            }
+            Ok(Err(e)) if e.kind() == PublishErrorKind::WrongLastSequence => Err(PublishFailure::Conflict),
+            Ok(Err(e)) => Err(PublishFailure::Unavailable(e.to_string())),
+            Err(_) => Err(PublishFailure::Unavailable("the cluster did not acknowledge in time".to_string())),
+        }
+    }
+
+    /// `cluster` of `/api/status`.
+    pub fn status(&self, applied_seq: u64) -> ClusterStatus {
+        let st = self.state();
+        let stream_seq = st.stream_seq.max(applied_seq);
+        ClusterStatus {
+            connected: self.connected(),
+            team: self.settings.team.as_str().to_string(),
+            member: self.settings.member.clone(),
+            servers: self.settings.urls.iter().map(|u| redact_url(u)).collect(),
+            stream_seq,
+            applied_seq,
+            lag: stream_seq.saturating_sub(applied_seq),
+            members: st.members.iter().map(|(n, t)| ClusterMember { name: n.clone(), last_seen: t.clone() }).collect(),
+            error: if self.connected() { None } else { st.error.clone() },
+            unpublished: st.unpublished,
+        }
+    }
+
+    fn set_error(&self, error: Option<String>) {
+        self.state().error = error;
+    }
+
+    fn saw_member(&self, name: &str, at: String) {
+        self.state().members.insert(name.to_string(), at);
+    }
+
+    fn saw_stream_seq(&self, seq: u64) {
+        let mut st = self.state();
+        st.stream_seq = st.stream_seq.max(seq);
+    }
+}
+
+/// A URL as shown: any `user:password@` taken out.
+fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            format!("{scheme}://{}", rest.rsplit_once('@').map_or(rest, |(_, h)| h))
+        }
+        None => url.rsplit_once('@').map_or(url, |(_, h)| h).to_string(),
+    }
+}
+
+/// Joins the team index.yml or the environment names, if any (server mode): connects in the
+/// background, makes the stream, reads this member's consumer, publishes what changes here.
+/// Call from within the worker's runtime.
+pub fn start(ix: &Arc<Indexing>) {
+    let (file, policy) = {
+        let cfg = ix.core.settings.config();
+        (cfg.cluster.clone(), cfg.egress_policy.unwrap_or_default())
+    };
+    let settings = match TeamSettings::resolve(file.as_ref(), policy, &ix.core.settings.dirs.index_dir()) {
+        Ok(Some(s)) => s,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::error!("team: not joined: {e}");
+            return;
+        }
+    };
+    let rt = tokio::runtime::Handle::current();
+    let team = Arc::new(Team::new(settings, rt.clone()));
+    if ix.team.set(Arc::clone(&team)).is_err() {
+        return;
+    }
+    tracing::info!(
+        "team {}: joining as {} through {}",
+        team.settings.team.as_str(),
+        team.settings.member,
+        team.settings.urls.iter().map(|u| redact_url(u)).collect::<Vec<_>>().join(", ")
+    );
+    let ix = Arc::clone(ix);
+    rt.spawn(run(ix, team, Credentials::from_env()));
+}
+
+async fn run(ix: Arc<Indexing>, team: Arc<Team>, creds: Credentials) {
+    let (client, js) = match connect(&team, &ix, &creds).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!("team: cannot connect: {e}");
+            team.set_error(Some(e));
+            ix.publish_status();
+            return;
+        }
+    };
+    let _ = team.conn.set((client, js.clone()));
+    tokio::spawn(member::heartbeat(Arc::clone(&ix), Arc::clone(&team)));
+    tokio::spawn(outbox::run(Arc::clone(&ix), Arc::clone(&team)));
+    apply::consume(ix, team, js).await;
+}
+
+async fn connect(
+    team: &Arc<Team>,
+    ix: &Arc<Indexing>,
+    creds: &Credentials,
+) -> Result<(async_nats::Client, jetstream::Context), String> {
+    let addrs: Vec<async_nats::ServerAddr> = team
+        .settings
+        .urls
+        .iter()
+        .map(|u| u.parse().map_err(|_| format!("{} is not a server address", redact_url(u))))
+        .collect::<Result<_, _>>()?;
+    let events_team = Arc::downgrade(team);
+    let events_ix = Arc::downgrade(ix);
+    let mut opts = async_nats::ConnectOptions::new()
+        .name(format!("svc {}", team.settings.member))
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connection_timeout(Duration::from_secs(3))
+        .event_callback(move |event| {
+            let (team, ix) = (events_team.clone(), events_ix.clone());
+            async move {
+                let (Some(team), Some(ix)) = (team.upgrade(), ix.upgrade()) else { return };
+                match event {
+                    async_nats::Event::Connected => {
+                        tracing::info!("team: connected");
+                        team.set_error(None);
+                    }
+                    async_nats::Event::Disconnected => {
+                        tracing::warn!("team: disconnected from the cluster");
+                        team.set_error(Some("disconnected from the cluster".to_string()));
+                    }
+                    async_nats::Event::ServerError(e) => {
+                        tracing::warn!("team: the cluster says: {e}");
+                        team.set_error(Some(format!("the cluster says: {e}")));
+                    }
+                    async_nats::Event::ClientError(e) => {
+                        tracing::warn!("team: {e}");
+                        team.set_error(Some(e.to_string()));
+                    }
+                    _ => return,
+                }
+                ix.publish_status();
+            }
+        });
+    if let Some((user, password)) = &creds.user_password {
+        opts = opts.user_and_password(user.clone(), password.clone());
+    }
+    if let Some(file) = &creds.creds_file {
+        opts = opts.credentials_file(file).await.map_err(|e| format!("SVC_CLUSTER_CREDS: {}", e.kind()))?;
+    }
+    if let Some(ca) = &creds.ca_file {
+        opts = opts.add_root_certificates(ca.into());
+    }
+    if team.settings.urls.iter().any(|u| u.starts_with("tls://")) {
+        opts = opts.require_tls(true);
+    }
+    let client = opts.connect(addrs).await.map_err(|e| e.to_string())?;
+    let js = jetstream::new(client.clone());
+    Ok((client, js))
+}
+
+/// How many replicas the team's stream asks for: three where three servers are named.
+fn replicas(settings: &TeamSettings) -> usize {
+    if settings.urls.len() >= 3 {
+        3
+    } else {
+        1
+    }
+}
+
+fn stream_config(settings: &TeamSettings) -> jetstream::stream::Config {
+    jetstream::stream::Config {
+        name: settings.team.stream(),
+        subjects: vec![settings.team.all_subjects()],
+        max_messages_per_subject: HISTORY,
+        num_replicas: replicas(settings),
+        storage: jetstream::stream::StorageType::File,
+        ..Default::default()
+    }
+}
+
+/// The version of a shared document this replica holds.
+fn held(ix: &Indexing, collection: &str, rel: &str) -> Result<Option<TeamDoc>, catalog::CatalogError> {
+    catalog::team_doc(&ix.core.stores.catalog.reader(), collection, rel)
+}
+
+/// An API write of a shared note, published before it is written: with the version this
+/// replica holds as the expected last one, so a write based on an older version is a 409;
+/// 503 when the cluster cannot take it. A collection that is not shared passes at once.
+/// Called under the write lock, before the file is written.
+pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &[u8]) -> Result<(), ApiError> {
+    if !coll.shared {
+        return Ok(());
+    }
+    let team = ix.team.get().ok_or_else(|| {
+        ApiError::new(ErrorCode::Unavailable, "This collection is shared with a team this server has not joined")
+    })?;
+    let expected = held(ix, &coll.name, rel)?.map_or(0, |d| d.seq);
+    let hash = crate::digest::sha256_hex(bytes);
+    let msg = DocMessage {
+        collection: coll.name.clone(),
+        rel_path: rel.to_string(),
+        member: team.settings.member.clone(),
+        op: DocOp::Put { bytes: bytes.to_vec(), hash: hash.clone(), mtime_ms: crate::time_fmt::now_ms() },
+    };
+    match team.publish(&msg, Some(expected)) {
+        Ok(seq) => {
+            catalog::set_team_doc(
+                &ix.core.stores.catalog.writer(),
+                &coll.name,
+                rel,
+                &TeamDoc { seq, hash, deleted: false },
+            )?;
+            Ok(())
+        }
+        Err(PublishFailure::Conflict) => {
+            Err(ApiError::conflict("The note changed on another member of the team. Reload before saving."))
+        }
+        Err(PublishFailure::TooLarge(n)) => Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("The note ({n} bytes) is larger than one message of the team's cluster may carry"),
+        )),
+        Err(e @ PublishFailure::Unavailable(_)) => Err(ApiError::new(ErrorCode::Unavailable, e.to_string())),
+    }
+}
+
+/// Writes other than a create or an update (a move, a capture, a refactor) of a shared
+/// collection: they are published from the journal once written, so they need the cluster
+/// to be there now (503 otherwise: a write the team may never see is not acknowledged).
+pub fn require_connected(ix: &Indexing, coll: &CollectionConfig) -> Result<(), ApiError> {
+    if !coll.shared || ix.team.get().is_some_and(|t| t.connected()) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::Unavailable,
+        "The team's cluster cannot be reached: this shared collection takes no writes until it is back",
+    ))
+}
+
+/// Whether a collection may be shared: a team joined and its cluster allowed by the egress
+/// policy (checked when the team was resolved).
+pub fn can_share(ix: &Indexing) -> Result<(), ApiError> {
+    if ix.team.get().is_some() {
+        return Ok(());
+    }
+    let (file, policy) = {
+        let cfg = ix.core.settings.config();
+        (cfg.cluster.clone(), cfg.egress_policy.unwrap_or_default())
+    };
+    match TeamSettings::resolve(file.as_ref(), policy, &ix.core.settings.dirs.index_dir()) {
+        Err(e) => Err(ApiError::validation(format!("This collection cannot be shared: {e}"))),
+        Ok(None) => Err(ApiError::validation(
+            "This collection cannot be shared: the server has joined no team (svc serve --cluster URL --team NAME)",
+        )),
+        Ok(Some(_)) => Err(ApiError::validation(
+            "This collection cannot be shared from here: only a running server (svc serve) takes part in its team",
+        )),
+    }
+}
+
+/// `cluster` for `/api/status`, when a team is joined.
+pub fn status(ix: &Indexing) -> Option<ClusterStatus> {
+    let team = ix.team.get()?;
+    let applied = catalog::team_applied_seq(&ix.core.stores.catalog.reader()).unwrap_or(0);
+    Some(team.status(applied))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_credentials_and_checked_against_the_policy() {
+        assert_eq!(redact_url("nats://u:secret@127.0.0.1:4222"), "nats://127.0.0.1:4222");
+        assert_eq!(redact_url("u:p@h:1"), "h:1");
+        assert_eq!(check_egress(EgressPolicy::LocalOnly, "nats://127.0.0.1:4222"), Ok(()));
+        assert_eq!(check_egress(EgressPolicy::LocalOnly, "localhost:4222"), Ok(()));
+        let err = check_egress(EgressPolicy::LocalOnly, "tls://10.0.0.5:4222").unwrap_err();
+        assert!(err.contains("local_only"), "{err}");
+        assert_eq!(check_egress(EgressPolicy::Lan, "tls://10.0.0.5:4222"), Ok(()));
+    }
+}

@@ -1,0 +1,140 @@
+//! What changes in a shared collection here, published: the change journal read from the
+//! last change looked at (kept in the catalog, so a worker killed before publishing
+//! publishes at its next start). A change the replica took from the team, or a file whose
+//! bytes are the version held already, is not published again.
+
+use super::subject::{DocMessage, DocOp};
+use super::{PublishFailure, Team};
+use crate::config::CollectionConfig;
+use crate::index::Indexing;
+use crate::stores::catalog::{self, ChangeKind, Origin, TeamDoc};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Journal changes read per round.
+const ROUND: u32 = 512;
+/// How often the journal is looked at.
+const EVERY: Duration = Duration::from_millis(50);
+
+pub(super) async fn run(ix: Arc<Indexing>, team: Arc<Team>) {
+    loop {
+        if team.connected() {
+            let (ix2, team2) = (Arc::clone(&ix), Arc::clone(&team));
+            match tokio::task::spawn_blocking(move || drain(&ix2, &team2)).await {
+                Ok(Ok(true)) => continue,
+                Ok(Ok(false)) => {}
+                Ok(Err(e)) => tracing::warn!("team: publishing: {e}"),
+                Err(e) => tracing::error!("team: publishing panicked: {e}"),
+            }
+        }
+        tokio::time::sleep(EVERY).await;
+    }
+}
+
+/// One round: publishes what the journal's next changes touched in shared collections;
+/// whether there may be more.
+fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
+    let _write = ix.write_lock();
+    let reader = ix.core.stores.catalog.reader();
+    let cursor = catalog::team_outbox_cursor(&reader).map_err(|e| e.to_string())?;
+    let entries = catalog::changes_after(&reader, cursor, None, ROUND).map_err(|e| e.to_string())?;
+    drop(reader);
+    let Some(last) = entries.last().map(|e| e.seq) else { return Ok(false) };
+    let shared: BTreeMap<String, CollectionConfig> = ix
+        .core
+        .settings
+        .config()
+        .collections
+        .iter()
+        .filter(|c| c.shared)
+        .map(|c| (c.name.clone(), c.clone()))
+        .collect();
+    let mut touched: BTreeSet<(String, String)> = BTreeSet::new();
+    for e in entries.iter().filter(|e| e.origin != Origin::Team && shared.contains_key(&e.collection)) {
+        if e.kind == ChangeKind::Rename {
+            if let Some(prev) = &e.previous {
+                touched.insert((e.collection.clone(), prev.rel_path.clone()));
+            }
+        }
+        if let Some(s) = e.current.as_ref().or(e.previous.as_ref()) {
+            touched.insert((e.collection.clone(), s.rel_path.clone()));
+        }
+    }
+    let mut roots: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (collection, rel) in touched {
+        let Some(coll) = shared.get(&collection) else { continue };
+        let root = match roots.get(&collection) {
+            Some(r) => r.clone(),
+            None => match Path::new(&coll.path).canonicalize() {
+                Ok(r) => {
+                    roots.insert(collection.clone(), r.clone());
+                    r
+                }
+                Err(_) => continue,
+            },
+        };
+        match publish_file(ix, team, &collection, &root, &rel) {
+            Ok(()) => {}
+            Err(PublishFailure::TooLarge(n)) => {
+                tracing::warn!("team: {collection}/{rel} ({n} bytes) is too large for one message; not shared")
+            }
+            // The cursor stays: the next round publishes it.
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    catalog::set_team_outbox_cursor(&ix.core.stores.catalog.writer(), last).map_err(|e| e.to_string())?;
+    Ok(entries.len() as u32 == ROUND)
+}
+
+/// The file a journal path is kept in: the path itself, or for a part of a file (a
+/// mailbox's message, `box.mbox/3.eml`) that file.
+fn file_of(root: &Path, rel: &str) -> String {
+    let mut candidate = rel;
+    loop {
+        if root.join(candidate).is_file() {
+            return candidate.to_string();
+        }
+        match candidate.rsplit_once('/') {
+            Some((parent, _)) => candidate = parent,
+            None => return rel.to_string(),
+        }
+    }
+}
+
+/// Publishes a shared file as it is on disk now: its bytes, or a tombstone when it is gone,
+/// unless the replica holds that version already.
+fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: &str) -> Result<(), PublishFailure> {
+    let rel = file_of(root, rel);
+    let held = catalog::team_doc(&ix.core.stores.catalog.reader(), collection, &rel)
+        .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
+    let abs = root.join(&rel);
+    let op = match std::fs::read(&abs) {
+        Ok(bytes) => {
+            let hash = crate::digest::sha256_hex(&bytes);
+            if held.as_ref().is_some_and(|h| !h.deleted && h.hash == hash) {
+                return Ok(());
+            }
+            let mtime_ms = std::fs::metadata(&abs).map(|m| crate::index::walk::mtime_ns(&m) / 1_000_000).unwrap_or(0);
+            DocOp::Put { bytes, hash, mtime_ms }
+        }
+        Err(_) => {
+            if held.as_ref().is_none_or(|h| h.deleted) {
+                return Ok(());
+            }
+            DocOp::Delete
+        }
+    };
+    let msg = DocMessage {
+        collection: collection.to_string(),
+        rel_path: rel.clone(),
+        member: team.settings.member.clone(),
+        op,
+    };
+    // A change made on this disk is the owner's: published whatever the stream holds.
+    let seq = team.publish(&msg, None)?;
+    let version = TeamDoc { seq, hash: msg.hash().to_string(), deleted: matches!(msg.op, DocOp::Delete) };
+    catalog::set_team_doc(&ix.core.stores.catalog.writer(), collection, &rel, &version)
+        .map_err(|e| PublishFailure::Unavailable(e.to_string()))
+}

@@ -1,0 +1,193 @@
+//! What travels on the team's stream: one subject per document, its version in the message's
+//! headers and its bytes in the payload; a tombstone for a deletion; a heartbeat per member.
+
+use async_nats::HeaderMap;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, NON_ALPHANUMERIC};
+use protocol::CollectionName;
+
+/// A team's name: letters, digits, `-` and `_` (it names the stream and every subject).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamName(String);
+
+impl TeamName {
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let ok = !raw.is_empty()
+            && raw.len() <= 64
+            && raw.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if ok {
+            Ok(TeamName(raw.to_string()))
+        } else {
+            Err(format!("team {raw:?}: a team's name is 1 to 64 letters, digits, '-' or '_'"))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The team's stream.
+    pub fn stream(&self) -> String {
+        format!("SVC_{}", self.0)
+    }
+
+    /// Every subject of the team.
+    pub fn all_subjects(&self) -> String {
+        format!("svc.{}.>", self.0)
+    }
+
+    /// The subject of one document: `svc.<team>.doc.<collection>.<key of relPath>`.
+    pub fn doc_subject(&self, collection: &str, rel_path: &str) -> String {
+        format!("svc.{}.doc.{collection}.{}", self.0, path_key(rel_path))
+    }
+
+    /// The subject a member's heartbeat goes to.
+    pub fn member_subject(&self, member: &str) -> String {
+        format!("svc.{}.member.{member}", self.0)
+    }
+
+    /// The member a heartbeat's subject names, if it is one.
+    pub fn member_of<'a>(&self, subject: &'a str) -> Option<&'a str> {
+        subject.strip_prefix("svc.")?.strip_prefix(self.0.as_str())?.strip_prefix(".member.")
+    }
+}
+
+/// A relative path as one subject token: its SHA-256, 32 hex digits (a path may hold dots,
+/// spaces and `*`, which a subject token cannot).
+pub fn path_key(rel_path: &str) -> String {
+    let mut hex = crate::digest::sha256_hex(rel_path.as_bytes());
+    hex.truncate(32);
+    hex
+}
+
+/// A member's name as a subject token and a consumer's name.
+pub fn member_token(raw: &str) -> String {
+    let cleaned: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).take(64).collect();
+    if cleaned.is_empty() {
+        "member".to_string()
+    } else {
+        cleaned
+    }
+}
+
+const OP: &str = "Svc-Op";
+const COLLECTION: &str = "Svc-Collection";
+const PATH: &str = "Svc-Path";
+const HASH: &str = "Svc-Hash";
+const MTIME: &str = "Svc-Mtime";
+const MEMBER: &str = "Svc-Member";
+
+/// What a document's message says happened to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocOp {
+    /// Its bytes as they are now, their SHA-256 and the file's modification time.
+    Put { bytes: Vec<u8>, hash: String, mtime_ms: i64 },
+    /// It was deleted (or renamed away).
+    Delete,
+}
+
+/// One version of one shared document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocMessage {
+    pub collection: String,
+    pub rel_path: String,
+    /// Who published it.
+    pub member: String,
+    pub op: DocOp,
+}
+
+impl DocMessage {
+    pub fn hash(&self) -> &str {
+        match &self.op {
+            DocOp::Put { hash, .. } => hash,
+            DocOp::Delete => "",
+        }
+    }
+
+    pub fn headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(COLLECTION, self.collection.as_str());
+        h.insert(PATH, utf8_percent_encode(&self.rel_path, NON_ALPHANUMERIC).to_string().as_str());
+        h.insert(MEMBER, self.member.as_str());
+        match &self.op {
+            DocOp::Put { hash, mtime_ms, .. } => {
+                h.insert(OP, "put");
+                h.insert(HASH, hash.as_str());
+                h.insert(MTIME, mtime_ms.to_string().as_str());
+            }
+            DocOp::Delete => h.insert(OP, "delete"),
+        }
+        h
+    }
+
+    pub fn payload(&self) -> Vec<u8> {
+        match &self.op {
+            DocOp::Put { bytes, .. } => bytes.clone(),
+            DocOp::Delete => Vec::new(),
+        }
+    }
+
+    /// Reads a message of the stream back; a message that is not one of ours, or whose
+    /// bytes disagree with its hash, is refused with the reason.
+    pub fn decode(headers: Option<&HeaderMap>, payload: &[u8]) -> Result<Self, String> {
+        let h = headers.ok_or("a document message without headers")?;
+        let get = |name: &str| h.get(name).map(|v| v.as_str().to_string()).ok_or(format!("no {name} header"));
+        let collection = CollectionName::parse(&get(COLLECTION)?).map_err(|e| e.to_string())?.as_str().to_string();
+        let rel_path = percent_decode_str(&get(PATH)?)
+            .decode_utf8()
+            .map_err(|_| "the path is not UTF-8".to_string())?
+            .into_owned();
+        let member = get(MEMBER)?;
+        let op = match get(OP)?.as_str() {
+            "put" => {
+                let hash = get(HASH)?;
+                if crate::digest::sha256_hex(payload) != hash {
+                    return Err(format!("{rel_path}: the bytes do not match their hash"));
+                }
+                DocOp::Put { bytes: payload.to_vec(), hash, mtime_ms: get(MTIME)?.parse().unwrap_or(0) }
+            }
+            "delete" => DocOp::Delete,
+            other => return Err(format!("unknown operation {other:?}")),
+        };
+        Ok(DocMessage { collection, rel_path, member, op })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_hold_no_path_characters() {
+        let team = TeamName::parse("eng-1").unwrap();
+        let s = team.doc_subject("notes", "a b/c.*.md");
+        assert!(s.starts_with("svc.eng-1.doc.notes."));
+        assert_eq!(s.split('.').count(), 5, "{s}");
+        assert_eq!(team.doc_subject("notes", "a b/c.*.md"), s, "the same path, the same subject");
+        assert_ne!(team.doc_subject("notes", "x.md"), s);
+        assert_eq!(team.member_of("svc.eng-1.member.laptop"), Some("laptop"));
+        assert_eq!(team.member_of("svc.eng-1.doc.notes.ab"), None);
+        assert!(TeamName::parse("a.b").is_err());
+        assert!(TeamName::parse("").is_err());
+        assert_eq!(member_token("my laptop.local"), "my-laptop-local");
+    }
+
+    #[test]
+    fn a_message_reads_back_and_its_bytes_are_checked() {
+        let bytes = b"# N\n\nhello\n".to_vec();
+        let m = DocMessage {
+            collection: "notes".into(),
+            rel_path: "dir/ü note.md".into(),
+            member: "a".into(),
+            op: DocOp::Put { hash: crate::digest::sha256_hex(&bytes), bytes, mtime_ms: 5 },
+        };
+        let back = DocMessage::decode(Some(&m.headers()), &m.payload()).unwrap();
+        assert_eq!(back, m);
+        let err = DocMessage::decode(Some(&m.headers()), b"other").unwrap_err();
+        assert!(err.contains("hash"), "{err}");
+        let del = DocMessage { op: DocOp::Delete, ..m };
+        assert_eq!(DocMessage::decode(Some(&del.headers()), &[]).unwrap(), del);
+        assert!(DocMessage::decode(None, &[]).is_err());
+    }
+}
