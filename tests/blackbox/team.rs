@@ -408,3 +408,64 @@ fn with_three_nodes_one_may_die_during_writes() {
         });
     }
 }
+
+#[test]
+fn a_member_stopped_while_others_write_catches_up_and_a_killed_worker_leaves_no_gap() {
+    if !nats_ready("a_member_stopped_while_others_write_catches_up_and_a_killed_worker_leaves_no_gap") {
+        return;
+    }
+    let nats = Nats::start();
+    let a = member(&nats, "alpha", &[]);
+    let mut b = member(&nats, "beta", &[]);
+    wait_connected(&a);
+    wait_connected(&b);
+    let folder = a.path("notes");
+    write_notes(
+        &folder,
+        &[
+            ("keep.md", "# Keep\n\nunchanged\n"),
+            ("edit.md", "# Edit\n\nbefore\n"),
+            ("gone.md", "# Gone\n\nremoved later\n"),
+            ("old-name.md", "# Moved\n\nmovable marmot\n"),
+        ],
+    );
+    share(&a, &folder, "t");
+    wait_for("the notes on B", Duration::from_secs(30), || hits(&b, "marmot") == ["svc://t/old-name.md"]);
+
+    // B is away while A creates, edits, deletes and renames.
+    b.stop();
+    write_notes(&folder, &[("new.md", "# New\n\nwhile beta slept: ocelot\n")]);
+    std::fs::write(folder.join("edit.md"), "# Edit\n\nafter: serval\n").unwrap();
+    std::fs::remove_file(folder.join("gone.md")).unwrap();
+    std::fs::rename(folder.join("old-name.md"), folder.join("new-name.md")).unwrap();
+    wait_for("A indexed its changes", Duration::from_secs(20), || {
+        hits(&a, "ocelot").len() == 1 && hits(&a, "serval").len() == 1 && hits(&a, "marmot") == ["svc://t/new-name.md"]
+    });
+    b.spawn();
+    wait_connected(&b);
+    wait_for("B caught up", Duration::from_secs(30), || {
+        hits(&b, "ocelot") == ["svc://t/new.md"]
+            && hits(&b, "serval") == ["svc://t/edit.md"]
+            && hits(&b, "removed").is_empty()
+            && hits(&b, "marmot") == ["svc://t/new-name.md"]
+    });
+
+    // A burst while B's worker is killed in the middle of applying it: after the restart B
+    // holds every note once, with its content.
+    let burst: Vec<(String, String)> =
+        (0..150).map(|i| (format!("burst/{i:03}.md"), format!("# N{i}\n\nlynx{i} caracal\n"))).collect();
+    let refs: Vec<(&str, &str)> = burst.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    write_notes(&folder, &refs);
+    wait_for("part of the burst on B", Duration::from_secs(30), || !hits(&b, "caracal").is_empty());
+    let worker = b.child_pid("worker").unwrap();
+    crate::common::nix_kill(worker, libc::SIGKILL);
+    wait_for("B's worker back", Duration::from_secs(30), || b.child_pid("worker").is_some_and(|p| p != worker));
+    let total = |s: &Server| s.get("/api/docs?collection=t&limit=1").json()["total"].as_u64().unwrap_or(0);
+    wait_for("the whole burst on B", Duration::from_secs(60), || total(&b) == total(&a) && total(&a) == 154);
+    for i in [0, 77, 149] {
+        wait_for("a burst note searchable on B", Duration::from_secs(20), || {
+            hits(&b, &format!("lynx{i}")) == [format!("svc://t/burst/{i:03}.md")]
+        });
+    }
+    wait_for("B's lag 0", Duration::from_secs(20), || cluster(&b)["lag"] == 0);
+}

@@ -60,20 +60,27 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
         .await
         .map_err(|e| format!("the team's stream: {e}"))?;
     let durable = format!("member_{}", team.settings.member);
+    // The replica's own record of what it applied is the truth: the consumer is made again
+    // from there at every start (what a killed worker had been handed but not applied is
+    // delivered at once, not after the stream's acknowledgement wait). A new member starts
+    // from each document's latest version.
+    let applied = catalog::team_applied_seq(&ix.core.stores.catalog.reader()).map_err(|e| e.to_string())?;
+    let deliver_policy = match applied {
+        0 => DeliverPolicy::LastPerSubject,
+        seq => DeliverPolicy::ByStartSequence { start_sequence: seq + 1 },
+    };
+    if let Err(e) = stream.delete_consumer(&durable).await {
+        tracing::debug!("team: no consumer to replace: {e}");
+    }
     let consumer: jetstream::consumer::Consumer<pull::Config> = stream
-        .get_or_create_consumer(
-            &durable,
-            pull::Config {
-                durable_name: Some(durable.clone()),
-                // A new member starts from each document's latest version; a member that was
-                // away goes on from its last acknowledged message.
-                deliver_policy: DeliverPolicy::LastPerSubject,
-                ack_policy: AckPolicy::Explicit,
-                ack_wait: Duration::from_secs(60),
-                filter_subject: team.settings.team.all_subjects(),
-                ..Default::default()
-            },
-        )
+        .create_consumer(pull::Config {
+            durable_name: Some(durable.clone()),
+            deliver_policy,
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: Duration::from_secs(30),
+            filter_subject: team.settings.team.all_subjects(),
+            ..Default::default()
+        })
         .await
         .map_err(|e| format!("this member's consumer: {e}"))?;
     let mut messages = consumer.messages().await.map_err(|e| format!("reading the stream: {e}"))?;
@@ -155,11 +162,13 @@ enum ApplyError {
 }
 
 /// Applies a batch under the write lock: each document's file written (or removed) in its
-/// collection's folder, the version recorded, then the files synced, one batch per
-/// collection.
+/// collection's folder, the files synced (one batch per collection), then the versions and
+/// the applied position recorded. A worker killed before the record applies the batch again
+/// at its next start: the files hold those bytes already, the syncs find them unchanged.
 fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<(), ApplyError> {
     let _write = ix.write_lock();
     let mut to_sync: BTreeMap<String, (CollectionConfig, PathBuf, Vec<String>)> = BTreeMap::new();
+    let mut versions: Vec<(String, String, TeamDoc)> = Vec::new();
     let mut last = 0;
     for m in batch {
         last = last.max(m.seq);
@@ -167,8 +176,14 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             Kind::Skip => {}
             Kind::Member { name, at } => team.saw_member(&name, at),
             Kind::Doc(doc) => {
-                if let Some((coll, root, rel)) = apply_doc(ix, m.seq, doc)? {
-                    to_sync.entry(coll.name.clone()).or_insert_with(|| (coll, root, Vec::new())).2.push(rel);
+                if let Some(applied) = apply_doc(ix, m.seq, doc)? {
+                    let entry = to_sync
+                        .entry(applied.coll.name.clone())
+                        .or_insert_with(|| (applied.coll.clone(), applied.root, Vec::new()));
+                    if !entry.2.contains(&applied.rel) {
+                        entry.2.push(applied.rel.clone());
+                    }
+                    versions.push((applied.coll.name, applied.rel, applied.version));
                 }
             }
         }
@@ -176,17 +191,27 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     for (_, (coll, root, rels)) in to_sync {
         ix.indexer().sync_files(&coll, &root, &rels, Origin::Team)?;
     }
-    catalog::set_team_applied_seq(&ix.core.stores.catalog.writer(), last)?;
+    let mut conn = ix.core.stores.catalog.writer();
+    let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
+    for (collection, rel, version) in &versions {
+        catalog::set_team_doc(&tx, collection, rel, version)?;
+    }
+    catalog::set_team_applied_seq(&tx, last)?;
+    tx.commit().map_err(catalog::CatalogError::from)?;
     Ok(())
 }
 
-/// One document's version into its folder; the collection and path to sync, or `None` when
-/// there is nothing to do (a version held already, a path that is not one).
-fn apply_doc(
-    ix: &Arc<Indexing>,
-    seq: u64,
-    doc: DocMessage,
-) -> Result<Option<(CollectionConfig, PathBuf, String)>, ApplyError> {
+/// A document's version written to its folder, to sync and then record.
+struct Applied {
+    coll: CollectionConfig,
+    root: PathBuf,
+    rel: String,
+    version: TeamDoc,
+}
+
+/// One document's version into its folder; `None` when there is nothing to do (a version
+/// held already or a newer one, a path that is not one).
+fn apply_doc(ix: &Arc<Indexing>, seq: u64, doc: DocMessage) -> Result<Option<Applied>, ApplyError> {
     if catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
         .is_some_and(|held| held.seq >= seq)
     {
@@ -208,7 +233,7 @@ fn apply_doc(
         }
     };
     let io = |e: std::io::Error| ApplyError::Io(format!("{}: {}", rel.as_str(), crate::errors::io_kind(&e)));
-    let held = match &doc.op {
+    let version = match &doc.op {
         DocOp::Put { bytes, hash, .. } => {
             let same = std::fs::read(&abs).ok().is_some_and(|b| crate::digest::sha256_hex(&b) == *hash);
             if !same {
@@ -227,8 +252,7 @@ fn apply_doc(
             TeamDoc { seq, hash: String::new(), deleted: true }
         }
     };
-    catalog::set_team_doc(&ix.core.stores.catalog.writer(), &coll.name, rel.as_str(), &held)?;
-    Ok(Some((coll, root, rel.as_str().to_string())))
+    Ok(Some(Applied { coll, root, rel: rel.as_str().to_string(), version }))
 }
 
 /// The local collection a shared document belongs in: the shared collection of that name,
