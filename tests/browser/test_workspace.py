@@ -2,13 +2,18 @@
 also checks (in the fixtures) that the page made no request off the machine; screenshots go
 to docs/workspace/."""
 
+import os
 import re
 import shutil
+import subprocess
 import time
 import urllib.parse
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
+
+from conftest import SHOTS, Svc, free_port
 
 
 def test_search_open_follow_wiki_link_and_backlinks(page, svc):
@@ -405,3 +410,49 @@ def test_verified_ask_shows_the_claims_or_the_abstention(page, svc):
     expect(p.locator("#claims .verdict.supported")).to_have_count(1)
     expect(p.locator("#verdict-summary")).to_contain_text("semantic check")
     page.shot("ask-verified")
+
+
+def test_collections_page_shows_the_team_and_its_shared_collections(browser, tmp_path):
+    """A server that joined a team (a real nats-server on loopback) says so on /collections:
+    connected, its members, the shared collection marked; and that it is cut off when the
+    cluster goes away."""
+    nats = shutil.which("nats-server")
+    if not nats:
+        assert not os.environ.get("SVC_TEST_REQUIRE_MODELS"), "nats-server is not installed"
+        pytest.skip("nats-server is not installed (scripts/test installs it)")
+    port = free_port()
+    proc = subprocess.Popen([nats, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(tmp_path / "nats")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    s = Svc(tmp_path)
+    s.env.update(SVC_CLUSTER=f"nats://127.0.0.1:{port}", SVC_TEAM="eng", SVC_MEMBER="ann")
+    ctx = None
+    try:
+        s.start()
+        deadline = time.time() + 30
+        while not (s.get("/api/status")[1].get("cluster") or {}).get("connected"):
+            assert time.time() < deadline, "the server did not join its team"
+            time.sleep(0.2)
+        notes = tmp_path / "team-notes"
+        notes.mkdir()
+        (notes / "a.md").write_text("# A\n\nA shared note.\n")
+        status, reply = s.post("/api/collections", {"path": str(notes), "name": "team", "shared": True})
+        assert status == 202, reply
+        s.wait_job(reply["jobId"])
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        p = ctx.new_page()
+        p.goto(s.base + "/collections")
+        expect(p.locator("body[data-ready=true]")).to_be_attached()
+        expect(p.locator("#col-team")).to_contain_text("Team eng as ann: connected")
+        expect(p.locator("#col-team")).to_contain_text("Members: ann", timeout=15000)
+        expect(p.locator("#col-table tr[data-name=team] .badge[data-share=shared]")).to_have_text("shared")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        p.screenshot(path=str(SHOTS / "collections-team.png"))
+        proc.kill()
+        proc.wait()
+        expect(p.locator("#col-team[data-connected=false]")).to_be_attached(timeout=20000)
+        expect(p.locator("#col-team")).to_contain_text("not connected")
+    finally:
+        if ctx:
+            ctx.close()
+        s.stop()
+        proc.kill()

@@ -58,7 +58,13 @@ async function refresh() {
   tbody.replaceChildren(
     ...cols.data.map((c) =>
       el("tr", { dataset: { name: c.name } },
-        el("td", {}, c.name),
+        el("td", {}, c.name, c.shared
+          ? el("span", {
+            class: "badge",
+            dataset: { share: c.replica ? "replica" : "shared" },
+            title: c.replica ? "a replica of a collection another member of the team owns" : "shared with the team",
+          }, c.replica ? "replica" : "shared")
+          : ""),
         el("td", { class: "path" }, c.path),
         el("td", { class: "num" }, states.has(c.name) ? states.get(c.name).documentCount : "–"),
         el("td", { class: "vec" }, states.has(c.name) ? states.get(c.name).embeddedCount : "–"),
@@ -70,6 +76,30 @@ async function refresh() {
   );
   if (!cols.data.length) tbody.append(el("tr", {}, el("td", { colspan: 6 }, "No collections yet: add a folder above.")));
   showVectors(st.ok ? st.data : null);
+  showTeam(st.ok ? st.data.cluster : null);
+}
+
+const teamLine = document.getElementById("col-team");
+let teamSoon = null;
+
+/** The team this server joined (`cluster` of `/api/status`): connected or why not, its
+ * members, and how far this replica has applied the team's stream. */
+function showTeam(cluster) {
+  clearTimeout(teamSoon);
+  if (!cluster) {
+    teamLine.textContent = "";
+    delete teamLine.dataset.connected;
+    return;
+  }
+  teamLine.dataset.connected = String(cluster.connected);
+  const members = cluster.members.map((m) => m.name).join(", ") || "none heard yet";
+  const state = cluster.connected
+    ? `connected; stream at ${cluster.streamSeq}, applied ${cluster.appliedSeq}` +
+      (cluster.lag ? ` (${cluster.lag} to go)` : "")
+    : `not connected${cluster.error ? `: ${cluster.error}` : ""}; shared notes are read from this replica, their writes wait`;
+  teamLine.textContent = `Team ${cluster.team} as ${cluster.member}: ${state}. Members: ${members}.`;
+  // Followed while the page is open: the connection and the members change by themselves.
+  teamSoon = setTimeout(refresh, 3000);
 }
 
 const vectorsLine = document.getElementById("col-vectors");

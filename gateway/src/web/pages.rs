@@ -115,6 +115,7 @@ pub async fn collections() -> HtmlPage {
                 tbody {}
             }
             p #col-vectors role="status" aria-live="polite" {}
+            p #col-team role="status" aria-live="polite" {}
             h2 { "Why is a file not indexed?" }
             form #explain-form {
                 label { "File path " input #explain-path name="path" type="text" required placeholder="/home/me/notes/target/plan.md"; }
