@@ -123,8 +123,11 @@ fn docid(s: &Server, uri: &str) -> String {
     s.get(&format!("/api/doc?uri={uri}")).json()["docid"].as_str().unwrap().replace('#', "%23")
 }
 
-fn put(s: &Server, id: &str, body: Value) -> crate::common::Resp {
-    s.request("PUT", &format!("/api/docs/{id}"), Some(&body))
+/// Updates the note at `uri` (named by its URI: a docid changes with the note's content, which
+/// another member may have changed meanwhile).
+fn put(s: &Server, uri: &str, body: Value) -> crate::common::Resp {
+    let id = docid(s, uri);
+    s.request("PUT", &format!("/api/docs/{id}?uri={uri}"), Some(&body))
 }
 
 #[test]
@@ -177,13 +180,14 @@ fn a_team_shares_notes_both_ways_and_one_of_two_racing_writes_wins() {
     wait_for("A holds B's version", Duration::from_secs(20), || {
         a.get("/api/doc?uri=svc://team/from-b.md").json()["source"]["sourceHash"] == hash.as_str()
     });
-    let (id_a, id_b) = (docid(&a, "svc://team/from-b.md"), docid(&b, "svc://team/from-b.md"));
     let (ra, rb) = std::thread::scope(|scope| {
         let ta = scope.spawn(|| {
-            put(&a, &id_a, json!({ "content": "# From B\n\nedited on A: axolotl\n", "expectedSourceHash": hash }))
+            let body = json!({ "content": "# From B\n\nedited on A: axolotl\n", "expectedSourceHash": hash });
+            put(&a, "svc://team/from-b.md", body)
         });
         let tb = scope.spawn(|| {
-            put(&b, &id_b, json!({ "content": "# From B\n\nedited on B: blobfish\n", "expectedSourceHash": hash }))
+            let body = json!({ "content": "# From B\n\nedited on B: blobfish\n", "expectedSourceHash": hash });
+            put(&b, "svc://team/from-b.md", body)
         });
         (ta.join().unwrap(), tb.join().unwrap())
     });
@@ -260,9 +264,8 @@ fn without_the_cluster_shared_writes_answer_503_and_converge_once_it_is_back() {
 
     nats.stop();
     wait_for("B sees the cluster gone", Duration::from_secs(30), || cluster(&b)["connected"] == false);
-    let id = docid(&b, "svc://team/n.md");
     let started = Instant::now();
-    let r = put(&b, &id, json!({ "content": "# N\n\nwritten while away\n" }));
+    let r = put(&b, "svc://team/n.md", json!({ "content": "# N\n\nwritten while away\n" }));
     r.assert_error(503, "UNAVAILABLE");
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     // Nothing half-written, reads go on from the replica, local collections take writes.
@@ -279,8 +282,7 @@ fn without_the_cluster_shared_writes_answer_503_and_converge_once_it_is_back() {
     wait_connected(&a);
     wait_connected(&b);
     wait_for("A's offline edit on B", Duration::from_secs(30), || hits(&b, "offline") == ["svc://team/n.md"]);
-    let id = docid(&b, "svc://team/n.md");
-    let r = put(&b, &id, json!({ "content": "# N\n\nthird version from B\n" }));
+    let r = put(&b, "svc://team/n.md", json!({ "content": "# N\n\nthird version from B\n" }));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     wait_for("B's write in A's folder", Duration::from_secs(20), || {
         std::fs::read_to_string(folder.join("n.md")).is_ok_and(|t| t.contains("third version"))

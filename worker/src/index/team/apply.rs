@@ -85,7 +85,7 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
         .map_err(|e| format!("this member's consumer: {e}"))?;
     let mut messages = consumer.messages().await.map_err(|e| format!("reading the stream: {e}"))?;
     team.ready.store(true, std::sync::atomic::Ordering::SeqCst);
-    team.set_error(None);
+    team.set_following();
     ix.publish_status();
     tracing::info!("team: replica following stream {}", team.settings.team.stream());
     let mut failures = 0;

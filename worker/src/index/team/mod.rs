@@ -111,7 +111,12 @@ fn check_egress(policy: EgressPolicy, url: &str) -> Result<(), String> {
 struct TeamState {
     stream_seq: u64,
     members: BTreeMap<String, String>,
+    /// Why the replica does not follow the stream now (a lost connection, a stream the
+    /// cluster cannot make).
     error: Option<String>,
+    /// What the cluster last refused (a credential): kept until the replica follows the
+    /// stream again, as a reconnect would hide it.
+    refused: Option<String>,
     unpublished: u64,
 }
 
@@ -213,13 +218,24 @@ impl Team {
             applied_seq,
             lag: stream_seq.saturating_sub(applied_seq),
             members: st.members.iter().map(|(n, t)| ClusterMember { name: n.clone(), last_seen: t.clone() }).collect(),
-            error: if self.connected() { None } else { st.error.clone() },
+            error: if self.connected() { None } else { st.refused.clone().or_else(|| st.error.clone()) },
             unpublished: st.unpublished,
         }
     }
 
     fn set_error(&self, error: Option<String>) {
         self.state().error = error;
+    }
+
+    fn set_refused(&self, refused: String) {
+        self.state().refused = Some(refused);
+    }
+
+    /// The replica follows the stream: no error stands.
+    fn set_following(&self) {
+        let mut st = self.state();
+        st.error = None;
+        st.refused = None;
     }
 
     fn saw_member(&self, name: &str, at: String) {
@@ -312,17 +328,14 @@ async fn connect(
             async move {
                 let (Some(team), Some(ix)) = (team.upgrade(), ix.upgrade()) else { return };
                 match event {
-                    async_nats::Event::Connected => {
-                        tracing::info!("team: connected");
-                        team.set_error(None);
-                    }
+                    async_nats::Event::Connected => tracing::info!("team: connected"),
                     async_nats::Event::Disconnected => {
                         tracing::warn!("team: disconnected from the cluster");
                         team.set_error(Some("disconnected from the cluster".to_string()));
                     }
                     async_nats::Event::ServerError(e) => {
                         tracing::warn!("team: the cluster says: {e}");
-                        team.set_error(Some(format!("the cluster says: {e}")));
+                        team.set_refused(format!("the cluster says: {e}"));
                     }
                     async_nats::Event::ClientError(e) => {
                         tracing::warn!("team: {e}");

@@ -36,6 +36,14 @@ pub(super) async fn run(ix: Arc<Indexing>, team: Arc<Team>) {
 /// One round: publishes what the journal's next changes touched in shared collections;
 /// whether there may be more.
 fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
+    {
+        // Nothing new: the API's writes are not held up by a look at an idle journal.
+        let reader = ix.core.stores.catalog.reader();
+        let cursor = catalog::team_outbox_cursor(&reader).map_err(|e| e.to_string())?;
+        if catalog::changes_after(&reader, cursor, None, 1).map_err(|e| e.to_string())?.is_empty() {
+            return Ok(false);
+        }
+    }
     let _write = ix.write_lock();
     let reader = ix.core.stores.catalog.reader();
     let cursor = catalog::team_outbox_cursor(&reader).map_err(|e| e.to_string())?;
