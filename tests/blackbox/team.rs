@@ -15,9 +15,13 @@ struct Nats {
     child: Option<Child>,
 }
 
+/// Debian's `nats-server` (in /usr/sbin, which a non-root PATH may not hold).
 fn nats_server() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("nats-server")).find(|p| p.is_file())
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/usr/bin".into()])
+        .map(|d: PathBuf| d.join("nats-server"))
+        .find(|p| p.is_file())
 }
 
 /// Whether `nats-server` is installed; under `scripts/test` (`SVC_TEST_REQUIRE_MODELS`) a
