@@ -35,7 +35,7 @@ import urllib.parse
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 from svclib import (  # noqa: E402
-    REPO, STOP_TIMEOUT_S, Http, Server, descendants, fmt, free_port, job_seconds, log, make_notes, percentile,
+    REPO, STOP_TIMEOUT_S, Http, Server, descendants, file_tail, fmt, free_port, job_seconds, log, make_notes, percentile,
     probe_token, rss_mb, start_job,
 )
 
@@ -113,11 +113,7 @@ class Nats:
 
     def log_tail(self, n=20):
         """The last lines of the server's log."""
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
+        return file_tail(self.log_path, n)
 
     def stop(self):
         """SIGTERM, then SIGKILL after STOP_TIMEOUT_S."""

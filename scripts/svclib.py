@@ -139,6 +139,15 @@ def read_proc(pid, name):
         return None
 
 
+def file_tail(path, n):
+    """The last `n` lines of a log file ("" when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
 def cmdline(pid):
     raw = read_proc(pid, "cmdline")
     return None if raw is None else raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
@@ -246,11 +255,7 @@ class Server:
         return procs
 
     def log_tail(self, n=40):
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
+        return file_tail(self.log_path, n)
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:

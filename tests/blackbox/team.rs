@@ -87,8 +87,12 @@ impl Drop for Nats {
 }
 
 fn member(nats: &Nats, name: &str, extra: &[(&str, &str)]) -> Server {
-    let url = nats.url();
-    let mut env = vec![("SVC_CLUSTER", url.as_str()), ("SVC_TEAM", "eng"), ("SVC_MEMBER", name)];
+    joined(&nats.url(), "eng", name, extra)
+}
+
+/// A server that joins `team` through the cluster at `urls` as `name`.
+fn joined(urls: &str, team: &str, name: &str, extra: &[(&str, &str)]) -> Server {
+    let mut env = vec![("SVC_CLUSTER", urls), ("SVC_TEAM", team), ("SVC_MEMBER", name)];
     env.extend_from_slice(extra);
     Server::start_with(&env)
 }
@@ -372,16 +376,8 @@ fn with_three_nodes_one_may_die_during_writes() {
     }
     let mut nats = NatsCluster::start();
     let urls = nats.urls();
-    let env = |name: &'static str| {
-        vec![("SVC_CLUSTER", urls.clone()), ("SVC_TEAM", "ops".to_string()), ("SVC_MEMBER", name.to_string())]
-    };
-    let start = |name: &'static str| {
-        let e = env(name);
-        let refs: Vec<(&str, &str)> = e.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        Server::start_with(&refs)
-    };
-    let a = start("alpha");
-    let b = start("beta");
+    let a = joined(&urls, "ops", "alpha", &[]);
+    let b = joined(&urls, "ops", "beta", &[]);
     wait_connected(&a);
     wait_connected(&b);
     let folder = a.path("ops");
@@ -494,10 +490,8 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
     }
     let mut nats = NatsCluster::start();
     let urls = nats.urls();
-    let start =
-        |name: &str| Server::start_with(&[("SVC_CLUSTER", urls.as_str()), ("SVC_TEAM", "soak"), ("SVC_MEMBER", name)]);
-    let a = start("alpha");
-    let b = start("beta");
+    let a = joined(&urls, "soak", "alpha", &[]);
+    let b = joined(&urls, "soak", "beta", &[]);
     wait_connected(&a);
     wait_connected(&b);
     let folder = a.path("soak");

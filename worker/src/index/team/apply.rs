@@ -11,8 +11,8 @@ use crate::paths::{contain, RelPath};
 use crate::stores::catalog::{self, Origin, TeamDoc};
 use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy, consumer::DeliverPolicy};
 use futures::{FutureExt, StreamExt};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::btree_map::{BTreeMap, Entry};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -167,29 +167,43 @@ enum ApplyError {
 /// at its next start: the files hold those bytes already, the syncs find them unchanged.
 fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<(), ApplyError> {
     let _write = ix.write_lock();
-    let mut to_sync: BTreeMap<String, (CollectionConfig, PathBuf, Vec<String>)> = BTreeMap::new();
+    // Each collection's folder, found (or its replica made) once per batch.
+    let mut folders: BTreeMap<String, Option<(CollectionConfig, PathBuf)>> = BTreeMap::new();
+    let mut to_sync: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut versions: Vec<(String, String, TeamDoc)> = Vec::new();
     let mut last = 0;
     for m in batch {
         last = last.max(m.seq);
-        match m.kind {
-            Kind::Skip => {}
-            Kind::Member { name, at } => team.saw_member(&name, at),
-            Kind::Doc(doc) => {
-                if let Some(applied) = apply_doc(ix, m.seq, doc)? {
-                    let entry = to_sync
-                        .entry(applied.coll.name.clone())
-                        .or_insert_with(|| (applied.coll.clone(), applied.root, Vec::new()));
-                    if !entry.2.contains(&applied.rel) {
-                        entry.2.push(applied.rel.clone());
-                    }
-                    versions.push((applied.coll.name, applied.rel, applied.version));
-                }
+        let doc = match m.kind {
+            Kind::Skip => continue,
+            Kind::Member { name, at } => {
+                team.saw_member(&name, at);
+                continue;
             }
+            Kind::Doc(doc) => doc,
+        };
+        if catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
+            .is_some_and(|held| held.seq >= m.seq)
+        {
+            continue;
+        }
+        let folder = match folders.entry(doc.collection.clone()) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(replica_of(ix, &doc.collection)?),
+        };
+        let Some((_, root)) = folder else { continue };
+        if let Some((rel, version)) = apply_doc(root, m.seq, &doc)? {
+            let rels = to_sync.entry(doc.collection.clone()).or_default();
+            if !rels.contains(&rel) {
+                rels.push(rel.clone());
+            }
+            versions.push((doc.collection, rel, version));
         }
     }
-    for (_, (coll, root, rels)) in to_sync {
-        ix.indexer().sync_files(&coll, &root, &rels, Origin::Team)?;
+    for (name, rels) in to_sync {
+        if let Some(Some((coll, root))) = folders.get(&name) {
+            ix.indexer().sync_files(coll, root, &rels, Origin::Team)?;
+        }
     }
     let mut conn = ix.core.stores.catalog.writer();
     let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
@@ -201,23 +215,9 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     Ok(())
 }
 
-/// A document's version written to its folder, to sync and then record.
-struct Applied {
-    coll: CollectionConfig,
-    root: PathBuf,
-    rel: String,
-    version: TeamDoc,
-}
-
-/// One document's version into its folder; `None` when there is nothing to do (a version
-/// held already or a newer one, a path that is not one).
-fn apply_doc(ix: &Arc<Indexing>, seq: u64, doc: DocMessage) -> Result<Option<Applied>, ApplyError> {
-    if catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
-        .is_some_and(|held| held.seq >= seq)
-    {
-        return Ok(None);
-    }
-    let Some((coll, root)) = replica_of(ix, &doc.collection)? else { return Ok(None) };
+/// One document's version written into its collection's folder `root` (or removed): its
+/// path and the version to record once synced; `None` for a path that is not one.
+fn apply_doc(root: &Path, seq: u64, doc: &DocMessage) -> Result<Option<(String, TeamDoc)>, ApplyError> {
     let rel = match RelPath::parse(&doc.rel_path, "relPath") {
         Ok(r) => r,
         Err(e) => {
@@ -225,7 +225,7 @@ fn apply_doc(ix: &Arc<Indexing>, seq: u64, doc: DocMessage) -> Result<Option<App
             return Ok(None);
         }
     };
-    let abs = match contain(&root, &rel) {
+    let abs = match contain(root, &rel) {
         Ok(a) => a,
         Err(e) => {
             tracing::warn!("team: message {seq}: {}", e.message);
@@ -252,7 +252,7 @@ fn apply_doc(ix: &Arc<Indexing>, seq: u64, doc: DocMessage) -> Result<Option<App
             TeamDoc { seq, hash: String::new(), deleted: true }
         }
     };
-    Ok(Some(Applied { coll, root, rel: rel.as_str().to_string(), version }))
+    Ok(Some((rel.as_str().to_string(), version)))
 }
 
 /// The local collection a shared document belongs in: the shared collection of that name,

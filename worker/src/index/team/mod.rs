@@ -74,7 +74,7 @@ impl TeamSettings {
         let env_team = std::env::var("SVC_TEAM").ok().filter(|v| !v.trim().is_empty());
         let (urls, team, member) = match (env_urls, env_team, file) {
             (Some(u), Some(t), f) => (
-                u.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+                u.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect::<Vec<_>>(),
                 t,
                 f.and_then(|f| f.member.clone()),
             ),
@@ -82,7 +82,6 @@ impl TeamSettings {
             (None, None, None) => return Ok(None),
             _ => return Err("--cluster and --team go together".to_string()),
         };
-        let urls: Vec<String> = urls;
         if urls.is_empty() {
             return Err("the cluster names no server".to_string());
         }
@@ -101,9 +100,8 @@ impl TeamSettings {
 /// A cluster URL (`nats://`, `tls://`, `host:port`) against the egress policy, as a model
 /// server's URL is checked.
 fn check_egress(policy: EgressPolicy, url: &str) -> Result<(), String> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-    crate::models::egress::check(policy, &format!("http://{rest}")).map_err(|e| e.replace("http://", ""))
+    let (_, host) = split_url(url);
+    crate::models::egress::check(policy, &format!("http://{host}")).map_err(|e| e.replace("http://", ""))
 }
 
 /// What the team client knows, for `/api/status`.
@@ -250,12 +248,20 @@ impl Team {
 
 /// A URL as shown: any `user:password@` taken out.
 fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            format!("{scheme}://{}", rest.rsplit_once('@').map_or(rest, |(_, h)| h))
-        }
-        None => url.rsplit_once('@').map_or(url, |(_, h)| h).to_string(),
+    match split_url(url) {
+        (Some(scheme), host) => format!("{scheme}://{host}"),
+        (None, host) => host.to_string(),
     }
+}
+
+/// A cluster URL's scheme (if it names one) and its host and port, any `user:password@`
+/// left out.
+fn split_url(url: &str) -> (Option<&str>, &str) {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, url),
+    };
+    (scheme, rest.rsplit_once('@').map_or(rest, |(_, host)| host))
 }
 
 /// Joins the team index.yml or the environment names, if any (server mode): connects in the
