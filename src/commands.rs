@@ -167,6 +167,12 @@ pub fn status(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {
                 if let Some(e) = &c.error {
                     println!("team: {e}");
                 }
+                if c.vectors_sent + c.vectors_received > 0 {
+                    println!(
+                        "team: vectors sent for {} documents, taken from the team for {} (not embedded here)",
+                        c.vectors_sent, c.vectors_received
+                    );
+                }
                 for m in &c.members {
                     println!("  member {} last seen {}", m.name, m.last_seen);
                 }

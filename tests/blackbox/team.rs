@@ -319,6 +319,124 @@ fn a_member_with_wrong_credentials_is_refused_and_the_password_is_shown_nowhere(
     wait_connected(&ok);
 }
 
+/// A CA and a certificate for 127.0.0.1 it signed, made with `openssl` in `dir`: `ca.pem`,
+/// `server.pem`, `server-key.pem`. `None` (the test says it skipped) without `openssl`.
+fn make_certs(dir: &Path, test: &str) -> Option<()> {
+    let openssl = |args: &[&str]| {
+        Command::new("openssl").args(args).current_dir(dir).stdout(Stdio::null()).stderr(Stdio::null()).status()
+    };
+    if openssl(&["version"]).is_err() {
+        assert!(std::env::var_os("SVC_TEST_REQUIRE_MODELS").is_none(), "{test}: openssl is not installed");
+        eprintln!("skipped {test}: openssl is not installed");
+        return None;
+    }
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let steps: [Vec<&str>; 3] = [
+        [
+            &["req", "-x509"][..],
+            &ec,
+            &["-keyout", "ca-key.pem", "-out", "ca.pem", "-days", "2", "-subj", "/CN=svc test CA"],
+        ]
+        .concat(),
+        [&["req"][..], &ec, &["-keyout", "server-key.pem", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]].concat(),
+        vec![
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca-key.pem",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ],
+    ];
+    for step in steps {
+        assert!(openssl(&step).unwrap().success(), "openssl {step:?} failed");
+    }
+    Some(())
+}
+
+/// The permissions `docs/team.md` documents for a member of team `team`.
+fn member_permissions(team: &str) -> String {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/team.md")).unwrap();
+    let start = doc.find("permissions: {").expect("docs/team.md documents a permission set");
+    let block = &doc[start..];
+    let end = block.find("} }").expect("the permission set ends") + 1;
+    block[..end].replace("eng", team)
+}
+
+#[test]
+fn over_tls_with_its_own_ca_a_member_is_confined_to_its_teams_subjects() {
+    let test = "team::over_tls_with_its_own_ca_a_member_is_confined_to_its_teams_subjects";
+    let certs = tempfile::tempdir().unwrap();
+    if !nats_ready(test) || make_certs(certs.path(), test).is_none() {
+        return;
+    }
+    let pem = |name: &str| certs.path().join(name).display().to_string();
+    let config = format!(
+        "tls {{ cert_file: \"{}\", key_file: \"{}\" }}\nauthorization {{ users: [\n  {{ user: eng, password: eng-secret, {} }}\n  {{ user: ops, password: ops-secret, {} }}\n] }}\n",
+        pem("server.pem"),
+        pem("server-key.pem"),
+        member_permissions("eng"),
+        member_permissions("ops"),
+    );
+    let nats = Nats::start_with(Some(&config));
+    let url = format!("tls://127.0.0.1:{}", nats.port);
+    let ca = pem("ca.pem");
+    let eng = [("SVC_CLUSTER_USER", "eng"), ("SVC_CLUSTER_PASSWORD", "eng-secret"), ("SVC_CLUSTER_CA", ca.as_str())];
+    let ops = [("SVC_CLUSTER_USER", "ops"), ("SVC_CLUSTER_PASSWORD", "ops-secret"), ("SVC_CLUSTER_CA", ca.as_str())];
+
+    // Two members of eng over TLS, each with the documented permissions and nothing more.
+    let a = joined(&url, "eng", "alpha", &eng);
+    let b = joined(&url, "eng", "beta", &eng);
+    wait_connected(&a);
+    wait_connected(&b);
+    let folder = a.path("notes");
+    write_notes(&folder, &[("tls.md", "# Over TLS\n\nthe encrypted narwhal\n")]);
+    share(&a, &folder, "eng-notes");
+    wait_for("A's note on B", Duration::from_secs(30), || hits(&b, "narwhal") == ["svc://eng-notes/tls.md"]);
+    let r = b.post("/api/docs", json!({ "collection": "eng-notes", "relPath": "b.md", "content": "# B\n\nbeluga\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    wait_for("B's note in A's folder", Duration::from_secs(20), || folder.join("b.md").is_file());
+
+    // Without the CA the server's certificate is not trusted: never connected.
+    let untrusting = joined(&url, "eng", "gamma", &eng[..2]);
+    // ops' credentials cannot join eng: its subjects and stream are not ops'.
+    let intruder = joined(&url, "eng", "delta", &ops);
+    // ops' own team works with the same permission set.
+    let own = joined(&url, "ops", "epsilon", &ops);
+    wait_connected(&own);
+    for s in [&untrusting, &intruder] {
+        s.wait_until(Duration::from_secs(30), |s| cluster(s)["error"].as_str().is_some_and(|e| !e.is_empty()));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    for s in [&untrusting, &intruder, &own] {
+        assert!(hits(s, "narwhal").is_empty(), "eng's notes reached a member outside it");
+        assert!(s.get("/api/collections").json().as_array().unwrap().is_empty());
+    }
+    for s in [&untrusting, &intruder] {
+        let c = cluster(s);
+        assert_eq!(c["connected"], false, "{c}");
+        let body = s.get("/api/status").body;
+        assert!(!String::from_utf8_lossy(&body).contains("secret"), "a password in the status");
+    }
+    let refused = cluster(&intruder)["error"].as_str().unwrap().to_lowercase();
+    assert!(refused.contains("permissions violation") && refused.contains("svc_eng"), "{refused}");
+    assert!(!untrusting.log().contains("eng-secret") && !intruder.log().contains("ops-secret"));
+}
+
 #[test]
 fn a_collection_is_shared_only_by_a_server_that_joined_a_team() {
     let s = Server::start();
@@ -470,6 +588,75 @@ fn a_member_stopped_while_others_write_catches_up_and_a_killed_worker_leaves_no_
         });
     }
     wait_for("B's lag 0", Duration::from_secs(20), || cluster(&b)["lag"] == 0);
+}
+
+/// Every note's vector search score on `s`, by URI (all of the collection's notes).
+fn vector_scores(s: &Server, query: &str) -> Vec<(String, i64)> {
+    let r = s.post("/api/vsearch", json!({ "query": query, "limit": 100 }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let mut out: Vec<(String, i64)> = r.json()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["uri"].as_str().unwrap().to_string(), (h["score"].as_f64().unwrap() * 1e5).round() as i64))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A member with the team's embedder, its models installed.
+fn embedding_member(nats: &Nats, name: &str) -> Server {
+    let s = member(nats, name, &[]);
+    let tiny = crate::models::test_models().join("tiny");
+    crate::models::install(&s.path("cache"), &tiny.join("embed"), crate::models::EMBED);
+    wait_connected(&s);
+    s
+}
+
+#[test]
+fn a_member_that_joins_later_takes_the_vectors_from_the_stream_and_embeds_nothing() {
+    let test = "team::a_member_that_joins_later_takes_the_vectors_from_the_stream_and_embeds_nothing";
+    if !nats_ready(test) || !crate::prepared::models(test) {
+        return;
+    }
+    const NOTES: usize = 40;
+    let nats = Nats::start();
+    let a = embedding_member(&nats, "alpha");
+    let folder = a.path("team-notes");
+    let notes: Vec<(String, String)> = (0..NOTES)
+        .map(|i| (format!("n{i:02}.md"), format!("# Note {i}\n\nvectorword{i} about topic {i} and the team.\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = notes.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    write_notes(&folder, &refs);
+    share(&a, &folder, "team");
+    crate::models::wait_embedded(&a);
+    // Published at once, the vectors follow once A has embedded the notes.
+    wait_for("A sent every note's vectors", Duration::from_secs(60), || cluster(&a)["vectorsSent"] == NOTES);
+
+    // B joins afterwards: its replica comes with the vectors, and nothing is embedded there.
+    let b = embedding_member(&nats, "beta");
+    let count = |s: &Server| s.get("/api/status").json()["collections"][0]["documentCount"].as_u64().unwrap_or(0);
+    wait_for("B's replica", Duration::from_secs(60), || count(&b) == NOTES as u64);
+    crate::models::wait_embedded(&b);
+    assert_eq!(cluster(&b)["vectorsReceived"], NOTES, "{}", cluster(&b));
+    assert_eq!(cluster(&b)["vectorsSent"], 0, "a replica sends no vectors: {}", cluster(&b));
+    assert_eq!(vector_scores(&b, "topic 7 and the team"), vector_scores(&a, "topic 7 and the team"));
+
+    // An edit once B is there: B embeds it itself; A sends its vectors for members to come.
+    std::fs::write(folder.join("n00.md"), "# Note 0\n\nrewritten: lemming\n").unwrap();
+    wait_for("the edit on B", Duration::from_secs(30), || hits(&b, "lemming") == ["svc://team/n00.md"]);
+    crate::models::wait_embedded(&b);
+    wait_for("A sent the edit's vectors", Duration::from_secs(60), || cluster(&a)["vectorsSent"] == NOTES + 1);
+    // B knew the edit before its vectors came (unless both reached it in one batch).
+    assert!(cluster(&b)["vectorsReceived"].as_u64().unwrap() <= NOTES as u64 + 1, "{}", cluster(&b));
+
+    // A third member takes every note's latest version with its vectors.
+    let c = embedding_member(&nats, "gamma");
+    wait_for("C's replica", Duration::from_secs(60), || count(&c) == NOTES as u64);
+    crate::models::wait_embedded(&c);
+    assert_eq!(cluster(&c)["vectorsReceived"], NOTES, "{}", cluster(&c));
+    assert_eq!(hits(&c, "lemming"), ["svc://team/n00.md"]);
+    assert_eq!(vector_scores(&c, "rewritten"), vector_scores(&a, "rewritten"));
 }
 
 /// The bounded team soak: writers on two members (API creates through B, files written on

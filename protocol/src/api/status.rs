@@ -206,6 +206,13 @@ pub struct ClusterStatus {
     /// Files of shared collections too large for one message, left unpublished.
     #[serde(default)]
     pub unpublished: u64,
+    /// Since the worker started: documents whose chunk vectors this member sent to the team
+    /// (after embedding them), and contents whose vectors it stored from the team instead of
+    /// embedding them itself.
+    #[serde(default)]
+    pub vectors_sent: u64,
+    #[serde(default)]
+    pub vectors_received: u64,
 }
 
 /// A member of the team (`cluster.members`).

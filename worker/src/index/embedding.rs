@@ -13,7 +13,7 @@ use crate::stores::catalog::{self, PendingContent};
 use crate::stores::vectors::{ChunkVector, TableKey, VectorStore, ANN_MIN_ROWS};
 use crate::time_fmt;
 use protocol::api::RepairedStore;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,8 @@ const DEBOUNCE: Duration = Duration::from_millis(300);
 #[derive(Debug, Default)]
 pub struct Pace {
     run: Mutex<Option<(Instant, usize)>>,
+    /// Contents embedded since the worker started, every run together.
+    total: AtomicU64,
 }
 
 impl Pace {
@@ -42,6 +44,7 @@ impl Pace {
     }
 
     fn add(&self, contents: usize) {
+        self.total.fetch_add(contents as u64, Ordering::SeqCst);
         if let Some((_, done)) = self.lock().as_mut() {
             *done += contents;
         }
@@ -56,6 +59,11 @@ impl Pace {
         let (started, done) = (*self.lock())?;
         let secs = started.elapsed();
         (secs >= Self::SETTLED && done > 0).then(|| done as f64 / secs.as_secs_f64())
+    }
+
+    /// Contents embedded since the worker started (it moves after each round).
+    pub fn embedded_since_start(&self) -> u64 {
+        self.total.load(Ordering::SeqCst)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, usize)>> {

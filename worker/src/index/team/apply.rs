@@ -3,12 +3,14 @@
 //! version this replica holds already (or a newer one) is skipped, so a message delivered
 //! again after a crash changes nothing.
 
+use super::carry;
 use super::subject::{DocMessage, DocOp};
 use super::Team;
 use crate::config::{CollectionConfig, DEFAULT_PATTERN};
 use crate::index::Indexing;
 use crate::paths::{contain, RelPath};
 use crate::stores::catalog::{self, Origin, TeamDoc};
+use crate::stores::vectors::TableKey;
 use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy, consumer::DeliverPolicy};
 use futures::{FutureExt, StreamExt};
 use std::collections::btree_map::{BTreeMap, Entry};
@@ -20,6 +22,9 @@ use std::time::Duration;
 const BATCH: usize = 256;
 /// Reads of the stream that fail in a row before the consumer is made again.
 const MAX_READ_FAILURES: u32 = 5;
+/// Quiet time after which the stream is asked whether it holds more than this replica
+/// applied (a consumer a server restart left stranded delivers nothing, and says nothing).
+const QUIET: Duration = Duration::from_secs(3);
 
 /// A message of the stream, read.
 struct Incoming {
@@ -47,7 +52,7 @@ pub(super) async fn consume(ix: Arc<Indexing>, team: Arc<Team>, js: jetstream::C
                 team.ready.store(false, std::sync::atomic::Ordering::SeqCst);
                 tracing::warn!("team: {e}; trying again");
                 team.set_error(Some(e));
-                ix.publish_status();
+                super::publish_status(&ix).await;
             }
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -86,11 +91,36 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
     let mut messages = consumer.messages().await.map_err(|e| format!("reading the stream: {e}"))?;
     team.ready.store(true, std::sync::atomic::Ordering::SeqCst);
     team.set_following();
-    ix.publish_status();
+    super::publish_status(ix).await;
     tracing::info!("team: replica following stream {}", team.settings.team.stream());
     let mut failures = 0;
+    // The vector table the team's vectors went into since the last compaction.
+    let mut to_compact: Option<TableKey> = None;
+    // What the stream held past the applied position when the consumer was last quiet.
+    let mut behind: Option<u64> = None;
     loop {
-        let first = match messages.next().await {
+        let next = match tokio::time::timeout(QUIET, messages.next()).await {
+            Ok(next) => next,
+            Err(_) => {
+                let applied = catalog::team_applied_seq(&ix.core.stores.catalog.reader()).map_err(|e| e.to_string())?;
+                // Behind twice in a row, past what the stream held the first time: stranded
+                // (once may be a message on its way).
+                if let Some(held) = behind.filter(|held| applied < *held) {
+                    return Err(format!(
+                        "the consumer delivered nothing while the stream holds up to {held}, applied {applied}"
+                    ));
+                }
+                behind = match stream.get_info().await {
+                    Ok(info) => (info.state.last_sequence > applied).then_some(info.state.last_sequence),
+                    Err(e) => {
+                        tracing::debug!("team: stream info: {e}");
+                        None
+                    }
+                };
+                continue;
+            }
+        };
+        let first = match next {
             Some(Ok(m)) => m,
             Some(Err(e)) => {
                 // A server restarting is ridden out; a consumer or stream that is gone is
@@ -105,6 +135,7 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
             None => return Err("the stream's messages ended".to_string()),
         };
         failures = 0;
+        behind = None;
         let mut batch = vec![first];
         while batch.len() < BATCH {
             match messages.next().now_or_never() {
@@ -113,22 +144,39 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
             }
         }
         let incoming: Vec<Incoming> = batch.iter().map(|m| read(team, m)).collect();
+        let caught_up = batch.last().and_then(|m| m.info().ok()).is_some_and(|i| i.pending == 0);
         let (ix2, team2) = (Arc::clone(ix), Arc::clone(team));
-        let applied = tokio::task::spawn_blocking(move || apply_batch(&ix2, &team2, incoming))
-            .await
-            .map_err(|e| format!("applying panicked: {e}"))?;
-        if let Err(e) = applied {
-            // Not acknowledged: the stream delivers them again.
-            tracing::error!("team: applying failed: {e}");
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            continue;
+        let compact_now = to_compact.take();
+        let applied = tokio::task::spawn_blocking(move || -> Result<Option<TableKey>, ApplyError> {
+            let carried = apply_batch(&ix2, &team2, incoming)?;
+            let pending = carried.or(compact_now);
+            match pending {
+                Some(key) if caught_up => {
+                    if let Err(e) = carry::compact(&ix2, &key) {
+                        tracing::warn!("team: compacting the vectors taken: {e}");
+                    }
+                    Ok(None)
+                }
+                pending => Ok(pending),
+            }
+        })
+        .await
+        .map_err(|e| format!("applying panicked: {e}"))?;
+        match applied {
+            Ok(pending) => to_compact = pending,
+            Err(e) => {
+                // Not acknowledged: the stream delivers them again.
+                tracing::error!("team: applying failed: {e}");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
         }
         for m in &batch {
             if let Err(e) = m.ack().await {
                 tracing::debug!("team: ack: {e}");
             }
         }
-        ix.publish_status();
+        super::publish_status(ix).await;
     }
 }
 
@@ -157,20 +205,25 @@ enum ApplyError {
     Catalog(#[from] catalog::CatalogError),
     #[error(transparent)]
     Sync(#[from] crate::index::indexer::SyncError),
+    #[error(transparent)]
+    Carry(#[from] carry::CarryError),
     #[error("{0}")]
     Io(String),
 }
 
 /// Applies a batch under the write lock: each document's file written (or removed) in its
-/// collection's folder, the files synced (one batch per collection), then the versions and
-/// the applied position recorded. A worker killed before the record applies the batch again
-/// at its next start: the files hold those bytes already, the syncs find them unchanged.
-fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<(), ApplyError> {
+/// collection's folder, the vectors that came with them stored ([`carry::take`]), the files
+/// synced (one batch per collection), then the versions and the applied position recorded.
+/// A worker killed before the record applies the batch again at its next start: the files
+/// hold those bytes already, the syncs find them unchanged. Returns the vector table the
+/// team's vectors went into, if any did.
+fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<Option<TableKey>, ApplyError> {
     let _write = ix.write_lock();
     // Each collection's folder, found (or its replica made) once per batch.
     let mut folders: BTreeMap<String, Option<(CollectionConfig, PathBuf)>> = BTreeMap::new();
     let mut to_sync: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut versions: Vec<(String, String, TeamDoc)> = Vec::new();
+    let mut offers = Vec::new();
     let mut last = 0;
     for m in batch {
         last = last.max(m.seq);
@@ -198,12 +251,19 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
                 rels.push(rel.clone());
             }
             versions.push((doc.collection, rel, version));
+            if let DocOp::Put { vectors: Some(v), .. } = doc.op {
+                offers.push(v);
+            }
         }
     }
+    let taken = carry::take(ix, offers)?;
     for (name, rels) in to_sync {
         if let Some(Some((coll, root))) = folders.get(&name) {
             ix.indexer().sync_files(coll, root, &rels, Origin::Team)?;
         }
+    }
+    if let Some(taken) = &taken {
+        team.received_vectors(carry::check(ix, taken)?);
     }
     let mut conn = ix.core.stores.catalog.writer();
     let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
@@ -212,7 +272,7 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     }
     catalog::set_team_applied_seq(&tx, last)?;
     tx.commit().map_err(catalog::CatalogError::from)?;
-    Ok(())
+    Ok(taken.map(|t| t.key().clone()))
 }
 
 /// One document's version written into its collection's folder `root` (or removed): its
@@ -234,7 +294,7 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage) -> Result<Option<(String, 
     };
     let io = |e: std::io::Error| ApplyError::Io(format!("{}: {}", rel.as_str(), crate::errors::io_kind(&e)));
     let version = match &doc.op {
-        DocOp::Put { bytes, hash, .. } => {
+        DocOp::Put { bytes, hash, vectors, .. } => {
             let same = std::fs::read(&abs).ok().is_some_and(|b| crate::digest::sha256_hex(&b) == *hash);
             if !same {
                 if let Some(parent) = abs.parent() {
@@ -242,14 +302,14 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage) -> Result<Option<(String, 
                 }
                 protocol::write_file(&abs, bytes, true).map_err(io)?;
             }
-            TeamDoc { seq, hash: hash.clone(), deleted: false }
+            TeamDoc { vectors: vectors.as_ref().map(|v| v.table.clone()), ..TeamDoc::put(seq, hash.clone()) }
         }
         DocOp::Delete => {
             match std::fs::remove_file(&abs) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
                 _ => {}
             }
-            TeamDoc { seq, hash: String::new(), deleted: true }
+            TeamDoc::tombstone(seq)
         }
     };
     Ok(Some((rel.as_str().to_string(), version)))

@@ -51,7 +51,7 @@ pub async fn heartbeat(ix: Arc<Indexing>, team: Arc<Team>) {
         }
         if was_connected != Some(connected) {
             was_connected = Some(connected);
-            ix.publish_status();
+            super::publish_status(&ix).await;
         }
         tick += 1;
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;

@@ -11,6 +11,7 @@
 //! Nothing above `index/` knows where a document came from.
 
 mod apply;
+mod carry;
 pub mod member;
 mod outbox;
 pub mod subject;
@@ -116,6 +117,8 @@ struct TeamState {
     /// stream again, as a reconnect would hide it.
     refused: Option<String>,
     unpublished: u64,
+    vectors_sent: u64,
+    vectors_received: u64,
 }
 
 /// The team client: its connection, the stream's context and what it has seen.
@@ -125,6 +128,8 @@ pub struct Team {
     rt: tokio::runtime::Handle,
     /// The team's stream exists and this member's consumer reads it.
     ready: AtomicBool,
+    /// Documents were published since vectors were last looked for ([`carry::send_round`]).
+    vectors_due: AtomicBool,
     state: Mutex<TeamState>,
 }
 
@@ -142,7 +147,14 @@ pub enum PublishFailure {
 
 impl Team {
     fn new(settings: TeamSettings, rt: tokio::runtime::Handle) -> Self {
-        Team { settings, conn: OnceLock::new(), rt, ready: AtomicBool::new(false), state: Mutex::default() }
+        Team {
+            settings,
+            conn: OnceLock::new(),
+            rt,
+            ready: AtomicBool::new(false),
+            vectors_due: AtomicBool::new(true),
+            state: Mutex::default(),
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, TeamState> {
@@ -168,14 +180,19 @@ impl Team {
         self.conn.get().map_or(1024 * 1024, |(c, _)| c.server_info().max_payload)
     }
 
+    /// Whether a message of `len` payload bytes fits in one message of this cluster (headers
+    /// and the protocol line take a few hundred bytes of the server's limit).
+    fn fits(&self, len: usize) -> bool {
+        len + 4096 <= self.max_payload()
+    }
+
     /// Publishes one version of a document and waits for the stream to hold it; with
     /// `expected`, only if the stream's last message of its subject is that one (0: none).
     /// Blocking: called from the worker's blocking threads.
     pub fn publish(&self, msg: &DocMessage, expected: Option<u64>) -> Result<u64, PublishFailure> {
         let js = self.context()?.clone();
         let payload = msg.payload();
-        // Headers and the protocol line take a few hundred bytes of the server's limit.
-        if payload.len() + 4096 > self.max_payload() {
+        if !self.fits(payload.len()) {
             self.state().unpublished += 1;
             return Err(PublishFailure::TooLarge(payload.len()));
         }
@@ -218,6 +235,8 @@ impl Team {
             members: st.members.iter().map(|(n, t)| ClusterMember { name: n.clone(), last_seen: t.clone() }).collect(),
             error: if self.connected() { None } else { st.refused.clone().or_else(|| st.error.clone()) },
             unpublished: st.unpublished,
+            vectors_sent: st.vectors_sent,
+            vectors_received: st.vectors_received,
         }
     }
 
@@ -238,6 +257,14 @@ impl Team {
 
     fn saw_member(&self, name: &str, at: String) {
         self.state().members.insert(name.to_string(), at);
+    }
+
+    fn sent_vectors(&self, documents: u64) {
+        self.state().vectors_sent += documents;
+    }
+
+    fn received_vectors(&self, contents: u64) {
+        self.state().vectors_received += contents;
     }
 
     fn saw_stream_seq(&self, seq: u64) {
@@ -295,13 +322,22 @@ pub fn start(ix: &Arc<Indexing>) {
     rt.spawn(run(ix, team, Credentials::from_env()));
 }
 
+/// `publish_status` from the team's tasks: a status reads the stores, whose calls block (the
+/// vector store's own runtime cannot be entered from an async task).
+async fn publish_status(ix: &Arc<Indexing>) {
+    let ix = Arc::clone(ix);
+    if let Err(e) = tokio::task::spawn_blocking(move || ix.publish_status()).await {
+        tracing::error!("team: publishing the status panicked: {e}");
+    }
+}
+
 async fn run(ix: Arc<Indexing>, team: Arc<Team>, creds: Credentials) {
     let (client, js) = match connect(&team, &ix, &creds).await {
         Ok(c) => c,
         Err(e) => {
             tracing::error!("team: cannot connect: {e}");
             team.set_error(Some(e));
-            ix.publish_status();
+            publish_status(&ix).await;
             return;
         }
     };
@@ -349,7 +385,7 @@ async fn connect(
                     }
                     _ => return,
                 }
-                ix.publish_status();
+                publish_status(&ix).await;
             }
         });
     if let Some((user, password)) = &creds.user_password {
@@ -411,16 +447,17 @@ pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &
         collection: coll.name.clone(),
         rel_path: rel.to_string(),
         member: team.settings.member.clone(),
-        op: DocOp::Put { bytes: bytes.to_vec(), hash: hash.clone(), mtime_ms: crate::time_fmt::now_ms() },
+        op: DocOp::Put {
+            bytes: bytes.to_vec(),
+            hash: hash.clone(),
+            mtime_ms: crate::time_fmt::now_ms(),
+            vectors: None,
+        },
     };
     match team.publish(&msg, Some(expected)) {
         Ok(seq) => {
-            catalog::set_team_doc(
-                &ix.core.stores.catalog.writer(),
-                &coll.name,
-                rel,
-                &TeamDoc { seq, hash, deleted: false },
-            )?;
+            catalog::set_team_doc(&ix.core.stores.catalog.writer(), &coll.name, rel, &TeamDoc::put(seq, hash))?;
+            team.vectors_due.store(true, Ordering::SeqCst);
             Ok(())
         }
         Err(PublishFailure::Conflict) => {

@@ -4,12 +4,13 @@
 //! bytes are the version held already, is not published again.
 
 use super::subject::{DocMessage, DocOp};
-use super::{PublishFailure, Team};
+use super::{carry, PublishFailure, Team};
 use crate::config::CollectionConfig;
 use crate::index::Indexing;
 use crate::stores::catalog::{self, ChangeKind, Origin, TeamDoc};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ const ROUND: u32 = 512;
 const EVERY: Duration = Duration::from_millis(50);
 
 pub(super) async fn run(ix: Arc<Indexing>, team: Arc<Team>) {
+    // How many contents the embedder had embedded when vectors were last looked for.
+    let mut embedded_seen: Option<u64> = None;
     loop {
         if team.connected() {
             let (ix2, team2) = (Arc::clone(&ix), Arc::clone(&team));
@@ -27,6 +30,25 @@ pub(super) async fn run(ix: Arc<Indexing>, team: Arc<Team>) {
                 Ok(Ok(false)) => {}
                 Ok(Err(e)) => tracing::warn!("team: publishing: {e}"),
                 Err(e) => tracing::error!("team: publishing panicked: {e}"),
+            }
+            // Idle: the vectors of what was published and has been embedded since.
+            let embedded = ix.embedding_pace.embedded_since_start();
+            if team.vectors_due.swap(false, Ordering::SeqCst) || embedded_seen != Some(embedded) {
+                embedded_seen = Some(embedded);
+                let (ix2, team2) = (Arc::clone(&ix), Arc::clone(&team));
+                let sent = tokio::task::spawn_blocking(move || carry::send_round(&ix2, &team2)).await;
+                match sent {
+                    Ok(Ok(false)) => {}
+                    Ok(Ok(true)) => {
+                        team.vectors_due.store(true, Ordering::SeqCst);
+                        continue;
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!("team: sending vectors: {e}");
+                        team.vectors_due.store(true, Ordering::SeqCst);
+                    }
+                    Err(e) => tracing::error!("team: sending vectors panicked: {e}"),
+                }
             }
         }
         tokio::time::sleep(EVERY).await;
@@ -84,7 +106,8 @@ fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
             },
         };
         match publish_file(ix, team, &collection, &root, &rel) {
-            Ok(()) => {}
+            Ok(true) => team.vectors_due.store(true, Ordering::SeqCst),
+            Ok(false) => {}
             Err(PublishFailure::TooLarge(n)) => {
                 tracing::warn!("team: {collection}/{rel} ({n} bytes) is too large for one message; not shared")
             }
@@ -112,8 +135,8 @@ fn file_of(root: &Path, rel: &str) -> String {
 }
 
 /// Publishes a shared file as it is on disk now: its bytes, or a tombstone when it is gone,
-/// unless the replica holds that version already.
-fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: &str) -> Result<(), PublishFailure> {
+/// unless the replica holds that version already; whether it published.
+fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: &str) -> Result<bool, PublishFailure> {
     let rel = file_of(root, rel);
     let held = catalog::team_doc(&ix.core.stores.catalog.reader(), collection, &rel)
         .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
@@ -122,14 +145,14 @@ fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: 
         Ok(bytes) => {
             let hash = crate::digest::sha256_hex(&bytes);
             if held.as_ref().is_some_and(|h| !h.deleted && h.hash == hash) {
-                return Ok(());
+                return Ok(false);
             }
             let mtime_ms = std::fs::metadata(&abs).map(|m| crate::index::walk::mtime_ns(&m) / 1_000_000).unwrap_or(0);
-            DocOp::Put { bytes, hash, mtime_ms }
+            DocOp::Put { bytes, hash, mtime_ms, vectors: None }
         }
         Err(_) => {
             if held.as_ref().is_none_or(|h| h.deleted) {
-                return Ok(());
+                return Ok(false);
             }
             DocOp::Delete
         }
@@ -142,7 +165,11 @@ fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: 
     };
     // A change made on this disk is the owner's: published whatever the stream holds.
     let seq = team.publish(&msg, None)?;
-    let version = TeamDoc { seq, hash: msg.hash().to_string(), deleted: matches!(msg.op, DocOp::Delete) };
+    let version = match msg.op {
+        DocOp::Delete => TeamDoc::tombstone(seq),
+        DocOp::Put { hash, .. } => TeamDoc::put(seq, hash),
+    };
     catalog::set_team_doc(&ix.core.stores.catalog.writer(), collection, &rel, &version)
-        .map_err(|e| PublishFailure::Unavailable(e.to_string()))
+        .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
+    Ok(true)
 }

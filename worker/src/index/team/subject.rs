@@ -1,5 +1,6 @@
 //! What travels on the team's stream: one subject per document, its version in the message's
-//! headers and its bytes in the payload; a tombstone for a deletion; a heartbeat per member.
+//! headers and its bytes in the payload (then its chunk vectors, when they travel with it); a
+//! tombstone for a deletion; a heartbeat per member.
 
 use async_nats::HeaderMap;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, NON_ALPHANUMERIC};
@@ -76,18 +77,75 @@ const PATH: &str = "Svc-Path";
 const HASH: &str = "Svc-Hash";
 const MTIME: &str = "Svc-Mtime";
 const MEMBER: &str = "Svc-Member";
+const VECTORS: &str = "Svc-Vectors";
+const DIM: &str = "Svc-Vector-Dim";
+const MIRROR: &str = "Svc-Mirror";
+const BYTES: &str = "Svc-Bytes";
+
+/// The most dimensions a carried vector may have (the largest embedders have 4,096).
+const MAX_DIM: usize = 8192;
+
+/// A document's chunk vectors as the publishing member's embedder made them, so that a member
+/// with the same embedder stores them instead of embedding the document again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Carried {
+    /// The vector table they belong in (it names the embedder and the dimension).
+    pub table: String,
+    pub dim: usize,
+    /// The content they are the vectors of (the converted text's hash).
+    pub mirror_hash: String,
+    /// Each chunk's sequence number and vector.
+    pub chunks: Vec<(u32, Vec<f32>)>,
+}
+
+impl Carried {
+    /// The payload's share: per chunk its sequence number, then its vector (little-endian).
+    fn encoded_len(&self) -> usize {
+        self.chunks.len() * (4 + 4 * self.dim)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.reserve(self.encoded_len());
+        for (seq, v) in &self.chunks {
+            out.extend_from_slice(&seq.to_le_bytes());
+            for x in v {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+
+    fn decode(table: String, dim: usize, mirror_hash: String, bytes: &[u8]) -> Result<Self, String> {
+        if dim == 0 || dim > MAX_DIM {
+            return Err(format!("vectors of {dim} dimensions"));
+        }
+        let each = 4 + 4 * dim;
+        if !bytes.len().is_multiple_of(each) {
+            return Err("the vectors are cut short".to_string());
+        }
+        let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
+        let chunks = bytes
+            .chunks_exact(each)
+            .map(|c| {
+                let seq = u32::from_le_bytes(word(&c[..4]));
+                (seq, c[4..].chunks_exact(4).map(|x| f32::from_le_bytes(word(x))).collect())
+            })
+            .collect();
+        Ok(Carried { table, dim, mirror_hash, chunks })
+    }
+}
 
 /// What a document's message says happened to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum DocOp {
-    /// Its bytes as they are now, their SHA-256 and the file's modification time.
-    Put { bytes: Vec<u8>, hash: String, mtime_ms: i64 },
+    /// Its bytes as they are now, their SHA-256 and the file's modification time; its chunk
+    /// vectors once the publishing member has embedded it.
+    Put { bytes: Vec<u8>, hash: String, mtime_ms: i64, vectors: Option<Carried> },
     /// It was deleted (or renamed away).
     Delete,
 }
 
 /// One version of one shared document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DocMessage {
     pub collection: String,
     pub rel_path: String,
@@ -110,19 +168,39 @@ impl DocMessage {
         h.insert(PATH, utf8_percent_encode(&self.rel_path, NON_ALPHANUMERIC).to_string().as_str());
         h.insert(MEMBER, self.member.as_str());
         match &self.op {
-            DocOp::Put { hash, mtime_ms, .. } => {
+            DocOp::Put { bytes, hash, mtime_ms, vectors } => {
                 h.insert(OP, "put");
                 h.insert(HASH, hash.as_str());
                 h.insert(MTIME, mtime_ms.to_string().as_str());
+                if let Some(v) = vectors {
+                    h.insert(VECTORS, v.table.as_str());
+                    h.insert(DIM, v.dim.to_string().as_str());
+                    h.insert(MIRROR, v.mirror_hash.as_str());
+                    h.insert(BYTES, bytes.len().to_string().as_str());
+                }
             }
             DocOp::Delete => h.insert(OP, "delete"),
         }
         h
     }
 
+    /// The length of [`Self::payload`].
+    pub fn payload_len(&self) -> usize {
+        match &self.op {
+            DocOp::Put { bytes, vectors, .. } => bytes.len() + vectors.as_ref().map_or(0, Carried::encoded_len),
+            DocOp::Delete => 0,
+        }
+    }
+
     pub fn payload(&self) -> Vec<u8> {
         match &self.op {
-            DocOp::Put { bytes, .. } => bytes.clone(),
+            DocOp::Put { bytes, vectors: None, .. } => bytes.clone(),
+            DocOp::Put { bytes, vectors: Some(v), .. } => {
+                let mut out = Vec::with_capacity(bytes.len() + v.encoded_len());
+                out.extend_from_slice(bytes);
+                v.encode(&mut out);
+                out
+            }
             DocOp::Delete => Vec::new(),
         }
     }
@@ -141,10 +219,22 @@ impl DocMessage {
         let op = match get(OP)?.as_str() {
             "put" => {
                 let hash = get(HASH)?;
-                if crate::digest::sha256_hex(payload) != hash {
+                let (bytes, vectors) = match h.get(VECTORS) {
+                    None => (payload, None),
+                    Some(table) => {
+                        let at: usize = get(BYTES)?.parse().map_err(|_| format!("{rel_path}: a bad {BYTES} header"))?;
+                        let dim: usize = get(DIM)?.parse().map_err(|_| format!("{rel_path}: a bad {DIM} header"))?;
+                        let (bytes, rest) =
+                            payload.split_at_checked(at).ok_or(format!("{rel_path}: the payload is cut short"))?;
+                        let carried = Carried::decode(table.as_str().to_string(), dim, get(MIRROR)?, rest)
+                            .map_err(|e| format!("{rel_path}: {e}"))?;
+                        (bytes, Some(carried))
+                    }
+                };
+                if crate::digest::sha256_hex(bytes) != hash {
                     return Err(format!("{rel_path}: the bytes do not match their hash"));
                 }
-                DocOp::Put { bytes: payload.to_vec(), hash, mtime_ms: get(MTIME)?.parse().unwrap_or(0) }
+                DocOp::Put { bytes: bytes.to_vec(), hash, mtime_ms: get(MTIME)?.parse().unwrap_or(0), vectors }
             }
             "delete" => DocOp::Delete,
             other => return Err(format!("unknown operation {other:?}")),
@@ -180,7 +270,7 @@ mod tests {
             collection: "notes".into(),
             rel_path: "dir/ü note.md".into(),
             member: "a".into(),
-            op: DocOp::Put { hash: crate::digest::sha256_hex(&bytes), bytes, mtime_ms: 5 },
+            op: DocOp::Put { hash: crate::digest::sha256_hex(&bytes), bytes, mtime_ms: 5, vectors: None },
         };
         let back = DocMessage::decode(Some(&m.headers()), &m.payload()).unwrap();
         assert_eq!(back, m);
@@ -189,5 +279,39 @@ mod tests {
         let del = DocMessage { op: DocOp::Delete, ..m };
         assert_eq!(DocMessage::decode(Some(&del.headers()), &[]).unwrap(), del);
         assert!(DocMessage::decode(None, &[]).is_err());
+    }
+
+    #[test]
+    fn vectors_travel_after_the_bytes_and_are_checked() {
+        let bytes = b"# N\n\nhello\n".to_vec();
+        let carried = Carried {
+            table: "chunks_ab_3".into(),
+            dim: 3,
+            mirror_hash: "m1".into(),
+            chunks: vec![(0, vec![0.5, -1.0, 2.25]), (1, vec![0.0, 1.0, f32::MIN_POSITIVE])],
+        };
+        let m = DocMessage {
+            collection: "notes".into(),
+            rel_path: "a.md".into(),
+            member: "a".into(),
+            op: DocOp::Put {
+                hash: crate::digest::sha256_hex(&bytes),
+                bytes: bytes.clone(),
+                mtime_ms: 5,
+                vectors: Some(carried),
+            },
+        };
+        let payload = m.payload();
+        assert_eq!(payload.len(), bytes.len() + 2 * (4 + 12));
+        assert_eq!(m.payload_len(), payload.len());
+        assert_eq!(DocMessage::decode(Some(&m.headers()), &payload).unwrap(), m, "the vectors read back bit for bit");
+        let cut = DocMessage::decode(Some(&m.headers()), &payload[..payload.len() - 1]).unwrap_err();
+        assert!(cut.contains("cut short"), "{cut}");
+        let mut wrong = payload.clone();
+        wrong[0] ^= 1;
+        assert!(DocMessage::decode(Some(&m.headers()), &wrong).unwrap_err().contains("hash"));
+        let mut h = m.headers();
+        h.insert(DIM, "0");
+        assert!(DocMessage::decode(Some(&h), &payload).is_err());
     }
 }

@@ -79,6 +79,9 @@ CREATE TABLE IF NOT EXISTS team_docs(
   seq INTEGER NOT NULL,
   hash TEXT NOT NULL,
   deleted INTEGER NOT NULL,
+  -- The vector table whose vectors that version carried on the stream; '' when they will not
+  -- travel (too large, or a newer version came first); NULL while they have not.
+  carried TEXT,
   PRIMARY KEY(collection, rel_path)
 );
 CREATE TABLE IF NOT EXISTS changes(
@@ -140,8 +143,12 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 3] =
-    [("documents", "fm_type", "TEXT"), ("chunks", "symbol", "TEXT"), ("documents", "part_of", "TEXT")];
+const ADDED_COLUMNS: [(&str, &str, &str); 4] = [
+    ("documents", "fm_type", "TEXT"),
+    ("chunks", "symbol", "TEXT"),
+    ("documents", "part_of", "TEXT"),
+    ("team_docs", "carried", "TEXT"),
+];
 
 /// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed
 /// holds NULL there until its file changes.
