@@ -411,6 +411,22 @@ fn over_tls_with_its_own_ca_a_member_is_confined_to_its_teams_subjects() {
     assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
     wait_for("B's note in A's folder", Duration::from_secs(20), || folder.join("b.md").is_file());
 
+    // A file larger than one message travels through the team's object store (within the
+    // same permissions): its versions, and its deletion.
+    let big = |word: &str| format!("# Big\n\n{}{word}\n", "filler text for a large note. ".repeat(50_000));
+    std::fs::write(folder.join("big.md"), big("leviathan")).unwrap();
+    wait_for("the large note on B", Duration::from_secs(60), || hits(&b, "leviathan") == ["svc://eng-notes/big.md"]);
+    let on_b = b.get("/api/doc?uri=svc://eng-notes/big.md").json();
+    assert_eq!(on_b["content"].as_str().unwrap().len(), big("leviathan").len());
+    std::fs::write(folder.join("big.md"), big("kraken")).unwrap();
+    wait_for("its new version on B", Duration::from_secs(60), || {
+        hits(&b, "kraken") == ["svc://eng-notes/big.md"] && hits(&b, "leviathan").is_empty()
+    });
+    std::fs::remove_file(folder.join("big.md")).unwrap();
+    wait_for("its deletion on B", Duration::from_secs(30), || hits(&b, "kraken").is_empty());
+    assert_eq!(cluster(&a)["unpublished"], 0, "{}", cluster(&a));
+    assert!(!a.log().contains("stay in the object store"), "an old version's bytes were not deleted: {}", a.log());
+
     // Without the CA the server's certificate is not trusted: never connected.
     let untrusting = joined(&url, "eng", "gamma", &eng[..2]);
     // ops' credentials cannot join eng: its subjects and stream are not ops'.

@@ -33,7 +33,10 @@ struct Incoming {
 }
 
 enum Kind {
-    Doc(DocMessage),
+    /// A document's version; `true` when its bytes came from the team's object store.
+    Doc(DocMessage, bool),
+    /// A version whose bytes are in the team's object store, to be read from there.
+    Stored(DocMessage),
     Member {
         name: String,
         at: String,
@@ -143,7 +146,18 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
                 _ => break,
             }
         }
-        let incoming: Vec<Incoming> = batch.iter().map(|m| read(team, m)).collect();
+        let mut incoming: Vec<Incoming> = Vec::with_capacity(batch.len());
+        for m in &batch {
+            let mut one = read(team, m);
+            if let Kind::Stored(doc) = one.kind {
+                // Unread bytes: the consumer is made again from the applied position.
+                one.kind = match team.fetch_bytes(doc).await? {
+                    Some(doc) => Kind::Doc(doc, true),
+                    None => Kind::Skip,
+                };
+            }
+            incoming.push(one);
+        }
         let caught_up = batch.last().and_then(|m| m.info().ok()).is_some_and(|i| i.pending == 0);
         let (ix2, team2) = (Arc::clone(ix), Arc::clone(team));
         let compact_now = to_compact.take();
@@ -191,7 +205,8 @@ fn read(team: &Team, m: &jetstream::Message) -> Incoming {
         return Incoming { seq, kind: Kind::Member { name: name.to_string(), at } };
     }
     match DocMessage::decode(m.headers.as_ref(), &m.payload) {
-        Ok(doc) => Incoming { seq, kind: Kind::Doc(doc) },
+        Ok((doc, false)) => Incoming { seq, kind: Kind::Doc(doc, false) },
+        Ok((doc, true)) => Incoming { seq, kind: Kind::Stored(doc) },
         Err(e) => {
             tracing::warn!("team: message {seq} left alone: {e}");
             Incoming { seq, kind: Kind::Skip }
@@ -227,13 +242,13 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     let mut last = 0;
     for m in batch {
         last = last.max(m.seq);
-        let doc = match m.kind {
-            Kind::Skip => continue,
+        let (doc, stored) = match m.kind {
+            Kind::Skip | Kind::Stored(_) => continue,
             Kind::Member { name, at } => {
                 team.saw_member(&name, at);
                 continue;
             }
-            Kind::Doc(doc) => doc,
+            Kind::Doc(doc, stored) => (doc, stored),
         };
         if catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
             .is_some_and(|held| held.seq >= m.seq)
@@ -245,7 +260,7 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             Entry::Vacant(v) => v.insert(replica_of(ix, &doc.collection)?),
         };
         let Some((_, root)) = folder else { continue };
-        if let Some((rel, version)) = apply_doc(root, m.seq, &doc)? {
+        if let Some((rel, version)) = apply_doc(root, m.seq, &doc, stored)? {
             let rels = to_sync.entry(doc.collection.clone()).or_default();
             if !rels.contains(&rel) {
                 rels.push(rel.clone());
@@ -277,7 +292,7 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
 
 /// One document's version written into its collection's folder `root` (or removed): its
 /// path and the version to record once synced; `None` for a path that is not one.
-fn apply_doc(root: &Path, seq: u64, doc: &DocMessage) -> Result<Option<(String, TeamDoc)>, ApplyError> {
+fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Option<(String, TeamDoc)>, ApplyError> {
     let rel = match RelPath::parse(&doc.rel_path, "relPath") {
         Ok(r) => r,
         Err(e) => {
@@ -302,7 +317,7 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage) -> Result<Option<(String, 
                 }
                 protocol::write_file(&abs, bytes, true).map_err(io)?;
             }
-            TeamDoc { vectors: vectors.as_ref().map(|v| v.table.clone()), ..TeamDoc::put(seq, hash.clone()) }
+            TeamDoc { vectors: vectors.as_ref().map(|v| v.table.clone()), stored, ..TeamDoc::put(seq, hash.clone()) }
         }
         DocOp::Delete => {
             match std::fs::remove_file(&abs) {

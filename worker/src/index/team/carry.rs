@@ -18,7 +18,7 @@
 use super::subject::{Carried, DocMessage, DocOp};
 use super::{PublishFailure, Team};
 use crate::index::Indexing;
-use crate::stores::catalog::{self, TeamDoc};
+use crate::stores::catalog;
 use crate::stores::vectors::{ChunkVector, TableKey};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -102,9 +102,8 @@ pub(super) fn send_round(ix: &Indexing, team: &Team) -> Result<bool, CarryError>
                 stays("too large for one message")?;
                 continue;
             }
-            match team.publish(&msg, Some(d.seq)) {
-                Ok(seq) => {
-                    let version = TeamDoc { vectors: Some(key.name.clone()), ..TeamDoc::put(seq, d.hash.clone()) };
+            match team.publish(&msg, Some(d.seq), None) {
+                Ok(version) => {
                     catalog::set_team_doc(&ix.core.stores.catalog.writer(), collection, &d.rel_path, &version)?;
                     sent += 1;
                 }

@@ -12,6 +12,7 @@
 
 mod apply;
 mod carry;
+mod files;
 pub mod member;
 mod outbox;
 pub mod subject;
@@ -130,6 +131,8 @@ pub struct Team {
     ready: AtomicBool,
     /// Documents were published since vectors were last looked for ([`carry::send_round`]).
     vectors_due: AtomicBool,
+    /// The team's object store, once opened ([`files`]).
+    files: tokio::sync::OnceCell<async_nats::jetstream::object_store::ObjectStore>,
     state: Mutex<TeamState>,
 }
 
@@ -153,6 +156,7 @@ impl Team {
             rt,
             ready: AtomicBool::new(false),
             vectors_due: AtomicBool::new(true),
+            files: tokio::sync::OnceCell::new(),
             state: Mutex::default(),
         }
     }
@@ -188,16 +192,29 @@ impl Team {
 
     /// Publishes one version of a document and waits for the stream to hold it; with
     /// `expected`, only if the stream's last message of its subject is that one (0: none).
-    /// Blocking: called from the worker's blocking threads.
-    pub fn publish(&self, msg: &DocMessage, expected: Option<u64>) -> Result<u64, PublishFailure> {
+    /// Bytes too large for one message go to the team's object store first ([`files`]), and
+    /// the version `before` it (what this replica held), if its bytes were stored, is
+    /// deleted from there once the new one is in. Returns the version as the replica records
+    /// it. Blocking: called from the worker's blocking threads.
+    pub fn publish(
+        &self,
+        msg: &DocMessage,
+        expected: Option<u64>,
+        before: Option<&TeamDoc>,
+    ) -> Result<TeamDoc, PublishFailure> {
         let js = self.context()?.clone();
-        let payload = msg.payload();
-        if !self.fits(payload.len()) {
-            self.state().unpublished += 1;
-            return Err(PublishFailure::TooLarge(payload.len()));
+        let stored = !self.fits(msg.payload_len());
+        if stored {
+            if !files::may_store(msg) {
+                self.state().unpublished += 1;
+                return Err(PublishFailure::TooLarge(msg.payload_len()));
+            }
+            self.store_bytes(msg)?;
         }
+        let (payload, headers) =
+            if stored { (Vec::new(), msg.headers_stored()) } else { (msg.payload(), msg.headers()) };
         let subject = self.settings.team.doc_subject(&msg.collection, &msg.rel_path);
-        let mut build = PublishMessage::build().payload(payload.into()).headers(msg.headers());
+        let mut build = PublishMessage::build().payload(payload.into()).headers(headers);
         if let Some(seq) = expected {
             build = build.expected_last_subject_sequence(seq);
         }
@@ -208,16 +225,34 @@ impl Team {
             })
             .await
         });
-        match sent {
+        let failure = match sent {
             Ok(Ok(ack)) => {
-                let mut st = self.state();
-                st.stream_seq = st.stream_seq.max(ack.sequence);
-                Ok(ack.sequence)
+                {
+                    let mut st = self.state();
+                    st.stream_seq = st.stream_seq.max(ack.sequence);
+                }
+                let version = match &msg.op {
+                    DocOp::Delete => TeamDoc::tombstone(ack.sequence),
+                    DocOp::Put { hash, vectors, .. } => TeamDoc {
+                        vectors: vectors.as_ref().map(|v| v.table.clone()),
+                        stored,
+                        ..TeamDoc::put(ack.sequence, hash.clone())
+                    },
+                };
+                if let Some(old) = before.filter(|b| b.stored && !b.deleted && b.hash != version.hash) {
+                    self.forget_bytes(&msg.collection, &msg.rel_path, &old.hash);
+                }
+                return Ok(version);
             }
-            Ok(Err(e)) if e.kind() == PublishErrorKind::WrongLastSequence => Err(PublishFailure::Conflict),
-            Ok(Err(e)) => Err(PublishFailure::Unavailable(e.to_string())),
-            Err(_) => Err(PublishFailure::Unavailable("the cluster did not acknowledge in time".to_string())),
+            Ok(Err(e)) if e.kind() == PublishErrorKind::WrongLastSequence => PublishFailure::Conflict,
+            Ok(Err(e)) => PublishFailure::Unavailable(e.to_string()),
+            Err(_) => PublishFailure::Unavailable("the cluster did not acknowledge in time".to_string()),
+        };
+        if stored {
+            // A version the stream does not hold: its bytes go too.
+            self.forget_bytes(&msg.collection, &msg.rel_path, msg.hash());
         }
+        Err(failure)
     }
 
     /// `cluster` of `/api/status`.
@@ -441,7 +476,8 @@ pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &
     let team = ix.team.get().ok_or_else(|| {
         ApiError::new(ErrorCode::Unavailable, "This collection is shared with a team this server has not joined")
     })?;
-    let expected = held(ix, &coll.name, rel)?.map_or(0, |d| d.seq);
+    let before = held(ix, &coll.name, rel)?;
+    let expected = before.as_ref().map_or(0, |d| d.seq);
     let hash = crate::digest::sha256_hex(bytes);
     let msg = DocMessage {
         collection: coll.name.clone(),
@@ -454,9 +490,9 @@ pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &
             vectors: None,
         },
     };
-    match team.publish(&msg, Some(expected)) {
-        Ok(seq) => {
-            catalog::set_team_doc(&ix.core.stores.catalog.writer(), &coll.name, rel, &TeamDoc::put(seq, hash))?;
+    match team.publish(&msg, Some(expected), before.as_ref()) {
+        Ok(version) => {
+            catalog::set_team_doc(&ix.core.stores.catalog.writer(), &coll.name, rel, &version)?;
             team.vectors_due.store(true, Ordering::SeqCst);
             Ok(())
         }
@@ -465,7 +501,7 @@ pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &
         }
         Err(PublishFailure::TooLarge(n)) => Err(ApiError::new(
             ErrorCode::PayloadTooLarge,
-            format!("The note ({n} bytes) is larger than one message of the team's cluster may carry"),
+            format!("The note ({n} bytes) is larger than a shared note may be (32 MiB)"),
         )),
         Err(e @ PublishFailure::Unavailable(_)) => Err(ApiError::new(ErrorCode::Unavailable, e.to_string())),
     }

@@ -7,7 +7,7 @@ use super::subject::{DocMessage, DocOp};
 use super::{carry, PublishFailure, Team};
 use crate::config::CollectionConfig;
 use crate::index::Indexing;
-use crate::stores::catalog::{self, ChangeKind, Origin, TeamDoc};
+use crate::stores::catalog::{self, ChangeKind, Origin};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -164,11 +164,7 @@ fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: 
         op,
     };
     // A change made on this disk is the owner's: published whatever the stream holds.
-    let seq = team.publish(&msg, None)?;
-    let version = match msg.op {
-        DocOp::Delete => TeamDoc::tombstone(seq),
-        DocOp::Put { hash, .. } => TeamDoc::put(seq, hash),
-    };
+    let version = team.publish(&msg, None, held.as_ref())?;
     catalog::set_team_doc(&ix.core.stores.catalog.writer(), collection, &rel, &version)
         .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
     Ok(true)

@@ -60,6 +60,11 @@ pub fn path_key(rel_path: &str) -> String {
     hex
 }
 
+/// The object a version of bytes `hash` of a document is stored as ([`DocMessage::object_name`]).
+pub fn object_name(collection: &str, rel_path: &str, hash: &str) -> String {
+    format!("{collection}/{}/{hash}", path_key(rel_path))
+}
+
 /// A member's name as a subject token and a consumer's name.
 pub fn member_token(raw: &str) -> String {
     let cleaned: String =
@@ -81,6 +86,7 @@ const VECTORS: &str = "Svc-Vectors";
 const DIM: &str = "Svc-Vector-Dim";
 const MIRROR: &str = "Svc-Mirror";
 const BYTES: &str = "Svc-Bytes";
+const OBJECT: &str = "Svc-Object";
 
 /// The most dimensions a carried vector may have (the largest embedders have 4,096).
 const MAX_DIM: usize = 8192;
@@ -184,6 +190,36 @@ impl DocMessage {
         h
     }
 
+    /// The name of this version's bytes in the team's object store, where they go when they
+    /// are too large for one message: `<collection>/<key of relPath>/<hash>` (one object per
+    /// version, so a publish that fails after storing its bytes leaves the version before
+    /// whole).
+    pub fn object_name(&self) -> String {
+        object_name(&self.collection, &self.rel_path, self.hash())
+    }
+
+    /// [`Self::headers`] of a version whose bytes are in the object store (the message itself
+    /// has no payload).
+    pub fn headers_stored(&self) -> HeaderMap {
+        let mut h = self.headers();
+        h.insert(OBJECT, "1");
+        h
+    }
+
+    /// The bytes of a version read from the object store, checked against its hash.
+    pub fn with_stored_bytes(mut self, stored: Vec<u8>) -> Result<Self, String> {
+        match &mut self.op {
+            DocOp::Put { bytes, hash, .. } => {
+                if crate::digest::sha256_hex(&stored) != *hash {
+                    return Err(format!("{}: the stored bytes do not match their hash", self.rel_path));
+                }
+                *bytes = stored;
+                Ok(self)
+            }
+            DocOp::Delete => Ok(self),
+        }
+    }
+
     /// The length of [`Self::payload`].
     pub fn payload_len(&self) -> usize {
         match &self.op {
@@ -206,8 +242,10 @@ impl DocMessage {
     }
 
     /// Reads a message of the stream back; a message that is not one of ours, or whose
-    /// bytes disagree with its hash, is refused with the reason.
-    pub fn decode(headers: Option<&HeaderMap>, payload: &[u8]) -> Result<Self, String> {
+    /// bytes disagree with its hash, is refused with the reason. With `true`, the version's
+    /// bytes are in the object store ([`Self::object_name`]): its `bytes` are empty until
+    /// [`Self::with_stored_bytes`].
+    pub fn decode(headers: Option<&HeaderMap>, payload: &[u8]) -> Result<(Self, bool), String> {
         let h = headers.ok_or("a document message without headers")?;
         let get = |name: &str| h.get(name).map(|v| v.as_str().to_string()).ok_or(format!("no {name} header"));
         let collection = CollectionName::parse(&get(COLLECTION)?).map_err(|e| e.to_string())?.as_str().to_string();
@@ -216,7 +254,14 @@ impl DocMessage {
             .map_err(|_| "the path is not UTF-8".to_string())?
             .into_owned();
         let member = get(MEMBER)?;
+        let stored = h.get(OBJECT).is_some();
         let op = match get(OP)?.as_str() {
+            "put" if stored => DocOp::Put {
+                bytes: Vec::new(),
+                hash: get(HASH)?,
+                mtime_ms: get(MTIME)?.parse().unwrap_or(0),
+                vectors: None,
+            },
             "put" => {
                 let hash = get(HASH)?;
                 let (bytes, vectors) = match h.get(VECTORS) {
@@ -239,7 +284,7 @@ impl DocMessage {
             "delete" => DocOp::Delete,
             other => return Err(format!("unknown operation {other:?}")),
         };
-        Ok(DocMessage { collection, rel_path, member, op })
+        Ok((DocMessage { collection, rel_path, member, op }, stored))
     }
 }
 
@@ -273,12 +318,34 @@ mod tests {
             op: DocOp::Put { hash: crate::digest::sha256_hex(&bytes), bytes, mtime_ms: 5, vectors: None },
         };
         let back = DocMessage::decode(Some(&m.headers()), &m.payload()).unwrap();
-        assert_eq!(back, m);
+        assert_eq!(back, (m.clone(), false));
         let err = DocMessage::decode(Some(&m.headers()), b"other").unwrap_err();
         assert!(err.contains("hash"), "{err}");
         let del = DocMessage { op: DocOp::Delete, ..m };
-        assert_eq!(DocMessage::decode(Some(&del.headers()), &[]).unwrap(), del);
+        assert_eq!(DocMessage::decode(Some(&del.headers()), &[]).unwrap(), (del, false));
         assert!(DocMessage::decode(None, &[]).is_err());
+    }
+
+    #[test]
+    fn a_stored_version_names_its_object_and_its_bytes_are_checked_when_fetched() {
+        let bytes = vec![b'x'; 3000];
+        let m = DocMessage {
+            collection: "notes".into(),
+            rel_path: "big.txt".into(),
+            member: "a".into(),
+            op: DocOp::Put {
+                hash: crate::digest::sha256_hex(&bytes),
+                bytes: bytes.clone(),
+                mtime_ms: 5,
+                vectors: None,
+            },
+        };
+        let (read, stored) = DocMessage::decode(Some(&m.headers_stored()), &[]).unwrap();
+        assert!(stored);
+        assert_eq!(read.object_name(), m.object_name());
+        assert!(m.object_name().starts_with("notes/") && m.object_name().ends_with(m.hash()));
+        assert!(read.clone().with_stored_bytes(b"other".to_vec()).is_err());
+        assert_eq!(read.with_stored_bytes(bytes).unwrap(), m);
     }
 
     #[test]
@@ -304,7 +371,7 @@ mod tests {
         let payload = m.payload();
         assert_eq!(payload.len(), bytes.len() + 2 * (4 + 12));
         assert_eq!(m.payload_len(), payload.len());
-        assert_eq!(DocMessage::decode(Some(&m.headers()), &payload).unwrap(), m, "the vectors read back bit for bit");
+        assert_eq!(DocMessage::decode(Some(&m.headers()), &payload).unwrap(), (m.clone(), false), "bit for bit");
         let cut = DocMessage::decode(Some(&m.headers()), &payload[..payload.len() - 1]).unwrap_err();
         assert!(cut.contains("cut short"), "{cut}");
         let mut wrong = payload.clone();

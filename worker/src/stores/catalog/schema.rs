@@ -82,6 +82,8 @@ CREATE TABLE IF NOT EXISTS team_docs(
   -- The vector table whose vectors that version carried on the stream; '' when they will not
   -- travel (too large, or a newer version came first); NULL while they have not.
   carried TEXT,
+  -- Whether that version's bytes are in the team's object store (too large for a message).
+  stored INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(collection, rel_path)
 );
 CREATE TABLE IF NOT EXISTS changes(
@@ -143,11 +145,12 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 4] = [
+const ADDED_COLUMNS: [(&str, &str, &str); 5] = [
     ("documents", "fm_type", "TEXT"),
     ("chunks", "symbol", "TEXT"),
     ("documents", "part_of", "TEXT"),
     ("team_docs", "carried", "TEXT"),
+    ("team_docs", "stored", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed

@@ -7,24 +7,25 @@ use super::Result;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The version of a shared document this replica holds: the stream sequence of the message
-/// that carried it (or of its own publish), its content hash, a tombstone or not, and the
-/// vector table whose vectors travelled with it.
+/// that carried it (or of its own publish), its content hash, a tombstone or not, the vector
+/// table whose vectors travelled with it, and whether its bytes are in the object store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamDoc {
     pub seq: u64,
     pub hash: String,
     pub deleted: bool,
     pub vectors: Option<String>,
+    pub stored: bool,
 }
 
 impl TeamDoc {
     /// A version of these bytes, without vectors.
     pub fn put(seq: u64, hash: String) -> Self {
-        TeamDoc { seq, hash, deleted: false, vectors: None }
+        TeamDoc { seq, hash, deleted: false, vectors: None, stored: false }
     }
 
     pub fn tombstone(seq: u64) -> Self {
-        TeamDoc { seq, hash: String::new(), deleted: true, vectors: None }
+        TeamDoc { seq, hash: String::new(), deleted: true, vectors: None, stored: false }
     }
 }
 
@@ -47,7 +48,7 @@ const OUTBOX_CURSOR: &str = "team_outbox_change_seq";
 pub fn team_doc(conn: &Connection, collection: &str, rel_path: &str) -> Result<Option<TeamDoc>> {
     Ok(conn
         .query_row(
-            "SELECT seq, hash, deleted, NULLIF(carried, '') FROM team_docs WHERE collection = ?1 AND rel_path = ?2",
+            "SELECT seq, hash, deleted, NULLIF(carried, ''), stored FROM team_docs WHERE collection = ?1 AND rel_path = ?2",
             params![collection, rel_path],
             |r| {
                 Ok(TeamDoc {
@@ -55,6 +56,7 @@ pub fn team_doc(conn: &Connection, collection: &str, rel_path: &str) -> Result<O
                     hash: r.get(1)?,
                     deleted: r.get(2)?,
                     vectors: r.get(3)?,
+                    stored: r.get(4)?,
                 })
             },
         )
@@ -124,10 +126,12 @@ pub fn chunk_count(conn: &Connection, mirror_hash: &str) -> Result<u64> {
 /// one; an older one never replaces a newer).
 pub fn set_team_doc(conn: &Connection, collection: &str, rel_path: &str, doc: &TeamDoc) -> Result<()> {
     conn.execute(
-        "INSERT INTO team_docs(collection, rel_path, seq, hash, deleted, carried) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO team_docs(collection, rel_path, seq, hash, deleted, carried, stored)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT(collection, rel_path) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
-           deleted = excluded.deleted, carried = excluded.carried WHERE excluded.seq >= team_docs.seq",
-        params![collection, rel_path, doc.seq as i64, doc.hash, doc.deleted, doc.vectors],
+           deleted = excluded.deleted, carried = excluded.carried, stored = excluded.stored
+         WHERE excluded.seq >= team_docs.seq",
+        params![collection, rel_path, doc.seq as i64, doc.hash, doc.deleted, doc.vectors, doc.stored],
     )?;
     Ok(())
 }
