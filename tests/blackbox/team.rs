@@ -678,16 +678,15 @@ fn a_member_that_joins_later_takes_the_vectors_from_the_stream_and_embeds_nothin
 /// The bounded team soak: writers on two members (API creates through B, files written on
 /// A's disk) while NATS nodes and both workers are SIGKILLed in turn; afterwards every
 /// acknowledged write is on both members and the two replicas list the same documents.
-/// Opt-in (`SVC_TEAM_SOAK=1`): in stop 63 it passed 3 runs of 5; in the other two the
-/// replicas converged later than the test waits (all notes on both after 90 s in one, B's lag
-/// above 0 for 30 s in the other), not yet diagnosed, so `scripts/test` does not run it.
+/// Bounded (about half a minute): `scripts/test` runs it with the rest. In stop 63 it passed 3
+/// runs of 5; stop 64 mended two causes of a soak waiting out the test: a consumer a NATS
+/// restart leaves stranded delivers nothing (now made again after two quiet periods with the
+/// stream ahead), and a member's idea of the stream's last sequence stayed above what the
+/// stream held after two nodes were killed (seen once; now read from the stream when quiet).
+/// Passed 16 of 16 runs after that, 9 of them beside other tests.
 #[test]
 fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
     let test = "team_soak_writers_on_two_members_while_nodes_and_workers_are_killed";
-    if std::env::var_os("SVC_TEAM_SOAK").is_none() {
-        eprintln!("skipped {test}: opt-in, SVC_TEAM_SOAK=1 runs it");
-        return;
-    }
     if !nats_ready(test) {
         return;
     }

@@ -114,7 +114,13 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
                     ));
                 }
                 behind = match stream.get_info().await {
-                    Ok(info) => (info.state.last_sequence > applied).then_some(info.state.last_sequence),
+                    Ok(info) => {
+                        // The stream's own word replaces what deliveries and acknowledgements
+                        // suggested (a cluster that lost its last messages to killed nodes
+                        // ends lower than an acknowledgement said).
+                        team.set_stream_seq(info.state.last_sequence);
+                        (info.state.last_sequence > applied).then_some(info.state.last_sequence)
+                    }
                     Err(e) => {
                         tracing::debug!("team: stream info: {e}");
                         None
@@ -271,14 +277,19 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             }
         }
     }
+    // Counted before the sync: a status that shows the documents shows where their vectors
+    // came from.
     let taken = carry::take(ix, offers)?;
+    if let Some(taken) = &taken {
+        team.received_vectors(taken.len() as u64);
+    }
     for (name, rels) in to_sync {
         if let Some(Some((coll, root))) = folders.get(&name) {
             ix.indexer().sync_files(coll, root, &rels, Origin::Team)?;
         }
     }
     if let Some(taken) = &taken {
-        team.received_vectors(carry::check(ix, taken)?);
+        team.took_back_vectors(carry::check(ix, taken)?);
     }
     let mut conn = ix.core.stores.catalog.writer();
     let tx = conn.transaction().map_err(catalog::CatalogError::from)?;

@@ -168,7 +168,7 @@ pub(super) fn take(ix: &Indexing, offers: Vec<Carried>) -> Result<Option<Taken>,
 
 /// After the sync: a content whose chunks here are not the ones its vectors were made of
 /// (or that no document here holds) is forgotten, so that it is embedded here. Returns how
-/// many contents kept the team's vectors.
+/// many contents were.
 pub(super) fn check(ix: &Indexing, taken: &Taken) -> Result<u64, CarryError> {
     let mut wrong = Vec::new();
     {
@@ -186,12 +186,17 @@ pub(super) fn check(ix: &Indexing, taken: &Taken) -> Result<u64, CarryError> {
             vectors.remove(&taken.key, &wrong)?;
         }
     }
-    Ok((taken.contents.len() - wrong.len()) as u64)
+    Ok(wrong.len() as u64)
 }
 
 impl Taken {
     pub(super) fn key(&self) -> &TableKey {
         &self.key
+    }
+
+    /// How many contents' vectors were stored.
+    pub(super) fn len(&self) -> usize {
+        self.contents.len()
     }
 }
 

@@ -302,6 +302,16 @@ impl Team {
         self.state().vectors_received += contents;
     }
 
+    /// Contents whose vectors from the team did not fit their chunks here (embedded here).
+    fn took_back_vectors(&self, contents: u64) {
+        let mut st = self.state();
+        st.vectors_received = st.vectors_received.saturating_sub(contents);
+    }
+
+    fn set_stream_seq(&self, seq: u64) {
+        self.state().stream_seq = seq;
+    }
+
     fn saw_stream_seq(&self, seq: u64) {
         let mut st = self.state();
         st.stream_seq = st.stream_seq.max(seq);
