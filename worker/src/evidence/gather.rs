@@ -202,7 +202,7 @@ pub(super) fn add_neighbours(w: &Shared, req: &ContextRequest, hits: &mut Vec<Hi
         let links = catalog::links_of(&conn, h.row.id).map_err(|e| fail(ErrorCode::RetrievalFailed)(e.to_string()))?;
         let mut targets: Vec<&DocRow> = links
             .iter()
-            .filter_map(|l| res.resolve(&h.row.collection, l))
+            .filter_map(|l| res.resolve(&h.row, l))
             .filter(|id| seen.insert(*id))
             .filter_map(|id| res.doc(id))
             .collect();

@@ -35,7 +35,7 @@ fn dependents(
     let mut edges: BTreeMap<(DocKey, String, DocKey), LinkKind> = BTreeMap::new();
     for l in links {
         let Some(src) = res.doc(l.doc_id) else { continue };
-        if let Some(target) = res.resolve(&src.collection, l).filter(|t| *t != l.doc_id) {
+        if let Some(target) = res.resolve(src, l).filter(|t| *t != l.doc_id) {
             let key = (target, uri::doc_uri(&src.collection, &src.rel_path), l.doc_id);
             // One edge per pair: a wiki link wins over a markdown one.
             let kind = l.link_type;

@@ -9,6 +9,7 @@ use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::stores::vectors;
 use crate::stores::DocKey;
 use crate::uri;
+use protocol::anchor::nfc;
 use protocol::api::{
     Backlink, BacklinksMeta, BacklinksResponse, EdgeWeight, GraphEdge, GraphEdgeKind, GraphMeta, GraphNode,
     GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
@@ -20,10 +21,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// Lookup tables over the active documents.
 pub struct Resolver {
     docs: HashMap<DocKey, DocRow>,
+    /// Titles of documents that are not pictures (a link may name a note by its title when no
+    /// file has that name).
     by_title: HashMap<(String, String), DocKey>,
     by_path: HashMap<(String, String), DocKey>,
+    /// Paths lowercased, in Unicode's composed form (NFC).
     by_path_lower: HashMap<(String, String), DocKey>,
-    by_stem: HashMap<(String, String), DocKey>,
+    /// Markdown notes by their file name without `.md` (lowercased, NFC): every note of it.
+    notes_by_name: HashMap<(String, String), Vec<DocKey>>,
+    /// Every document by its file name with its extension (lowercased, NFC).
+    files_by_name: HashMap<(String, String), Vec<DocKey>>,
 }
 
 fn keep_lowest(map: &mut HashMap<(String, String), DocKey>, key: (String, String), id: DocKey) {
@@ -34,6 +41,38 @@ fn strip_md(s: &str) -> &str {
     s.strip_suffix(".md").unwrap_or(s)
 }
 
+/// The folder of a relative path ("" at the root).
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// A path's last segment.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The extension a wiki link's name is written with (`diagram.png` → `png`): 1 to 8 letters
+/// or digits after the last dot of its last segment, with a name before the dot.
+fn extension(name: &str) -> Option<&str> {
+    let (stem, ext) = file_name(name).rsplit_once('.')?;
+    (!stem.is_empty() && (1..=8).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(ext)
+}
+
+/// `dir/path` with `.` and `..` resolved; `None` above the root.
+fn joined(dir: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in dir.split('/').chain(path.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 impl Resolver {
     pub fn new(rows: Vec<DocRow>) -> Self {
         let mut r = Resolver {
@@ -41,16 +80,22 @@ impl Resolver {
             by_title: HashMap::new(),
             by_path: HashMap::new(),
             by_path_lower: HashMap::new(),
-            by_stem: HashMap::new(),
+            notes_by_name: HashMap::new(),
+            files_by_name: HashMap::new(),
         };
         for d in rows {
             let c = d.collection.clone();
-            keep_lowest(&mut r.by_title, (c.clone(), d.title.trim().to_lowercase()), d.id);
+            if !d.source_mime.starts_with("image/") {
+                keep_lowest(&mut r.by_title, (c.clone(), nfc(d.title.trim()).to_lowercase()), d.id);
+            }
             keep_lowest(&mut r.by_path, (c.clone(), d.rel_path.clone()), d.id);
-            let lower = d.rel_path.to_lowercase();
-            let stem = strip_md(lower.rsplit('/').next().unwrap_or(&lower)).to_string();
-            keep_lowest(&mut r.by_path_lower, (c.clone(), lower), d.id);
-            keep_lowest(&mut r.by_stem, (c, stem), d.id);
+            let lower = nfc(&d.rel_path).to_lowercase();
+            let name = file_name(&lower).to_string();
+            if let Some(note) = name.strip_suffix(".md") {
+                r.notes_by_name.entry((c.clone(), note.to_string())).or_default().push(d.id);
+            }
+            r.files_by_name.entry((c.clone(), name)).or_default().push(d.id);
+            keep_lowest(&mut r.by_path_lower, (c, lower), d.id);
             r.docs.insert(d.id, d);
         }
         r
@@ -60,41 +105,76 @@ impl Resolver {
         self.docs.get(&id)
     }
 
-    /// The document a link points to. Wiki links match, in order: title, title without
-    /// `.md`, path, path + `.md`, file name (for a bare name) or path suffix (with `/`).
+    /// The document a link of note `source` points to.
+    ///
+    /// Wiki links follow Obsidian's rules (names compared lowercased, in NFC, `%20` as a
+    /// space): a name written with an extension other than `.md` (`diagram.png`) reaches
+    /// that file; any other reaches a Markdown note: by its path from the collection's root,
+    /// then relative to the linking note's folder, then by its file name anywhere (a name
+    /// with `/` by the end of the path). Of several notes of that name: the one in the
+    /// linking note's folder, else the shortest path, else the first by path. A name no
+    /// file has reaches the document of that title (pictures aside).
     /// Markdown links match the resolved path exactly, then case-insensitively.
-    pub fn resolve(&self, source_collection: &str, link: &LinkRow) -> Option<DocKey> {
-        let coll = link.target_collection.clone().unwrap_or_else(|| source_collection.to_string());
+    pub fn resolve(&self, source: &DocRow, link: &LinkRow) -> Option<DocKey> {
+        let coll = link.target_collection.clone().unwrap_or_else(|| source.collection.clone());
         if link.link_type == LinkKind::Markdown {
             return self
                 .by_path
                 .get(&(coll.clone(), link.target_ref_norm.clone()))
-                .or_else(|| self.by_path_lower.get(&(coll, link.target_ref_norm.to_lowercase())))
+                .or_else(|| self.by_path_lower.get(&(coll, nfc(&link.target_ref_norm).to_lowercase())))
                 .copied();
         }
-        let r = link.target_ref_norm.trim().trim_start_matches('/').to_lowercase();
+        let r = nfc(link.target_ref_norm.trim().trim_start_matches('/')).to_lowercase().replace("%20", " ");
         if r.is_empty() {
             return None;
         }
-        let key = |s: &str| (coll.clone(), s.to_string());
-        let bare = strip_md(&r);
-        if let Some(id) = self.by_title.get(&key(&r)).or_else(|| self.by_title.get(&key(bare))) {
+        // Relative to the linking note only within its own collection.
+        let source_dir = nfc(dir_of(&source.rel_path)).to_lowercase();
+        let here = if coll == source.collection { source_dir.as_str() } else { "" };
+        if extension(&r).is_some_and(|ext| ext != "md") {
+            let file = self.at_path(&coll, here, &r).or_else(|| self.named(&self.files_by_name, &coll, here, &r, ""));
+            if file.is_some() {
+                return file;
+            }
+        }
+        let name = strip_md(&r);
+        self.at_path(&coll, here, &format!("{name}.md"))
+            .or_else(|| self.named(&self.notes_by_name, &coll, here, name, ".md"))
+            .or_else(|| {
+                let title = |t: &str| self.by_title.get(&(coll.clone(), t.to_string())).copied();
+                title(&r).or_else(|| title(name))
+            })
+    }
+
+    /// The document at `path` from the collection's root, else relative to folder `here`.
+    fn at_path(&self, coll: &str, here: &str, path: &str) -> Option<DocKey> {
+        let at = |p: String| self.by_path_lower.get(&(coll.to_string(), p)).copied();
+        at(path.to_string()).or_else(|| joined(here, path).filter(|_| !here.is_empty()).and_then(at))
+    }
+
+    /// The document `name` (a file name, or a path's end) names in `map`, whose keys are file
+    /// names with `ext` taken off: in folder `here` first, else the shortest path, else the
+    /// first by path.
+    fn named(
+        &self,
+        map: &HashMap<(String, String), Vec<DocKey>>,
+        coll: &str,
+        here: &str,
+        name: &str,
+        ext: &str,
+    ) -> Option<DocKey> {
+        let candidates = map.get(&(coll.to_string(), file_name(name).to_string()))?;
+        let tail = format!("/{name}{ext}");
+        let mut found: Vec<(String, DocKey)> = candidates
+            .iter()
+            .filter_map(|id| Some((nfc(&self.docs.get(id)?.rel_path).to_lowercase(), *id)))
+            .filter(|(path, _)| !name.contains('/') || path.ends_with(&tail) || *path == tail[1..])
+            .collect();
+        if let Some((_, id)) = found.iter().find(|(path, _)| dir_of(path) == here) {
             return Some(*id);
         }
-        if let Some(id) =
-            self.by_path_lower.get(&key(&r)).or_else(|| self.by_path_lower.get(&key(&format!("{bare}.md"))))
-        {
-            return Some(*id);
-        }
-        if !bare.contains('/') {
-            return self.by_stem.get(&key(bare)).copied();
-        }
-        let suffix = format!("/{bare}.md");
-        self.docs
-            .values()
-            .filter(|d| d.collection == coll && d.rel_path.to_lowercase().ends_with(&suffix))
-            .map(|d| d.id)
-            .min()
+        found.sort_by(|(a, _), (b, _)| (a.split('/').count(), a.len(), a).cmp(&(b.split('/').count(), b.len(), b)));
+        found.first().map(|(_, id)| *id)
     }
 }
 
@@ -110,7 +190,7 @@ pub fn links(w: &Shared, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResp
         .iter()
         .filter(|l| kind.is_none_or(|k| l.link_type == k))
         .map(|l| {
-            let target = res.resolve(&doc.collection, l).and_then(|id| res.doc(id));
+            let target = res.resolve(&doc, l).and_then(|id| res.doc(id));
             Ok(OutgoingLink {
                 target_ref: l.target_ref.clone(),
                 target_ref_norm: l.target_ref_norm.clone(),
@@ -152,7 +232,7 @@ pub fn backlinks(w: &Shared, r: &DocRef) -> Result<BacklinksResponse, ApiError> 
         .filter(|l| l.doc_id != doc.id)
         .filter_map(|l| {
             let src = res.doc(l.doc_id)?;
-            (res.resolve(&src.collection, l) == Some(doc.id)).then(|| {
+            (res.resolve(src, l) == Some(doc.id)).then(|| {
                 Ok(Backlink {
                     source_docid: src.docid.clone(),
                     source_uri: uri::doc_uri(&src.collection, &src.rel_path),
@@ -184,7 +264,7 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     let mut unresolved = 0u64;
     for l in &all {
         let Some(src) = res.doc(l.doc_id) else { continue };
-        match res.resolve(&src.collection, l) {
+        match res.resolve(src, l) {
             Some(t) if t != l.doc_id => *edges.entry((l.doc_id, t, Reverse(l.link_type))).or_default() += 1,
             Some(_) => {}
             None => unresolved += 1,
@@ -313,4 +393,105 @@ fn similarity_edges(
         })
         .collect();
     Ok((out, truncated))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::stores::catalog::Link;
+
+    fn doc(id: i64, rel_path: &str, title: &str, mime: &str) -> DocRow {
+        DocRow {
+            id: DocKey(id),
+            collection: "v".into(),
+            rel_path: rel_path.into(),
+            docid: format!("#{id}"),
+            source_hash: String::new(),
+            mirror_hash: String::new(),
+            source_mime: mime.into(),
+            source_ext: rel_path.rsplit('.').next().unwrap().into(),
+            source_size: 0,
+            source_mtime_ns: 0,
+            title: title.into(),
+            author: None,
+            categories: Vec::new(),
+            fm_date: None,
+            date_fields: BTreeMap::new(),
+            body_start_line: 1,
+            active: true,
+            gen: 0,
+            bm25_gen: 0,
+            fm_type: None,
+            part_of: None,
+        }
+    }
+
+    fn wiki(target: &str) -> LinkRow {
+        LinkRow {
+            doc_id: DocKey(0),
+            link: Link {
+                link_type: LinkKind::Wiki,
+                target_ref: target.into(),
+                target_ref_norm: nfc(target).to_lowercase(),
+                target_anchor: None,
+                target_collection: None,
+                link_text: None,
+                start_line: 1,
+                start_col: 1,
+                end_line: 1,
+                end_col: 1,
+            },
+        }
+    }
+
+    fn vault() -> (Resolver, DocRow, DocRow) {
+        let md = "text/markdown";
+        let from_root = doc(100, "Home.md", "Home", md);
+        let from_deep = doc(101, "Deep/Down/Reader.md", "Reader", md);
+        let rows = vec![
+            doc(1, "Attachments/Search.png", "Search", "image/png"),
+            doc(2, "Plugins/Search.md", "Search", md),
+            doc(3, "Deep/Down/Search.md", "Search here", md),
+            doc(4, "a/b/c/Search.md", "Search deep", md),
+            doc(5, "Ideas/Café.md", "A title of its own", md),
+            doc(6, "Ideas/Meeting Notes.md", "Meetings", md),
+            doc(7, "Pictures/Only.png", "Only", "image/png"),
+            doc(8, "Reports/Q3 review.pdf", "Third quarter", "application/pdf"),
+            from_root.clone(),
+            from_deep.clone(),
+        ];
+        (Resolver::new(rows), from_root, from_deep)
+    }
+
+    #[test]
+    fn a_name_without_an_extension_reaches_a_note_before_a_picture_of_that_name() {
+        let (r, root, _) = vault();
+        assert_eq!(r.resolve(&root, &wiki("Search")), Some(DocKey(2)), "the shortest path of the notes");
+        assert_eq!(r.resolve(&root, &wiki("Search.png")), Some(DocKey(1)), "the picture when written with it");
+        assert_eq!(r.resolve(&root, &wiki("Attachments/Search.png")), Some(DocKey(1)));
+        assert_eq!(r.resolve(&root, &wiki("Only")), None, "a picture is not reached by its name or title");
+        assert_eq!(r.resolve(&root, &wiki("Only.png")), Some(DocKey(7)));
+        assert_eq!(r.resolve(&root, &wiki("Q3 review.pdf")), Some(DocKey(8)));
+    }
+
+    #[test]
+    fn of_several_notes_of_a_name_the_one_beside_the_linking_note_wins() {
+        let (r, root, deep) = vault();
+        assert_eq!(r.resolve(&deep, &wiki("Search")), Some(DocKey(3)), "same folder");
+        assert_eq!(r.resolve(&root, &wiki("c/Search")), Some(DocKey(4)), "a path by its end");
+        assert_eq!(r.resolve(&deep, &wiki("Plugins/Search")), Some(DocKey(2)), "a path from the root");
+        assert_eq!(r.resolve(&deep, &wiki("../Down/Search.md")), Some(DocKey(3)), "relative to the note");
+    }
+
+    #[test]
+    fn case_unicode_form_and_escaped_spaces_agree_and_titles_come_last() {
+        let (r, root, _) = vault();
+        assert_eq!(r.resolve(&root, &wiki("meeting%20notes")), Some(DocKey(6)));
+        assert_eq!(r.resolve(&root, &wiki("MEETING NOTES")), Some(DocKey(6)));
+        assert_eq!(r.resolve(&root, &wiki("Cafe\u{301}")), Some(DocKey(5)), "decomposed é");
+        assert_eq!(r.resolve(&root, &wiki("A title of its own")), Some(DocKey(5)), "a title when no file has the name");
+        assert_eq!(r.resolve(&root, &wiki("Third quarter")), Some(DocKey(8)));
+        assert_eq!(r.resolve(&root, &wiki("nowhere")), None);
+    }
 }

@@ -221,7 +221,7 @@ impl Examiner<'_> {
     /// The reference `l` makes, or `None` when it is not about the note.
     fn examine(&mut self, l: &LinkRow) -> Option<Reference> {
         let holder = self.now.doc(l.doc_id)?;
-        let incoming = l.doc_id != self.source.id && self.now.resolve(&holder.collection, l) == Some(self.source.id);
+        let incoming = l.doc_id != self.source.id && self.now.resolve(holder, l) == Some(self.source.id);
         let outgoing = l.doc_id == self.source.id && l.link_type == LinkKind::Markdown && !self.is_dup;
         if !incoming && !outgoing {
             return None;
@@ -265,7 +265,7 @@ impl Examiner<'_> {
                 NewTarget::Rewrite(edit::relative(dir_of(target), &l.target_ref_norm))
             };
         }
-        if self.after.resolve(&holder.collection, l) == Some(source.id) {
+        if self.after.resolve(holder, l) == Some(source.id) {
             return NewTarget::Same;
         }
         if holder.collection != source.collection {
@@ -282,10 +282,7 @@ impl Examiner<'_> {
         let path = target.strip_suffix(".md").unwrap_or(target).to_string();
         [bare, path]
             .into_iter()
-            .find(|t| {
-                !t.contains(['[', ']', '|', '#'])
-                    && self.after.resolve(&holder.collection, &probe(t)) == Some(source.id)
-            })
+            .find(|t| !t.contains(['[', ']', '|', '#']) && self.after.resolve(holder, &probe(t)) == Some(source.id))
             .map_or(NewTarget::Ambiguous("no link text would resolve to the note after the change"), NewTarget::Rewrite)
     }
 
