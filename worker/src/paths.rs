@@ -91,6 +91,22 @@ impl fmt::Display for RelPath {
     }
 }
 
+/// `dir/path` joined and `.` and `..` resolved, by the text alone (a link's target, not a
+/// file on disk); `None` when it climbs above the root.
+pub fn lexical_join(dir: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in dir.split('/').chain(path.split('/')) {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 /// The absolute path of `rel` under `root` (canonical), refusing any location that a
 /// symlink would take outside `root`. Components that do not exist yet are plain names.
 pub fn contain(root: &Path, rel: &RelPath) -> Result<PathBuf, ApiError> {

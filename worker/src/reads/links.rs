@@ -58,21 +58,6 @@ fn extension(name: &str) -> Option<&str> {
     (!stem.is_empty() && (1..=8).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(ext)
 }
 
-/// `dir/path` with `.` and `..` resolved; `None` above the root.
-fn joined(dir: &str, path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in dir.split('/').chain(path.split('/')) {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
-}
-
 impl Resolver {
     pub fn new(rows: Vec<DocRow>) -> Self {
         let mut r = Resolver {
@@ -149,7 +134,8 @@ impl Resolver {
     /// The document at `path` from the collection's root, else relative to folder `here`.
     fn at_path(&self, coll: &str, here: &str, path: &str) -> Option<DocKey> {
         let at = |p: String| self.by_path_lower.get(&(coll.to_string(), p)).copied();
-        at(path.to_string()).or_else(|| joined(here, path).filter(|_| !here.is_empty()).and_then(at))
+        at(path.to_string())
+            .or_else(|| crate::paths::lexical_join(here, path).filter(|_| !here.is_empty()).and_then(at))
     }
 
     /// The document `name` (a file name, or a path's end) names in `map`, whose keys are file

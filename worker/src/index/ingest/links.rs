@@ -96,18 +96,7 @@ pub(super) fn wiki_target(raw: &str) -> Option<Target> {
 /// POSIX-normalizes `dir/path` ("." and ".." resolved). `None` if the path
 /// escapes above the root.
 fn normalize_path(dir: &str, path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    let base = if path.starts_with('/') { "" } else { dir };
-    for seg in base.split('/').chain(path.split('/')) {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
+    crate::paths::lexical_join(if path.starts_with('/') { "" } else { dir }, path)
 }
 
 /// Interprets an inline Markdown link destination relative to the note at
