@@ -62,13 +62,13 @@ pub(super) fn send_round(ix: &Indexing, team: &Team) -> Result<bool, CarryError>
         }
         let contents: Vec<String> = due.iter().map(|d| d.mirror_hash.clone()).collect();
         let expected = due.iter().map(|d| d.chunks as usize).sum();
-        let mut found = vectors.chunk_vectors(&key, &contents, expected)?;
+        let found = vectors.chunk_vectors(&key, &contents, expected)?;
         let mut sent = 0;
         for d in due {
-            let mut chunks: Vec<(u32, Vec<f32>)> = (0..d.chunks as u32)
-                .filter_map(|seq| Some((seq, found.remove(&(d.mirror_hash.clone(), seq))?)))
+            // In chunk order; two documents of one content both take its vectors.
+            let chunks: Vec<(u32, Vec<f32>)> = (0..d.chunks as u32)
+                .filter_map(|seq| Some((seq, found.get(&(d.mirror_hash.clone(), seq))?.clone())))
                 .collect();
-            chunks.sort_by_key(|(seq, _)| *seq);
             let _write = ix.write_lock();
             // The version may have moved on while the lock was waited for; the file on disk too
             // (the outbox publishes its new bytes).
