@@ -63,7 +63,7 @@ impl RelPath {
     }
 
     pub fn file_name(&self) -> &str {
-        self.0.rsplit('/').next().unwrap_or(&self.0)
+        file_name(&self.0)
     }
 
     pub fn parent(&self) -> Option<RelPath> {
@@ -89,6 +89,16 @@ impl fmt::Display for RelPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// A relative path's last segment.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The folder of a relative path (`""` at the root).
+pub fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// `dir/path` joined and `.` and `..` resolved, by the text alone (a link's target, not a

@@ -13,6 +13,7 @@
 //!
 //! Size limits, formats and parse errors come after these, in the sync.
 
+use crate::paths::file_name;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
@@ -39,7 +40,7 @@ const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55"
 /// its write probe (`4913`), office lock files, partial downloads and temporary files
 /// (svc's own atomic writes are `.note.md.svc-….tmp`).
 pub fn is_litter(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let name = file_name(rel);
     name.starts_with(".#")
         || (name.starts_with('#') && name.ends_with('#'))
         || name.ends_with('~')
@@ -52,7 +53,7 @@ pub fn is_litter(rel: &str) -> bool {
 /// Whether a path names an ignore file or a cache tag: a change to one changes which files
 /// of the folders under it belong.
 pub fn is_rule_file(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let name = file_name(rel);
     IGNORE_FILES.contains(&name) || name == CACHEDIR_TAG
 }
 

@@ -3,6 +3,7 @@
 //! Links are stored as written; they are resolved at read time against the active
 //! documents, so renames and new notes are reflected without re-parsing the sources.
 
+use crate::paths::{dir_of, file_name, lexical_join};
 use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow, LinkRow};
@@ -39,16 +40,6 @@ fn keep_lowest(map: &mut HashMap<(String, String), DocKey>, key: (String, String
 
 fn strip_md(s: &str) -> &str {
     s.strip_suffix(".md").unwrap_or(s)
-}
-
-/// The folder of a relative path ("" at the root).
-fn dir_of(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-/// A path's last segment.
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// The extension a wiki link's name is written with (`diagram.png` → `png`): 1 to 8 letters
@@ -134,8 +125,7 @@ impl Resolver {
     /// The document at `path` from the collection's root, else relative to folder `here`.
     fn at_path(&self, coll: &str, here: &str, path: &str) -> Option<DocKey> {
         let at = |p: String| self.by_path_lower.get(&(coll.to_string(), p)).copied();
-        at(path.to_string())
-            .or_else(|| crate::paths::lexical_join(here, path).filter(|_| !here.is_empty()).and_then(at))
+        at(path.to_string()).or_else(|| lexical_join(here, path).filter(|_| !here.is_empty()).and_then(at))
     }
 
     /// The document `name` (a file name, or a path's end) names in `map`, whose keys are file

@@ -117,7 +117,7 @@ pub(super) fn markdown_target(dest: &str, rel_path: &str) -> Option<Target> {
     }
     let decoded: Cow<'_, str> = percent_decode_str(path_no_query).decode_utf8_lossy();
     let rel_path = rel_path.replace('\\', "/");
-    let dir = rel_path.rsplit_once('/').map_or("", |(d, _)| d);
+    let dir = crate::paths::dir_of(&rel_path);
     let norm = normalize_path(dir, &decoded)?;
     if norm.is_empty() {
         return None;

@@ -8,7 +8,7 @@ mod edit;
 pub use apply::apply;
 
 use crate::index::Indexing;
-use crate::paths::{contain, RelPath};
+use crate::paths::{contain, dir_of, file_name, RelPath};
 use crate::reads::links::Resolver;
 use crate::stores::catalog::{self, DocRow, LinkRow};
 use crate::stores::DocKey;
@@ -124,12 +124,8 @@ fn target_of(source_rel: &RelPath, op: &RefactorOp, root: &Path) -> Result<RelPa
 }
 
 fn stem(rel: &str) -> &str {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let name = file_name(rel);
     name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name)
-}
-
-fn dir_of(rel: &str) -> &str {
-    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
 
 /// Reads a file and returns its text when it is exactly its canonical form (so link
