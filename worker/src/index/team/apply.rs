@@ -319,8 +319,8 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Op
         }
     };
     let io = |e: std::io::Error| ApplyError::Io(format!("{}: {}", rel.as_str(), crate::errors::io_kind(&e)));
-    let version = match &doc.op {
-        DocOp::Put { bytes, hash, vectors, .. } => {
+    match &doc.op {
+        DocOp::Put { bytes, hash, .. } => {
             let same = std::fs::read(&abs).ok().is_some_and(|b| crate::digest::sha256_hex(&b) == *hash);
             if !same {
                 if let Some(parent) = abs.parent() {
@@ -328,17 +328,13 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Op
                 }
                 protocol::write_file(&abs, bytes, true).map_err(io)?;
             }
-            TeamDoc { vectors: vectors.as_ref().map(|v| v.table.clone()), stored, ..TeamDoc::put(seq, hash.clone()) }
         }
-        DocOp::Delete => {
-            match std::fs::remove_file(&abs) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-                _ => {}
-            }
-            TeamDoc::tombstone(seq)
-        }
-    };
-    Ok(Some((rel.as_str().to_string(), version)))
+        DocOp::Delete => match std::fs::remove_file(&abs) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        },
+    }
+    Ok(Some((rel.as_str().to_string(), doc.version(seq, stored))))
 }
 
 /// The local collection a shared document belongs in: the shared collection of that name,

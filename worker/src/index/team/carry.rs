@@ -90,13 +90,17 @@ pub(super) fn send_round(ix: &Indexing, team: &Team) -> Result<bool, CarryError>
                 stays("the table lacks some of its chunks")?;
                 continue;
             }
-            let mtime_ms = std::fs::metadata(&abs).map(|m| crate::index::walk::mtime_ns(&m) / 1_000_000).unwrap_or(0);
             let carried = Carried { table: key.name.clone(), dim: key.dim, mirror_hash: d.mirror_hash.clone(), chunks };
             let msg = DocMessage {
                 collection: collection.clone(),
                 rel_path: d.rel_path.clone(),
                 member: team.settings.member.clone(),
-                op: DocOp::Put { bytes, hash: d.hash.clone(), mtime_ms, vectors: Some(carried) },
+                op: DocOp::Put {
+                    bytes,
+                    hash: d.hash.clone(),
+                    mtime_ms: super::outbox::mtime_ms(&abs),
+                    vectors: Some(carried),
+                },
             };
             if !team.fits(msg.payload_len()) {
                 stays("too large for one message")?;

@@ -231,14 +231,7 @@ impl Team {
                     let mut st = self.state();
                     st.stream_seq = st.stream_seq.max(ack.sequence);
                 }
-                let version = match &msg.op {
-                    DocOp::Delete => TeamDoc::tombstone(ack.sequence),
-                    DocOp::Put { hash, vectors, .. } => TeamDoc {
-                        vectors: vectors.as_ref().map(|v| v.table.clone()),
-                        stored,
-                        ..TeamDoc::put(ack.sequence, hash.clone())
-                    },
-                };
+                let version = msg.version(ack.sequence, stored);
                 if let Some(old) = before.filter(|b| b.stored && !b.deleted && b.hash != version.hash) {
                     self.forget_bytes(&msg.collection, &msg.rel_path, &old.hash);
                 }

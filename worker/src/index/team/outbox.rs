@@ -134,6 +134,12 @@ fn file_of(root: &Path, rel: &str) -> String {
     }
 }
 
+/// A file's modification time in milliseconds, as a version's message carries it (0 when it
+/// cannot be read).
+pub(super) fn mtime_ms(abs: &Path) -> i64 {
+    std::fs::metadata(abs).map(|m| crate::index::walk::mtime_ns(&m) / 1_000_000).unwrap_or(0)
+}
+
 /// Publishes a shared file as it is on disk now: its bytes, or a tombstone when it is gone,
 /// unless the replica holds that version already; whether it published.
 fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: &str) -> Result<bool, PublishFailure> {
@@ -147,8 +153,7 @@ fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: 
             if held.as_ref().is_some_and(|h| !h.deleted && h.hash == hash) {
                 return Ok(false);
             }
-            let mtime_ms = std::fs::metadata(&abs).map(|m| crate::index::walk::mtime_ns(&m) / 1_000_000).unwrap_or(0);
-            DocOp::Put { bytes, hash, mtime_ms, vectors: None }
+            DocOp::Put { bytes, hash, mtime_ms: mtime_ms(&abs), vectors: None }
         }
         Err(_) => {
             if held.as_ref().is_none_or(|h| h.deleted) {

@@ -2,6 +2,7 @@
 //! headers and its bytes in the payload (then its chunk vectors, when they travel with it); a
 //! tombstone for a deletion; a heartbeat per member.
 
+use crate::stores::catalog::TeamDoc;
 use async_nats::HeaderMap;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, NON_ALPHANUMERIC};
 use protocol::CollectionName;
@@ -188,6 +189,19 @@ impl DocMessage {
             DocOp::Delete => h.insert(OP, "delete"),
         }
         h
+    }
+
+    /// The version a replica records for this message at stream sequence `seq` (`stored`: its
+    /// bytes went through the object store).
+    pub fn version(&self, seq: u64, stored: bool) -> TeamDoc {
+        match &self.op {
+            DocOp::Delete => TeamDoc::tombstone(seq),
+            DocOp::Put { hash, vectors, .. } => TeamDoc {
+                vectors: vectors.as_ref().map(|v| v.table.clone()),
+                stored,
+                ..TeamDoc::put(seq, hash.clone())
+            },
+        }
     }
 
     /// The name of this version's bytes in the team's object store, where they go when they
