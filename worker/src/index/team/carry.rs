@@ -145,7 +145,11 @@ pub(super) fn take(ix: &Indexing, offers: Vec<Carried>) -> Result<Option<Taken>,
         let conn = ix.core.stores.catalog.reader();
         for offer in offers {
             let mine = TableKey::new(model_ref, offer.dim);
-            let usable = mine.name == offer.table && offer.chunks.iter().all(|(_, v)| v.len() == offer.dim);
+            // One table per batch: the first usable offer's (offers of another dimension
+            // under this model's name cannot all be this embedder's).
+            let usable = mine.name == offer.table
+                && offer.chunks.iter().all(|(_, v)| v.len() == offer.dim)
+                && key.as_ref().is_none_or(|k| *k == mine);
             if !usable || !seen.insert(offer.mirror_hash.clone()) {
                 continue;
             }
