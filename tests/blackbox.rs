@@ -55,6 +55,8 @@ mod security;
 mod team;
 #[path = "blackbox/typed.rs"]
 mod typed;
+#[path = "blackbox/vault.rs"]
+mod vault;
 #[path = "blackbox/watch.rs"]
 mod watch;
 #[path = "blackbox/writes.rs"]

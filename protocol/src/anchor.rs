@@ -36,9 +36,28 @@ pub fn section_anchor(title: &str) -> String {
     }
 }
 
+/// The block id a line's text ends with (`^id`, letters, digits and `-`, alone or after a
+/// space, as Obsidian writes it): where its `^` starts, and the id lowercased. A link names
+/// it as `#^id`.
+pub fn block_id(line: &str) -> Option<(usize, String)> {
+    let line = line.trim_end();
+    let (before, id) = line.rsplit_once('^')?;
+    let ok = !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    (ok && (before.is_empty() || before.ends_with([' ', '\t']))).then(|| (before.len(), id.to_ascii_lowercase()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_ids() {
+        assert_eq!(block_id("A paragraph ^p-1"), Some((12, "p-1".to_string())));
+        assert_eq!(block_id("^Own  "), Some((0, "own".to_string())));
+        assert_eq!(block_id("x ^a_b"), None);
+        assert_eq!(block_id("2^10"), None);
+        assert_eq!(block_id("x ^"), None);
+    }
 
     #[test]
     fn anchors() {

@@ -69,6 +69,10 @@ impl Worker {
             }
         }
         catalog::settle_jobs(&catalog.writer(), time_fmt::now_ms())?;
+        let relinked = index::relink::bring_up_to_date(&catalog)?;
+        if relinked > 0 {
+            tracing::info!("links of {relinked} documents parsed again (they came from an older parser)");
+        }
         let config = IndexConfig::load(&dirs.config_file())?;
         let models = models::Models::new(
             &dirs.cache_dir,

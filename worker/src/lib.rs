@@ -26,6 +26,8 @@ mod reads;
 #[cfg(test)]
 mod redaction_tests;
 #[cfg(test)]
+mod relink_tests;
+#[cfg(test)]
 mod reply_tests;
 mod retrieval;
 mod server;

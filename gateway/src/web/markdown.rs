@@ -72,9 +72,20 @@ pub fn heading_id(anchor: &str) -> String {
     format!("h-{anchor}")
 }
 
-/// `#…` of a link into a note's section: the heading id of the anchor's slug.
+/// The id a block of the note (`^id` at a line's end) gets on the page: a prefix of its
+/// own, so a block never takes a heading's id.
+pub fn block_element_id(id: &str) -> String {
+    format!("b-{id}")
+}
+
+/// `#…` of a link into a note's section (the heading id of the anchor's slug) or block
+/// (`^id`; of a nested `Heading#Sub`, the last part).
 fn section_fragment(anchor: &str) -> String {
-    format!("#{}", heading_id(&protocol::anchor::section_anchor(anchor)))
+    let last = anchor.rsplit('#').find(|a| !a.trim().is_empty()).unwrap_or(anchor).trim();
+    match last.strip_prefix('^') {
+        Some(block) => format!("#{}", block_element_id(&block.to_ascii_lowercase())),
+        None => format!("#{}", heading_id(&protocol::anchor::section_anchor(last))),
+    }
 }
 
 fn has_scheme(dest: &str) -> Option<&str> {
@@ -126,13 +137,14 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
     let mut meta: Option<String> = None;
     let mut front_matter = Vec::new();
     let mut heading = 0usize;
-    // Inside an image: its alt text is collected, then one `<img>` is written.
-    let mut image: Option<(String, String)> = None;
+    // Inside an image or an embed: its alt text is collected, then one element is written.
+    let mut image: Option<Embed> = None;
     let mut events: Vec<Event<'_>> = Vec::new();
     let lines = LineIndex::new(source);
     let mut block_lines = Vec::new();
     // Open tags: a `Start` (or a rule) at depth 0 is a top-level element of the HTML.
     let mut depth = 0usize;
+    let mut in_code = false;
     for (ev, range) in Parser::new_ext(source, opts).into_offset_iter() {
         match &ev {
             Event::Start(Tag::MetadataBlock(_)) => {}
@@ -140,18 +152,24 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
             _ => {}
         }
         match &ev {
-            Event::Start(_) => depth += 1,
-            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::Start(tag) => {
+                depth += 1;
+                in_code |= matches!(tag, Tag::CodeBlock(_));
+            }
+            Event::End(tag) => {
+                depth = depth.saturating_sub(1);
+                in_code &= !matches!(tag, TagEnd::CodeBlock);
+            }
             _ => {}
         }
-        if let Some((src, alt)) = image.as_mut() {
+        if let Some(embed) = image.as_mut() {
             match ev {
                 Event::End(TagEnd::Image) => {
-                    let (src, alt) = (std::mem::take(src), std::mem::take(alt));
+                    let html = embed.html(doc_uri, links);
                     image = None;
-                    events.push(Event::Html(CowStr::from(image_html(&src, &alt, doc_uri))));
+                    events.push(Event::Html(CowStr::from(html)));
                 }
-                Event::Text(t) | Event::Code(t) => alt.push_str(&t),
+                Event::Text(t) | Event::Code(t) => embed.alt.push_str(&t),
                 _ => {}
             }
             continue;
@@ -180,7 +198,25 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
                 events.push(Event::Html(CowStr::from(link_start(&dest_url, wiki, links))));
             }
             Event::End(TagEnd::Link) => events.push(Event::Html(CowStr::from("</a>"))),
-            Event::Start(Tag::Image { dest_url, .. }) => image = Some((dest_url.to_string(), String::new())),
+            Event::Start(Tag::Image { link_type, dest_url, .. }) => {
+                let wiki = matches!(link_type, LinkType::WikiLink { .. });
+                image = Some(Embed { src: dest_url.to_string(), alt: String::new(), wiki });
+            }
+            // A block id ends its line: the block gets an id a link can land on, and the
+            // marker is not shown (as in Obsidian).
+            Event::Text(t)
+                if !in_code && source.get(range.end..).is_none_or(|r| r.is_empty() || r.starts_with(['\n', '\r'])) =>
+            {
+                match protocol::anchor::block_id(&t) {
+                    Some((at, id)) => {
+                        events.push(Event::Text(CowStr::from(t[..at].trim_end().to_string())));
+                        let span =
+                            format!("<span class=\"block-id\" id=\"{}\"></span>", escape(&block_element_id(&id)));
+                        events.push(Event::Html(CowStr::from(span)));
+                    }
+                    None => events.push(Event::Text(t)),
+                }
+            }
             other => events.push(other),
         }
     }
@@ -204,6 +240,43 @@ impl LineIndex {
     fn line_of(&self, offset: usize) -> u32 {
         let idx = self.starts.partition_point(|&s| s <= offset);
         u32::try_from(idx).unwrap_or(u32::MAX)
+    }
+}
+
+/// An image or an embed being read: its target, its alt text so far, and whether it is a
+/// wiki embed (`![[…]]`, whose target is a name the worker resolved, not a path).
+struct Embed {
+    src: String,
+    alt: String,
+    wiki: bool,
+}
+
+impl Embed {
+    /// The element it becomes: a Markdown image loads through `/api/doc-asset` by its path
+    /// beside the note; a wiki embed of a picture loads that picture (wherever the vault keeps
+    /// it), of a note links to it (at its heading or block), and of nothing known is broken.
+    fn html(&self, doc_uri: &str, links: &LinkTargets) -> String {
+        if !self.wiki {
+            return image_html(&self.src, &self.alt, doc_uri);
+        }
+        let name = self.src.split('#').next().unwrap_or(&self.src);
+        let shown = if self.alt.is_empty() || self.alt == self.src { name } else { &self.alt };
+        let picture = protocol::source_kind::source_kind(name) == Some(protocol::source_kind::SourceKind::Image);
+        match links.lookup(&self.src) {
+            Some(Some(uri)) if picture => {
+                format!("<img src=\"{}\" alt=\"{}\" loading=\"lazy\">", escape(&asset_href(uri, None)), escape(name))
+            }
+            Some(Some(_)) => format!(
+                "{}{}</a>",
+                link_start(&self.src, true, links).replacen("class=\"internal\"", "class=\"internal embed\"", 1),
+                escape(shown)
+            ),
+            _ => format!(
+                "<span class=\"broken embed\" title=\"{}\">{}</span>",
+                escape(&format!("unresolved embed: {}", self.src)),
+                escape(shown)
+            ),
+        }
     }
 }
 
@@ -295,6 +368,30 @@ mod tests {
             .html
             .contains("<img src=\"/api/doc-asset?uri=svc%3A%2F%2Fn%2Fa%2Emd&amp;path=img%2Fcat%2Epng\" alt=\"a cat\""));
         assert!(!r.html.contains("<img src=\"https"), "{}", r.html);
+    }
+
+    #[test]
+    fn wiki_embeds_show_the_picture_or_link_the_note_and_blocks_take_their_ids() {
+        let mut l = links();
+        l.insert("pic.png", Some("svc://notes/Attachments/pic.png".into()));
+        let r = render(
+            "![[pic.png|300]] ![[Other Note#^b1]] ![[gone]]\n\nA line ^B1\n\nSee [[#^b1]] and [[Other Note#Part#Sub]].\n\n```\ncode ^c1\n```\n",
+            "svc://notes/a.md",
+            &l,
+            &[],
+        );
+        assert!(
+            r.html.contains("<img src=\"/api/doc-asset?uri=svc%3A%2F%2Fnotes%2FAttachments%2Fpic%2Epng\""),
+            "{}",
+            r.html
+        );
+        assert!(r.html.contains("class=\"internal embed\""), "{}", r.html);
+        assert!(r.html.contains("other%20note%2Emd#b-b1\""), "{}", r.html);
+        assert!(r.html.contains("class=\"broken embed\""), "{}", r.html);
+        assert!(r.html.contains("<p>A line<span class=\"block-id\" id=\"b-b1\"></span></p>"), "{}", r.html);
+        assert!(r.html.contains("href=\"#b-b1\""), "{}", r.html);
+        assert!(r.html.contains("other%20note%2Emd#h-sub\""), "{}", r.html);
+        assert!(r.html.contains("code ^c1") && !r.html.contains("b-c1"), "code keeps its text: {}", r.html);
     }
 
     #[test]

@@ -11,6 +11,9 @@ pub struct OutgoingLink {
     pub target_ref: String,
     pub target_ref_norm: String,
     pub link_type: LinkKind,
+    /// `true` for an embed (`![[Note]]`, `![alt](pic.png)`); absent for a plain link.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub embed: bool,
     pub start_line: u32,
     pub start_col: u32,
     pub end_line: u32,
@@ -19,6 +22,11 @@ pub struct OutgoingLink {
     pub source: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_anchor: Option<String>,
+    /// `true` when the link resolved to a note that has no heading or block of its
+    /// `targetAnchor`; absent otherwise (no anchor, one that exists, or a target whose anchors
+    /// are not read, such as a PDF's page).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub target_anchor_missing: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_text: Option<String>,
     /// The collection of a `[[coll:Target]]` link.
@@ -62,6 +70,9 @@ pub struct Backlink {
     /// The link's text, else its target as written.
     pub link_text: String,
     pub link_type: LinkKind,
+    /// `true` for an embed; absent for a plain link.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub embed: bool,
     pub start_line: u32,
     pub start_col: u32,
 }
@@ -134,6 +145,9 @@ pub struct GraphEdge {
     /// A link count (an integer) or a similarity score: a JSON number either way.
     #[schema(value_type = f64)]
     pub weight: EdgeWeight,
+    /// How many of a link edge's links are embeds; absent when none are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeds: Option<u32>,
 }
 
 /// `meta` of `GET /api/graph`.

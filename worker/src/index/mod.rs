@@ -15,6 +15,7 @@ pub mod keyword_refeed;
 pub mod mounts;
 pub mod pictures;
 pub mod reading;
+pub mod relink;
 pub mod rules;
 mod sync;
 pub mod team;

@@ -3,6 +3,7 @@
 //! Links are stored as written; they are resolved at read time against the active
 //! documents, so renames and new notes are reflected without re-parsing the sources.
 
+use super::anchors::AnchorBook;
 use crate::paths::{dir_of, file_name, lexical_join};
 use crate::retrieval::vector::VectorContext;
 use crate::shared::Shared;
@@ -102,7 +103,8 @@ impl Resolver {
         }
         let r = nfc(link.target_ref_norm.trim().trim_start_matches('/')).to_lowercase().replace("%20", " ");
         if r.is_empty() {
-            return None;
+            // `[[#Heading]]`: the note itself.
+            return (link.target_anchor.is_some() && link.target_collection.is_none()).then_some(source.id);
         }
         // Relative to the linking note only within its own collection.
         let source_dir = nfc(dir_of(&source.rel_path)).to_lowercase();
@@ -162,15 +164,26 @@ pub fn links(w: &Shared, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResp
     let doc = w.resolve_doc(r)?;
     let rows = catalog::links_of(&w.stores.catalog.reader(), doc.id)?;
     let res = resolver(w)?;
+    let mut anchors = AnchorBook::new(w);
     let links: Vec<OutgoingLink> = rows
         .iter()
         .filter(|l| kind.is_none_or(|k| l.link_type == k))
         .map(|l| {
-            let target = res.resolve(&doc, l).and_then(|id| res.doc(id));
+            let mut target = res.resolve(&doc, l).and_then(|id| res.doc(id));
+            let anchor_found = match (target, l.target_anchor.as_deref()) {
+                (Some(t), Some(a)) => anchors.has(t, a)?,
+                _ => None,
+            };
+            // A link to the note's own heading resolves when the heading is there.
+            if target.is_some_and(|t| t.id == doc.id) && anchor_found == Some(false) {
+                target = None;
+            }
             Ok(OutgoingLink {
                 target_ref: l.target_ref.clone(),
                 target_ref_norm: l.target_ref_norm.clone(),
                 link_type: l.link_type,
+                embed: l.embed,
+                target_anchor_missing: target.is_some() && anchor_found == Some(false),
                 start_line: l.start_line,
                 start_col: l.start_col,
                 end_line: l.end_line,
@@ -215,6 +228,7 @@ pub fn backlinks(w: &Shared, r: &DocRef) -> Result<BacklinksResponse, ApiError> 
                     source_title: src.title.clone(),
                     link_text: l.link_text.clone().unwrap_or_else(|| l.target_ref.clone()),
                     link_type: l.link_type,
+                    embed: l.embed,
                     start_line: l.start_line,
                     start_col: l.start_col,
                 })
@@ -230,18 +244,30 @@ pub fn backlinks(w: &Shared, r: &DocRef) -> Result<BacklinksResponse, ApiError> 
 /// An edge of the graph: source, target and link kind (keyed in reverse: see [`graph`]).
 type EdgeKey = (DocKey, DocKey, Reverse<LinkKind>);
 
+/// The links an edge stands for, and how many of them are embeds.
+#[derive(Debug, Default, Clone, Copy)]
+struct EdgeCount {
+    links: u32,
+    embeds: u32,
+}
+
 pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     let res = resolver(w)?;
     let all = catalog::active_links(&w.stores.catalog.reader())?;
     // Edges over the whole index: (source, target, type) -> count. The type is keyed in
     // reverse, so that ties order as the types' names do ("markdown" before "wiki"), as the
     // reply's edges always have.
-    let mut edges: BTreeMap<EdgeKey, u32> = BTreeMap::new();
+    // Each edge counts its links, and of them its embeds.
+    let mut edges: BTreeMap<EdgeKey, EdgeCount> = BTreeMap::new();
     let mut unresolved = 0u64;
     for l in &all {
         let Some(src) = res.doc(l.doc_id) else { continue };
         match res.resolve(src, l) {
-            Some(t) if t != l.doc_id => *edges.entry((l.doc_id, t, Reverse(l.link_type))).or_default() += 1,
+            Some(t) if t != l.doc_id => {
+                let count = edges.entry((l.doc_id, t, Reverse(l.link_type))).or_default();
+                count.links += 1;
+                count.embeds += u32::from(l.embed);
+            }
             Some(_) => {}
             None => unresolved += 1,
         }
@@ -252,7 +278,7 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
         *degree.entry(*t).or_default() += 1;
     }
     let in_view = |d: &DocRow| q.collection.as_deref().is_none_or(|c| d.collection == c);
-    let view_edges: Vec<(&EdgeKey, &u32)> = edges
+    let view_edges: Vec<(&EdgeKey, &EdgeCount)> = edges
         .iter()
         .filter(|((s, t, _), _)| res.doc(*s).is_some_and(in_view) && res.doc(*t).is_some_and(in_view))
         .collect();
@@ -263,10 +289,10 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
     nodes.sort_by(|a, b| degree.get(&b.id).unwrap_or(&0).cmp(degree.get(&a.id).unwrap_or(&0)).then(a.id.cmp(&b.id)));
     nodes.truncate(q.limit as usize);
     let kept: HashSet<DocKey> = nodes.iter().map(|d| d.id).collect();
-    let mut out_edges: Vec<(&EdgeKey, &u32)> =
+    let mut out_edges: Vec<(&EdgeKey, &EdgeCount)> =
         view_edges.iter().copied().filter(|((s, t, _), _)| kept.contains(s) && kept.contains(t)).collect();
     let total_edges = view_edges.len();
-    out_edges.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    out_edges.sort_by(|a, b| b.1.links.cmp(&a.1.links).then(a.0.cmp(b.0)));
     let edges_cut = out_edges.len() > q.edge_limit as usize;
     out_edges.truncate(q.edge_limit as usize);
     let graph_nodes: Vec<GraphNode> = nodes
@@ -287,7 +313,8 @@ pub fn graph(w: &Shared, q: &GraphQuery) -> Result<GraphResponse, ApiError> {
             source: source.docid.clone(),
             target: target.docid.clone(),
             kind: kind.0.into(),
-            weight: EdgeWeight::Count(**n),
+            weight: EdgeWeight::Count(n.links),
+            embeds: (n.embeds > 0).then_some(n.embeds),
         });
     }
     let mut warnings: Vec<String> = Vec::new();
@@ -366,6 +393,7 @@ fn similarity_edges(
             target: with[j].0.docid.clone(),
             kind: GraphEdgeKind::Similar,
             weight: EdgeWeight::Score(f64::from(score)),
+            embeds: None,
         })
         .collect();
     Ok((out, truncated))
@@ -417,6 +445,7 @@ mod tests {
                 start_col: 1,
                 end_line: 1,
                 end_col: 1,
+                embed: false,
             },
         }
     }
@@ -469,5 +498,15 @@ mod tests {
         assert_eq!(r.resolve(&root, &wiki("A title of its own")), Some(DocKey(5)), "a title when no file has the name");
         assert_eq!(r.resolve(&root, &wiki("Third quarter")), Some(DocKey(8)));
         assert_eq!(r.resolve(&root, &wiki("nowhere")), None);
+    }
+
+    #[test]
+    fn a_link_to_a_heading_of_the_note_itself_reaches_the_note() {
+        let (r, root, _) = vault();
+        let mut own = wiki("");
+        own.link.target_anchor = Some("Part".into());
+        assert_eq!(r.resolve(&root, &own), Some(root.id));
+        own.link.target_anchor = None;
+        assert_eq!(r.resolve(&root, &own), None, "no target and no anchor is no link");
     }
 }

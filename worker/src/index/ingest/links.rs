@@ -83,7 +83,13 @@ pub(super) fn wiki_target(raw: &str) -> Option<Target> {
     };
     let target = target.trim();
     if target.is_empty() {
-        return None;
+        // `[[#Heading]]`, `[[#^block]]`: a link to a part of the note itself.
+        return anchor.filter(|_| collection.is_none()).map(|anchor| Target {
+            target_ref: String::new(),
+            target_ref_norm: String::new(),
+            anchor: Some(anchor),
+            collection: None,
+        });
     }
     Some(Target {
         target_ref: target.to_string(),
@@ -159,8 +165,18 @@ mod tests {
 
     #[test]
     fn wiki_rejects() {
-        for s in ["", "  ", "a\nb", "\\", "#Heading", "https://x.org", "mailto:a@b.c", "//host/x", "coll:", "coll:#h"] {
+        for s in ["", "  ", "a\nb", "\\", "#", "# ", "https://x.org", "mailto:a@b.c", "//host/x", "coll:", "coll:#h"] {
             assert_eq!(wiki_target(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_link_to_a_heading_or_block_of_the_note_itself_has_no_target_but_its_anchor() {
+        for (raw, anchor) in [("#Heading", "Heading"), (" #^b-1 ", "^b-1"), ("#A#B", "A#B")] {
+            let t = wiki_target(raw).unwrap();
+            assert_eq!((t.target_ref.as_str(), t.target_ref_norm.as_str()), ("", ""), "{raw:?}");
+            assert_eq!(t.anchor.as_deref(), Some(anchor));
+            assert_eq!(t.collection, None);
         }
     }
 

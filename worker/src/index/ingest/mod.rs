@@ -81,6 +81,10 @@ pub struct ParsedDoc {
     pub links: Vec<Link>,
     pub chunks: Vec<Chunk>,
     pub sections: Vec<Section>,
+    /// Block ids (`^id` at a line's end), lowercased: anchors a link can name besides the
+    /// sections' headings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<String>,
 }
 
 impl ParsedDoc {
@@ -266,6 +270,7 @@ pub fn parse_markdown(canonical: &str, rel_path: &str) -> ParsedDoc {
         links: scanned.links,
         chunks,
         sections,
+        blocks: scanned.blocks,
     }
 }
 
@@ -295,6 +300,7 @@ impl ParsedDoc {
             links: Vec::new(),
             chunks,
             sections,
+            blocks: Vec::new(),
         }
     }
 }

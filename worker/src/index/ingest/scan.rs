@@ -32,6 +32,8 @@ pub(super) struct Scanned {
     pub(super) links: Vec<Link>,
     /// Normalized inline tags (may contain duplicates).
     pub(super) inline_tags: Vec<String>,
+    /// Block ids (`^id` at the end of a line), lowercased: anchors a link can name.
+    pub(super) blocks: Vec<String>,
 }
 
 struct PendingLink {
@@ -40,8 +42,10 @@ struct PendingLink {
     range: Range<usize>,
     text: String,
     alias: Option<String>,
-    /// Text inside is not link text / tags (wiki links, autolinks).
+    /// Text inside is not link text / tags (wiki links, autolinks, embeds).
     skips_text: bool,
+    /// An embed (`![[Note]]`, `![alt](pic.png)`): its alt text is its own.
+    embed: bool,
 }
 
 struct PendingHeading {
@@ -155,7 +159,7 @@ impl<'a> Scanner<'a> {
                     top_level: self.container_depth == 0,
                 });
             }
-            Tag::Image { .. } => self.skip_text_depth += 1,
+            Tag::Image { link_type, dest_url, .. } => self.start_embed(link_type, &dest_url, range),
             Tag::Link { link_type, dest_url, .. } => self.start_link(link_type, &dest_url, range),
             _ => {}
         }
@@ -168,13 +172,7 @@ impl<'a> Scanner<'a> {
             MdLinkType::WikiLink { has_pothole } => {
                 skips_text = true;
                 if has_pothole {
-                    alias = self
-                        .body
-                        .get(range.start..range.end)
-                        .and_then(|s| s.strip_suffix("]]"))
-                        .and_then(|s| s.split_once('|'))
-                        .map(|(_, a)| a.trim().to_string())
-                        .filter(|a| !a.is_empty());
+                    alias = self.wiki_alias(&range);
                 }
                 wiki_target(dest_url).map(|t| (LinkKind::Wiki, t))
             }
@@ -188,7 +186,35 @@ impl<'a> Scanner<'a> {
         if skips_text {
             self.skip_text_depth += 1;
         }
-        self.links.push(PendingLink { target, range, text: String::new(), alias, skips_text });
+        self.links.push(PendingLink { target, range, text: String::new(), alias, skips_text, embed: false });
+    }
+
+    /// The text after `|` of the wiki link at `range`, if any.
+    fn wiki_alias(&self, range: &Range<usize>) -> Option<String> {
+        self.body
+            .get(range.start..range.end)
+            .and_then(|s| s.strip_suffix("]]"))
+            .and_then(|s| s.split_once('|'))
+            .map(|(_, a)| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+    }
+
+    /// An embed: `![[Note]]`, `![[Note#Heading]]`, `![[image.png|300]]` (a size after `|` is
+    /// not link text) or `![alt](pic.png)` (its alt text is).
+    fn start_embed(&mut self, link_type: MdLinkType, dest_url: &str, range: Range<usize>) {
+        let mut alias = None;
+        let target = match link_type {
+            MdLinkType::WikiLink { has_pothole } => {
+                if has_pothole {
+                    alias = self.wiki_alias(&range).filter(|a| !is_size(a));
+                }
+                wiki_target(dest_url).map(|t| (LinkKind::Wiki, t))
+            }
+            MdLinkType::Inline => markdown_target(dest_url, self.rel_path).map(|t| (LinkKind::Markdown, t)),
+            _ => None,
+        };
+        self.skip_text_depth += 1;
+        self.links.push(PendingLink { target, range, text: String::new(), alias, skips_text: true, embed: true });
     }
 
     fn end(&mut self, tag: TagEnd) {
@@ -197,9 +223,8 @@ impl<'a> Scanner<'a> {
                 self.container_depth = self.container_depth.saturating_sub(1);
             }
             TagEnd::CodeBlock => self.code_depth = self.code_depth.saturating_sub(1),
-            TagEnd::Image => self.skip_text_depth = self.skip_text_depth.saturating_sub(1),
             TagEnd::Heading(_) => self.end_heading(),
-            TagEnd::Link => self.end_link(),
+            TagEnd::Link | TagEnd::Image => self.end_link(),
             _ => {}
         }
     }
@@ -248,6 +273,7 @@ impl<'a> Scanner<'a> {
             start_col: to_u32(start_col),
             end_line: to_u32(end_line).saturating_add(self.line_offset),
             end_col: to_u32(end_col),
+            embed: p.embed,
         });
     }
 
@@ -257,13 +283,31 @@ impl<'a> Scanner<'a> {
         if self.code_depth > 0 {
             return;
         }
+        if self.body.get(range.end..).is_none_or(|rest| rest.is_empty() || rest.starts_with(['\n', '\r'])) {
+            if let Some((_, id)) = protocol::anchor::block_id(text) {
+                self.out.blocks.push(id);
+            }
+        }
         if self.skip_text_depth == 0 {
             self.append_text(text);
             scan_hashtags(self.body, range.start, range.end, &mut self.out.inline_tags);
-        } else if let Some(h) = self.heading.as_mut() {
+            return;
+        }
+        if let Some(l) = self.links.last_mut().filter(|l| l.embed) {
+            l.text.push_str(text);
+        }
+        if let Some(h) = self.heading.as_mut() {
             h.text.push_str(text);
         }
     }
+}
+
+/// `300` or `300x200` after an embed's `|`: a picture's size.
+fn is_size(s: &str) -> bool {
+    let mut parts = s.split('x');
+    parts.next().is_some_and(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+        && parts.next().is_none_or(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit()))
+        && parts.next().is_none()
 }
 
 #[cfg(test)]
@@ -282,7 +326,11 @@ mod tests {
     #[test]
     fn wiki_forms() {
         let s = run("[[A]] [[B|Alias B]] [[C#Head]] [[D#Head|Al]] [[Coll:E]] [[https://x.y]] [[#local]]\n");
-        assert_eq!(targets(&s), vec![("wiki", "A"), ("wiki", "B"), ("wiki", "C"), ("wiki", "D"), ("wiki", "E")]);
+        assert_eq!(
+            targets(&s),
+            vec![("wiki", "A"), ("wiki", "B"), ("wiki", "C"), ("wiki", "D"), ("wiki", "E"), ("wiki", "")]
+        );
+        assert_eq!(s.links[5].target_anchor.as_deref(), Some("local"), "a link to the note's own heading");
         assert_eq!(s.links[1].link_text.as_deref(), Some("Alias B"));
         assert_eq!(s.links[0].link_text, None);
         assert_eq!(s.links[2].target_anchor.as_deref(), Some("Head"));
@@ -295,19 +343,54 @@ mod tests {
     #[test]
     fn markdown_forms() {
         let s = run("[one](a.md) ![img](p.png) [two *em*](../up.md#x) [web](https://x.org) [top](#t) <https://auto.link/#frag> [ref][r]\n\n[r]: r.md\n");
-        assert_eq!(targets(&s), vec![("markdown", "a.md"), ("markdown", "../up.md")]);
+        assert_eq!(targets(&s), vec![("markdown", "a.md"), ("markdown", "p.png"), ("markdown", "../up.md")]);
         assert_eq!(s.links[0].target_ref_norm, "dir/a.md");
-        assert_eq!(s.links[1].target_ref_norm, "up.md");
-        assert_eq!(s.links[1].link_text.as_deref(), Some("two em"));
+        assert!(s.links[1].embed && !s.links[0].embed && !s.links[2].embed);
+        assert_eq!(s.links[1].link_text.as_deref(), Some("img"), "an embedded picture's alt text");
+        assert_eq!(s.links[2].target_ref_norm, "up.md");
+        assert_eq!(s.links[2].link_text.as_deref(), Some("two em"));
         assert!(s.inline_tags.is_empty(), "{:?}", s.inline_tags);
     }
 
     #[test]
     fn image_inside_link() {
         let s = run("[![alt #t](i.png)](doc.md)\n");
-        assert_eq!(targets(&s), vec![("markdown", "doc.md")]);
-        assert_eq!(s.links[0].link_text, None);
+        assert_eq!(targets(&s), vec![("markdown", "i.png"), ("markdown", "doc.md")]);
+        assert_eq!(s.links[0].link_text.as_deref(), Some("alt #t"));
+        assert!(s.links[0].embed);
+        assert_eq!(s.links[1].link_text, None, "the picture's alt text is not the link's");
         assert!(s.inline_tags.is_empty());
+    }
+
+    #[test]
+    fn embeds_are_links_that_show_their_target() {
+        let s = run("![[Note]] ![[Note#Part]] ![[Note#^b1]] ![[pic.png|300]] ![[pic.png|200x100]] ![[Doc|Shown]]\n");
+        let t: Vec<(&str, Option<&str>, Option<&str>, bool)> = s
+            .links
+            .iter()
+            .map(|l| (l.target_ref.as_str(), l.target_anchor.as_deref(), l.link_text.as_deref(), l.embed))
+            .collect();
+        assert_eq!(
+            t,
+            vec![
+                ("Note", None, None, true),
+                ("Note", Some("Part"), None, true),
+                ("Note", Some("^b1"), None, true),
+                ("pic.png", None, None, true),
+                ("pic.png", None, None, true),
+                ("Doc", None, Some("Shown"), true),
+            ]
+        );
+        assert!(s.links.iter().all(|l| l.link_type == LinkKind::Wiki));
+        assert_eq!((s.links[0].start_col, s.links[0].end_col), (1, 9), "the span starts at the '!'");
+    }
+
+    #[test]
+    fn block_ids_end_a_line() {
+        let body =
+            "A paragraph ^p-1\n\n- item ^Item2\n\n| a |\n\n^own\n\nnot^mid here\n\n`code ^c`\n\n```\nx ^fenced\n```\n";
+        let s = run(body);
+        assert_eq!(s.blocks, vec!["p-1", "item2", "own"]);
     }
 
     #[test]

@@ -156,6 +156,9 @@ pub struct Link {
     pub end_line: u32,
     /// 1-based column of the last char of the link (inclusive).
     pub end_col: u32,
+    /// An embed (`![[Note]]`, `![alt](pic.png)`): the target is shown in place.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub embed: bool,
 }
 
 /// A piece of a document's text, as embedded and as a search result shows it.
@@ -335,28 +338,7 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<DocK
             stmt.execute(params![id, t])?;
         }
     }
-    tx.execute("DELETE FROM doc_links WHERE doc_id = ?1", [id])?;
-    {
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO doc_links(doc_id, link_type, target_ref, target_ref_norm, target_anchor, target_collection, link_text, \
-               start_line, start_col, end_line, end_col) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?;
-        for l in p.links {
-            stmt.execute(params![
-                id,
-                l.link_type.as_str(),
-                l.target_ref,
-                l.target_ref_norm,
-                l.target_anchor,
-                l.target_collection,
-                l.link_text,
-                l.start_line as i64,
-                l.start_col as i64,
-                l.end_line as i64,
-                l.end_col as i64
-            ])?;
-        }
-    }
+    super::links::replace_links(tx, id, p.links)?;
     Ok(id)
 }
 

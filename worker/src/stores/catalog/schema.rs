@@ -68,7 +68,9 @@ CREATE TABLE IF NOT EXISTS doc_links(
   start_line INTEGER NOT NULL,
   start_col INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
-  end_col INTEGER NOT NULL
+  end_col INTEGER NOT NULL,
+  -- An embed (`![[Note]]`, `![alt](pic.png)`) rather than a plain link.
+  embed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS doc_links_doc ON doc_links(doc_id);
 -- A team's shared documents as this replica last took them from the stream (or published
@@ -145,12 +147,13 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 5] = [
+const ADDED_COLUMNS: [(&str, &str, &str); 6] = [
     ("documents", "fm_type", "TEXT"),
     ("chunks", "symbol", "TEXT"),
     ("documents", "part_of", "TEXT"),
     ("team_docs", "carried", "TEXT"),
     ("team_docs", "stored", "INTEGER NOT NULL DEFAULT 0"),
+    ("doc_links", "embed", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed

@@ -17,14 +17,15 @@ pub fn span(text: &str, start_line: u32, start_col: u32, end_line: u32, end_col:
     (s < e).then_some((s, e))
 }
 
-/// The literal of a link with its target text replaced; `None` if the target text is not
-/// where the link syntax says it is.
+/// The literal of a link or an embed (`![[…]]`, `![…](…)`) with its target text replaced;
+/// `None` if the target text is not where the link syntax says it is.
 pub fn replace_target(literal: &str, is_wiki: bool, old_target: &str, new_target: &str) -> Option<String> {
     let from = if is_wiki {
-        if !literal.starts_with("[[") {
+        let open = if literal.starts_with("![[") { 3 } else { 2 };
+        if !literal[open - 2..].starts_with("[[") {
             return None;
         }
-        2 + literal[2..].find(old_target)?
+        open + literal[open..].find(old_target)?
     } else {
         let open = literal.find("](")? + 2;
         let rest = &literal[open..];
@@ -84,6 +85,9 @@ mod tests {
         );
         assert_eq!(replace_target("[t](<a b.md>)", false, "a b.md", "c.md").unwrap(), "[t](<c.md>)");
         assert!(replace_target("[[Other]]", true, "Old", "New").is_none());
+        assert_eq!(replace_target("![[Old#^b1]]", true, "Old", "New").unwrap(), "![[New#^b1]]", "an embed");
+        assert_eq!(replace_target("![alt](old.png)", false, "old.png", "a/new.png").unwrap(), "![alt](a/new.png)");
+        assert!(replace_target("!(Old)", true, "Old", "New").is_none());
     }
 
     #[test]
