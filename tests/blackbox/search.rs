@@ -226,6 +226,37 @@ fn cjk_words_are_found_inside_sentences() {
     assert!(s.search(json!({ "query": "東京" }))["results"].as_array().unwrap().is_empty());
 }
 
+/// Thai, Khmer, Lao and Burmese words are found inside sentences written without spaces (a
+/// dictionary cuts notes and queries alike), and not in a note of the same script without them.
+#[test]
+fn thai_khmer_lao_and_burmese_words_are_found_inside_sentences() {
+    let s = Server::start();
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("th-library.md", "# บันทึก\nเมื่อวานนี้ฉันไปห้องสมุดและยืมหนังสือสามเล่ม\n"),
+            ("th-weather.md", "# อากาศ\nวันนี้อากาศดีมากและฉันอยากไปเที่ยวทะเล\n"),
+            ("km-school.md", "# ថ្ងៃ\nខ្ញុំទៅសាលារៀនរាល់ថ្ងៃជាមួយមិត្តភក្តិ\n"),
+            ("km-food.md", "# ម្ហូប\nម្ហូបនេះឆ្ងាញ់ណាស់\n"),
+            ("lo.md", "# ລາວ\nຂ້ອຍຮັກປະເທດລາວຫຼາຍ\n"),
+            ("my.md", "# မြန်မာ\nကျွန်တော်စာအုပ်ဖတ်ရတာကြိုက်တယ်\n"),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    for (query, note) in [
+        ("ห้องสมุด", "th-library.md"),
+        ("หนังสือ", "th-library.md"),
+        ("ทะเล", "th-weather.md"),
+        ("សាលារៀន", "km-school.md"),
+        ("ឆ្ងាញ់", "km-food.md"),
+        ("ປະເທດ", "lo.md"),
+        ("စာအုပ်", "my.md"),
+    ] {
+        let found = uris(&s.search(json!({ "query": query })));
+        assert_eq!(found, vec![format!("svc://notes/{note}")], "{query}");
+    }
+}
+
 /// A collection may declare its notes' language (`lang`): a short note, whose own text is too
 /// short to tell, is stemmed by it; a note's front matter still wins. A bad `lang` is a 400.
 #[test]

@@ -26,10 +26,11 @@ mod words;
 
 // The analyzers' names are part of the schema: an index made with other analyzers is rebuilt
 // from the catalog when it is opened ([`Bm25Index::open`]). `_cjk`: Chinese, Japanese and
-// Korean text in pairs of characters (`words`); `lang_stem`: stems by the text's language
+// Korean text in pairs of characters (`words`); `_dict`: Thai, Lao, Khmer and Burmese cut
+// into words by a dictionary (`words`); `lang_stem`: stems by the text's language
 // (`language`).
-const STEMMED: &str = "svc_lang_stem_cjk";
-const PLAIN: &str = "svc_plain_cjk";
+const STEMMED: &str = "svc_lang_stem_cjk_dict";
+const PLAIN: &str = "svc_plain_cjk_dict";
 /// [`STEMMED`] without its stemmer: the words of a body, which `upsert` stems by the body's
 /// language, and of a query, whose words are looked for in every language's stem
 /// (`language::variants`). Not a field's analyzer.
