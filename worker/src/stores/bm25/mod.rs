@@ -205,11 +205,13 @@ impl Bm25Index {
         d.add_text(f.title_plain, doc.title);
         // The body's languages are told once: for its stems and for the `language` field. A
         // declared language is the whole note's; else each paragraph that tells its own has it.
-        let parts = match doc.declared_language.and_then(language::Stemming::declared) {
-            Some(declared) => vec![(0..doc.body.len(), declared)],
-            None => language::parts(doc.body),
+        // A body too short to tell is also indexed under the stems of the language it is
+        // likely in (`language::guesses`).
+        let (parts, guesses) = match doc.declared_language.and_then(language::Stemming::declared) {
+            Some(declared) => (vec![(0..doc.body.len(), declared)], Vec::new()),
+            None => (language::parts(doc.body), language::guesses(doc.body)),
         };
-        d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, &parts));
+        d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, &parts, &guesses));
         d.add_text(f.body_plain, doc.body);
         d.add_text(f.path, doc.rel_path);
         for t in doc.tags {
@@ -219,7 +221,8 @@ impl Bm25Index {
             d.add_text(f.categories, c);
         }
         d.add_i64(f.modified, doc.modified_ms);
-        let mut codes: Vec<&str> = parts.iter().map(|(_, s)| s.code()).collect();
+        let mut codes: Vec<&str> =
+            parts.iter().map(|(_, s)| s.code()).chain(guesses.iter().map(|g| g.code())).collect();
         codes.sort_unstable();
         codes.dedup();
         if codes.is_empty() {
@@ -266,18 +269,32 @@ impl Bm25Index {
     }
 
     /// `text` as the stemmed analyzer cuts it, each word stemmed by the stemming of the part
-    /// it stands in (`parts`: in text order, covering the text; told by the caller).
-    fn stemmed(&self, text: &str, parts: &[(std::ops::Range<usize>, language::Stemming)]) -> PreTokenizedString {
-        let mut tokens = self.tokens(WORDS, text);
+    /// it stands in (`parts`: in text order, covering the text; told by the caller), and also,
+    /// at the same position, by each of `also` where that stem differs.
+    fn stemmed(
+        &self,
+        text: &str,
+        parts: &[(std::ops::Range<usize>, language::Stemming)],
+        also: &[language::Stemming],
+    ) -> PreTokenizedString {
+        let words = self.tokens(WORDS, text);
+        let mut tokens = Vec::with_capacity(words.len() * (1 + also.len()));
         let mut part = parts.iter().peekable();
-        for t in &mut tokens {
+        for mut t in words {
             while part.peek().is_some_and(|(range, _)| range.end <= t.offset_from) && part.len() > 1 {
                 part.next();
             }
             let Some((_, stemming)) = part.peek() else { break };
-            let stem = stemming.stem(&t.text);
-            if stem != t.text.as_str() {
-                t.text = stem.into_owned();
+            let word = std::mem::take(&mut t.text);
+            t.text = stemming.stem(&word).into_owned();
+            let first = tokens.len();
+            tokens.push(t);
+            for other in also {
+                let stem = other.stem(&word);
+                if tokens[first..].iter().all(|s: &Token| s.text != stem) {
+                    let stacked = Token { text: stem.into_owned(), ..tokens[first].clone() };
+                    tokens.push(stacked);
+                }
             }
         }
         PreTokenizedString { text: text.to_string(), tokens }
