@@ -15,6 +15,7 @@ mod openapi;
 pub mod role;
 mod routes;
 mod security;
+mod serve;
 #[cfg(test)]
 mod tests;
 mod web;
@@ -73,12 +74,12 @@ pub async fn run(opts: GatewayOptions) -> std::io::Result<()> {
     };
     let shutdown = state.shutdown.clone();
     tracing::info!("gateway serving http://127.0.0.1:{}", opts.port);
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            shutdown.cancel();
-        })
-        .await
+    serve::serve(listener, app(state), async move {
+        shutdown_signal().await;
+        shutdown.cancel();
+    })
+    .await;
+    Ok(())
 }
 
 async fn shutdown_signal() {
