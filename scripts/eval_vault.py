@@ -66,7 +66,7 @@ def key(s: str) -> str:
 def prose_lines(text: str):
     """(line, text) outside fenced code, inline code removed."""
     fenced = False
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if FENCE.match(line):
             fenced = not fenced
             continue
@@ -151,12 +151,13 @@ def check_links(client: Http, vault: Vault) -> dict:
               "embeds_recorded": 0, "same_note_in_files": 0, "same_note_recorded": 0, "wrong": []}
     incoming: dict[str, int] = {}
     for note in vault.notes():
-        text = (vault.root / note).read_text(encoding="utf-8", errors="replace")
-        mine = links_of(text)
         status, reply = client.request("GET", f"/api/doc?uri={urllib.parse.quote(uri_of(note), safe='')}")
         if status != 200:
             log(f"{note}: not indexed ({status})")
             continue
+        # Link positions are lines of the canonical text (runs of blank lines folded, ...): the
+        # links are read from it, their targets checked against the files.
+        mine = links_of(reply.get("content") or "")
         docid = urllib.parse.quote(reply["docid"], safe="")
         _, got = client.request("GET", f"/api/doc/{docid}/links")
         theirs = got["links"]
