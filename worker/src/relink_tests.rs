@@ -7,8 +7,7 @@ use crate::stores::catalog;
 #[test]
 fn links_of_an_older_parser_are_parsed_again_once() {
     let dir = tempfile::tempdir().unwrap();
-    let w =
-        crate::app::test_worker_with_notes(dir.path(), &[("a.md", "# A\n![[B]] and [[#A]]\n"), ("B.md", "# B\n")]);
+    let w = crate::app::test_worker_with_notes(dir.path(), &[("a.md", "# A\n![[B]] and [[#A]]\n"), ("B.md", "# B\n")]);
     let catalog = &w.shared.stores.catalog;
     let conn = catalog.writer();
     let a = catalog::active_docs(&conn, None).unwrap().into_iter().find(|d| d.rel_path == "a.md").unwrap();

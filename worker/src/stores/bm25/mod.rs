@@ -277,26 +277,43 @@ impl Bm25Index {
         parts: &[(std::ops::Range<usize>, language::Stemming)],
         also: &[language::Stemming],
     ) -> PreTokenizedString {
-        let words = self.tokens(WORDS, text);
-        let mut tokens = Vec::with_capacity(words.len() * (1 + also.len()));
+        let mut words = self.tokens(WORDS, text);
+        let mut stacked: Vec<Token> = Vec::new();
         let mut part = parts.iter().peekable();
-        for mut t in words {
+        for t in &mut words {
             while part.peek().is_some_and(|(range, _)| range.end <= t.offset_from) && part.len() > 1 {
                 part.next();
             }
             let Some((_, stemming)) = part.peek() else { break };
-            let word = std::mem::take(&mut t.text);
-            t.text = stemming.stem(&word).into_owned();
-            let first = tokens.len();
-            tokens.push(t);
+            // The other languages' stems first, from the word as written.
             for other in also {
-                let stem = other.stem(&word);
-                if tokens[first..].iter().all(|s: &Token| s.text != stem) {
-                    let stacked = Token { text: stem.into_owned(), ..tokens[first].clone() };
-                    tokens.push(stacked);
+                let stem = other.stem(&t.text);
+                if stem != stemming.stem(&t.text) && !stacked.iter().any(|s| s.position == t.position && s.text == stem)
+                {
+                    stacked.push(Token { text: stem.into_owned(), ..t.clone() });
                 }
             }
+            // The stem may borrow a shorter part of the word: compare, then own it.
+            let stem = stemming.stem(&t.text);
+            if stem != t.text.as_str() {
+                t.text = stem.into_owned();
+            }
         }
+        let tokens = if stacked.is_empty() {
+            words
+        } else {
+            // Each word's own stem, then the stems stacked at its position.
+            let mut all = Vec::with_capacity(words.len() + stacked.len());
+            let mut extra = stacked.into_iter().peekable();
+            for t in words {
+                let position = t.position;
+                all.push(t);
+                while let Some(s) = extra.next_if(|s| s.position == position) {
+                    all.push(s);
+                }
+            }
+            all
+        };
         PreTokenizedString { text: text.to_string(), tokens }
     }
 
