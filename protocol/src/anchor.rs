@@ -36,6 +36,38 @@ pub fn section_anchor(title: &str) -> String {
     }
 }
 
+/// What a link's `#anchor` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnchorTarget {
+    /// A heading, by its slug ([`section_anchor`]).
+    Heading(String),
+    /// A block id, lowercased, without its `^`.
+    Block(String),
+}
+
+/// What a link's anchor (as written, its escapes already decoded) names: of Obsidian's nested
+/// `Parent#Child`, the last part that is not empty, trimmed; `^id` a block, anything else a
+/// heading. `None` when the anchor is only `#`s and spaces. The one rule of the worker's
+/// anchor check and the reader's fragments.
+pub fn anchor_target(anchor: &str) -> Option<AnchorTarget> {
+    let last = anchor.rsplit('#').map(str::trim).find(|s| !s.is_empty())?;
+    Some(match last.strip_prefix('^') {
+        Some(block) => AnchorTarget::Block(block.trim().to_ascii_lowercase()),
+        None => AnchorTarget::Heading(section_anchor(last)),
+    })
+}
+
+/// The block id that `text`, a piece of `source` ending at byte `end`, closes its line with:
+/// [`block_id`] of a text that ends where its line does (the parser's and the reader's rule).
+pub fn block_id_ending_line(source: &str, end: usize, text: &str) -> Option<(usize, String)> {
+    let ends_line = source.get(end..).is_none_or(|rest| rest.is_empty() || rest.starts_with(['\n', '\r']));
+    if ends_line {
+        block_id(text)
+    } else {
+        None
+    }
+}
+
 /// The block id a line's text ends with (`^id`, letters, digits and `-`, alone or after a
 /// space, as Obsidian writes it): where its `^` starts, and the id lowercased. A link names
 /// it as `#^id`.
@@ -49,6 +81,19 @@ pub fn block_id(line: &str) -> Option<(usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_anchor_names_its_last_part_a_block_or_a_heading() {
+        assert_eq!(anchor_target("Sub Heading: part 2"), Some(AnchorTarget::Heading("sub-heading-part-2".into())));
+        assert_eq!(anchor_target("Parent # Child "), Some(AnchorTarget::Heading("child".into())));
+        assert_eq!(anchor_target("^B1"), Some(AnchorTarget::Block("b1".into())));
+        assert_eq!(anchor_target("Part#^b-2#"), Some(AnchorTarget::Block("b-2".into())));
+        assert_eq!(anchor_target("# "), None);
+        let text = "Line ^a1\nmid ^a2 more\n";
+        assert_eq!(block_id_ending_line(text, 8, &text[..8]), Some((5, "a1".into())));
+        assert_eq!(block_id_ending_line(text, 16, &text[9..16]), None, "the line goes on");
+        assert_eq!(block_id_ending_line("x ^z", 4, "x ^z"), Some((2, "z".into())), "at the end of the text");
+    }
 
     #[test]
     fn block_ids() {

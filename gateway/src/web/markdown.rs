@@ -81,10 +81,11 @@ pub fn block_element_id(id: &str) -> String {
 /// `#…` of a link into a note's section (the heading id of the anchor's slug) or block
 /// (`^id`; of a nested `Heading#Sub`, the last part).
 fn section_fragment(anchor: &str) -> String {
-    let last = anchor.rsplit('#').find(|a| !a.trim().is_empty()).unwrap_or(anchor).trim();
-    match last.strip_prefix('^') {
-        Some(block) => format!("#{}", block_element_id(&block.to_ascii_lowercase())),
-        None => format!("#{}", heading_id(&protocol::anchor::section_anchor(last))),
+    use protocol::anchor::{anchor_target, section_anchor, AnchorTarget};
+    match anchor_target(anchor) {
+        Some(AnchorTarget::Block(id)) => format!("#{}", block_element_id(&id)),
+        Some(AnchorTarget::Heading(slug)) => format!("#{}", heading_id(&slug)),
+        None => format!("#{}", heading_id(&section_anchor(anchor))),
     }
 }
 
@@ -97,13 +98,18 @@ fn has_scheme(dest: &str) -> Option<&str> {
     ok.then_some(scheme)
 }
 
-/// An `<a>` start tag for a link of the note.
-fn link_start(dest: &str, wiki: bool, links: &LinkTargets) -> String {
-    let anchor = dest.split_once('#').map(|(_, a)| a).filter(|a| !a.is_empty());
-    let with_anchor = |href: String| match anchor {
+/// The workspace page of the document at `uri` that the link `dest` resolved to, at the
+/// heading or block its `#anchor` names.
+fn internal_href(dest: &str, uri: &str) -> String {
+    let href = doc_href(uri);
+    match dest.split_once('#').map(|(_, a)| a).filter(|a| !a.is_empty()) {
         Some(a) => format!("{href}{}", section_fragment(&percent_encoding::percent_decode_str(a).decode_utf8_lossy())),
         None => href,
-    };
+    }
+}
+
+/// An `<a>` start tag for a link of the note.
+fn link_start(dest: &str, wiki: bool, links: &LinkTargets) -> String {
     // A section of this note, wiki (`[[#Part]]`) or Markdown (`[x](#part)`).
     if let Some(a) = dest.strip_prefix('#') {
         return format!("<a href=\"{}\">", escape(&section_fragment(a)));
@@ -119,7 +125,7 @@ fn link_start(dest: &str, wiki: bool, links: &LinkTargets) -> String {
         }
     }
     match links.lookup(dest) {
-        Some(Some(uri)) => format!("<a href=\"{}\" class=\"internal\">", escape(&with_anchor(doc_href(uri)))),
+        Some(Some(uri)) => format!("<a href=\"{}\" class=\"internal\">", escape(&internal_href(dest, uri))),
         _ => format!("<a class=\"broken\" title=\"{}\">", escape(&format!("unresolved link: {dest}"))),
     }
 }
@@ -204,19 +210,14 @@ pub fn render(source: &str, doc_uri: &str, links: &LinkTargets, anchors: &[Strin
             }
             // A block id ends its line: the block gets an id a link can land on, and the
             // marker is not shown (as in Obsidian).
-            Event::Text(t)
-                if !in_code && source.get(range.end..).is_none_or(|r| r.is_empty() || r.starts_with(['\n', '\r'])) =>
-            {
-                match protocol::anchor::block_id(&t) {
-                    Some((at, id)) => {
-                        events.push(Event::Text(CowStr::from(t[..at].trim_end().to_string())));
-                        let span =
-                            format!("<span class=\"block-id\" id=\"{}\"></span>", escape(&block_element_id(&id)));
-                        events.push(Event::Html(CowStr::from(span)));
-                    }
-                    None => events.push(Event::Text(t)),
+            Event::Text(t) if !in_code => match protocol::anchor::block_id_ending_line(source, range.end, &t) {
+                Some((at, id)) => {
+                    events.push(Event::Text(CowStr::from(t[..at].trim_end().to_string())));
+                    let span = format!("<span class=\"block-id\" id=\"{}\"></span>", escape(&block_element_id(&id)));
+                    events.push(Event::Html(CowStr::from(span)));
                 }
-            }
+                None => events.push(Event::Text(t)),
+            },
             other => events.push(other),
         }
     }
@@ -266,9 +267,9 @@ impl Embed {
             Some(Some(uri)) if picture => {
                 format!("<img src=\"{}\" alt=\"{}\" loading=\"lazy\">", escape(&asset_href(uri, None)), escape(name))
             }
-            Some(Some(_)) => format!(
-                "{}{}</a>",
-                link_start(&self.src, true, links).replacen("class=\"internal\"", "class=\"internal embed\"", 1),
+            Some(Some(uri)) => format!(
+                "<a href=\"{}\" class=\"internal embed\">{}</a>",
+                escape(&internal_href(&self.src, uri)),
                 escape(shown)
             ),
             _ => format!(

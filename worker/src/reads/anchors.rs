@@ -6,29 +6,14 @@ use crate::shared::Shared;
 use crate::stores::catalog::{self, DocRow};
 use crate::stores::DocKey;
 use percent_encoding::percent_decode_str;
-use protocol::anchor::section_anchor;
+use protocol::anchor::{anchor_target, section_anchor, AnchorTarget};
 use protocol::source_kind::{source_kind, SourceKind};
 use protocol::ApiError;
 use std::collections::{HashMap, HashSet};
 
-/// What a link's anchor names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Wanted {
-    /// A heading, by its slug ([`section_anchor`]).
-    Heading(String),
-    /// A block id, lowercased, without its `^`.
-    Block(String),
-}
-
-/// The anchor as a link writes it: `Heading`, `Parent#Child` (Obsidian's nested heading: the
-/// last one counts), `^block`, `Part%201` (a Markdown link's escaped space).
-fn wanted(anchor: &str) -> Option<Wanted> {
-    let decoded = percent_decode_str(anchor).decode_utf8_lossy();
-    let last = decoded.rsplit('#').map(str::trim).find(|s| !s.is_empty())?;
-    Some(match last.strip_prefix('^') {
-        Some(block) => Wanted::Block(block.trim().to_ascii_lowercase()),
-        None => Wanted::Heading(section_anchor(last)),
-    })
+/// What `anchor`, as a link writes it (a Markdown link's `Part%201` escaped), names.
+fn wanted(anchor: &str) -> Option<AnchorTarget> {
+    anchor_target(&percent_decode_str(anchor).decode_utf8_lossy())
 }
 
 /// A note's anchors: every heading's slug (of its text and the unique one its section gets,
@@ -49,10 +34,10 @@ impl Anchors {
         Anchors { headings, blocks: parsed.blocks.into_iter().collect() }
     }
 
-    fn has(&self, w: &Wanted) -> bool {
+    fn has(&self, w: &AnchorTarget) -> bool {
         match w {
-            Wanted::Heading(h) => self.headings.contains(h),
-            Wanted::Block(b) => self.blocks.contains(b),
+            AnchorTarget::Heading(h) => self.headings.contains(h),
+            AnchorTarget::Block(b) => self.blocks.contains(b),
         }
     }
 }

@@ -283,10 +283,8 @@ impl<'a> Scanner<'a> {
         if self.code_depth > 0 {
             return;
         }
-        if self.body.get(range.end..).is_none_or(|rest| rest.is_empty() || rest.starts_with(['\n', '\r'])) {
-            if let Some((_, id)) = protocol::anchor::block_id(text) {
-                self.out.blocks.push(id);
-            }
+        if let Some((_, id)) = protocol::anchor::block_id_ending_line(self.body, range.end, text) {
+            self.out.blocks.push(id);
         }
         if self.skip_text_depth == 0 {
             self.append_text(text);
