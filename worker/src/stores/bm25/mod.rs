@@ -285,18 +285,18 @@ impl Bm25Index {
                 part.next();
             }
             let Some((_, stemming)) = part.peek() else { break };
-            // The other languages' stems first, from the word as written.
+            let own = stemming.stem(&t.text);
+            // The other languages' stems, from the word as written, each once.
+            let first = stacked.len();
             for other in also {
                 let stem = other.stem(&t.text);
-                if stem != stemming.stem(&t.text) && !stacked.iter().any(|s| s.position == t.position && s.text == stem)
-                {
+                if stem != own && stacked[first..].iter().all(|s| s.text != stem) {
                     stacked.push(Token { text: stem.into_owned(), ..t.clone() });
                 }
             }
             // The stem may borrow a shorter part of the word: compare, then own it.
-            let stem = stemming.stem(&t.text);
-            if stem != t.text.as_str() {
-                t.text = stem.into_owned();
+            if own != t.text.as_str() {
+                t.text = own.into_owned();
             }
         }
         let tokens = if stacked.is_empty() {
