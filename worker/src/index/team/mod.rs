@@ -31,6 +31,11 @@ use subject::{DocMessage, DocOp, TeamName};
 
 /// How long a write waits for the stream's acknowledgement before it answers 503.
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the connection is pinged: with two pings unanswered the client drops it and
+/// reconnects, so a member cut off without a reset (a partition: nothing closes the socket)
+/// says `connected: false` within 20–30 s, not the two to three minutes of the client's
+/// default 60 s.
+const PING_INTERVAL: Duration = Duration::from_secs(10);
 /// Versions of a document the stream keeps (the latest one and some history).
 const HISTORY: i64 = 10;
 /// How often a member says it is there, in seconds (the connection is looked at every one).
@@ -403,6 +408,7 @@ async fn connect(
         .retry_on_initial_connect()
         .max_reconnects(None)
         .connection_timeout(Duration::from_secs(3))
+        .ping_interval(PING_INTERVAL)
         .event_callback(move |event| {
             let (team, ix) = (events_team.clone(), events_ix.clone());
             async move {
