@@ -237,18 +237,8 @@ fn a_team_shares_notes_both_ways_and_one_of_two_racing_writes_wins() {
         c["lag"] == 0 && names.contains(&"alpha") && names.contains(&"beta") && c["team"] == "eng"
     });
     // Every member lists the same documents with the same contents.
-    let listing = |s: &Server| {
-        let mut docs: Vec<(String, String)> = s.get("/api/docs?collection=team&limit=100").json()["documents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| (d["uri"].as_str().unwrap_or("").to_string(), d["docid"].as_str().unwrap_or("").to_string()))
-            .collect();
-        docs.sort();
-        docs
-    };
     wait_for("the same documents on both", Duration::from_secs(30), || {
-        listing(&a) == listing(&b) && listing(&a).len() == 62
+        listing(&a, "team") == listing(&b, "team") && listing(&a, "team").len() == 62
     });
 }
 
@@ -800,4 +790,168 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
         cluster(&a),
         b.log().lines().rev().take(30).collect::<Vec<_>>().join("\n")
     );
+}
+
+/// A member's network path to the cluster that a test cuts as a partition does: bytes stop
+/// both ways and nothing is reset (no FIN, no RST: the member learns of it only from its own
+/// timeouts), new connections hang, and once healed the bytes held meanwhile flow on, as TCP's
+/// retransmissions would deliver them. Its threads end with the test's process.
+struct Partition {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Partition {
+    /// A path to 127.0.0.1:`upstream`, whole.
+    fn to(upstream: u16) -> Partition {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cut);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let cut = Arc::clone(&flag);
+                std::thread::spawn(move || {
+                    while cut.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { return };
+                    let (Ok(client_out), Ok(server_out)) = (client.try_clone(), server.try_clone()) else { return };
+                    let up = Arc::clone(&cut);
+                    std::thread::spawn(move || Partition::pump(client, server_out, &up));
+                    Partition::pump(server, client_out, &cut);
+                });
+            }
+        });
+        Partition { port, cut }
+    }
+
+    /// Copies `from` to `to`, holding what it read while the path is cut.
+    fn pump(mut from: std::net::TcpStream, mut to: std::net::TcpStream, cut: &std::sync::atomic::AtomicBool) {
+        use std::io::{Read, Write};
+        let held = || {
+            while cut.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            held();
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        held();
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn heal(&self) {
+        self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// (URI, docid) of every document of `collection` on `s`, sorted: a docid changes with the
+/// content, so equal listings are equal contents.
+fn listing(s: &Server, collection: &str) -> Vec<(String, String)> {
+    let mut docs: Vec<(String, String)> = s.get(&format!("/api/docs?collection={collection}&limit=100")).json()
+        ["documents"]
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .map(|d| (d["uri"].as_str().unwrap_or("").to_string(), d["docid"].as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    docs.sort();
+    docs
+}
+
+#[test]
+fn a_member_partitioned_away_answers_from_its_replica_and_converges_once_healed() {
+    if !nats_ready("a_member_partitioned_away_answers_from_its_replica_and_converges_once_healed") {
+        return;
+    }
+    let nats = Nats::start();
+    let path = Partition::to(nats.port);
+    let a = member(&nats, "alpha", &[]);
+    let b = joined(&path.url(), "eng", "beta", &[]);
+    wait_connected(&a);
+    wait_connected(&b);
+    let folder = a.path("shared");
+    write_notes(
+        &folder,
+        &[
+            ("n.md", "# N\n\nbefore the partition\n"),
+            ("gone.md", "# Gone\n\nsoon deleted\n"),
+            ("keep.md", "# K\n\nkept\n"),
+        ],
+    );
+    share(&a, &folder, "team");
+    wait_for("the notes on B", Duration::from_secs(30), || {
+        listing(&b, "team").len() == 3 && hits(&b, "soon").len() == 1
+    });
+    let local = b.path("local");
+    write_notes(&local, &[("l.md", "# L\n\nlocal note\n")]);
+    b.add_collection(&local, "mine");
+
+    path.cut();
+    // A shared write on B cannot be acknowledged: 503 within the publish timeout, nothing of
+    // it on B. (Its bytes are held on the cut path, as the network would hold them; A's edit
+    // of the same note below makes the stream refuse them if they arrive after the heal.)
+    let started = Instant::now();
+    let r = put(&b, "svc://team/n.md", json!({ "content": "# N\n\nwritten by beta while cut off\n" }));
+    r.assert_error(503, "UNAVAILABLE");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(hits(&b, "cut").is_empty());
+    // A goes on: a note created, one edited on disk, one deleted.
+    let r = a.post("/api/docs", json!({ "collection": "team", "relPath": "new.md", "content": "# New\n\nnarwhal\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    std::fs::write(folder.join("n.md"), "# N\n\nedited on alpha during the partition: dugong\n").unwrap();
+    std::fs::remove_file(folder.join("gone.md")).unwrap();
+    wait_for("A indexed its changes", Duration::from_secs(20), || {
+        hits(&a, "dugong") == ["svc://team/n.md"] && hits(&a, "soon").is_empty()
+    });
+    // B answers from its replica meanwhile, and its own collections take writes.
+    assert_eq!(hits(&b, "before"), ["svc://team/n.md"]);
+    assert!(hits(&b, "narwhal").is_empty());
+    let r =
+        b.post("/api/docs", json!({ "collection": "mine", "relPath": "l2.md", "content": "# L2\n\nstill local\n" }));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    // Nothing reset the connection: B learns of the partition from its pings, and says so.
+    wait_for("B's status says it is cut off", Duration::from_secs(60), || cluster(&b)["connected"] == false);
+
+    path.heal();
+    wait_connected(&b);
+    wait_for("B converged with A", Duration::from_secs(60), || {
+        let on_a = listing(&a, "team");
+        on_a.len() == 3 && listing(&b, "team") == on_a
+    });
+    wait_for("B's keyword index caught up", Duration::from_secs(20), || {
+        hits(&b, "dugong") == ["svc://team/n.md"]
+            && hits(&b, "narwhal") == ["svc://team/new.md"]
+            && hits(&b, "soon").is_empty()
+    });
+    assert!(hits(&b, "cut").is_empty());
+    assert!(std::fs::read_to_string(folder.join("n.md")).unwrap().contains("dugong"), "the 503 write never landed");
+    // Healed, B's writes are acknowledged again and land in A's folder.
+    let r = put(&b, "svc://team/n.md", json!({ "content": "# N\n\nafter the heal, from beta\n" }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    wait_for("B's write in A's folder", Duration::from_secs(20), || {
+        std::fs::read_to_string(folder.join("n.md")).is_ok_and(|t| t.contains("after the heal"))
+    });
+    wait_for("B's lag 0", Duration::from_secs(20), || cluster(&b)["lag"] == 0);
 }
