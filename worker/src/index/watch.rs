@@ -33,8 +33,16 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-/// Quiet time after a path's last event before its batch is handed over.
-const DEBOUNCE: Duration = Duration::from_millis(150);
+/// How old a path's event is before it is handed over (`notify_debouncer_full` keeps each
+/// path's events this long, folding repeats of one kind: an editor's truncate-and-write or
+/// write-and-rename is one change). Short, so that an edit is searchable (and reaches a
+/// team's other members) in about a tenth of a second; a burst of files is not split into
+/// more work by it, as the batches that queue up while one is applied are applied together
+/// ([`next_work`]).
+const DEBOUNCE: Duration = Duration::from_millis(50);
+/// How often the debouncer looks for events that are old enough: an event waits between
+/// `DEBOUNCE` and `DEBOUNCE + TICK`.
+const TICK: Duration = Duration::from_millis(20);
 /// A batch naming more files than this is reconciled by one scan instead (a checkout).
 const MAX_FILES_PER_BATCH: usize = 512;
 /// How often a folder that cannot be watched is scanned (and tried again):
@@ -274,7 +282,7 @@ fn route(batch: DebounceEventResult, roots: &[(String, PathBuf)]) -> Vec<Work> {
 pub fn start(worker: &Arc<Indexing>) {
     let (tx, rx) = channel();
     let batches = tx.clone();
-    let watcher = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+    let watcher = new_debouncer(DEBOUNCE, Some(TICK), move |result: DebounceEventResult| {
         let _ = batches.send(Work::Batch { result });
     });
     match watcher {
@@ -294,9 +302,19 @@ pub fn start(worker: &Arc<Indexing>) {
 }
 
 fn run(weak: &Weak<Indexing>, rx: &Receiver<Work>) {
+    // Work received while batches were being folded together, done next.
+    let mut held: Option<Work> = None;
     loop {
-        let work = match rx.recv_timeout(Duration::from_secs(1)) {
-            Ok(work) => work,
+        let received = match held.take() {
+            Some(work) => Ok(work),
+            None => rx.recv_timeout(Duration::from_secs(1)),
+        };
+        let work = match received {
+            Ok(work) => {
+                let (work, next) = next_work(work, rx);
+                held = next;
+                work
+            }
             Err(RecvTimeoutError::Timeout) => {
                 let Some(w) = weak.upgrade().filter(|w| !w.cancel.load(Ordering::SeqCst)) else { return };
                 let collections = w.core.settings.config().collections.clone();
@@ -323,6 +341,21 @@ fn run(weak: &Weak<Indexing>, rx: &Receiver<Work>) {
             return;
         }
         handle(&w, work);
+    }
+}
+
+/// `first` with every batch of events queued behind it folded in, in order, up to the first
+/// work that is not such a batch (returned second, to be done next). While a batch is applied
+/// the debouncer goes on handing over a batch per tick; applied together, they are synced with
+/// one keyword commit instead of one each.
+fn next_work(first: Work, rx: &Receiver<Work>) -> (Work, Option<Work>) {
+    let Work::Batch { result: Ok(mut events) } = first else { return (first, None) };
+    loop {
+        match rx.try_recv() {
+            Ok(Work::Batch { result: Ok(more) }) => events.extend(more),
+            Ok(other) => return (Work::Batch { result: Ok(events) }, Some(other)),
+            Err(_) => return (Work::Batch { result: Ok(events) }, None),
+        }
     }
 }
 
@@ -547,6 +580,38 @@ mod tests {
 
     fn event(kind: EventKind, paths: Vec<PathBuf>) -> DebouncedEvent {
         DebouncedEvent::new(Event { kind, paths, attrs: Default::default() }, Instant::now())
+    }
+
+    #[test]
+    fn batches_queued_behind_one_are_folded_into_it_until_other_work() {
+        let root = Path::new("/notes");
+        let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        let batch = |rels: &[&str]| Work::Batch { result: Ok(vec![event(modify, paths(root, rels))]) };
+        let files = |work: &Work| -> Vec<PathBuf> {
+            match work {
+                Work::Batch { result: Ok(events) } => events.iter().flat_map(|e| e.paths.clone()).collect(),
+                _ => panic!("not a batch of events"),
+            }
+        };
+        let (tx, rx) = channel();
+        for work in
+            [batch(&["b.md"]), batch(&["c.md", "d.md"]), Work::Scan { collection: "notes".into() }, batch(&["e.md"])]
+        {
+            tx.send(work).unwrap();
+        }
+        let (work, held) = next_work(batch(&["a.md"]), &rx);
+        assert_eq!(files(&work), paths(root, &["a.md", "b.md", "c.md", "d.md"]), "in the order they came");
+        assert!(matches!(held, Some(Work::Scan { ref collection }) if collection == "notes"), "the scan is done next");
+        let (work, held) = next_work(rx.recv().unwrap(), &rx);
+        assert_eq!(files(&work), paths(root, &["e.md"]));
+        assert!(held.is_none());
+        // A scan is never folded with what follows it, nor a batch of errors.
+        tx.send(batch(&["f.md"])).unwrap();
+        let (work, held) = next_work(Work::Scan { collection: "notes".into() }, &rx);
+        assert!(matches!(work, Work::Scan { .. }) && held.is_none());
+        let (work, held) = next_work(Work::Batch { result: Err(vec![]) }, &rx);
+        assert!(matches!(work, Work::Batch { result: Err(_) }) && held.is_none());
+        assert_eq!(files(&rx.recv().unwrap()), paths(root, &["f.md"]));
     }
 
     #[test]
