@@ -3,8 +3,12 @@
 
 use crate::common::{free_port, uris, write_notes, Server};
 use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One `nats-server` with JetStream on a loopback port.
@@ -66,7 +70,7 @@ impl Nats {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.store.path().join("log")).unwrap();
         self.child = Some(cmd.stdout(Stdio::null()).stderr(log).spawn().expect("start nats-server"));
         let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             assert!(start.elapsed() < Duration::from_secs(15), "nats-server did not listen");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -691,12 +695,12 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
     share(&a, &folder, "soak");
     wait_for("the seed on B", Duration::from_secs(60), || hits(&b, "first") == ["svc://soak/seed.md"]);
 
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
     let (acked_b, written_a) = std::thread::scope(|scope| {
         let api_writer = scope.spawn(|| {
             let mut acked = Vec::new();
             let mut i = 0;
-            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            while !stop.load(Ordering::SeqCst) {
                 let rel = format!("b/{i:03}.md");
                 let body = json!({ "collection": "soak", "relPath": rel, "content": format!("# B{i}\n\nbword{i}\n") });
                 let r = b.post("/api/docs", body);
@@ -714,7 +718,7 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
         let disk_writer = scope.spawn(|| {
             let mut written = Vec::new();
             let mut i = 0;
-            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            while !stop.load(Ordering::SeqCst) {
                 let rel = format!("a/{i:03}.md");
                 std::fs::create_dir_all(folder.join("a")).unwrap();
                 std::fs::write(folder.join(&rel), format!("# A{i}\n\naword{i}\n")).unwrap();
@@ -747,7 +751,7 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
             }
         }
         std::thread::sleep(Duration::from_secs(2));
-        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
         (api_writer.join().unwrap(), disk_writer.join().unwrap())
     });
     assert!(acked_b.len() >= 20, "B acknowledged only {} creates", acked_b.len());
@@ -798,15 +802,13 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
 /// retransmissions would deliver them. Its threads end with the test's process.
 struct Partition {
     port: u16,
-    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    cut: Arc<AtomicBool>,
 }
 
 impl Partition {
     /// A path to 127.0.0.1:`upstream`, whole.
     fn to(upstream: u16) -> Partition {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        use std::sync::Arc;
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let cut = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cut);
@@ -814,10 +816,8 @@ impl Partition {
             for client in listener.incoming().flatten() {
                 let cut = Arc::clone(&flag);
                 std::thread::spawn(move || {
-                    while cut.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { return };
+                    Partition::hold(&cut);
+                    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { return };
                     let (Ok(client_out), Ok(server_out)) = (client.try_clone(), server.try_clone()) else { return };
                     let up = Arc::clone(&cut);
                     std::thread::spawn(move || Partition::pump(client, server_out, &up));
@@ -828,27 +828,29 @@ impl Partition {
         Partition { port, cut }
     }
 
-    /// Copies `from` to `to`, holding what it read while the path is cut.
-    fn pump(mut from: std::net::TcpStream, mut to: std::net::TcpStream, cut: &std::sync::atomic::AtomicBool) {
-        use std::io::{Read, Write};
-        let held = || {
-            while cut.load(std::sync::atomic::Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        };
+    /// Returns once the path is whole.
+    fn hold(cut: &AtomicBool) {
+        while cut.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Copies `from` to `to`, holding what it read (and the end of the stream) while the path
+    /// is cut.
+    fn pump(mut from: TcpStream, mut to: TcpStream, cut: &AtomicBool) {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            held();
+            Partition::hold(cut);
             if to.write_all(&buf[..n]).is_err() {
                 break;
             }
         }
-        held();
-        let _ = to.shutdown(std::net::Shutdown::Write);
+        Partition::hold(cut);
+        let _ = to.shutdown(Shutdown::Write);
     }
 
     fn url(&self) -> String {
@@ -856,11 +858,11 @@ impl Partition {
     }
 
     fn cut(&self) {
-        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cut.store(true, Ordering::SeqCst);
     }
 
     fn heal(&self) {
-        self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.cut.store(false, Ordering::SeqCst);
     }
 }
 
