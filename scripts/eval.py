@@ -133,6 +133,9 @@ def main():
                     help="ask-docs: the question set: ask-docs (cargo registry Markdown), rustdocs "
                          "(../shared/datasets/rustdocs-ask) or a folder with build.sh and questions.jsonl")
     ap.add_argument("--answers", metavar="FILE", help="ask-docs: write every reply (raw and verified) as JSON")
+    ap.add_argument("--rescore", metavar="FILE",
+                    help="ask-docs: score the replies an earlier run saved with --answers FILE again, without a "
+                         "server (with --no-build), and print the report")
     ap.add_argument("--sample", type=int, default=100, help="ask: claims asked")
     ap.add_argument("--seed", type=int, default=7, help="ask: the sample's seed")
     ap.add_argument("--distractors", type=int, default=1000, help="ask: abstracts indexed besides the relevant ones")
@@ -163,6 +166,8 @@ def main():
         binary = os.path.abspath(args.bin)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         report = {"ask": eval_ask, "ask-docs": eval_docs, "code": eval_code}[args.mode].run(args, binary)
+        if args.rescore:
+            print(json.dumps(report, indent=2))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(report, f, indent=2)

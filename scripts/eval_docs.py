@@ -20,12 +20,16 @@ right is put down to the stage that lost it (`lost`): retrieval (no right file a
 the answer could draw on), selection (a right file among them, not chosen as a source),
 generation (a right file chosen, the draft does not hold an answer phrase) or grounding (the
 draft held one and was withheld). Reported per preset:
-- correct: an answer phrase is in the answer (answerable questions);
+- correct: an answer phrase is in the answer and the answer is not a decline (answerable questions;
+  a decline that quotes the withheld draft is a decline, see `is_decline`);
 - cites the right file: a citation names one of the question's files;
 - loop cut / failed: the answer ended at a repetition (finishReason) / no 200;
-- unanswerable declined (raw): no answer generated, or the answer says the notes do not say;
+- unanswerable declined (raw): svc withheld its draft, generated no answer, or the answer says the
+  notes do not say;
 - answerable withheld (raw): answerable questions whose draft svc withheld (`meta.declined`);
-- abstained (verified) on unanswerable questions; verified-and-correct and verified-but-wrong;
+- abstained (verified) on unanswerable questions; verified-and-correct and verified-but-wrong (a
+  verified reply that declines is neither);
+`--rescore FILE` scores the replies a run saved with `--answers FILE` again, without a server.
 - p50/p90 seconds to the answer and to the first streamed token.
 Python standard library only.
 """
@@ -115,16 +119,18 @@ def score(questions, raw, verified):
     v = {q["id"]: verified[q["id"]] for q in questions}
     ok = lambda res: res[0] == 200  # noqa: E731
     answer = lambda res: (res[1].get("answer") or "") if ok(res) else ""  # noqa: E731
-    correct = [q["id"] for q in answerable if contains_any(answer(r[q["id"]]), q["answers"])]
+    # A decline is a decline whatever it quotes: "the notes do not say (the answer drafted gave
+    # 42110)" holds the answer phrase, yet a user reading it was told no.
+    correct = [q["id"] for q in answerable if not is_decline(r[q["id"]]) and contains_any(answer(r[q["id"]]), q["answers"])]
     cited = [q["id"] for q in answerable if ok(r[q["id"]]) and cites_file(r[q["id"]][1], q["files"])]
     loops = [qid for qid, res in r.items() if ok(res) and res[1]["meta"].get("finishReason") == "repetition"]
     # A mode left out by --phases has status 0: not asked, not failed.
     failed = [qid for qid, res in list(r.items()) + list(v.items()) if res[0] != 0 and not ok(res)]
-    declined = [q["id"] for q in unanswerable
-                if ok(r[q["id"]]) and (not r[q["id"]][1]["meta"]["answerGenerated"] or contains_any(answer(r[q["id"]]), DECLINES))]
+    declined = [q["id"] for q in unanswerable if is_decline(r[q["id"]])]
     # Answerable questions whose draft svc withheld as not resting on its sources.
     withheld = [q["id"] for q in answerable if ok(r[q["id"]]) and r[q["id"]][1]["meta"].get("declined")]
-    is_verified = lambda qid: ok(v[qid]) and not v[qid][1]["meta"]["abstained"]  # noqa: E731
+    # Vouched for: verified mode answered (did not abstain) and the answer is not a decline.
+    is_verified = lambda qid: ok(v[qid]) and not v[qid][1]["meta"]["abstained"] and not is_decline(v[qid])  # noqa: E731
     abstained = [q["id"] for q in unanswerable if ok(v[q["id"]]) and v[q["id"]][1]["meta"]["abstained"]]
     verified_correct = [q["id"] for q in answerable if is_verified(q["id"]) and contains_any(answer(v[q["id"]]), q["answers"])]
     verified_wrong = [q["id"] for q in answerable if is_verified(q["id"]) and not contains_any(answer(v[q["id"]]), q["answers"])]
@@ -151,6 +157,37 @@ def score(questions, raw, verified):
         "ids": {"lost": lost, "empty": empty, "correct": correct, "cited": cited, "withheld": withheld, "declined": declined, "loops": loops, "failed": failed,
                 "verified_but_wrong": verified_wrong},
     }
+
+
+def is_decline(res):
+    """A 200 reply that tells the user no: svc withheld its draft (`meta.declined`), generated no
+    answer, or the answer says the notes do not say (DECLINES), whatever else it quotes."""
+    if res[0] != 200:
+        return False
+    meta = res[1].get("meta") or {}
+    if meta.get("declined") or meta.get("answerGenerated") is False:
+        return True
+    return contains_any(res[1].get("answer") or "", DECLINES)
+
+
+def rescore(args):
+    """Scores the replies a run saved with --answers FILE again (as `score` reads them now),
+    without a server: prints the report per preset."""
+    questions, _ = load_set(args.set)
+    saved = json.load(open(args.rescore))
+    reports = {}
+    for preset, by_id in saved.items():
+        asked = [q for q in questions if q["id"] in by_id]
+        def reply(qid, mode):
+            body = by_id[qid].get(mode) or {}
+            return (200 if body.get("meta") else 0, body, None, 0.0)
+        raw = {q["id"]: reply(q["id"], "raw") for q in asked}
+        verified = {q["id"]: reply(q["id"], "verified") for q in asked}
+        m = score(asked, raw, verified)
+        for timed in ("answer_p50_s", "answer_p90_s", "first_token_p50_s", "first_token_p90_s"):
+            m.pop(timed)  # the saved replies hold no timings
+        reports[preset] = m
+    return {"mode": "ask-docs", "set": args.set or "ask-docs", "rescored": args.rescore, "presets": reports}
 
 
 def recall_at_5(port, questions):
@@ -186,6 +223,8 @@ def lost_at(q, reply):
 
 
 def run(args, binary):
+    if getattr(args, "rescore", None):
+        return rescore(args)
     questions, lay_corpus = load_set(args.set)
     if args.sample and args.sample < len(questions):
         questions = questions[: args.sample]
