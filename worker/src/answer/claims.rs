@@ -3,6 +3,7 @@
 //! its content words, numbers and negations there?
 
 use super::relevance::{self, same_spelling, Vocabulary};
+use crate::question::language::{with_ascii_digits, Language};
 use crate::question::words::{self, content_words};
 use crate::question::Question;
 
@@ -38,9 +39,6 @@ impl Claim {
 
 /// A claim's content words a passage must hold for the claim to rest on it.
 pub const MIN_COVERAGE: f64 = 0.8;
-
-/// Words that turn a statement into its opposite.
-const NEGATIONS: &[&str] = &["not", "no", "never", "none", "neither", "nor", "cannot", "without"];
 
 fn utf16_len(s: &str) -> u32 {
     s.encode_utf16().count() as u32
@@ -182,10 +180,12 @@ fn negation_words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The numbers of `text`, in digits, each once: written in digits (with thousands separators
-/// dropped: "10,000" is "10000"), or as a word ([`number_words`]: "one second" holds 1, as "1
-/// second" does).
+/// The numbers of `text`, in ASCII digits, each once: written in digits of any script
+/// ([`with_ascii_digits`]: "๓๐" is "30"; thousands separators dropped: "10,000" is "10000"),
+/// or as a word ([`number_words`]: "one second" holds 1, as "1 second" does; "zwei Sekunden"
+/// holds 2 in a German text).
 fn numbers(text: &str) -> Vec<String> {
+    let text = &*with_ascii_digits(text);
     let mut out: Vec<String> = Vec::new();
     for w in text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')) {
         let n = w.trim_matches(|c| c == '.' || c == ',').replace(',', "");
@@ -193,17 +193,13 @@ fn numbers(text: &str) -> Vec<String> {
             out.push(n);
         }
     }
-    for n in number_words(text) {
+    for n in number_words(text, Language::of_words(&words::words(text))) {
         if !out.contains(&n) {
             out.push(n);
         }
     }
     out
 }
-
-/// Numbers written as words, from two to twelve.
-const NUMBER_WORDS: &[&str] =
-    &["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
 
 /// The words before "one" after which it always counts ("only one", "at least one").
 const BEFORE_ONE_COUNTING: &[&str] = &["only", "exactly", "just", "most", "least"];
@@ -216,7 +212,8 @@ const AFTER_ONE_A_THING: &[&str] = &[
     "will", "needs",
 ];
 
-/// The numbers `text` writes as words, in digits: "two" to "twelve" ([`NUMBER_WORDS`]), and
+/// The numbers `text` writes as words, in digits: "two" to "twelve" in English and in the
+/// text's `language` ([`Language::number_words`]), and
 /// "one" where it counts something ("one second", "only one of them") rather than standing for
 /// a thing or a person. A number word joined to another by `-`, `_` or an apostrophe
 /// ("one-time", "two's complement") is not a number. "one" is not a number at the start of a
@@ -224,7 +221,7 @@ const AFTER_ONE_A_THING: &[&str] = &[
 /// [`AFTER_ONE_A_THING`] (a modal verb among them: "one should") or the end of the text,
 /// except after a word of [`BEFORE_ONE_COUNTING`] ("only", "exactly", "at most"), where it
 /// always counts.
-fn number_words(text: &str) -> Vec<String> {
+fn number_words(text: &str, language: Language) -> Vec<String> {
     // Each run of letters and digits, lowercase, with the characters either side of it.
     let mut runs: Vec<(String, Option<char>, Option<char>)> = Vec::new();
     let mut start: Option<usize> = None;
@@ -241,8 +238,8 @@ fn number_words(text: &str) -> Vec<String> {
         if joined(*before_char) || joined(*after_char) {
             continue;
         }
-        let n = match NUMBER_WORDS.iter().position(|x| x == w) {
-            Some(i) => Some(i + 2),
+        let n = match Language::English.number_of(w).or_else(|| language.number_of(w)) {
+            Some(n) => Some(n),
             None if w == "one" => {
                 let before = k.checked_sub(1).map_or("", |b| runs[b].0.as_str());
                 let after = runs.get(k + 1).map_or("", |r| r.0.as_str());
@@ -291,8 +288,11 @@ pub(super) fn plain_form(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
-fn negated(ws: &[String]) -> bool {
-    ws.iter().any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
+/// Whether `text` holds a negation: an English one ("not", "doesn't"), or one of the
+/// language it reads as ([`Language::negations`]: "nicht", "pas", "не").
+fn negated(text: &str) -> bool {
+    let language = Language::of_words(&words::words(text));
+    negation_words(text).iter().any(|w| Language::English.negates(w) || language.negates(w))
 }
 
 pub use crate::stores::vectors::similarity;
@@ -569,7 +569,7 @@ pub fn lexical(claim: &str, passage: &str) -> Lexical {
         .max_by_key(|(shared, _)| *shared);
     let conflicts = match best {
         Some((shared, sentence)) if !content.is_empty() && shared * 2 >= content.len() => {
-            let negation_differs = negated(&negation_words(claim)) != negated(&negation_words(&sentence));
+            let negation_differs = negated(claim) != negated(&sentence);
             let sentence_numbers = numbers(&sentence);
             let number_differs = !claim_numbers.is_empty()
                 && !sentence_numbers.is_empty()
@@ -659,6 +659,26 @@ mod tests {
         assert!(!num.numbers_present && num.conflicts);
         let other = lexical("Berlin has many museums.", p);
         assert!(other.coverage < 0.5 && !other.conflicts);
+    }
+
+    #[test]
+    fn a_claim_in_another_language_is_read_by_its_own_negations_and_numbers() {
+        let p = "Die Option -S sortiert die Dateien nach ihrer Größe. Es werden zwei Durchläufe gemacht.";
+        let ok = lexical("Die Option -S sortiert die Dateien nach Größe.", p);
+        assert_eq!((ok.coverage, ok.numbers_present, ok.conflicts), (1.0, true, false));
+        assert!(lexical("Die Option -S sortiert die Dateien nicht nach Größe.", p).conflicts);
+        let three = lexical("Es werden drei Durchläufe gemacht.", p);
+        assert!(!three.numbers_present && three.conflicts);
+        assert!(lexical("Es werden 2 Durchläufe gemacht.", p).numbers_present);
+        // German stopwords are not content: "wie", "ich", "die" need not be in the passage.
+        assert!(content_words("Wie sortiere ich die Dateien?").iter().all(|w| w == "sortiere" || w == "dateien"));
+        let fr = "Cette option ne modifie pas le fichier. Le délai est de trois secondes.";
+        assert!(lexical("Cette option modifie le fichier.", fr).conflicts);
+        assert!(lexical("Le délai est de 3 secondes.", fr).numbers_present);
+        assert_eq!(numbers("รอ ๓๐ วินาที"), ["30"]);
+        // English reads as before: "once" is not eleven, "die" not a stopword.
+        assert!(numbers("It runs once.").is_empty());
+        assert_eq!(content_words("The processes die."), ["processes", "die"]);
     }
 
     #[test]

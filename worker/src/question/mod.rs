@@ -4,6 +4,8 @@
 //! a rule fixed here holds everywhere. How rare each word is in an index is the answer's
 //! business (`answer::relevance::Weighed`), not the question's.
 
+pub mod language;
+pub mod script;
 pub mod words;
 
 /// A question as every stage reads it.
@@ -21,7 +23,7 @@ impl Question {
     /// Reads `text`: its words, content words and facets.
     pub fn read(text: &str) -> Question {
         let words = words::words(text);
-        let content_words = words.iter().filter(|w| !words::is_stopword(w)).cloned().collect();
+        let content_words = words::without_stopwords(words.clone());
         Question {
             text: text.to_string(),
             words,

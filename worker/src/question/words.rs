@@ -3,10 +3,16 @@
 //! that a number with dots stays one word ("0.41", "1.54.0"): a version is then never held by a
 //! piece of another, and "Rust 1.41" does not hold the "41" of "lancedb 0.41". A dotted number
 //! whose parts are all single digits ("0.8", "2.0.0") is left out, as its parts would be.
-//! Beside the words, the names a text writes joined ([`names`]: `stack-size-threshold`), which
-//! the words read as pieces.
+//! Chinese, Japanese and Korean runs are read in their pairs and Thai, Lao, Khmer and Burmese
+//! runs in their dictionary words, as the keyword index cuts them ([`super::script`]). Beside
+//! the words, the names a text writes joined ([`names`]: `stack-size-threshold`), which the
+//! words read as pieces.
 
-/// Words that carry no content of their own.
+use super::language::Language;
+use super::script;
+
+/// Words that carry no content of their own (English; another language's are its Snowball
+/// list, [`Language::is_stopword`]).
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "how", "i", "if", "in",
     "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "then",
@@ -21,7 +27,15 @@ pub fn words(text: &str) -> Vec<String> {
     // Ends the word being read (nothing when it is empty or too short).
     let mut finish = |word: &mut String| {
         let w = std::mem::take(word).to_lowercase();
-        if w.split('.').any(|part| part.chars().count() >= 2) && !out.contains(&w) {
+        if w.chars().any(|c| script::is_cjk(c) || script::is_complex(c)) {
+            // Cut as the keyword index cuts it: CJK pairs, Thai words.
+            for range in script::cut(&w) {
+                let piece = &w[range];
+                if piece.chars().count() >= 2 && !out.iter().any(|o| o == piece) {
+                    out.push(piece.to_string());
+                }
+            }
+        } else if w.split('.').any(|part| part.chars().count() >= 2) && !out.contains(&w) {
             out.push(w);
         }
     };
@@ -29,7 +43,7 @@ pub fn words(text: &str) -> Vec<String> {
     while let Some(c) = chars.next() {
         let dot_in_number =
             c == '.' && word.ends_with(|p: char| p.is_ascii_digit()) && chars.peek().is_some_and(char::is_ascii_digit);
-        if c.is_alphanumeric() || dot_in_number {
+        if c.is_alphanumeric() || script::is_complex(c) || dot_in_number {
             word.push(c);
         } else {
             finish(&mut word);
@@ -39,9 +53,20 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// The words of `text` that say what it is about: its [`words`] without the stopwords.
+/// The words of `text` that say what it is about: its [`words`] without the stopwords, and
+/// without its language's too when it reads as another language than English
+/// ([`Language::of_words`]: "wie" says nothing in a German question).
 pub fn content_words(text: &str) -> Vec<String> {
-    words(text).into_iter().filter(|t| !is_stopword(t)).collect()
+    without_stopwords(words(text))
+}
+
+/// `words` (of one text) without the stopwords of [`content_words`].
+pub fn without_stopwords(words: Vec<String>) -> Vec<String> {
+    let language = Language::of_words(&words);
+    words
+        .into_iter()
+        .filter(|t| !is_stopword(t) && (language == Language::English || !language.is_stopword(t)))
+        .collect()
 }
 
 /// The names `text` writes joined: runs of letters and digits tied by `-`, `_` or `::`
@@ -108,6 +133,15 @@ mod tests {
         assert_eq!(words("How do Unix sockets work? a sockets"), vec!["how", "do", "unix", "sockets", "work"]);
         assert_eq!(content_words("How do Unix sockets work?"), vec!["unix", "sockets", "work"]);
         assert_eq!(words("北京 预算"), vec!["北京", "预算"]);
+    }
+
+    #[test]
+    fn cjk_and_thai_words_are_cut_as_the_keyword_index_cuts_them() {
+        // A CJK run in its pairs, so a word of a sentence is held by it.
+        assert_eq!(words("在北京的预算"), ["在北", "北京", "京的", "的预", "预算"]);
+        assert!(words("北京").iter().all(|w| words("在北京的预算").contains(w)));
+        assert_eq!(words("ทุกสองสัปดาห์"), ["ทุก", "สอง", "สัปดาห์"]);
+        assert_eq!(words("Rust製のツール"), ["rust", "製の", "のツ", "ツー", "ール"]);
     }
 
     #[test]
