@@ -11,20 +11,10 @@ use frostem::{Algorithm, Stemmer};
 use tantivy::tokenizer::{Token, TokenFilter, TokenStream, Tokenizer};
 use whatlang::Lang;
 
-/// A language stemmed by its own rules. English is the stem of a text whose language is not
-/// told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stemming {
-    English,
-    German,
-    French,
-    Spanish,
-    Italian,
-    Portuguese,
-    Dutch,
-    Russian,
-    Swedish,
-}
+/// A language stemmed by its own rules: the languages the question's words are read in
+/// ([`crate::question::language::Language`], one list of them), each with its Snowball
+/// stemmer here. English is the stem of a text whose language is not told.
+pub use crate::question::language::Language as Stemming;
 
 /// Characters read to tell a text's language: enough for a reliable guess, cheap on a long one.
 /// (2,000 made whatlang a fifth of a first index's CPU; the manual pages' keyword recall is the
