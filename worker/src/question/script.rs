@@ -72,48 +72,55 @@ fn script_of(c: char) -> Script {
 /// cut into its overlapping pairs, a Thai, Lao, Khmer or Burmese run into its dictionary words.
 pub fn cut(text: &str) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
-    let push = |from: usize, to: usize, out: &mut Vec<Range<usize>>| out.push(from..to);
+    for_each_word(text, &mut |range| out.push(range));
+    out
+}
+
+/// Hands each word of `text` ([`cut`]'s) to `each`, in text order, without collecting them:
+/// the keyword index's tokenizer builds its tokens as they come.
+pub fn for_each_word(text: &str, each: &mut impl FnMut(Range<usize>)) {
     // A run of letters and digits, split where it passes between CJK and other characters.
     let mut run: Vec<(usize, char)> = Vec::new();
-    let flush = |run: &mut Vec<(usize, char)>, out: &mut Vec<Range<usize>>| {
-        let end_of = |k: usize, run: &[(usize, char)]| run[k].0 + run[k].1.len_utf8();
-        let mut k = 0;
-        while k < run.len() {
-            let script = script_of(run[k].1);
-            let mut j = k;
-            while j + 1 < run.len() && script_of(run[j + 1].1) == script {
-                j += 1;
-            }
-            let (from, to) = (run[k].0, end_of(j, run));
-            match script {
-                Script::Cjk if j > k => {
-                    for p in k..j {
-                        push(run[p].0, end_of(p + 1, run), out);
-                    }
-                }
-                Script::Complex => {
-                    let mut words = BREAKER.segment_str(&text[from..to]);
-                    let mut start = 0;
-                    while let Some(end) = words.next() {
-                        if end > start && words.is_word_like() {
-                            push(from + start, from + end, out);
-                        }
-                        start = end;
-                    }
-                }
-                _ => push(from, to, out),
-            }
-            k = j + 1;
-        }
-        run.clear();
-    };
     for (i, c) in text.char_indices() {
         if c.is_alphanumeric() || is_complex(c) {
             run.push((i, c));
         } else {
-            flush(&mut run, &mut out);
+            words_of_run(text, &run, each);
+            run.clear();
         }
     }
-    flush(&mut run, &mut out);
-    out
+    words_of_run(text, &run, each);
+}
+
+/// The words of one run of `text` (its characters with their byte offsets), each to `each`.
+fn words_of_run(text: &str, run: &[(usize, char)], each: &mut impl FnMut(Range<usize>)) {
+    let end_of = |k: usize| run[k].0 + run[k].1.len_utf8();
+    let mut k = 0;
+    while k < run.len() {
+        let script = script_of(run[k].1);
+        let mut j = k;
+        while j + 1 < run.len() && script_of(run[j + 1].1) == script {
+            j += 1;
+        }
+        let (from, to) = (run[k].0, end_of(j));
+        match script {
+            Script::Cjk if j > k => {
+                for pair in run[k..=j].windows(2) {
+                    each(pair[0].0..pair[1].0 + pair[1].1.len_utf8());
+                }
+            }
+            Script::Complex => {
+                let mut words = BREAKER.segment_str(&text[from..to]);
+                let mut start = 0;
+                while let Some(end) = words.next() {
+                    if end > start && words.is_word_like() {
+                        each(from + start..from + end);
+                    }
+                    start = end;
+                }
+            }
+            _ => each(from..to),
+        }
+        k = j + 1;
+    }
 }

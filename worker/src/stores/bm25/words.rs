@@ -3,7 +3,7 @@
 //! "書館"), Thai, Lao, Khmer and Burmese runs in their dictionary words. A query is cut the
 //! same way, so its pairs are found where the word is.
 
-use crate::question::script::cut;
+use crate::question::script::for_each_word;
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 /// The tokenizer of both keyword analyzers (stemmed and plain).
@@ -20,17 +20,16 @@ impl Tokenizer for WordsTokenizer {
     type TokenStream<'a> = WordsStream;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> WordsStream {
-        let tokens = cut(text)
-            .into_iter()
-            .enumerate()
-            .map(|(position, range)| Token {
+        let mut tokens: Vec<Token> = Vec::new();
+        for_each_word(text, &mut |range| {
+            tokens.push(Token {
                 offset_from: range.start,
                 offset_to: range.end,
-                position,
+                position: tokens.len(),
                 text: text[range].to_string(),
                 position_length: 1,
             })
-            .collect();
+        });
         WordsStream { tokens, next: 0 }
     }
 }
