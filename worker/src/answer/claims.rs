@@ -239,7 +239,7 @@ fn number_words(text: &str, language: Language) -> Vec<String> {
             continue;
         }
         let n = match Language::English.number_of(w).or_else(|| language.number_of(w)) {
-            Some(n) => Some(n),
+            n @ Some(_) => n,
             None if w == "one" => {
                 let before = k.checked_sub(1).map_or("", |b| runs[b].0.as_str());
                 let after = runs.get(k + 1).map_or("", |r| r.0.as_str());
