@@ -3,10 +3,11 @@
 //! commit, and `converge`, which re-feeds BM25 from the catalog where they differ.
 
 use super::indexer::{Indexer, SyncError};
+use super::lanes;
 use super::reading::{mime_and_ext, Parsed};
 use crate::config::CollectionConfig;
 use crate::index::ingest::{self, ParsedDoc};
-use crate::stores::bm25::Bm25Doc;
+use crate::stores::bm25::{Bm25Doc, Bm25Entry};
 use crate::stores::catalog::RowVersion;
 use crate::stores::catalog::{
     self, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
@@ -95,6 +96,52 @@ impl Indexer<'_> {
         touched: &[Touch],
         origin: Origin,
     ) -> Result<BatchOutcome, SyncError> {
+        // The keyword entries are built (languages told, words stemmed) beside the catalog's
+        // transaction, in two lanes when the batch is large enough to pay for a thread.
+        let entry = |p: &Box<Parsed>| self.keyword_entry_of(coll, p);
+        let write = || self.write_batch(coll, parsed, touched, origin);
+        let (written, entries) = if parsed.len() >= PARALLEL_ENTRIES {
+            lanes::map_beside(parsed, entry, write)
+        } else {
+            (write(), parsed.iter().map(entry).collect())
+        };
+        let (mut out, ids, gen) = written?;
+        for ((p, id), entry) in parsed.iter().zip(ids).zip(entries) {
+            self.bm25.put(id, entry)?;
+            out.absorbed.push(RowVersion { id, gen });
+            out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
+        }
+        Ok(out)
+    }
+
+    /// The keyword entry of a file a batch parsed.
+    fn keyword_entry_of(&self, coll: &str, p: &Parsed) -> Bm25Entry {
+        self.keyword_entry(
+            &Stored {
+                collection: coll,
+                rel_path: &p.file.rel,
+                title: &p.doc.title,
+                canonical: &p.canonical,
+                body_start_line: p.doc.body_start_line,
+                categories: &p.doc.categories,
+                doc_type: p.doc.doc_type.as_deref(),
+                tags: &p.doc.tags,
+                mtime_ns: p.file.mtime_ns,
+            },
+            Some(&p.doc.sections),
+        )
+    }
+
+    /// A batch's catalog writes, in one transaction: each parsed file's row and journal entry,
+    /// each touched file's mtime (and reactivation). The outcome so far, the parsed files'
+    /// row ids in order, and the generation written.
+    fn write_batch(
+        &self,
+        coll: &str,
+        parsed: &[Box<Parsed>],
+        touched: &[Touch],
+        origin: Origin,
+    ) -> Result<(BatchOutcome, Vec<DocKey>, i64), SyncError> {
         let now = time_fmt::now_iso();
         let mut out = BatchOutcome::default();
         let mut ids = Vec::with_capacity(parsed.len());
@@ -206,26 +253,7 @@ impl Indexer<'_> {
             }
             tx.commit()?;
         }
-        for (p, id) in parsed.iter().zip(ids) {
-            self.feed_bm25(
-                Stored {
-                    id,
-                    collection: coll,
-                    rel_path: &p.file.rel,
-                    title: &p.doc.title,
-                    canonical: &p.canonical,
-                    body_start_line: p.doc.body_start_line,
-                    categories: &p.doc.categories,
-                    doc_type: p.doc.doc_type.as_deref(),
-                    tags: &p.doc.tags,
-                    mtime_ns: p.file.mtime_ns,
-                },
-                Some(&p.doc.sections),
-            )?;
-            out.absorbed.push(RowVersion { id, gen });
-            out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
-        }
-        Ok(out)
+        Ok((out, ids, gen))
     }
 
     /// Deactivates rows (files that vanished or were deactivated through the API), with a
@@ -390,17 +418,26 @@ impl Indexer<'_> {
         let rows = catalog::docs_by_ids(&conn, ids)?;
         let tags = catalog::tags_of(&conn, ids)?;
         let mut absorbed = Vec::with_capacity(rows.len());
-        for row in rows {
-            if row.active {
-                let text = catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default();
-                let no_tags = Vec::new();
-                self.feed_bm25(
-                    Stored {
-                        id: row.id,
+        let no_tags = Vec::new();
+        // A chunk's texts are read in order on this connection, then their entries built in
+        // two lanes; a chunk bounds the texts held at once.
+        for chunk in rows.chunks(REFEED_CHUNK) {
+            let mut items: Vec<(&catalog::DocRow, Option<String>)> = Vec::with_capacity(chunk.len());
+            for row in chunk {
+                let text = match row.active {
+                    true => Some(catalog::content_text(&conn, &row.mirror_hash)?.unwrap_or_default()),
+                    false => None,
+                };
+                items.push((row, text));
+            }
+            let entry = |(row, text): &(&catalog::DocRow, Option<String>)| {
+                let text = text.as_deref()?;
+                Some(self.keyword_entry(
+                    &Stored {
                         collection: &row.collection,
                         rel_path: &row.rel_path,
                         title: &row.title,
-                        canonical: &text,
+                        canonical: text,
                         body_start_line: row.body_start_line,
                         categories: &row.categories,
                         doc_type: row.fm_type.as_deref(),
@@ -408,11 +445,20 @@ impl Indexer<'_> {
                         mtime_ns: row.source_mtime_ns,
                     },
                     None,
-                )?;
+                ))
+            };
+            let entries = if items.len() >= PARALLEL_ENTRIES {
+                lanes::map(&items, entry)
             } else {
-                self.bm25.delete(row.id);
+                items.iter().map(entry).collect()
+            };
+            for ((row, _), entry) in items.iter().zip(entries) {
+                match entry {
+                    Some(entry) => self.bm25.put(row.id, entry)?,
+                    None => self.bm25.delete(row.id),
+                }
+                absorbed.push(RowVersion { id: row.id, gen: row.gen });
             }
-            absorbed.push(RowVersion { id: row.id, gen: row.gen });
         }
         drop(conn);
         self.bm25.commit()?;
@@ -421,9 +467,16 @@ impl Indexer<'_> {
     }
 }
 
+/// From this many parsed files on, a batch's keyword entries are built in two lanes
+/// ([`lanes::map_beside`]: a first index's batches); a smaller batch (a file written through
+/// the API) builds them on the writing thread, where a thread would cost more than it saves.
+const PARALLEL_ENTRIES: usize = 16;
+
+/// Rows whose texts a re-feed reads at once before building their entries.
+const REFEED_CHUNK: usize = 64;
+
 /// What the catalog keeps of a document, as the keyword index's entry is built from it.
 pub(super) struct Stored<'a> {
-    pub(super) id: DocKey,
     pub(super) collection: &'a str,
     pub(super) rel_path: &'a str,
     pub(super) title: &'a str,
@@ -437,12 +490,13 @@ pub(super) struct Stored<'a> {
 }
 
 impl Indexer<'_> {
-    /// Feeds BM25 one document's entry (committed with the next commit). The one builder of
-    /// the keyword index's entries: a sync's batch and convergence (after a rebuild, a rename,
-    /// a content-type change, a reactivation) both call it with what the catalog stores, so
-    /// what is indexed never depends on the path that wrote it. `symbols`: a code file's
-    /// symbol sections when the caller parsed it already; else they are parsed here.
-    pub(super) fn feed_bm25(&self, doc: Stored<'_>, symbols: Option<&[ingest::Section]>) -> Result<(), SyncError> {
+    /// One document's keyword entry, to be put under its row's key (and committed with the
+    /// next commit). The one builder of the keyword index's entries: a sync's batch and
+    /// convergence (after a rebuild, a rename, a content-type change, a reactivation) both call
+    /// it with what the catalog stores, so what is indexed never depends on the path that
+    /// wrote it. `symbols`: a code file's symbol sections when the caller parsed it already;
+    /// else they are parsed here.
+    pub(super) fn keyword_entry(&self, doc: &Stored<'_>, symbols: Option<&[ingest::Section]>) -> Bm25Entry {
         let kind = source_kind(doc.rel_path);
         let categories = self.content_types.categories_with_type(doc.categories, doc.doc_type, doc.rel_path);
         let parsed_symbols;
@@ -462,8 +516,7 @@ impl Indexer<'_> {
             .then(|| ingest::declared_language(doc.canonical))
             .flatten()
             .or_else(|| self.languages.get(doc.collection).map(str::to_string));
-        self.bm25.upsert(&Bm25Doc {
-            key: doc.id,
+        self.bm25.entry(&Bm25Doc {
             collection: doc.collection,
             title: &title,
             body: &body,
@@ -472,8 +525,7 @@ impl Indexer<'_> {
             categories: &categories,
             modified_ms: doc.mtime_ns / 1_000_000,
             declared_language: declared.as_deref(),
-        })?;
-        Ok(())
+        })
     }
 }
 

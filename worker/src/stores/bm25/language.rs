@@ -25,6 +25,20 @@ const SAMPLE_CHARS: usize = 1_000;
 /// tell their language, and a guess would stem an English title by another language's rules.
 const MIN_CHARS: usize = 200;
 
+/// Every language's common words ([`Stemming::common_words`]), each with the languages it is
+/// common in, as bits of their places in [`Stemming::ALL`]: one lookup per word of a paragraph
+/// [`Stemming::reading`] reads.
+static COMMON_WORDS: std::sync::LazyLock<std::collections::HashMap<&'static str, u16>> =
+    std::sync::LazyLock::new(|| {
+        let mut map = std::collections::HashMap::new();
+        for (i, language) in Stemming::ALL.iter().enumerate() {
+            for word in language.common_words() {
+                *map.entry(*word).or_insert(0u16) |= 1 << i;
+            }
+        }
+        map
+    });
+
 impl Stemming {
     pub const ALL: [Stemming; 9] = [
         Stemming::English,
@@ -78,10 +92,19 @@ impl Stemming {
             if w.chars().count() > 6 {
                 continue;
             }
-            let w = w.to_lowercase();
-            for (i, language) in Stemming::ALL.iter().enumerate() {
-                if language.common_words().contains(&w.as_str()) {
-                    hits[i] += 1;
+            // Only a word with capitals is lowercased (a common word has none).
+            let lower;
+            let w = if w.chars().any(char::is_uppercase) {
+                lower = w.to_lowercase();
+                lower.as_str()
+            } else {
+                w
+            };
+            if let Some(&languages) = COMMON_WORDS.get(w) {
+                for (i, hit) in hits.iter_mut().enumerate() {
+                    if languages & (1 << i) != 0 {
+                        *hit += 1;
+                    }
                 }
             }
         }
@@ -251,7 +274,7 @@ pub fn variants(word: &str, languages: &[Stemming]) -> Vec<String> {
 }
 
 /// The token filter that stems every token of a text by the text's language (the title's
-/// analyzer; a body's language is told once in `Bm25Index::upsert`).
+/// analyzer; a body's language is told once in `Bm25Index::entry`).
 #[derive(Clone, Copy, Default)]
 pub struct LanguageStemmer;
 

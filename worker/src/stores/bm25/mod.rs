@@ -15,23 +15,23 @@ use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
     STRING,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, PreTokenizedString, RemoveLongFilter, StopWordFilter, TextAnalyzer, Token,
-};
+use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, StopWordFilter, TextAnalyzer, Token};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 mod language;
 pub mod query;
+mod stems;
 mod words;
 
 // The analyzers' names are part of the schema: an index made with other analyzers is rebuilt
 // from the catalog when it is opened ([`Bm25Index::open`]). `_cjk`: Chinese, Japanese and
 // Korean text in pairs of characters (`words`); `_dict`: Thai, Lao, Khmer and Burmese cut
 // into words by a dictionary (`words`); `lang_stem`: stems by the text's language
-// (`language`).
+// (`language`); `svc_stems`: a body's stems, told and stemmed by `entry` (`stems`).
 const STEMMED: &str = "svc_lang_stem_cjk_dict";
+const STEMS: &str = "svc_stems";
 const PLAIN: &str = "svc_plain_cjk_dict";
-/// [`STEMMED`] without its stemmer: the words of a body, which `upsert` stems by the body's
+/// [`STEMMED`] without its stemmer: the words of a body, which `entry` stems by the body's
 /// language, and of a query, whose words are looked for in every language's stem
 /// (`language::variants`). Not a field's analyzer.
 const WORDS: &str = "svc_words";
@@ -80,9 +80,8 @@ struct Fields {
     language: Field,
 }
 
-/// What the index stores about one document.
+/// What the index stores about one document (under its key: [`Bm25Index::put`]).
 pub struct Bm25Doc<'a> {
-    pub key: DocKey,
     pub collection: &'a str,
     pub title: &'a str,
     pub body: &'a str,
@@ -94,6 +93,10 @@ pub struct Bm25Doc<'a> {
     /// tells.
     pub declared_language: Option<&'a str>,
 }
+
+/// One document's entry, its languages told and its words stemmed ([`Bm25Index::entry`]: the
+/// costly part, on any thread), to be put under its key ([`Bm25Index::put`]).
+pub struct Bm25Entry(TantivyDocument);
 
 pub struct Bm25Index {
     index: Index,
@@ -110,11 +113,14 @@ fn schema() -> (Schema, Fields) {
     let plain = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default().set_tokenizer(PLAIN).set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
+    let stems = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(STEMS).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
     let key = b.add_i64_field("key", NumericOptions::default() | INDEXED | STORED | FAST);
     let collection = b.add_text_field("collection", STRING);
-    let title = b.add_text_field("title", stemmed.clone());
+    let title = b.add_text_field("title", stemmed);
     let title_plain = b.add_text_field("title_plain", plain.clone());
-    let body = b.add_text_field("body", stemmed);
+    let body = b.add_text_field("body", stems);
     let body_plain = b.add_text_field("body_plain", plain.clone());
     let path = b.add_text_field("path", plain);
     let tags = b.add_text_field("tags", STRING);
@@ -140,6 +146,7 @@ fn register_tokenizers(index: &Index) {
     };
     index.tokenizers().register(WORDS, words().build());
     index.tokenizers().register(STEMMED, words().filter_dynamic(language::LanguageStemmer).build());
+    index.tokenizers().register(STEMS, TextAnalyzer::from(stems::StemsTokenizer));
     let plain =
         TextAnalyzer::builder(words::WordsTokenizer).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build();
     index.tokenizers().register(PLAIN, plain);
@@ -195,11 +202,15 @@ impl Bm25Index {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Replaces the entry of `doc.key` (delete, then add). Visible after [`commit`].
-    pub fn upsert(&self, doc: &Bm25Doc<'_>) -> Result<(), Bm25Error> {
+    /// Replaces the entry of `key` with `doc`'s (delete, then add). Visible after [`commit`].
+    pub fn upsert(&self, key: DocKey, doc: &Bm25Doc<'_>) -> Result<(), Bm25Error> {
+        self.put(key, self.entry(doc))
+    }
+
+    /// `doc`'s entry: its text told and stemmed, not yet in the index.
+    pub fn entry(&self, doc: &Bm25Doc<'_>) -> Bm25Entry {
         let f = &self.fields;
         let mut d = TantivyDocument::default();
-        d.add_i64(f.key, doc.key.0);
         d.add_text(f.collection, doc.collection);
         d.add_text(f.title, doc.title);
         d.add_text(f.title_plain, doc.title);
@@ -211,7 +222,7 @@ impl Bm25Index {
             Some(declared) => (vec![(0..doc.body.len(), declared)], Vec::new()),
             None => (language::parts(doc.body), language::guesses(doc.body)),
         };
-        d.add_pre_tokenized_text(f.body, self.stemmed(doc.body, &parts, &guesses));
+        d.add_text(f.body, self.stems(doc.body, &parts, &guesses));
         d.add_text(f.body_plain, doc.body);
         d.add_text(f.path, doc.rel_path);
         for t in doc.tags {
@@ -231,8 +242,15 @@ impl Bm25Index {
         for code in codes {
             d.add_text(f.language, code);
         }
+        Bm25Entry(d)
+    }
+
+    /// Replaces the entry of `key` with `entry` (delete, then add). Visible after [`commit`].
+    pub fn put(&self, key: DocKey, entry: Bm25Entry) -> Result<(), Bm25Error> {
+        let Bm25Entry(mut d) = entry;
+        d.add_i64(self.fields.key, key.0);
         let w = self.writer();
-        w.delete_term(Term::from_field_i64(f.key, doc.key.0));
+        w.delete_term(Term::from_field_i64(self.fields.key, key.0));
         w.add_document(d)?;
         Ok(())
     }
@@ -268,53 +286,39 @@ impl Bm25Index {
         self.index.tokenizers().get(name).map_or_else(Vec::new, |analyzer| tokens_of(analyzer, text))
     }
 
-    /// `text` as the stemmed analyzer cuts it, each word stemmed by the stemming of the part
-    /// it stands in (`parts`: in text order, covering the text; told by the caller), and also,
-    /// at the same position, by each of `also` where that stem differs.
-    fn stemmed(
+    /// `text`'s words as the stemmed analyzer cuts them, each stemmed by the stemming of the
+    /// part it stands in (`parts`: in text order, covering the text; told by the caller), and
+    /// also, at the same position, by each of `also` where that stem differs: the `body`
+    /// field's value ([`stems::StemsText`]).
+    fn stems(
         &self,
         text: &str,
         parts: &[(std::ops::Range<usize>, language::Stemming)],
         also: &[language::Stemming],
-    ) -> PreTokenizedString {
-        let mut words = self.tokens(WORDS, text);
-        let mut stacked: Vec<Token> = Vec::new();
+    ) -> String {
+        let mut out = stems::StemsText::with_capacity(text.len());
+        let Some(mut analyzer) = self.index.tokenizers().get(WORDS) else { return out.into_string() };
+        let mut stream = analyzer.token_stream(text);
         let mut part = parts.iter().peekable();
-        for t in &mut words {
+        while stream.advance() {
+            let t = stream.token();
             while part.peek().is_some_and(|(range, _)| range.end <= t.offset_from) && part.len() > 1 {
                 part.next();
             }
             let Some((_, stemming)) = part.peek() else { break };
             let own = stemming.stem(&t.text);
+            out.word(t.position, &own);
             // The other languages' stems, from the word as written, each once.
-            let first = stacked.len();
+            let mut stacked: Vec<std::borrow::Cow<'_, str>> = Vec::new();
             for other in also {
                 let stem = other.stem(&t.text);
-                if stem != own && stacked[first..].iter().all(|s| s.text != stem) {
-                    stacked.push(Token { text: stem.into_owned(), ..t.clone() });
+                if stem != own && !stacked.contains(&stem) {
+                    out.stacked(&stem);
+                    stacked.push(stem);
                 }
-            }
-            // The stem may borrow a shorter part of the word: compare, then own it.
-            if own != t.text.as_str() {
-                t.text = own.into_owned();
             }
         }
-        let tokens = if stacked.is_empty() {
-            words
-        } else {
-            // Each word's own stem, then the stems stacked at its position.
-            let mut all = Vec::with_capacity(words.len() + stacked.len());
-            let mut extra = stacked.into_iter().peekable();
-            for t in words {
-                let position = t.position;
-                all.push(t);
-                while let Some(s) = extra.next_if(|s| s.position == position) {
-                    all.push(s);
-                }
-            }
-            all
-        };
-        PreTokenizedString { text: text.to_string(), tokens }
+        out.into_string()
     }
 
     /// The words of `text` as `field`'s analyzer gives them.
@@ -532,9 +536,8 @@ pub fn language_category(lang: protocol::source_kind::CodeLanguage) -> String {
 mod tests {
     use super::*;
 
-    fn doc<'a>(key: i64, title: &'a str, body: &'a str, tags: &'a [String]) -> Bm25Doc<'a> {
-        Bm25Doc {
-            key: DocKey(key),
+    fn doc<'a>(key: i64, title: &'a str, body: &'a str, tags: &'a [String]) -> (DocKey, Bm25Doc<'a>) {
+        let doc = Bm25Doc {
             collection: "notes",
             title,
             body,
@@ -543,7 +546,12 @@ mod tests {
             categories: &[],
             modified_ms: key * 1000,
             declared_language: None,
-        }
+        };
+        (DocKey(key), doc)
+    }
+
+    fn upsert(idx: &Bm25Index, (key, doc): (DocKey, Bm25Doc<'_>)) {
+        idx.upsert(key, &doc).unwrap();
     }
 
     /// What a commit killed half way leaves: `.del` files meta.json never named, registered as
@@ -553,8 +561,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let (idx, _) = Bm25Index::open(dir.path()).unwrap();
-            idx.upsert(&doc(1, "Kettle", "descale the kettle", &[])).unwrap();
-            idx.upsert(&doc(2, "Tea", "steep the leaves", &[])).unwrap();
+            upsert(&idx, doc(1, "Kettle", "descale the kettle", &[]));
+            upsert(&idx, doc(2, "Tea", "steep the leaves", &[]));
             idx.commit().unwrap();
         }
         let meta: serde_json::Value =
@@ -580,13 +588,10 @@ mod tests {
     fn a_query_told_its_language_is_stemmed_by_it_and_english_alone() {
         let dir = tempfile::tempdir().unwrap();
         let (idx, _) = Bm25Index::open(dir.path()).unwrap();
-        idx.upsert(&Bm25Doc { declared_language: Some("en"), ..doc(1, "Roads", "the developments of the road", &[]) })
-            .unwrap();
-        idx.upsert(&Bm25Doc {
-            declared_language: Some("es"),
-            ..doc(2, "Proyecto", "los desarrollos del proyecto", &[])
-        })
-        .unwrap();
+        let (en, roads) = doc(1, "Roads", "the developments of the road", &[]);
+        idx.upsert(en, &Bm25Doc { declared_language: Some("en"), ..roads }).unwrap();
+        let (es, proyecto) = doc(2, "Proyecto", "los desarrollos del proyecto", &[]);
+        idx.upsert(es, &Bm25Doc { declared_language: Some("es"), ..proyecto }).unwrap();
         idx.commit().unwrap();
         let keys = |text: &str, lang: Option<&str>| -> Vec<i64> {
             let q = KeywordQuery::parse(text).unwrap().in_language(lang);
@@ -601,14 +606,36 @@ mod tests {
         assert_eq!(keys("developing", Some("de")), [1]);
     }
 
+    /// A body's stems reach the index as [`stems::StemsText`]: each paragraph's in its own
+    /// language, a short note's guessed ones beside its English ones, phrases still found in
+    /// the words as written.
+    #[test]
+    fn a_bodys_stems_are_indexed_by_its_languages() {
+        let dir = tempfile::tempdir().unwrap();
+        let (idx, _) = Bm25Index::open(dir.path()).unwrap();
+        let short = "Die Entwicklungen der Kinder sind erstaunlich.\nWir sprechen morgen darüber.";
+        upsert(&idx, doc(1, "Kinder", short, &[]));
+        upsert(&idx, doc(2, "Roads", "The developments of the road network", &[]));
+        idx.commit().unwrap();
+        let keys = |text: &str| -> Vec<i64> {
+            let q = KeywordQuery::parse(text).unwrap();
+            idx.search(&q, &SearchFilters::default(), 10).unwrap().into_iter().map(|(_, k)| k.0).collect()
+        };
+        assert_eq!(keys("Entwicklung"), [1], "the guessed German stem");
+        assert_eq!(keys("entwicklungen"), [1], "the English stem, the word as written");
+        assert_eq!(keys("developing"), [2]);
+        assert_eq!(keys("\"road network\""), [2]);
+        assert!(keys("\"network road\"").is_empty());
+    }
+
     #[test]
     fn ranks_filters_and_replaces() {
         let dir = tempfile::tempdir().unwrap();
         let (idx, rebuilt) = Bm25Index::open(dir.path()).unwrap();
         assert!(rebuilt);
         let tags = vec!["ipc".to_string()];
-        idx.upsert(&doc(1, "Unix sockets", "local sockets connect processes", &tags)).unwrap();
-        idx.upsert(&doc(2, "Bread", "baking bread at home with sockets of dough", &[])).unwrap();
+        upsert(&idx, doc(1, "Unix sockets", "local sockets connect processes", &tags));
+        upsert(&idx, doc(2, "Bread", "baking bread at home with sockets of dough", &[]));
         idx.commit().unwrap();
         let q = KeywordQuery::parse("socket processes").unwrap();
         let hits = idx.search(&q, &SearchFilters::default(), 10).unwrap();
@@ -620,7 +647,7 @@ mod tests {
         assert_eq!(idx.search(&neg, &SearchFilters::default(), 10).unwrap().len(), 1);
         let phrase = KeywordQuery::parse("\"baking bread\"").unwrap();
         assert_eq!(idx.search(&phrase, &SearchFilters::default(), 10).unwrap()[0].1, DocKey(2));
-        idx.upsert(&doc(1, "Unix sockets", "now about pipes", &tags)).unwrap();
+        upsert(&idx, doc(1, "Unix sockets", "now about pipes", &tags));
         idx.delete(DocKey(2));
         idx.commit().unwrap();
         assert_eq!(idx.num_docs(), 1);
