@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::indexer::{FileSync, Indexer, SyncError};
+use super::lanes;
 use super::reading::{
     found_file, over_size_limit, parts_by_file, read_and_parse, read_and_parse_parts, unchanged_parts, FileOutcome,
     Parsed, Pictures,
@@ -26,6 +27,11 @@ use protocol::source_kind::{source_kind, SourceKind};
 
 /// Files parsed and written per catalog transaction.
 const BATCH: usize = 256;
+
+/// From this many files on, a batch's files are read and parsed in two lanes
+/// ([`lanes::map`]); fewer are read on the sync's thread, where a thread would cost more
+/// than it saves.
+const PARALLEL_READS: usize = 16;
 
 impl Indexer<'_> {
     /// Syncs one collection (its changes journaled with `origin`: a sync's, or the watcher's).
@@ -123,18 +129,26 @@ impl Indexer<'_> {
             }
             let mut parsed: Vec<Box<Parsed>> = Vec::with_capacity(BATCH);
             let mut touched: Vec<Touch> = Vec::new();
-            for (file, kind) in pending.by_ref().take(BATCH) {
-                let outcomes = if convert::splits_into_parts(&file.rel) {
+            // The batch's files are read and parsed in two lanes (each alone: its bytes, its
+            // text, its parse), then taken in order.
+            let batch: Vec<(FoundFile, SourceKind)> = pending.by_ref().take(BATCH).collect();
+            let read = |(file, kind): &(FoundFile, SourceKind)| {
+                if convert::splits_into_parts(&file.rel) {
                     let parts = parts_of.get(file.rel.as_str()).map_or(&[][..], Vec::as_slice);
-                    read_and_parse_parts(&file, &known, parts).unwrap_or_else(|reason| {
-                        keep(&mut seen, &file.rel);
-                        vec![(file.rel.clone(), FileOutcome::Failed(reason))]
-                    })
+                    read_and_parse_parts(file, &known, parts)
                 } else {
                     let prev = known.get(&file.rel);
                     let pictures = Pictures { readings: self.pictures, collection: &coll.name };
-                    vec![(file.rel.clone(), read_and_parse(file, prev, kind, pictures))]
-                };
+                    Ok(vec![(file.rel.clone(), read_and_parse(file.clone(), prev, *kind, pictures))])
+                }
+            };
+            let read_batch =
+                if batch.len() >= PARALLEL_READS { lanes::map(&batch, read) } else { batch.iter().map(read).collect() };
+            for ((file, _), outcomes) in batch.iter().zip(read_batch) {
+                let outcomes = outcomes.unwrap_or_else(|reason| {
+                    keep(&mut seen, &file.rel);
+                    vec![(file.rel.clone(), FileOutcome::Failed(reason))]
+                });
                 for (rel, outcome) in outcomes {
                     // A part that failed keeps its previous version, like a file.
                     seen.insert(rel.clone());

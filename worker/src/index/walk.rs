@@ -5,6 +5,7 @@ use super::rules::{self, FileMatcher, Rules};
 use std::path::{Path, PathBuf};
 
 /// A file found under a collection root.
+#[derive(Clone)]
 pub struct FoundFile {
     pub rel: String,
     pub abs: PathBuf,
