@@ -12,7 +12,7 @@ pub mod indexer;
 pub mod ingest;
 pub mod jobs;
 pub mod keyword_refeed;
-mod lanes;
+pub mod lanes;
 pub mod mounts;
 pub mod pictures;
 pub mod reading;

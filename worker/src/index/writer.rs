@@ -98,12 +98,11 @@ impl Indexer<'_> {
     ) -> Result<BatchOutcome, SyncError> {
         // The keyword entries are built (languages told, words stemmed) beside the catalog's
         // transaction, in two lanes when the batch is large enough to pay for a thread.
-        let entry = |p: &Box<Parsed>| self.keyword_entry_of(coll, p);
         let write = || self.write_batch(coll, parsed, touched, origin);
         let (written, entries) = if parsed.len() >= PARALLEL_ENTRIES {
-            lanes::map_beside(parsed, entry, write)
+            lanes::map_beside(parsed, |p| self.keyword_entry_of(coll, p), write)
         } else {
-            (write(), parsed.iter().map(entry).collect())
+            (write(), parsed.iter().map(|p| self.keyword_entry_of(coll, p)).collect())
         };
         let (mut out, ids, gen) = written?;
         for ((p, id), entry) in parsed.iter().zip(ids).zip(entries) {
