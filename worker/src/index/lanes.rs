@@ -8,14 +8,23 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Fewer items than this are mapped on the calling thread alone (a file written through the
+/// API, a watcher's few): a thread would cost more than it saves.
+const MIN_ITEMS: usize = 16;
+
 /// `f` of each item, in the items' order, and `first()`'s result: a scoped thread starts on
-/// the items while this thread runs `first`, then this thread takes items too. A panic in
-/// either goes on here, as if everything had run on this thread.
+/// the items while this thread runs `first`, then this thread takes items too (fewer than
+/// [`MIN_ITEMS`]: `first`, then the items, on this thread). A panic in either goes on here,
+/// as if everything had run on this thread.
 pub fn map_beside<T: Sync, R: Send, B>(
     items: &[T],
     f: impl Fn(&T) -> R + Sync,
     first: impl FnOnce() -> B,
 ) -> (B, Vec<R>) {
+    if items.len() < MIN_ITEMS {
+        let b = first();
+        return (b, items.iter().map(f).collect());
+    }
     let next = AtomicUsize::new(0);
     let lane = || {
         let mut done = Vec::new();
@@ -63,7 +72,7 @@ pub fn yield_to_readers() {
     }
 }
 
-/// `f` of each item, in the items' order, in two lanes.
+/// `f` of each item, in the items' order, in two lanes ([`map_beside`] with nothing first).
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     map_beside(items, f, || ()).1
 }

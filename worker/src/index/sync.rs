@@ -28,11 +28,6 @@ use protocol::source_kind::{source_kind, SourceKind};
 /// Files parsed and written per catalog transaction.
 const BATCH: usize = 256;
 
-/// From this many files on, a batch's files are read and parsed in two lanes
-/// ([`lanes::map`]); fewer are read on the sync's thread, where a thread would cost more
-/// than it saves.
-const PARALLEL_READS: usize = 16;
-
 impl Indexer<'_> {
     /// Syncs one collection (its changes journaled with `origin`: a sync's, or the watcher's).
     /// BM25 changes are committed before returning.
@@ -142,9 +137,7 @@ impl Indexer<'_> {
                     Ok(vec![(file.rel.clone(), read_and_parse(file.clone(), prev, *kind, pictures))])
                 }
             };
-            let read_batch =
-                if batch.len() >= PARALLEL_READS { lanes::map(&batch, read) } else { batch.iter().map(read).collect() };
-            for ((file, _), outcomes) in batch.iter().zip(read_batch) {
+            for ((file, _), outcomes) in batch.iter().zip(lanes::map(&batch, read)) {
                 let outcomes = outcomes.unwrap_or_else(|reason| {
                     keep(&mut seen, &file.rel);
                     vec![(file.rel.clone(), FileOutcome::Failed(reason))]

@@ -97,13 +97,12 @@ impl Indexer<'_> {
         origin: Origin,
     ) -> Result<BatchOutcome, SyncError> {
         // The keyword entries are built (languages told, words stemmed) beside the catalog's
-        // transaction, in two lanes when the batch is large enough to pay for a thread.
-        let write = || self.write_batch(coll, parsed, touched, origin);
-        let (written, entries) = if parsed.len() >= PARALLEL_ENTRIES {
-            lanes::map_beside(parsed, |p| self.keyword_entry_of(coll, p), write)
-        } else {
-            (write(), parsed.iter().map(|p| self.keyword_entry_of(coll, p)).collect())
-        };
+        // transaction, in two lanes.
+        let (written, entries) = lanes::map_beside(
+            parsed,
+            |p| self.keyword_entry_of(coll, p),
+            || self.write_batch(coll, parsed, touched, origin),
+        );
         let (mut out, ids, gen) = written?;
         for ((p, id), entry) in parsed.iter().zip(ids).zip(entries) {
             self.bm25.put(id, entry)?;
@@ -446,12 +445,7 @@ impl Indexer<'_> {
                     None,
                 ))
             };
-            let entries = if items.len() >= PARALLEL_ENTRIES {
-                lanes::map(&items, entry)
-            } else {
-                items.iter().map(entry).collect()
-            };
-            for ((row, _), entry) in items.iter().zip(entries) {
+            for ((row, _), entry) in items.iter().zip(lanes::map(&items, entry)) {
                 match entry {
                     Some(entry) => self.bm25.put(row.id, entry)?,
                     None => self.bm25.delete(row.id),
@@ -465,11 +459,6 @@ impl Indexer<'_> {
         Ok(absorbed.len())
     }
 }
-
-/// From this many parsed files on, a batch's keyword entries are built in two lanes
-/// ([`lanes::map_beside`]: a first index's batches); a smaller batch (a file written through
-/// the API) builds them on the writing thread, where a thread would cost more than it saves.
-const PARALLEL_ENTRIES: usize = 16;
 
 /// Rows whose texts a re-feed reads at once before building their entries.
 const REFEED_CHUNK: usize = 64;

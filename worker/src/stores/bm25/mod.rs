@@ -202,11 +202,6 @@ impl Bm25Index {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Replaces the entry of `key` with `doc`'s (delete, then add). Visible after [`commit`].
-    pub fn upsert(&self, key: DocKey, doc: &Bm25Doc<'_>) -> Result<(), Bm25Error> {
-        self.put(key, self.entry(doc))
-    }
-
     /// `doc`'s entry: its text told and stemmed, not yet in the index.
     pub fn entry(&self, doc: &Bm25Doc<'_>) -> Bm25Entry {
         let f = &self.fields;
@@ -551,7 +546,7 @@ mod tests {
     }
 
     fn upsert(idx: &Bm25Index, (key, doc): (DocKey, Bm25Doc<'_>)) {
-        idx.upsert(key, &doc).unwrap();
+        idx.put(key, idx.entry(&doc)).unwrap();
     }
 
     /// What a commit killed half way leaves: `.del` files meta.json never named, registered as
@@ -589,9 +584,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (idx, _) = Bm25Index::open(dir.path()).unwrap();
         let (en, roads) = doc(1, "Roads", "the developments of the road", &[]);
-        idx.upsert(en, &Bm25Doc { declared_language: Some("en"), ..roads }).unwrap();
+        upsert(&idx, (en, Bm25Doc { declared_language: Some("en"), ..roads }));
         let (es, proyecto) = doc(2, "Proyecto", "los desarrollos del proyecto", &[]);
-        idx.upsert(es, &Bm25Doc { declared_language: Some("es"), ..proyecto }).unwrap();
+        upsert(&idx, (es, Bm25Doc { declared_language: Some("es"), ..proyecto }));
         idx.commit().unwrap();
         let keys = |text: &str, lang: Option<&str>| -> Vec<i64> {
             let q = KeywordQuery::parse(text).unwrap().in_language(lang);
