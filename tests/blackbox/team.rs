@@ -771,7 +771,36 @@ fn team_soak_writers_on_two_members_while_nodes_and_workers_are_killed() {
     while !agreed() && started.elapsed() < Duration::from_secs(90) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(agreed(), "on disk {on_disk}, A {}, B {}", total(&a), total(&b));
+    if !agreed() {
+        let listed = |s: &Server| -> std::collections::BTreeSet<String> {
+            let mut paths = std::collections::BTreeSet::new();
+            for offset in (0..on_disk + 100).step_by(100) {
+                let page = s.get(&format!("/api/docs?collection=soak&limit=100&offset={offset}")).json();
+                for d in page["documents"].as_array().into_iter().flatten() {
+                    paths.insert(d["relPath"].as_str().unwrap_or_default().to_string());
+                }
+            }
+            paths
+        };
+        let (on_a, on_b) = (listed(&a), listed(&b));
+        let mut disk: std::collections::BTreeSet<String> = ["seed.md".to_string()].into();
+        for sub in ["a", "b"] {
+            for e in std::fs::read_dir(folder.join(sub)).unwrap().flatten() {
+                disk.insert(format!("{sub}/{}", e.file_name().to_string_lossy()));
+            }
+        }
+        panic!(
+            "on disk {on_disk}, A {}, B {}; not on A: {:?}; not on B: {:?}\nB: {}\nA: {}\nB's log: {}\nA's log: {}",
+            total(&a),
+            total(&b),
+            disk.difference(&on_a).collect::<Vec<_>>(),
+            disk.difference(&on_b).collect::<Vec<_>>(),
+            cluster(&b),
+            cluster(&a),
+            b.log().lines().filter(|l| l.contains("team")).rev().take(40).collect::<Vec<_>>().join("\n"),
+            a.log().lines().filter(|l| l.contains("team")).rev().take(40).collect::<Vec<_>>().join("\n"),
+        );
+    }
     for i in [written_a[0], written_a[written_a.len() / 2], written_a[written_a.len() - 1]] {
         wait_for("A's disk writes on B", Duration::from_secs(30), || {
             hits(&b, &format!("aword{i}")) == [format!("svc://soak/a/{i:03}.md")]
