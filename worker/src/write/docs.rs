@@ -107,15 +107,19 @@ pub fn create_doc(w: &Arc<Indexing>, req: CreateDoc) -> Result<CreatedDoc, ApiEr
         Placed::Written { abs, rel, suffixed } => {
             // A shared note: acknowledged only once the team's stream holds it; else the
             // file written is taken back (the one it replaced restored).
-            if let Err(e) = crate::index::team::publish_write(w, &coll, rel.as_str(), text.as_bytes()) {
-                let undo = match (&replaced, suffixed) {
-                    (Some(old), false) => atomic::write_file(&abs, old, true),
-                    _ => std::fs::remove_file(&abs),
-                };
-                if let Err(u) = undo {
-                    tracing::error!("a shared note not published could not be taken back: {u}");
+            match crate::index::team::publish_write(w, &coll, rel.as_str(), text.as_bytes()) {
+                Ok(Some(published)) => published.record(w)?,
+                Ok(None) => {}
+                Err(e) => {
+                    let undo = match (&replaced, suffixed) {
+                        (Some(old), false) => atomic::write_file(&abs, old, true),
+                        _ => std::fs::remove_file(&abs),
+                    };
+                    if let Err(u) = undo {
+                        tracing::error!("a shared note not published could not be taken back: {u}");
+                    }
+                    return Err(e);
                 }
-                return Err(e);
             }
             (abs, rel, suffixed)
         }
@@ -200,9 +204,12 @@ pub fn update_doc(w: &Arc<Indexing>, req: UpdateDoc) -> Result<UpdatedDoc, ApiEr
     };
     // A shared note: the team's stream holds it first (409 when another member saved it
     // since the version this replica holds).
-    crate::index::team::publish_write(w, &coll, rel.as_str(), text.as_bytes())?;
+    let published = crate::index::team::publish_write(w, &coll, rel.as_str(), text.as_bytes())?;
     atomic::write_file(&abs, text.as_bytes(), true)
         .map_err(|e| ApiError::runtime(format!("The note could not be written: {}", crate::errors::io_kind(&e))))?;
+    if let Some(published) = published {
+        published.record(w)?;
+    }
     let (job_id, _) = index_after_write(w, &coll, &root, &rel, Origin::Save);
     let md = std::fs::metadata(&abs).map_err(crate::errors::internal)?;
     let new_hash = crate::digest::sha256_hex(text.as_bytes());

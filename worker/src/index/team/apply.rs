@@ -16,7 +16,7 @@ use futures::{FutureExt, StreamExt};
 use std::collections::btree_map::{BTreeMap, Entry};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Messages applied together (one keyword commit per collection).
 const BATCH: usize = 256;
@@ -73,7 +73,14 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
     // delivered at once, not after the stream's acknowledgement wait). A new member starts
     // from each document's latest version.
     let applied = catalog::team_applied_seq(&ix.core.stores.catalog.reader()).map_err(|e| e.to_string())?;
-    let deliver_policy = match applied {
+    let ack_floor = match stream.consumer_info(&durable).await {
+        Ok(info) => Some(info.ack_floor.stream_sequence),
+        Err(e) => {
+            tracing::debug!("team: no consumer to replace: {e}");
+            None
+        }
+    };
+    let deliver_policy = match start_after(applied, ack_floor) {
         0 => DeliverPolicy::LastPerSubject,
         seq => DeliverPolicy::ByStartSequence { start_sequence: seq + 1 },
     };
@@ -101,6 +108,8 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
     let mut to_compact: Option<TableKey> = None;
     // What the stream held past the applied position when the consumer was last quiet.
     let mut behind: Option<u64> = None;
+    // When the stream's own last sequence was last asked for.
+    let mut looked = Instant::now();
     loop {
         let next = match tokio::time::timeout(QUIET, messages.next()).await {
             Ok(next) => next,
@@ -113,6 +122,8 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
                         "the consumer delivered nothing while the stream holds up to {held}, applied {applied}"
                     ));
                 }
+                looked = Instant::now();
+                republish_lost(ix, team, &consumer).await;
                 behind = match stream.get_info().await {
                     Ok(info) => {
                         // The stream's own word replaces what deliveries and acknowledgements
@@ -196,8 +207,55 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
                 tracing::debug!("team: ack: {e}");
             }
         }
+        // While messages flow (the members' heartbeats alone leave no quiet period), the
+        // stream's last sequence is still asked for now and then: an acknowledgement the
+        // cluster then lost would otherwise keep a lag in the status until the stream's
+        // sequence passed it.
+        if looked.elapsed() >= QUIET {
+            looked = Instant::now();
+            match stream.get_info().await {
+                Ok(info) => team.set_stream_seq(info.state.last_sequence),
+                Err(e) => tracing::debug!("team: stream info: {e}"),
+            }
+            republish_lost(ix, team, &consumer).await;
+        }
         super::publish_status(ix).await;
     }
+}
+
+/// What this member published and the stream lost, published again
+/// ([`super::outbox::republish_lost`]): at or below the consumer's acknowledgement floor,
+/// every message the stream holds was delivered, so a version published here and not
+/// delivered back is not on the stream.
+async fn republish_lost(ix: &Arc<Indexing>, team: &Arc<Team>, consumer: &jetstream::consumer::PullConsumer) {
+    let floor = match consumer.get_info().await {
+        Ok(info) => info.ack_floor.stream_sequence,
+        Err(e) => {
+            tracing::debug!("team: consumer info: {e}");
+            return;
+        }
+    };
+    let (ix2, team2) = (Arc::clone(ix), Arc::clone(team));
+    match tokio::task::spawn_blocking(move || super::outbox::republish_lost(&ix2, &team2, floor)).await {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => {
+            tracing::warn!("team: {n} versions the stream lost published again");
+            super::publish_status(ix).await;
+        }
+        Ok(Err(e)) => tracing::warn!("team: publishing again what the stream lost: {e}"),
+        Err(e) => tracing::error!("team: publishing again panicked: {e}"),
+    }
+}
+
+/// The stream sequence this member's consumer is made again after: the replica's applied
+/// position, or the old consumer's acknowledgement floor where that is lower. The applied
+/// position is the highest sequence applied, not a floor: a message handed over as a server
+/// went down is lost on the way and redelivered only after the acknowledgement wait, while
+/// the ones after it are applied; a consumer made again after those would never deliver it.
+/// The floor is the stream's own record of what was acknowledged without a gap; what lies
+/// between it and the applied position and was applied is skipped as held.
+fn start_after(applied: u64, ack_floor: Option<u64>) -> u64 {
+    ack_floor.map_or(applied, |floor| floor.min(applied))
 }
 
 fn read(team: &Team, m: &jetstream::Message) -> Incoming {
@@ -245,6 +303,7 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     let mut to_sync: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut versions: Vec<(String, String, TeamDoc)> = Vec::new();
     let mut offers = Vec::new();
+    let mut echoes: Vec<(String, String, u64)> = Vec::new();
     let mut last = 0;
     for m in batch {
         last = last.max(m.seq);
@@ -256,9 +315,14 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             }
             Kind::Doc(doc, stored) => (doc, stored),
         };
-        if catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
-            .is_some_and(|held| held.seq >= m.seq)
+        if let Some(held) = catalog::team_doc(&ix.core.stores.catalog.reader(), &doc.collection, &doc.rel_path)?
+            .filter(|held| held.seq >= m.seq)
         {
+            // The version this replica published, delivered back: the stream holds it.
+            let delivered = doc.version(m.seq, stored);
+            if held.seq == m.seq && held.hash == delivered.hash && held.deleted == delivered.deleted {
+                echoes.push((doc.collection, doc.rel_path, m.seq));
+            }
             continue;
         }
         let folder = match folders.entry(doc.collection.clone()) {
@@ -295,6 +359,9 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
     for (collection, rel, version) in &versions {
         catalog::set_team_doc(&tx, collection, rel, version)?;
+    }
+    for (collection, rel, seq) in &echoes {
+        catalog::set_team_doc_echoed(&tx, collection, rel, *seq)?;
     }
     catalog::set_team_applied_seq(&tx, last)?;
     tx.commit().map_err(catalog::CatalogError::from)?;
@@ -383,4 +450,24 @@ fn replica_of(ix: &Arc<Indexing>, name: &str) -> Result<Option<(CollectionConfig
         .canonicalize()
         .map_err(|e| ApplyError::Io(format!("the folder of collection {name}: {e}")))?;
     Ok(Some((coll, root)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::start_after;
+
+    #[test]
+    fn a_consumer_is_made_again_from_below_any_gap_it_left() {
+        // No consumer on the stream (a new member, or one the cluster lost): the replica's
+        // own position.
+        assert_eq!(start_after(40, None), 40);
+        // 31 never arrived, 32..40 were applied and acknowledged: the floor stays at 30.
+        assert_eq!(start_after(40, Some(30)), 30);
+        // Applied but killed before the acknowledgement: the same floor, so what the replica
+        // had applied comes again and is skipped as held.
+        assert_eq!(start_after(40, Some(40)), 40);
+        // A floor above the replica's record (a catalog restored from a backup): the record.
+        assert_eq!(start_after(12, Some(40)), 12);
+        assert_eq!(start_after(0, Some(7)), 0);
+    }
 }

@@ -108,7 +108,12 @@ pub(super) fn send_round(ix: &Indexing, team: &Team) -> Result<bool, CarryError>
             }
             match team.publish(&msg, Some(d.seq), None) {
                 Ok(version) => {
-                    catalog::set_team_doc(&ix.core.stores.catalog.writer(), collection, &d.rel_path, &version)?;
+                    catalog::set_published_team_doc(
+                        &ix.core.stores.catalog.writer(),
+                        collection,
+                        &d.rel_path,
+                        &version,
+                    )?;
                     sent += 1;
                 }
                 Err(PublishFailure::Conflict) => stays("a newer version came first")?,

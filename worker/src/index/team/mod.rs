@@ -474,13 +474,44 @@ fn held(ix: &Indexing, collection: &str, rel: &str) -> Result<Option<TeamDoc>, c
     catalog::team_doc(&ix.core.stores.catalog.reader(), collection, rel)
 }
 
-/// An API write of a shared note, published before it is written: with the version this
-/// replica holds as the expected last one, so a write based on an older version is a 409;
-/// 503 when the cluster cannot take it. A collection that is not shared passes at once.
-/// Called under the write lock, before the file is written.
-pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &[u8]) -> Result<(), ApiError> {
+/// A version of a shared note the team's stream holds, recorded as this replica's once its
+/// file holds the bytes ([`Published::record`]). Recorded before, a worker killed between
+/// the two would skip the stream's message as held and never write the file.
+#[must_use = "the version is the replica's only once recorded"]
+pub struct Published {
+    collection: String,
+    rel_path: String,
+    version: TeamDoc,
+}
+
+impl Published {
+    /// Records the version as the one this replica holds: call once the file is written.
+    pub fn record(self, ix: &Indexing) -> Result<(), ApiError> {
+        catalog::set_published_team_doc(
+            &ix.core.stores.catalog.writer(),
+            &self.collection,
+            &self.rel_path,
+            &self.version,
+        )?;
+        if let Some(team) = ix.team.get() {
+            team.vectors_due.store(true, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+/// An API write of a shared note, published: with the version this replica holds as the
+/// expected last one, so a write based on an older version is a 409; 503 when the cluster
+/// cannot take it. A collection that is not shared passes at once (`None`). Called under the
+/// write lock; the version returned is recorded once the file is written.
+pub fn publish_write(
+    ix: &Indexing,
+    coll: &CollectionConfig,
+    rel: &str,
+    bytes: &[u8],
+) -> Result<Option<Published>, ApiError> {
     if !coll.shared {
-        return Ok(());
+        return Ok(None);
     }
     let team = ix.team.get().ok_or_else(|| {
         ApiError::new(ErrorCode::Unavailable, "This collection is shared with a team this server has not joined")
@@ -500,11 +531,7 @@ pub fn publish_write(ix: &Indexing, coll: &CollectionConfig, rel: &str, bytes: &
         },
     };
     match team.publish(&msg, Some(expected), before.as_ref()) {
-        Ok(version) => {
-            catalog::set_team_doc(&ix.core.stores.catalog.writer(), &coll.name, rel, &version)?;
-            team.vectors_due.store(true, Ordering::SeqCst);
-            Ok(())
-        }
+        Ok(version) => Ok(Some(Published { collection: coll.name.clone(), rel_path: rel.to_string(), version })),
         Err(PublishFailure::Conflict) => {
             Err(ApiError::conflict("The note changed on another member of the team. Reload before saving."))
         }

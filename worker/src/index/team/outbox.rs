@@ -105,7 +105,7 @@ fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
                 Err(_) => continue,
             },
         };
-        match publish_file(ix, team, &collection, &root, &rel) {
+        match publish_file(ix, team, &collection, &root, &rel, Again::IfChanged) {
             Ok(true) => team.vectors_due.store(true, Ordering::SeqCst),
             Ok(false) => {}
             Err(PublishFailure::TooLarge(n)) => {
@@ -117,6 +117,58 @@ fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
     }
     catalog::set_team_outbox_cursor(&ix.core.stores.catalog.writer(), last).map_err(|e| e.to_string())?;
     Ok(entries.len() as u32 == ROUND)
+}
+
+/// Whether a file is published when the replica holds its bytes already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Again {
+    /// Only a change: what the replica holds is on the stream.
+    IfChanged,
+    /// Published again: the stream lost the version the replica holds.
+    EvenIfHeld,
+}
+
+/// Versions published again per round.
+const LOST_ROUND: usize = 256;
+
+/// Publishes again, as its file is now, each document whose version published from here
+/// this member's consumer has not delivered back though it acknowledged the stream past it
+/// (`floor`: nothing at or below it waits for delivery). The stream lost that version (nodes
+/// killed before writing it to disk) or gave its sequence to another message after losing
+/// it; no other member will get it unless it is published again. How many were.
+pub(super) fn republish_lost(ix: &Indexing, team: &Team, floor: u64) -> Result<usize, String> {
+    let lost = catalog::team_docs_not_echoed(&ix.core.stores.catalog.reader(), floor, LOST_ROUND)
+        .map_err(|e| e.to_string())?;
+    if lost.is_empty() {
+        return Ok(0);
+    }
+    let _write = ix.write_lock();
+    let mut published = 0;
+    for (collection, rel, seq) in lost {
+        let coll = ix.core.settings.config().find(&collection).filter(|c| c.shared).cloned();
+        let root = coll.and_then(|c| Path::new(&c.path).canonicalize().ok());
+        let again = match &root {
+            Some(root) => {
+                tracing::warn!("team: the stream lost {collection}/{rel} as published from here; publishing it again");
+                publish_file(ix, team, &collection, root, &rel, Again::EvenIfHeld)
+            }
+            None => Ok(false),
+        };
+        match again {
+            Ok(true) => published += 1,
+            // Not published again (no longer shared, its folder gone, too large now): not
+            // looked for again either.
+            Ok(false) | Err(PublishFailure::TooLarge(_)) => {
+                catalog::set_team_doc_echoed(&ix.core.stores.catalog.writer(), &collection, &rel, seq)
+                    .map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    if published > 0 {
+        team.vectors_due.store(true, Ordering::SeqCst);
+    }
+    Ok(published)
 }
 
 /// The file a journal path is kept in: the path itself, or for a part of a file (a
@@ -142,21 +194,29 @@ pub(super) fn mtime_ms(abs: &Path) -> i64 {
 
 /// Publishes a shared file as it is on disk now: its bytes, or a tombstone when it is gone,
 /// unless the replica holds that version already; whether it published.
-fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: &str) -> Result<bool, PublishFailure> {
+fn publish_file(
+    ix: &Indexing,
+    team: &Team,
+    collection: &str,
+    root: &Path,
+    rel: &str,
+    again: Again,
+) -> Result<bool, PublishFailure> {
     let rel = file_of(root, rel);
     let held = catalog::team_doc(&ix.core.stores.catalog.reader(), collection, &rel)
         .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
     let abs = root.join(&rel);
+    let republish = again == Again::EvenIfHeld;
     let op = match std::fs::read(&abs) {
         Ok(bytes) => {
             let hash = crate::digest::sha256_hex(&bytes);
-            if held.as_ref().is_some_and(|h| !h.deleted && h.hash == hash) {
+            if !republish && held.as_ref().is_some_and(|h| !h.deleted && h.hash == hash) {
                 return Ok(false);
             }
             DocOp::Put { bytes, hash, mtime_ms: mtime_ms(&abs), vectors: None }
         }
         Err(_) => {
-            if held.as_ref().is_none_or(|h| h.deleted) {
+            if held.as_ref().is_none() || (!republish && held.as_ref().is_some_and(|h| h.deleted)) {
                 return Ok(false);
             }
             DocOp::Delete
@@ -170,7 +230,7 @@ fn publish_file(ix: &Indexing, team: &Team, collection: &str, root: &Path, rel: 
     };
     // A change made on this disk is the owner's: published whatever the stream holds.
     let version = team.publish(&msg, None, held.as_ref())?;
-    catalog::set_team_doc(&ix.core.stores.catalog.writer(), collection, &rel, &version)
+    catalog::set_published_team_doc(&ix.core.stores.catalog.writer(), collection, &rel, &version)
         .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
     Ok(true)
 }

@@ -86,6 +86,9 @@ CREATE TABLE IF NOT EXISTS team_docs(
   carried TEXT,
   -- Whether that version's bytes are in the team's object store (too large for a message).
   stored INTEGER NOT NULL DEFAULT 0,
+  -- 0 for a version published from here that this member's consumer has not yet delivered
+  -- back (the stream may have lost it: it is published again).
+  echoed INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY(collection, rel_path)
 );
 CREATE TABLE IF NOT EXISTS changes(
@@ -147,12 +150,13 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 6] = [
+const ADDED_COLUMNS: [(&str, &str, &str); 7] = [
     ("documents", "fm_type", "TEXT"),
     ("chunks", "symbol", "TEXT"),
     ("documents", "part_of", "TEXT"),
     ("team_docs", "carried", "TEXT"),
     ("team_docs", "stored", "INTEGER NOT NULL DEFAULT 0"),
+    ("team_docs", "echoed", "INTEGER NOT NULL DEFAULT 1"),
     ("doc_links", "embed", "INTEGER NOT NULL DEFAULT 0"),
 ];
 

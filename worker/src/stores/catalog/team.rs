@@ -122,18 +122,51 @@ pub fn chunk_count(conn: &Connection, mirror_hash: &str) -> Result<u64> {
     Ok(n.max(0) as u64)
 }
 
-/// Records the version a shared document now has here (a newer sequence replaces an older
-/// one; an older one never replaces a newer).
+/// Records the version a shared document now has here, as the stream delivered it (a newer
+/// sequence replaces an older one; an older one never replaces a newer).
 pub fn set_team_doc(conn: &Connection, collection: &str, rel_path: &str, doc: &TeamDoc) -> Result<()> {
+    record_team_doc(conn, collection, rel_path, doc, true)
+}
+
+/// Records a version published from here: held, and awaited on this member's own consumer
+/// ([`team_docs_not_echoed`]).
+pub fn set_published_team_doc(conn: &Connection, collection: &str, rel_path: &str, doc: &TeamDoc) -> Result<()> {
+    record_team_doc(conn, collection, rel_path, doc, false)
+}
+
+fn record_team_doc(conn: &Connection, collection: &str, rel_path: &str, doc: &TeamDoc, echoed: bool) -> Result<()> {
     conn.execute(
-        "INSERT INTO team_docs(collection, rel_path, seq, hash, deleted, carried, stored)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
+        "INSERT INTO team_docs(collection, rel_path, seq, hash, deleted, carried, stored, echoed)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT(collection, rel_path) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
-           deleted = excluded.deleted, carried = excluded.carried, stored = excluded.stored
+           deleted = excluded.deleted, carried = excluded.carried, stored = excluded.stored,
+           echoed = excluded.echoed
          WHERE excluded.seq >= team_docs.seq",
-        params![collection, rel_path, doc.seq as i64, doc.hash, doc.deleted, doc.vectors, doc.stored],
+        params![collection, rel_path, doc.seq as i64, doc.hash, doc.deleted, doc.vectors, doc.stored, echoed],
     )?;
     Ok(())
+}
+
+/// The stream delivered version `seq` of a document back to the member that published it.
+pub fn set_team_doc_echoed(conn: &Connection, collection: &str, rel_path: &str, seq: u64) -> Result<()> {
+    conn.execute(
+        "UPDATE team_docs SET echoed = 1 WHERE collection = ?1 AND rel_path = ?2 AND seq = ?3",
+        params![collection, rel_path, seq as i64],
+    )?;
+    Ok(())
+}
+
+/// Up to `limit` documents (collection, path, sequence) whose version published from here,
+/// at a sequence up to `through`, this member's consumer has not delivered back.
+pub fn team_docs_not_echoed(conn: &Connection, through: u64, limit: usize) -> Result<Vec<(String, String, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT collection, rel_path, seq FROM team_docs WHERE echoed = 0 AND seq <= ?1 ORDER BY seq LIMIT ?2",
+    )?;
+    let rows = stmt
+        .query_map(params![through.min(i64::MAX as u64) as i64, limit.min(i64::MAX as usize) as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?.max(0) as u64))
+        })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 fn position(conn: &Connection, key: &str) -> Result<u64> {
@@ -179,6 +212,17 @@ mod tests {
         assert_eq!(team_doc(&conn, "c", "a.md").unwrap(), Some(v(5, "h5")), "only the version named stays");
         set_team_doc(&conn, "c", "a.md", &TeamDoc::tombstone(7)).unwrap();
         assert!(team_doc(&conn, "c", "a.md").unwrap().unwrap().deleted);
+        // A version published here is awaited until the stream delivers it back.
+        set_published_team_doc(&conn, "c", "b.md", &v(8, "h8")).unwrap();
+        set_published_team_doc(&conn, "c", "d.md", &v(12, "h12")).unwrap();
+        assert_eq!(team_docs_not_echoed(&conn, 10, 10).unwrap(), [("c".to_string(), "b.md".to_string(), 8)]);
+        set_team_doc_echoed(&conn, "c", "b.md", 7).unwrap();
+        assert_eq!(team_docs_not_echoed(&conn, 10, 10).unwrap().len(), 1, "another version's echo");
+        set_team_doc_echoed(&conn, "c", "b.md", 8).unwrap();
+        assert!(team_docs_not_echoed(&conn, 10, 10).unwrap().is_empty());
+        assert_eq!(team_docs_not_echoed(&conn, 12, 10).unwrap().len(), 1);
+        set_team_doc(&conn, "c", "d.md", &v(13, "h13")).unwrap();
+        assert!(team_docs_not_echoed(&conn, 20, 10).unwrap().is_empty(), "a newer version from the stream");
         set_team_applied_seq(&conn, 9).unwrap();
         set_team_applied_seq(&conn, 4).unwrap();
         assert_eq!(team_applied_seq(&conn).unwrap(), 9);
