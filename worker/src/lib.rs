@@ -9,6 +9,7 @@
 // and `server` it is the only code that sees the whole worker.
 mod answer;
 mod app;
+mod background;
 mod config;
 mod digest;
 mod dispatch;

@@ -78,7 +78,7 @@ impl JobSlot<'_> {
             .name(format!("job-{}", kind.as_str()))
             .spawn(move || {
                 // A job is background work: reads and searches beside it come first.
-                crate::index::lanes::yield_to_readers();
+                crate::background::yield_to_readers();
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&w)))
                     .unwrap_or_else(|_| Err("internal error: the job panicked".to_string()));
                 let Ending { status, result, error } = Ending::of(outcome.as_ref().map_err(String::as_str));

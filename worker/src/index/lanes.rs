@@ -37,7 +37,7 @@ pub fn map_beside<T: Sync, R: Send, B>(
     std::thread::scope(|scope| {
         // Without a thread (the system refuses one), this thread takes every item.
         let side = std::thread::Builder::new().name("sync-lane".into()).spawn_scoped(scope, || {
-            yield_to_readers();
+            crate::background::yield_to_readers();
             lane()
         });
         let b = first();
@@ -48,28 +48,6 @@ pub fn map_beside<T: Sync, R: Send, B>(
         all.sort_unstable_by_key(|(i, _)| *i);
         (b, all.into_iter().map(|(_, r)| r).collect())
     })
-}
-
-/// The nice value of background work: a job's thread and the side lane of a sync, faster
-/// only where a core is idle. A search or a read that needs a core while a sync runs gets it
-/// first (CFS weighs a thread at nice 0 about nine times one at nice 10).
-const BACKGROUND_NICE: i32 = 10;
-
-/// Lowers the calling thread's priority to [`BACKGROUND_NICE`] for good (Linux: a nice value
-/// is per thread, and raising it again needs a privilege); elsewhere a no-op. For threads that
-/// do only background work.
-pub fn yield_to_readers() {
-    #[cfg(target_os = "linux")]
-    #[allow(unsafe_code)] // see the SAFETY comment inside
-    {
-        // SAFETY: gettid and setpriority take and return plain integers and touch no memory of
-        // ours; on Linux a nice value is the calling thread's own, so only this lane's changes.
-        // A refusal leaves the thread as it was.
-        unsafe {
-            let tid = libc::gettid();
-            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, BACKGROUND_NICE);
-        }
-    }
 }
 
 /// `f` of each item, in the items' order, in two lanes ([`map_beside`] with nothing first).

@@ -160,8 +160,14 @@ const ADDED_COLUMNS: [(&str, &str, &str); 7] = [
     ("doc_links", "embed", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
-/// Adds the [`ADDED_COLUMNS`] an older catalog lacks. A row indexed before a column existed
-/// holds NULL there until its file changes.
+/// Indexes over [`ADDED_COLUMNS`], made once an older catalog has them.
+const ADDED_INDEXES: &str = r#"
+-- The versions published here that the stream has not delivered back (a few at most).
+CREATE INDEX IF NOT EXISTS team_docs_awaited ON team_docs(seq) WHERE echoed = 0;
+"#;
+
+/// Adds the [`ADDED_COLUMNS`] an older catalog lacks, and the indexes over them. A row
+/// indexed before a column existed holds NULL there until its file changes.
 pub(crate) fn add_missing_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     for (table, column, decl) in ADDED_COLUMNS {
         let mut stmt = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
@@ -170,5 +176,5 @@ pub(crate) fn add_missing_columns(conn: &rusqlite::Connection) -> rusqlite::Resu
             conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
         }
     }
-    Ok(())
+    conn.execute_batch(ADDED_INDEXES)
 }
