@@ -14,7 +14,7 @@ from pathlib import Path
 
 # From the ground up. A top-level module of worker/src (a file or a folder) is one room.
 LAYERS = [
-    ["time_fmt", "uri", "digest", "errors", "paths", "question"],
+    ["time_fmt", "uri", "digest", "background", "errors", "paths", "question"],
     ["stores"],
     ["config", "events"],
     ["models"],
