@@ -253,6 +253,46 @@ impl Team {
         Err(failure)
     }
 
+    /// Publishes versions that each fit in one message, none expecting a last sequence, all
+    /// sent before any acknowledgement is awaited (one round trip for the lot, not one per
+    /// document: what a first index of a shared folder publishes). The versions the stream
+    /// took, in order, up to the first it did not, and why that one failed (`None`: all did).
+    pub fn publish_all(&self, msgs: &[&DocMessage]) -> (Vec<TeamDoc>, Option<PublishFailure>) {
+        let js = match self.context() {
+            Ok(js) => js.clone(),
+            Err(e) => return (Vec::new(), Some(e)),
+        };
+        let subjects: Vec<String> =
+            msgs.iter().map(|m| self.settings.team.doc_subject(&m.collection, &m.rel_path)).collect();
+        let sent = self.rt.block_on(async move {
+            let mut acks = Vec::with_capacity(msgs.len());
+            let mut seqs = Vec::with_capacity(msgs.len());
+            let run = async {
+                for (msg, subject) in msgs.iter().zip(subjects) {
+                    let build = PublishMessage::build().payload(msg.payload().into()).headers(msg.headers());
+                    acks.push(js.send_publish(subject, build).await?);
+                }
+                for ack in acks {
+                    seqs.push(ack.await?.sequence);
+                }
+                Ok::<(), async_nats::jetstream::context::PublishError>(())
+            };
+            let outcome = tokio::time::timeout(PUBLISH_TIMEOUT, run).await;
+            (seqs, outcome)
+        });
+        let (seqs, outcome) = sent;
+        if let Some(&last) = seqs.last() {
+            self.saw_stream_seq(last);
+        }
+        let versions = msgs.iter().zip(&seqs).map(|(m, &seq)| m.version(seq, false)).collect();
+        let failure = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(PublishFailure::Unavailable(e.to_string())),
+            Err(_) => Some(PublishFailure::Unavailable("the cluster did not acknowledge in time".to_string())),
+        };
+        (versions, failure)
+    }
+
     /// `cluster` of `/api/status`.
     pub fn status(&self, applied_seq: u64) -> ClusterStatus {
         let st = self.state();

@@ -7,7 +7,7 @@ use super::subject::{DocMessage, DocOp};
 use super::{carry, PublishFailure, Team};
 use crate::config::CollectionConfig;
 use crate::index::Indexing;
-use crate::stores::catalog::{self, ChangeKind, Origin};
+use crate::stores::catalog::{self, ChangeKind, Origin, TeamDoc};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -93,6 +93,8 @@ fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
         }
     }
     let mut roots: BTreeMap<String, PathBuf> = BTreeMap::new();
+    // Versions that fit in one message, published together; larger ones one by one.
+    let mut together: Vec<(DocMessage, Option<TeamDoc>)> = Vec::new();
     for (collection, rel) in touched {
         let Some(coll) = shared.get(&collection) else { continue };
         let root = match roots.get(&collection) {
@@ -105,14 +107,43 @@ fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
                 Err(_) => continue,
             },
         };
-        match publish_file(ix, team, &collection, &root, &rel, Again::IfChanged) {
-            Ok(true) => team.vectors_due.store(true, Ordering::SeqCst),
-            Ok(false) => {}
+        let due = to_publish(ix, team, &collection, &root, &rel, Again::IfChanged).map_err(|e| e.to_string())?;
+        let Some((msg, held)) = due else { continue };
+        if team.fits(msg.payload_len()) {
+            together.push((msg, held));
+            continue;
+        }
+        match publish_one(ix, team, &msg, held.as_ref()) {
+            Ok(()) => team.vectors_due.store(true, Ordering::SeqCst),
             Err(PublishFailure::TooLarge(n)) => {
-                tracing::warn!("team: {collection}/{rel} ({n} bytes) is too large for one message; not shared")
+                tracing::warn!(
+                    "team: {collection}/{} ({n} bytes) is too large for one message; not shared",
+                    msg.rel_path
+                )
             }
             // The cursor stays: the next round publishes it.
             Err(e) => return Err(e.to_string()),
+        }
+    }
+    if !together.is_empty() {
+        let msgs: Vec<&DocMessage> = together.iter().map(|(m, _)| m).collect();
+        let (versions, failure) = team.publish_all(&msgs);
+        let mut conn = ix.core.stores.catalog.writer();
+        let tx = conn.transaction().map_err(|e| e.to_string())?;
+        for ((msg, held), version) in together.iter().zip(&versions) {
+            catalog::set_published_team_doc(&tx, &msg.collection, &msg.rel_path, version).map_err(|e| e.to_string())?;
+            if let Some(old) = held.as_ref().filter(|h| h.stored && !h.deleted && h.hash != version.hash) {
+                team.forget_bytes(&msg.collection, &msg.rel_path, &old.hash);
+            }
+        }
+        tx.commit().map_err(|e| e.to_string())?;
+        if !versions.is_empty() {
+            team.vectors_due.store(true, Ordering::SeqCst);
+        }
+        // The cursor stays: the next round publishes what the stream did not take (what it
+        // took is held, and left alone).
+        if let Some(e) = failure {
+            return Err(e.to_string());
         }
     }
     catalog::set_team_outbox_cursor(&ix.core.stores.catalog.writer(), last).map_err(|e| e.to_string())?;
@@ -192,16 +223,17 @@ pub(super) fn mtime_ms(abs: &Path) -> i64 {
     std::fs::metadata(abs).map(|m| crate::index::walk::mtime_ns(&m) / 1_000_000).unwrap_or(0)
 }
 
-/// Publishes a shared file as it is on disk now: its bytes, or a tombstone when it is gone,
-/// unless the replica holds that version already; whether it published.
-fn publish_file(
+/// The version of a shared file to publish, as it is on disk now: its bytes, or a tombstone
+/// when it is gone, with the version the replica holds; `None` when the replica holds that
+/// version already (unless `again` says to publish it anyway).
+fn to_publish(
     ix: &Indexing,
     team: &Team,
     collection: &str,
     root: &Path,
     rel: &str,
     again: Again,
-) -> Result<bool, PublishFailure> {
+) -> Result<Option<(DocMessage, Option<TeamDoc>)>, PublishFailure> {
     let rel = file_of(root, rel);
     let held = catalog::team_doc(&ix.core.stores.catalog.reader(), collection, &rel)
         .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
@@ -211,26 +243,40 @@ fn publish_file(
         Ok(bytes) => {
             let hash = crate::digest::sha256_hex(&bytes);
             if !republish && held.as_ref().is_some_and(|h| !h.deleted && h.hash == hash) {
-                return Ok(false);
+                return Ok(None);
             }
             DocOp::Put { bytes, hash, mtime_ms: mtime_ms(&abs), vectors: None }
         }
         Err(_) => {
             if held.as_ref().is_none() || (!republish && held.as_ref().is_some_and(|h| h.deleted)) {
-                return Ok(false);
+                return Ok(None);
             }
             DocOp::Delete
         }
     };
-    let msg = DocMessage {
-        collection: collection.to_string(),
-        rel_path: rel.clone(),
-        member: team.settings.member.clone(),
-        op,
-    };
-    // A change made on this disk is the owner's: published whatever the stream holds.
-    let version = team.publish(&msg, None, held.as_ref())?;
-    catalog::set_published_team_doc(&ix.core.stores.catalog.writer(), collection, &rel, &version)
-        .map_err(|e| PublishFailure::Unavailable(e.to_string()))?;
+    let msg =
+        DocMessage { collection: collection.to_string(), rel_path: rel, member: team.settings.member.clone(), op };
+    Ok(Some((msg, held)))
+}
+
+/// Publishes one version and records it as the replica's. A change made on this disk is the
+/// owner's: published whatever the stream holds.
+fn publish_one(ix: &Indexing, team: &Team, msg: &DocMessage, held: Option<&TeamDoc>) -> Result<(), PublishFailure> {
+    let version = team.publish(msg, None, held)?;
+    catalog::set_published_team_doc(&ix.core.stores.catalog.writer(), &msg.collection, &msg.rel_path, &version)
+        .map_err(|e| PublishFailure::Unavailable(e.to_string()))
+}
+
+/// Publishes a shared file as it is on disk now ([`to_publish`]); whether it published.
+fn publish_file(
+    ix: &Indexing,
+    team: &Team,
+    collection: &str,
+    root: &Path,
+    rel: &str,
+    again: Again,
+) -> Result<bool, PublishFailure> {
+    let Some((msg, held)) = to_publish(ix, team, collection, root, rel, again)? else { return Ok(false) };
+    publish_one(ix, team, &msg, held.as_ref())?;
     Ok(true)
 }
