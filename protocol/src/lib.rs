@@ -27,7 +27,7 @@ mod wire_fingerprint;
 
 pub use call::{Call, Typed};
 pub use cursor::ChangeCursor;
-pub use dirs::{write_atomic, write_atomic_keeping_permissions, write_file, Dirs};
+pub use dirs::{write_atomic, write_atomic_keeping_permissions, write_file, write_file_unsynced, Dirs};
 pub use error::{ApiError, ErrorBody, ErrorCode, ErrorEnvelope, ErrorFamily, InternalErrorDetails};
 pub use frame::{read_frame, write_frame, ClientFrame, Event, FrameError, JsonBody, ServerFrame, MAX_FRAME_BYTES};
 pub use ids::{CollectionName, InvalidName};
