@@ -181,7 +181,10 @@ pub(super) fn republish_lost(ix: &Indexing, team: &Team, floor: u64) -> Result<u
         let again = match &root {
             Some(root) => {
                 tracing::warn!("team: the stream lost {collection}/{rel} as published from here; publishing it again");
-                publish_file(ix, team, &collection, root, &rel, Again::EvenIfHeld)
+                to_publish(ix, team, &collection, root, &rel, Again::EvenIfHeld).and_then(|due| match due {
+                    Some((msg, held)) => publish_one(ix, team, &msg, held.as_ref()).map(|()| true),
+                    None => Ok(false),
+                })
             }
             None => Ok(false),
         };
@@ -265,18 +268,4 @@ fn publish_one(ix: &Indexing, team: &Team, msg: &DocMessage, held: Option<&TeamD
     let version = team.publish(msg, None, held)?;
     catalog::set_published_team_doc(&ix.core.stores.catalog.writer(), &msg.collection, &msg.rel_path, &version)
         .map_err(|e| PublishFailure::Unavailable(e.to_string()))
-}
-
-/// Publishes a shared file as it is on disk now ([`to_publish`]); whether it published.
-fn publish_file(
-    ix: &Indexing,
-    team: &Team,
-    collection: &str,
-    root: &Path,
-    rel: &str,
-    again: Again,
-) -> Result<bool, PublishFailure> {
-    let Some((msg, held)) = to_publish(ix, team, collection, root, rel, again)? else { return Ok(false) };
-    publish_one(ix, team, &msg, held.as_ref())?;
-    Ok(true)
 }
