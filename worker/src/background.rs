@@ -24,3 +24,19 @@ pub fn yield_to_readers() {
         }
     }
 }
+
+/// `f` run to its end on a thread of its own at the background priority, so the threads it
+/// makes start there too (a nice value is inherited); on this thread when the system refuses
+/// one. A panic in `f` goes on here.
+pub fn run_at_background_priority<R: Send>(name: &str, f: impl Fn() -> R + Sync) -> R {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new().name(name.to_string()).spawn_scoped(scope, || {
+            yield_to_readers();
+            f()
+        });
+        match spawned {
+            Ok(t) => t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => f(),
+        }
+    })
+}

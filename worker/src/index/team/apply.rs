@@ -14,6 +14,7 @@ use crate::stores::vectors::TableKey;
 use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy, consumer::DeliverPolicy};
 use futures::{FutureExt, StreamExt};
 use std::collections::btree_map::{BTreeMap, Entry};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -123,20 +124,7 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
                     ));
                 }
                 looked = Instant::now();
-                republish_lost(ix, team, &consumer).await;
-                behind = match stream.get_info().await {
-                    Ok(info) => {
-                        // The stream's own word replaces what deliveries and acknowledgements
-                        // suggested (a cluster that lost its last messages to killed nodes
-                        // ends lower than an acknowledgement said).
-                        team.set_stream_seq(info.state.last_sequence);
-                        (info.state.last_sequence > applied).then_some(info.state.last_sequence)
-                    }
-                    Err(e) => {
-                        tracing::debug!("team: stream info: {e}");
-                        None
-                    }
-                };
+                behind = look(ix, team, &stream, &consumer).await.filter(|last| *last > applied);
                 continue;
             }
         };
@@ -208,18 +196,36 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
             }
         }
         // While messages flow (the members' heartbeats alone leave no quiet period), the
-        // stream's last sequence is still asked for now and then: an acknowledgement the
-        // cluster then lost would otherwise keep a lag in the status until the stream's
-        // sequence passed it.
+        // stream is still looked at now and then: an acknowledgement the cluster then lost
+        // would otherwise keep a lag in the status until the stream's sequence passed it.
         if looked.elapsed() >= QUIET {
             looked = Instant::now();
-            match stream.get_info().await {
-                Ok(info) => team.set_stream_seq(info.state.last_sequence),
-                Err(e) => tracing::debug!("team: stream info: {e}"),
-            }
-            republish_lost(ix, team, &consumer).await;
+            look(ix, team, &stream, &consumer).await;
         }
         super::publish_status(ix).await;
+    }
+}
+
+/// A look at the stream, every [`QUIET`] period: its own last sequence replaces what
+/// deliveries and acknowledgements suggested (a cluster that lost its last messages to killed
+/// nodes ends lower than an acknowledgement said), and what this member published and the
+/// stream lost is published again. The stream's last sequence, if it answered.
+async fn look(
+    ix: &Arc<Indexing>,
+    team: &Arc<Team>,
+    stream: &jetstream::stream::Stream,
+    consumer: &jetstream::consumer::PullConsumer,
+) -> Option<u64> {
+    republish_lost(ix, team, consumer).await;
+    match stream.get_info().await {
+        Ok(info) => {
+            team.set_stream_seq(info.state.last_sequence);
+            Some(info.state.last_sequence)
+        }
+        Err(e) => {
+            tracing::debug!("team: stream info: {e}");
+            None
+        }
     }
 }
 
@@ -304,6 +310,8 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     let mut versions: Vec<(String, String, TeamDoc)> = Vec::new();
     let mut offers = Vec::new();
     let mut echoes: Vec<(String, String, u64)> = Vec::new();
+    // Collections whose folder a file of the batch was written into.
+    let mut unsynced: BTreeSet<String> = BTreeSet::new();
     let mut last = 0;
     for m in batch {
         last = last.max(m.seq);
@@ -330,7 +338,10 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             Entry::Vacant(v) => v.insert(replica_of(ix, &doc.collection)?),
         };
         let Some((_, root)) = folder else { continue };
-        if let Some((rel, version)) = apply_doc(root, m.seq, &doc, stored)? {
+        if let Some(Applied { rel, version, wrote }) = apply_doc(root, m.seq, &doc, stored)? {
+            if wrote {
+                unsynced.insert(doc.collection.clone());
+            }
             let rels = to_sync.entry(doc.collection.clone()).or_default();
             if !rels.contains(&rel) {
                 rels.push(rel.clone());
@@ -341,9 +352,9 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             }
         }
     }
-    // The batch's files on the disk before anything records them (one syncfs per folder, not
-    // two fsyncs per file).
-    for name in to_sync.keys() {
+    // The batch's files on the disk before anything records them (one syncfs per folder
+    // written to, not two fsyncs per file).
+    for name in &unsynced {
         if let Some(Some((_, root))) = folders.get(name) {
             sync_written(root)?;
         }
@@ -399,9 +410,18 @@ fn sync_written(root: &Path) -> Result<(), ApplyError> {
     Ok(())
 }
 
-/// One document's version written into its collection's folder `root` (or removed): its
-/// path and the version to record once synced; `None` for a path that is not one.
-fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Option<(String, TeamDoc)>, ApplyError> {
+/// A document's version in its collection's folder.
+struct Applied {
+    rel: String,
+    /// To record once synced.
+    version: TeamDoc,
+    /// Whether its bytes were written now (not already there, nor a removal).
+    wrote: bool,
+}
+
+/// One document's version written into its collection's folder `root` (or removed); `None`
+/// for a path that is not one.
+fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Option<Applied>, ApplyError> {
     let rel = match RelPath::parse(&doc.rel_path, "relPath") {
         Ok(r) => r,
         Err(e) => {
@@ -417,7 +437,7 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Op
         }
     };
     let io = |e: std::io::Error| ApplyError::Io(format!("{}: {}", rel.as_str(), crate::errors::io_kind(&e)));
-    match &doc.op {
+    let wrote = match &doc.op {
         DocOp::Put { bytes, hash, .. } => {
             let same = std::fs::read(&abs).ok().is_some_and(|b| crate::digest::sha256_hex(&b) == *hash);
             if !same {
@@ -426,13 +446,14 @@ fn apply_doc(root: &Path, seq: u64, doc: &DocMessage, stored: bool) -> Result<Op
                 }
                 write_replica_file(&abs, bytes).map_err(io)?;
             }
+            !same
         }
         DocOp::Delete => match std::fs::remove_file(&abs) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-            _ => {}
+            _ => false,
         },
-    }
-    Ok(Some((rel.as_str().to_string(), doc.version(seq, stored))))
+    };
+    Ok(Some(Applied { rel: rel.as_str().to_string(), version: doc.version(seq, stored), wrote }))
 }
 
 /// The local collection a shared document belongs in: the shared collection of that name,

@@ -237,9 +237,7 @@ impl Team {
                     st.stream_seq = st.stream_seq.max(ack.sequence);
                 }
                 let version = msg.version(ack.sequence, stored);
-                if let Some(old) = before.filter(|b| b.stored && !b.deleted && b.hash != version.hash) {
-                    self.forget_bytes(&msg.collection, &msg.rel_path, &old.hash);
-                }
+                self.forget_replaced(msg, before, &version);
                 return Ok(version);
             }
             Ok(Err(e)) if e.kind() == PublishErrorKind::WrongLastSequence => PublishFailure::Conflict,
@@ -251,6 +249,14 @@ impl Team {
             self.forget_bytes(&msg.collection, &msg.rel_path, msg.hash());
         }
         Err(failure)
+    }
+
+    /// Once `version` of `msg`'s document is on the stream: the bytes of the version `before`
+    /// it, if they were in the object store and differ, deleted from there.
+    fn forget_replaced(&self, msg: &DocMessage, before: Option<&TeamDoc>, version: &TeamDoc) {
+        if let Some(old) = before.filter(|b| b.stored && !b.deleted && b.hash != version.hash) {
+            self.forget_bytes(&msg.collection, &msg.rel_path, &old.hash);
+        }
     }
 
     /// Publishes versions that each fit in one message, none expecting a last sequence, all

@@ -132,9 +132,7 @@ fn drain(ix: &Indexing, team: &Team) -> Result<bool, String> {
         let tx = conn.transaction().map_err(|e| e.to_string())?;
         for ((msg, held), version) in together.iter().zip(&versions) {
             catalog::set_published_team_doc(&tx, &msg.collection, &msg.rel_path, version).map_err(|e| e.to_string())?;
-            if let Some(old) = held.as_ref().filter(|h| h.stored && !h.deleted && h.hash != version.hash) {
-                team.forget_bytes(&msg.collection, &msg.rel_path, &old.hash);
-            }
+            team.forget_replaced(msg, held.as_ref(), version);
         }
         tx.commit().map_err(|e| e.to_string())?;
         if !versions.is_empty() {

@@ -190,21 +190,9 @@ impl Bm25Index {
         // the merges and the doc store's compressor) start at the background priority, so a
         // sync's keyword work yields a core to the reads beside it. (A commit makes the next
         // indexing worker on the committing thread: a job's is at that priority too.)
-        let writer = std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("bm25-writer-open".into())
-                .spawn_scoped(scope, || {
-                    crate::background::yield_to_readers();
-                    index.writer_with_num_threads(1, WRITER_HEAP)
-                })
-                .map(|t| t.join())
-        });
-        let writer = match writer {
-            Ok(Ok(made)) => made?,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            // No thread to be had: made here, at this thread's priority.
-            Err(_) => index.writer_with_num_threads(1, WRITER_HEAP)?,
-        };
+        let writer = crate::background::run_at_background_priority("bm25-writer-open", || {
+            index.writer_with_num_threads(1, WRITER_HEAP)
+        })?;
         // A commit cut short by a kill leaves files that meta.json never named (a segment's
         // `.del` file of an opstamp the next commit reuses, say): writing that name again
         // fails, and the worker with it, start after start. They are garbage: collect them
