@@ -12,8 +12,9 @@ we measure:
   2. B's replica: from the same POST until B's `GET /api/docs?collection=...` counts every
      note; its ratio to A's first index (goal: at most 2x);
   3. edit on A -> searchable on B: K times, a new word written into an existing note on A's
-     disk (temp file + rename), B's /api/search polled every 5 ms until it returns the note
-     (goals on loopback: p50 <= 150 ms, p99 <= 500 ms);
+     disk (temp file + rename), A's /api/search polled every 5 ms until it returns the note
+     (A's own sync, before anything is published), then B's (goals on loopback: p50 <= 150
+     ms, p99 <= 500 ms);
   4. each member's RSS (its whole process tree) and nats-server's;
   5. B's `cluster` status at the end (lag must be 0).
 
@@ -59,6 +60,7 @@ ROWS = [
     ("replica_first_doc_s", "B first replica document, from the POST (s)", "{:.2f}", "", None),
     ("replica_complete_s", "B replica holds every note, from the POST (s)", "{:.2f}", "", None),
     ("replica_ratio", "B replica / A first index", "{:.2f}", "<= 2", lambda v: v <= 2.0),
+    ("edit_local_p50_ms", "edit on A -> searchable on A p50 (ms)", "{:.1f}", "", None),
     ("edit_searchable_p50_ms", "edit on A -> searchable on B p50 (ms)", "{:.1f}", "<= 150 ms", lambda v: v <= 150.0),
     ("edit_searchable_p99_ms", "edit on A -> searchable on B p99 (ms)", "{:.1f}", "<= 500 ms", lambda v: v <= 500.0),
     ("edit_searchable_max_ms", "edit on A -> searchable on B max (ms)", "{:.1f}", "", None),
@@ -282,7 +284,7 @@ def atomic_append(path, text):
 
 
 def searchable_on(client, word, uri, t0):
-    """Polls B's /api/search for `word` every EDIT_POLL_S until a result is `uri`: ms since t0,
+    """Polls a member's /api/search for `word` every EDIT_POLL_S until a result is `uri`: ms since t0,
     or None after EDIT_TIMEOUT_S."""
     body = {"query": word, "collection": COLLECTION, "limit": 5}
     while time.perf_counter() - t0 < EDIT_TIMEOUT_S:
@@ -294,13 +296,17 @@ def searchable_on(client, word, uri, t0):
     return None
 
 
-def measure_edits(client_b, folder, files, k):
-    """K edits on A's disk, each timed until B's search returns the note."""
-    lat, failures = [], 0
+def measure_edits(client_a, client_b, folder, files, k):
+    """K edits on A's disk, each timed until A's own search returns the note (what A's sync
+    took, before anything is published), then until B's does."""
+    lat, local, failures = [], [], 0
     for i, rel in enumerate(edit_targets(folder, files, k)):
         word = probe_token(i)
         uri = doc_uri(COLLECTION, rel)
         t0 = atomic_append(os.path.join(folder, rel), f"\nteam edit {i}: {word}\n")
+        on_a = searchable_on(client_a, word, uri, t0)
+        if on_a is not None:
+            local.append(on_a)
         ms = searchable_on(client_b, word, uri, t0)
         if ms is None:
             failures += 1
@@ -309,6 +315,7 @@ def measure_edits(client_b, folder, files, k):
             lat.append(ms)
     return {
         "edits": k,
+        "edit_local_p50_ms": percentile(local, 50),
         "edit_searchable_p50_ms": percentile(lat, 50),
         "edit_searchable_p99_ms": percentile(lat, 99),
         "edit_searchable_max_ms": max(lat) if lat else None,
@@ -364,7 +371,7 @@ def run(args, tmp):
         log("sharing from A: A's first index, B's replica")
         res.update(share_and_replicate(client_a, client_b, folder, len(files)))
         log(f"{args.edits} edits on A's disk -> searchable on B")
-        res.update(measure_edits(client_b, folder, files, args.edits))
+        res.update(measure_edits(client_a, client_b, folder, files, args.edits))
         cluster = wait_caught_up(client_b)
         res["b_cluster"] = cluster
         if cluster:

@@ -119,9 +119,14 @@ pub fn spawn(worker: &Arc<Indexing>) {
             // Once per start: contents recorded as embedded whose vectors are gone go back
             // to the backlog.
             let round = w.embedding_round.lock().unwrap_or_else(|p| p.into_inner());
+            let first_round = check_lost;
             let result = run(&w, std::mem::take(&mut check_lost));
             drop(round);
             match result {
+                // Nothing embedded (no model, or no backlog): the status is as the change's
+                // own writer published it. Counting it again here cost a fifth of a second
+                // of CPU per change at 50,000 notes, beside the sync of the next one.
+                Ok(0) if !first_round => continue,
                 Ok(_) => {}
                 Err(EmbedError::Cancelled) => return,
                 Err(EmbedError::Model(e @ ModelError::Server(_))) => {

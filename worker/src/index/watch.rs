@@ -501,7 +501,7 @@ fn apply(w: &Indexing, coll: &CollectionConfig, events: &[DebouncedEvent]) {
         scan(w, coll);
         return;
     }
-    let _write = w.write_lock();
+    let write = w.write_lock();
     let ix = w.indexer();
     let mut changed = false;
     for (from, to) in &plan.renames {
@@ -533,6 +533,10 @@ fn apply(w: &Indexing, coll: &CollectionConfig, events: &[DebouncedEvent]) {
             w.watchers.retry_later(&coll.name);
         }
     }
+    // The status is counted after the lock is let go: at 50,000 notes its counts take a
+    // fifth of a second, which a team's outbox (waiting for the lock to publish this very
+    // change) and the API's writes would otherwise wait out.
+    drop(write);
     if changed {
         w.core.hooks.publish_status();
     }
