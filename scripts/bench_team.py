@@ -284,8 +284,8 @@ def atomic_append(path, text):
 
 
 def searchable_on(client, word, uri, t0):
-    """Polls a member's /api/search for `word` every EDIT_POLL_S until a result is `uri`: ms since t0,
-    or None after EDIT_TIMEOUT_S."""
+    """Polls a member's /api/search for `word` every EDIT_POLL_S until a result is `uri`: ms
+    since t0, or None after EDIT_TIMEOUT_S."""
     body = {"query": word, "collection": COLLECTION, "limit": 5}
     while time.perf_counter() - t0 < EDIT_TIMEOUT_S:
         status, payload = client.request("POST", "/api/search", body)

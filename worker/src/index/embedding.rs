@@ -119,8 +119,8 @@ pub fn spawn(worker: &Arc<Indexing>) {
             // Once per start: contents recorded as embedded whose vectors are gone go back
             // to the backlog.
             let round = w.embedding_round.lock().unwrap_or_else(|p| p.into_inner());
-            let first_round = check_lost;
-            let result = run(&w, std::mem::take(&mut check_lost));
+            let first_round = std::mem::take(&mut check_lost);
+            let result = run(&w, first_round);
             drop(round);
             match result {
                 // Nothing embedded (no model, or no backlog): the status is as the change's
