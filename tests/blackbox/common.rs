@@ -58,6 +58,30 @@ pub fn raw_request(port: u16, method: &str, path: &str, headers: &[(&str, &str)]
     parse_response(&buf)
 }
 
+/// One GET, or `None` when nothing listens on the port or the answer is cut.
+fn try_request(port: u16, method: &str, path: &str) -> Option<Resp> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
+    let req =
+        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).ok()?;
+    buf.windows(4).any(|w| w == b"\r\n\r\n").then(|| parse_response(&buf))
+}
+
+/// What a started server is waited for.
+#[derive(Debug, Clone, Copy)]
+enum Ready {
+    /// `/api/health` answers (the gateway is up).
+    Gateway,
+    /// `/api/collections` answers (the worker is up too).
+    Worker,
+}
+
+/// A server that exited before it answered: its exit status and the end of its log.
+struct Exited(String);
+
 fn parse_response(buf: &[u8]) -> Resp {
     let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("no header end");
     let head = String::from_utf8_lossy(&buf[..end]).to_string();
@@ -108,7 +132,20 @@ impl Server {
         for (k, v) in extra_env {
             s.envs.push((k.to_string(), v.to_string()));
         }
-        s.spawn();
+        // `free_port` lets its port go before the server binds it, and the tests run in
+        // parallel: another test's server or hub may take it in between. The server then
+        // says so and exits, and this one tries again on a new port.
+        for _ in 0..3 {
+            match s.launch(Ready::Worker) {
+                Err(Exited(log)) if log.contains("already in use") => s.port = free_port(),
+                r => {
+                    s.started(r);
+                    return s;
+                }
+            }
+        }
+        let r = s.launch(Ready::Worker);
+        s.started(r);
         s
     }
 
@@ -134,25 +171,36 @@ impl Server {
         std::fs::read_to_string(self.path("stderr.log")).unwrap_or_default()
     }
 
+    /// Starts `svc serve` again (same port) and waits for its gateway and its worker.
     pub fn spawn(&mut self) {
-        self.spawn_gateway_only();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(30) {
-            if self.get("/api/collections").status == 200 {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let log = self.log();
-        let tail: Vec<&str> = log.lines().rev().take(40).collect();
-        panic!(
-            "the worker did not answer within 30 s; the server log ends:\n{}",
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        );
+        let r = self.launch(Ready::Worker);
+        self.started(r);
     }
 
     /// Starts `svc serve` and waits for the gateway alone (for a worker that cannot start).
     pub fn spawn_gateway_only(&mut self) {
+        let r = self.launch(Ready::Gateway);
+        self.started(r);
+    }
+
+    /// The server's log, its last 40 lines.
+    fn log_tail(&self) -> String {
+        let log = self.log();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    }
+
+    fn started(&self, r: Result<(), Exited>) {
+        if let Err(Exited(log)) = r {
+            panic!("svc exited before it answered; the server log ends:\n{log}");
+        }
+    }
+
+    /// Spawns `svc serve` and waits up to 30 s for `ready`. A server that exits meanwhile
+    /// is an error with its log; a connection refused is retried only while this server
+    /// lives (a server that answered and then exited is not mistaken for a slow start).
+    fn launch(&mut self, ready: Ready) -> Result<(), Exited> {
+        let log_from = self.log().len();
         let stderr = std::fs::OpenOptions::new().create(true).append(true).open(self.path("stderr.log")).unwrap();
         let child = self
             .cmd()
@@ -162,7 +210,29 @@ impl Server {
             .spawn()
             .expect("spawn svc");
         self.child = Some(child);
-        self.wait_until(Duration::from_secs(30), |s| s.get("/api/health").status == 200);
+        // The line the supervisor prints once it holds the port: an answer before it could
+        // come from another test's server on a port both were given.
+        let bound = format!("svc serving http://127.0.0.1:{} ", self.port);
+        let mut ours = false;
+        let (path, within) = match ready {
+            Ready::Gateway => ("/api/health", Duration::from_secs(30)),
+            Ready::Worker => ("/api/collections", Duration::from_secs(60)),
+        };
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    self.child = None;
+                    return Err(Exited(format!("({status})\n{}", self.log_tail())));
+                }
+            }
+            ours = ours || self.log().get(log_from..).is_some_and(|l| l.contains(&bound));
+            if ours && try_request(self.port, "GET", path).is_some_and(|r| r.status == 200) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("svc did not answer {path} within {within:?}; the server log ends:\n{}", self.log_tail());
     }
 
     pub fn wait_until(&self, within: Duration, mut f: impl FnMut(&Server) -> bool) {

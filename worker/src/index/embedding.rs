@@ -120,13 +120,16 @@ pub fn spawn(worker: &Arc<Indexing>) {
             // to the backlog.
             let round = w.embedding_round.lock().unwrap_or_else(|p| p.into_inner());
             let first_round = std::mem::take(&mut check_lost);
+            let model_was_ready = w.core.models.loaded().embed;
             let result = run(&w, first_round);
             drop(round);
             match result {
-                // Nothing embedded (no model, or no backlog): the status is as the change's
-                // own writer published it. Counting it again here cost a fifth of a second
-                // of CPU per change at 50,000 notes, beside the sync of the next one.
-                Ok(0) if !first_round => continue,
+                // Nothing embedded (no backlog, or no model) and no model loaded in this
+                // round: the status is as the change's own writer published it. Counting it
+                // again here cost a fifth of a second of CPU per change at 50,000 notes,
+                // beside the sync of the next one. A model this round loaded changes what the
+                // capabilities say, embedded or not.
+                Ok(0) if !first_round && w.core.models.loaded().embed == model_was_ready => continue,
                 Ok(_) => {}
                 Err(EmbedError::Cancelled) => return,
                 Err(EmbedError::Model(e @ ModelError::Server(_))) => {
