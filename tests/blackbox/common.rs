@@ -244,7 +244,7 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
-        panic!("condition not met within {within:?}");
+        panic!("condition not met within {within:?}; the server log ends:\n{}", self.log_tail());
     }
 
     pub fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {

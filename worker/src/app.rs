@@ -15,6 +15,7 @@ use protocol::api::RepairedStore;
 use protocol::Dirs;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -171,6 +172,24 @@ impl Worker {
         self.shared.events.subscribe()
     }
 
+    /// Starts the thread that publishes the statuses background work asks for (server
+    /// mode; without it each is published by its asker at once). It ends with the worker.
+    pub fn start_status_pacing(&self) {
+        let shared = Arc::downgrade(&self.shared);
+        self.shared.hooks.start_pacing_status();
+        let started = std::thread::Builder::new().name("status".into()).spawn(move || loop {
+            let rest = {
+                let Some(core) = shared.upgrade() else { return };
+                core.hooks.pace_status(Duration::from_secs(1))
+            };
+            std::thread::sleep(rest);
+        });
+        if let Err(e) = started {
+            self.shared.hooks.stop_pacing_status();
+            tracing::error!("could not start the status thread: {e}");
+        }
+    }
+
     /// Starts the background embedding and reading of pictures (server mode).
     pub fn start_background_embedding(&self) {
         embedding::spawn(&self.indexing);
@@ -213,6 +232,8 @@ impl Worker {
         self.indexing.jobs.wait_idle();
         // The embedding thread stops at its next batch; the model is never torn down under it.
         drop(self.indexing.embedding_round.lock().unwrap_or_else(|p| p.into_inner()));
+        // A status background work asked for and the pacer did not publish yet.
+        self.shared.hooks.stop_pacing_status();
         // The write-ahead log folded into the catalog: the next start reads one file.
         if let Err(e) = self.shared.stores.catalog.checkpoint() {
             tracing::warn!("catalog checkpoint at shutdown failed: {e}");

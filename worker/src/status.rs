@@ -75,18 +75,22 @@ fn snapshot_as(w: &Indexing, active_job_id: Option<String>) -> Result<StatusSnap
 
 /// Writes the snapshot atomically; failures are logged, never fatal. `job` says whether the
 /// job runner's lock is held by a finishing job (which then is not named as running).
+/// Publishers run on several threads at once (a job finishing, the pacing thread, the team's
+/// tasks): a snapshot is written only if none counted after it was written first.
 pub(crate) fn publish(w: &Indexing, job: ActiveJob) {
+    let order = &w.core.hooks.status_order;
+    let ticket = order.ticket();
     let active = match job {
         ActiveJob::Current => w.jobs.active(),
         ActiveJob::Finishing => None,
     };
     match snapshot_as(w, active) {
         Ok(s) => match serde_json::to_vec_pretty(&s) {
-            Ok(bytes) => {
+            Ok(bytes) => order.write_if_newest(ticket, || {
                 if let Err(e) = protocol::write_atomic(&w.core.settings.dirs.status_file(), &bytes) {
                     tracing::warn!("could not publish status: {e}");
                 }
-            }
+            }),
             Err(e) => tracing::warn!("could not serialize status: {e}"),
         },
         Err(e) => tracing::warn!("could not compute status: {e}"),

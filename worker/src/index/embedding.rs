@@ -138,7 +138,7 @@ pub fn spawn(worker: &Arc<Indexing>) {
                 }
                 Err(e) => tracing::warn!("embedding stopped: {e}"),
             }
-            w.core.hooks.publish_status();
+            w.core.hooks.publish_status_soon();
         }
     });
     if let Err(e) = started {
@@ -245,7 +245,7 @@ fn work_off_backlog(
         done += round;
         // A few counts and a small file, next to a round of model calls: /api/status's
         // embeddingBacklog moves with every round.
-        w.core.hooks.publish_status();
+        w.core.hooks.publish_status_soon();
     }
     Ok(done)
 }

@@ -39,7 +39,7 @@ pub fn start(ix: &Arc<Indexing>) {
         let ix = thread_ix;
         refeed(&ix);
         ix.refeeding.store(false, Ordering::SeqCst);
-        ix.publish_status();
+        ix.core.hooks.publish_status_soon();
     });
     if let Err(e) = spawned {
         ix.refeeding.store(false, Ordering::SeqCst);
@@ -62,7 +62,7 @@ fn refeed(ix: &Indexing) {
             Ok(Some(batch)) => {
                 fed += batch.fed;
                 after = batch.last;
-                ix.publish_status();
+                ix.core.hooks.publish_status_soon();
             }
             Ok(None) => {
                 tracing::info!("keyword index re-fed: {fed} documents in {:.1?}", started.elapsed());

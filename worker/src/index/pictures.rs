@@ -283,7 +283,7 @@ pub fn spawn(worker: &Arc<Indexing>) {
         let Some(job) = w.pictures.next(Duration::from_secs(1)) else { continue };
         read_and_resync(&w, &job);
         w.pictures.finished();
-        w.core.hooks.publish_status();
+        w.core.hooks.publish_status_soon();
         if w.pictures.pending() == 0 {
             give_back_freed_memory();
         }

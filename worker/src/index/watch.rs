@@ -330,7 +330,7 @@ fn run(weak: &Weak<Indexing>, rx: &Receiver<Work>) {
                 }
                 if !due.is_empty() {
                     // Watched again, or still polled: /api/status says which.
-                    w.core.hooks.publish_status();
+                    w.core.hooks.publish_status_soon();
                 }
                 continue;
             }
@@ -397,7 +397,7 @@ fn scan(w: &Indexing, coll: &CollectionConfig) {
                 r.files_updated,
                 r.files_deactivated
             );
-            w.core.hooks.publish_status();
+            w.core.hooks.publish_status_soon();
         }
         Ok(_) => {}
         Err(e) => {
@@ -492,7 +492,7 @@ fn apply(w: &Indexing, coll: &CollectionConfig, events: &[DebouncedEvent]) {
         // The root vanished: polled until it is back (its documents stay until then: a
         // folder unmounted for a while is not a folder whose notes were deleted).
         w.watchers.lost(coll, format!("the folder {} is gone", coll.path));
-        w.core.hooks.publish_status();
+        w.core.hooks.publish_status_soon();
         return;
     };
     let Ok(matcher) = FileMatcher::new(&coll.pattern, &coll.include, &coll.exclude) else { return };
@@ -538,7 +538,7 @@ fn apply(w: &Indexing, coll: &CollectionConfig, events: &[DebouncedEvent]) {
     // change) and the API's writes would otherwise wait out.
     drop(write);
     if changed {
-        w.core.hooks.publish_status();
+        w.core.hooks.publish_status_soon();
     }
 }
 

@@ -411,11 +411,13 @@ pub fn start(ix: &Arc<Indexing>) {
     rt.spawn(run(ix, team, Credentials::from_env()));
 }
 
-/// `publish_status` from the team's tasks: a status reads the stores, whose calls block (the
-/// vector store's own runtime cannot be entered from an async task).
+/// The status asked for from the team's tasks (a replica's batch, a member seen, the
+/// connection's state): paced with the rest of background work. Without a pacer a status
+/// reads the stores, whose calls block (the vector store's own runtime cannot be entered
+/// from an async task).
 async fn publish_status(ix: &Arc<Indexing>) {
     let ix = Arc::clone(ix);
-    if let Err(e) = tokio::task::spawn_blocking(move || ix.publish_status()).await {
+    if let Err(e) = tokio::task::spawn_blocking(move || ix.core.hooks.publish_status_soon()).await {
         tracing::error!("team: publishing the status panicked: {e}");
     }
 }

@@ -9,8 +9,12 @@ use protocol::api::{
 };
 use protocol::{ChangeCursor, Event, JsonBody};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
+
+mod status_pace;
+pub use status_pace::StatusOrder;
+use status_pace::StatusPacer;
 
 const CAPACITY: usize = 1024;
 
@@ -54,6 +58,9 @@ type AfterJobHook = Box<dyn Fn() + Send + Sync>;
 pub struct Hooks {
     status: std::sync::OnceLock<StatusHook>,
     after_job: std::sync::OnceLock<AfterJobHook>,
+    /// The order the status hook writes in.
+    pub status_order: StatusOrder,
+    pacer: StatusPacer,
 }
 
 impl Hooks {
@@ -71,6 +78,41 @@ impl Hooks {
     pub fn publish_status_as(&self, job: ActiveJob) {
         if let Some(publish) = self.status.get() {
             publish(job);
+        }
+    }
+
+    /// The status changed by background work (a watcher's change, a replica's batch, an
+    /// embedding round): published by the pacing thread when one runs, coalesced with
+    /// other asks and at most a fifth of a core's worth of counting; else now.
+    pub fn publish_status_soon(&self) {
+        if !self.pacer.ask() {
+            self.publish_status();
+        }
+    }
+
+    /// The pacing thread starts: [`Hooks::publish_status_soon`] leaves the status to it.
+    pub fn start_pacing_status(&self) {
+        self.pacer.start();
+    }
+
+    /// One turn of the pacing thread: waits up to `timeout` for an ask and publishes;
+    /// returns how long to rest before the next turn.
+    pub fn pace_status(&self, timeout: Duration) -> Duration {
+        if !self.pacer.take(timeout) {
+            return Duration::ZERO;
+        }
+        let started = Instant::now();
+        // A panic in one snapshot is that status lost, not the pacer: later asks still come.
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.publish_status())).is_err() {
+            tracing::error!("publishing the status panicked");
+        }
+        StatusPacer::rest_after(started.elapsed())
+    }
+
+    /// The pacing ends (the worker stops): a status still asked for is published now.
+    pub fn stop_pacing_status(&self) {
+        if self.pacer.stop() {
+            self.publish_status();
         }
     }
 
