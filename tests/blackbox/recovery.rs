@@ -34,7 +34,10 @@ fn a_damaged_catalog_is_set_aside_and_filled_again_from_the_notes() {
         drop(f);
 
         s.spawn();
-        s.wait_until(Duration::from_secs(30), |s| found(s, "betaword") == vec!["svc://notes/b.md"]);
+        // The refill is a job: a note can be searchable before it ends and its status is out.
+        s.wait_until(Duration::from_secs(30), |s| {
+            found(s, "betaword") == vec!["svc://notes/b.md"] && s.get("/api/status").json()["activeJobId"].is_null()
+        });
         assert_eq!(found(&s, "alphaword"), vec!["svc://notes/a.md"]);
         assert_eq!(repaired(&s), vec!["catalog"], "damage at {damage_at}");
         let st: Value = s.get("/api/status").json();
