@@ -1,7 +1,7 @@
 //! A team: two svc members kept in step by a real NATS JetStream server (Debian's
 //! `nats-server`, started here on loopback with its store in a temp dir), no mock.
 
-use crate::common::{free_port, uris, write_notes, Server};
+use crate::common::{free_port, free_ports, uris, write_notes, Server};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -46,13 +46,18 @@ impl Nats {
 
     /// With a configuration (users, say) written to the store's folder.
     fn start_with(config: Option<&str>) -> Nats {
+        Self::start_on(free_port(), config)
+    }
+
+    /// On `port` (which the caller chose free).
+    fn start_on(port: u16, config: Option<&str>) -> Nats {
         let store = tempfile::tempdir().unwrap();
         let config = config.map(|text| {
             let p = store.path().join("nats.conf");
             std::fs::write(&p, text).unwrap();
             p
         });
-        let mut n = Nats { port: free_port(), store, config, child: None };
+        let mut n = Nats { port, store, config, child: None };
         n.spawn();
         n
     }
@@ -71,7 +76,11 @@ impl Nats {
         self.child = Some(cmd.stdout(Stdio::null()).stderr(log).spawn().expect("start nats-server"));
         let start = Instant::now();
         while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(15), "nats-server did not listen");
+            let log = || std::fs::read_to_string(self.store.path().join("log")).unwrap_or_default();
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
+                panic!("nats-server exited ({status}) before it listened on {}:\n{}", self.port, log());
+            }
+            assert!(start.elapsed() < Duration::from_secs(15), "nats-server did not listen:\n{}", log());
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -477,7 +486,10 @@ struct NatsCluster {
 
 impl NatsCluster {
     fn start() -> NatsCluster {
-        let route_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        // Six ports held at once, so no two are the same (one port let go and asked for again
+        // may come back: a node whose client port was another's route port never listened).
+        let ports = free_ports(6);
+        let (client_ports, route_ports) = ports.split_at(3);
         let routes: Vec<String> = route_ports.iter().map(|p| format!("nats-route://127.0.0.1:{p}")).collect();
         let nodes = (0..3)
             .map(|i| {
@@ -486,7 +498,7 @@ impl NatsCluster {
                     route_ports[i],
                     routes.join(", ")
                 );
-                Nats::start_with(Some(&config))
+                Nats::start_on(client_ports[i], Some(&config))
             })
             .collect();
         NatsCluster { nodes }
