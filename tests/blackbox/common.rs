@@ -48,8 +48,15 @@ pub fn free_ports(n: usize) -> Vec<u16> {
 
 /// Sends one request and reads the whole response (`Connection: close`).
 pub fn raw_request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    parse_response(&exchange(port, method, path, headers, body).expect("connect"))
+}
+
+/// One request's bytes out and the answer's bytes back; an error only when the request's head
+/// cannot be sent (nothing listens). A body the server refused to read and an answer cut
+/// short are what they are: the bytes read so far.
+fn exchange(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
@@ -58,22 +65,16 @@ pub fn raw_request(port: u16, method: &str, path: &str, headers: &[(&str, &str)]
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(req.as_bytes())?;
     let _ = s.write_all(body);
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
-    parse_response(&buf)
+    Ok(buf)
 }
 
-/// One GET, or `None` when nothing listens on the port or the answer is cut.
-fn try_request(port: u16, method: &str, path: &str) -> Option<Resp> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
-    let req =
-        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\r\n");
-    s.write_all(req.as_bytes()).ok()?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
+/// One GET, or `None` when nothing listens on the port or no whole head came back.
+fn try_get(port: u16, path: &str) -> Option<Resp> {
+    let buf = exchange(port, "GET", path, &[], &[]).ok()?;
     buf.windows(4).any(|w| w == b"\r\n\r\n").then(|| parse_response(&buf))
 }
 
@@ -142,18 +143,19 @@ impl Server {
         // `free_port` lets its port go before the server binds it, and the tests run in
         // parallel: another test's server or hub may take it in between. The server then
         // says so and exits, and this one tries again on a new port.
-        for _ in 0..3 {
+        let mut retries = 3;
+        loop {
             match s.launch(Ready::Worker) {
-                Err(Exited(log)) if log.contains("already in use") => s.port = free_port(),
+                Err(Exited(log)) if retries > 0 && log.contains("already in use") => {
+                    retries -= 1;
+                    s.port = free_port();
+                }
                 r => {
                     s.started(r);
                     return s;
                 }
             }
         }
-        let r = s.launch(Ready::Worker);
-        s.started(r);
-        s
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -234,7 +236,7 @@ impl Server {
                 }
             }
             ours = ours || self.log().get(log_from..).is_some_and(|l| l.contains(&bound));
-            if ours && try_request(self.port, "GET", path).is_some_and(|r| r.status == 200) {
+            if ours && try_get(self.port, path).is_some_and(|r| r.status == 200) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(25));

@@ -70,7 +70,7 @@ impl StatusPacer {
         true
     }
 
-    /// From the pacing thread, before its first turn.
+    /// Before the pacing thread is spawned: from now on asks are left to it.
     pub fn start(&self) {
         self.lock().running = true;
     }
