@@ -19,7 +19,9 @@ the first by path). Each link svc reports is compared with that:
 
 Known-item search: for each top-level folder (a language, in a vault of translations), words
 found in exactly one note of the whole vault (letters only, 6 characters or more) are searched
-for; recall@10 is the share whose note is among the first ten results (target >= 0.9).
+for; recall@10 is the share whose note is among the first ten results (target >= 0.9), hit@1
+the share whose note comes first, mrr@10 the mean reciprocal rank; the same with `lang` (the
+folder's language, through /api/query) where the folder is named by a language code.
 
 `--make-manpages DIR` writes a vault of real text with a vault's structure: one folder per
 language (en, de, fr, es, it, pt, nl, ru, sv), a note per manual page (its section titles as
@@ -50,6 +52,9 @@ REPO = SCRIPTS.parent
 COLLECTION = "vault"
 PICTURES = {"png", "jpg", "jpeg", "gif", "webp", "bmp", "tiff"}
 WORDS_PER_FOLDER = 100
+# Folders named by the code of a language svc stems: the known-item search is also asked with
+# `lang` set to it.
+STEMMED_LANGUAGES = {"en", "de", "fr", "es", "it", "pt", "nl", "ru", "sv"}
 # A 1x1 PNG: the pictures of the made vault.
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154"
                     "78da63f8ffff3f0005fe02fedccc59e70000000049454e44ae426082")
@@ -215,13 +220,31 @@ def known_items(client: Http, vault: Vault, rng: random.Random) -> dict:
     out = {}
     for folder, pool in sorted(folders.items()):
         rng.shuffle(pool)
-        hits = 0
         sample = pool[:WORDS_PER_FOLDER]
-        for word, note in sample:
-            _, r = client.request("POST", "/api/search", {"query": word, "limit": 10})
-            hits += uri_of(note) in [x["uri"] for x in r.get("results", [])]
-        if sample:
-            out[folder] = {"recall@10": round(hits / len(sample), 3), "queries": len(sample)}
+        if not sample:
+            continue
+        # /api/search reads no language; /api/query (keyword side alone without an embedder)
+        # is told the folder's, where the folder is named by a language code.
+        asks = [("search", "/api/search", {})]
+        if folder in STEMMED_LANGUAGES:
+            asks.append(("lang", "/api/query", {"lang": folder, "noRerank": True}))
+        row = {"queries": len(sample)}
+        for label, path, extra in asks:
+            hits = first = 0
+            rr = 0.0
+            for word, note in sample:
+                _, r = client.request("POST", path, {"query": word, "limit": 10, **extra})
+                uris = [x["uri"] for x in r.get("results", [])]
+                if uri_of(note) in uris:
+                    rank = uris.index(uri_of(note)) + 1
+                    hits += 1
+                    first += rank == 1
+                    rr += 1 / rank
+            suffix = "" if label == "search" else f" {label}"
+            row[f"recall@10{suffix}"] = round(hits / len(sample), 3)
+            row[f"hit@1{suffix}"] = round(first / len(sample), 3)
+            row[f"mrr@10{suffix}"] = round(rr / len(sample), 3)
+        out[folder] = row
     return out
 
 

@@ -163,6 +163,84 @@ fn recency_reorders_only_results_that_match_the_query_well() {
     assert!(plain[..2].iter().all(|u| u.contains("meetings/")), "{plain:?}");
 }
 
+/// Issue 60: every result that holds all of the query's words comes newest first, all the way
+/// down the list, however low its score (a long note that mentions "meeting notes" once); the
+/// results that hold fewer follow in score order.
+#[test]
+fn recency_orders_every_result_holding_the_query_newest_first() {
+    let s = Server::start();
+    let filler = "Unrelated text about gardens, trains and the weather of the coast. ".repeat(40);
+    let long = |date: &str, title: &str| {
+        format!("---\ndate: {date}\n---\n# {title}\n{filler}\nThe meeting notes are at the end.\n{filler}\n")
+    };
+    let (planning, retro) = (long("2024-03-02", "Planning"), long("2024-05-01", "Retro"));
+    write_notes(
+        &s.path("log"),
+        &[
+            ("meetings/jan.md", "---\ndate: 2024-01-10\n---\n# Meeting notes\nMeeting notes of the budget meeting.\n"),
+            ("meetings/feb.md", "---\ndate: 2024-02-05\n---\n# Meeting notes\nMeeting notes, roadmap meeting.\n"),
+            ("meetings/planning.md", planning.as_str()),
+            ("meetings/retro.md", retro.as_str()),
+            ("shopping.md", "---\ndate: 2025-03-01\n---\n# Shopping\nNotes for the store: milk and bread.\n"),
+        ],
+    );
+    s.add_collection(&s.path("log"), "log");
+    let plain = uris(&s.search(json!({ "query": "meeting notes" })));
+    assert_eq!(plain.len(), 5, "{plain:?}");
+    let got = uris(&s.search(json!({ "query": "latest meeting notes" })));
+    assert_eq!(
+        got,
+        [
+            "svc://log/meetings/retro.md",
+            "svc://log/meetings/planning.md",
+            "svc://log/meetings/feb.md",
+            "svc://log/meetings/jan.md",
+            "svc://log/shopping.md",
+        ],
+        "every note holding both words newest first, then the one holding a word: {got:?} (by score: {plain:?})"
+    );
+    // Hybrid search orders the same way (the keyword side counts the words).
+    let r = s.post("/api/query", json!({ "query": "latest meeting notes", "noRerank": true }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(uris(&r.json()), got);
+}
+
+/// Issue 60: a word is found through its stem in its own language only. Spanish "activarse"
+/// and English "active" share the stem "activ": the Spanish word finds the Spanish notes, not
+/// the English notes that say "active", with `lang` or without.
+#[test]
+fn a_word_is_not_found_through_another_languages_word_of_the_same_stem() {
+    let s = Server::start();
+    let english =
+        "# Windows\nThe active window keeps the active tab; an active user sees activity in the active pane, \
+                   and the active session stays active until the user logs out of the active account.\n";
+    let spanish = "# Ajustes\nEl modo oscuro puede activarse desde el menú de ajustes, y la aplicación lo recuerda \
+                   la próxima vez que se abre. También se puede elegir el tamaño de la letra y el idioma de la \
+                   interfaz, que se guardan con el resto de las preferencias del usuario.\n";
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("en/windows.md", english),
+            ("en/sessions.md", "---\nlang: en\n---\n# Sessions\nActive sessions, active users.\n"),
+            ("es/ajustes.md", spanish),
+            ("es/modo.md", "---\nlang: es\n---\n# Modo\nPara activar el modo, pulse el botón.\n"),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    let mut found = uris(&s.search(json!({ "query": "activarse" })));
+    found.sort_unstable();
+    assert_eq!(found, ["svc://notes/es/ajustes.md", "svc://notes/es/modo.md"], "the Spanish notes alone");
+    let r = s.post("/api/query", json!({ "query": "activarse", "lang": "es", "noRerank": true }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let mut told = uris(&r.json());
+    told.sort_unstable();
+    assert_eq!(told, found);
+    // Not told its language, "active" is looked for as a Spanish word too; the English notes,
+    // which hold it, come first.
+    let english_found = uris(&s.search(json!({ "query": "active" })));
+    assert!(english_found.len() >= 2 && english_found[..2].iter().all(|u| u.contains("/en/")), "{english_found:?}");
+}
+
 /// Issue 35's memo: a newer memo that only links to a meeting note (its link's path holds
 /// "meeting" and "notes"; before stop 40 it came first) must not outrank the newest meeting note on "latest meeting
 /// notes": a link's target is an address, not the memo's words (its text still is).

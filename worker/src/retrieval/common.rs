@@ -17,8 +17,8 @@ use std::sync::OnceLock;
 
 const SNIPPET_CHARS: usize = 300;
 
-/// Words that ask for the newest documents first.
-pub fn has_recency_intent(query: &str) -> bool {
+/// The words that ask for the newest documents first.
+fn recency_words() -> Option<&'static Regex> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
@@ -27,7 +27,24 @@ pub fn has_recency_intent(query: &str) -> bool {
         .ok()
     })
     .as_ref()
-    .is_some_and(|re| re.is_match(query))
+}
+
+/// Whether the query asks for the newest documents first.
+pub fn has_recency_intent(query: &str) -> bool {
+    recency_words().is_some_and(|re| re.is_match(query))
+}
+
+/// The query without its recency words, which ask for an order and say nothing of what the
+/// documents are about ("latest meeting notes" ranks as "meeting notes"); the query as it is
+/// when nothing else is left.
+pub fn without_recency_words(query: &str) -> std::borrow::Cow<'_, str> {
+    let Some(re) = recency_words() else { return std::borrow::Cow::Borrowed(query) };
+    let rest = re.replace_all(query, " ");
+    if rest.chars().any(char::is_alphanumeric) {
+        rest
+    } else {
+        std::borrow::Cow::Borrowed(query)
+    }
 }
 
 /// Min-max normalization into 0..1 (a single or all-equal score set maps to 1).
@@ -62,13 +79,33 @@ pub struct Ranked {
 /// weakest result at 0.
 const RECENCY_BAND: f32 = 0.5;
 
-/// When the query asks for recent documents: the results that match it well (within
-/// [`RECENCY_BAND`] of the best relevance) come first, newest first (ties by score); the
-/// weaker ones follow in score order.
-pub fn order_by_recency(ranked: &mut Vec<Ranked>) {
-    let best = ranked.iter().map(|r| r.relevance).fold(f32::NEG_INFINITY, f32::max);
-    let cut = best * RECENCY_BAND;
-    let (mut strong, mut weak): (Vec<Ranked>, Vec<Ranked>) = ranked.drain(..).partition(|r| r.relevance >= cut);
+/// Which results a recency order puts newest first: those relevant to the query.
+pub enum Relevant<'a> {
+    /// Those holding the most of the query's words any result holds (every word, when one
+    /// does), by the keyword index's count of each ([`crate::stores::bm25::Bm25Index::coverage`]):
+    /// all the way down the list, however their scores fall.
+    Covering(&'a HashMap<DocKey, usize>),
+    /// Those within [`RECENCY_BAND`] of the best relevance (a vector search, which has no
+    /// words to count).
+    NearTheBest,
+}
+
+/// When the query asks for recent documents: the relevant results ([`Relevant`]) come first,
+/// newest first (ties by score); the others follow in score order.
+pub fn order_by_recency(ranked: &mut Vec<Ranked>, relevant: &Relevant<'_>) {
+    let is_relevant: Box<dyn Fn(&Ranked) -> bool> = match relevant {
+        Relevant::Covering(coverage) => {
+            let words = |r: &Ranked| coverage.get(&r.row.id).copied().unwrap_or(0);
+            let most = ranked.iter().map(words).max().unwrap_or(0);
+            Box::new(move |r: &Ranked| most > 0 && words(r) == most)
+        }
+        Relevant::NearTheBest => {
+            let best = ranked.iter().map(|r| r.relevance).fold(f32::NEG_INFINITY, f32::max);
+            let cut = best * RECENCY_BAND;
+            Box::new(move |r: &Ranked| r.relevance >= cut)
+        }
+    };
+    let (mut strong, mut weak): (Vec<Ranked>, Vec<Ranked>) = ranked.drain(..).partition(|r| is_relevant(r));
     strong.sort_by(|a, b| recency_ms(&b.row).cmp(&recency_ms(&a.row)).then(b.score.total_cmp(&a.score)));
     weak.sort_by(|a, b| b.score.total_cmp(&a.score));
     strong.append(&mut weak);
@@ -104,13 +141,14 @@ pub fn apply_content_type_boost(w: &Shared, ranked: &mut [Ranked]) {
 }
 
 /// The common tail of every retrieval: drop results under `min_score`, order newest first
-/// when asked, cut to `limit`. Returns the total before the cut.
-pub fn finish(ranked: &mut Vec<Ranked>, min_score: Option<f64>, recency: bool, limit: usize) -> u64 {
+/// when asked (`recency`: which results are relevant), cut to `limit`. Returns the total
+/// before the cut.
+pub fn finish(ranked: &mut Vec<Ranked>, min_score: Option<f64>, recency: Option<Relevant<'_>>, limit: usize) -> u64 {
     if let Some(min) = min_score {
         ranked.retain(|r| f64::from(r.score) >= min);
     }
-    if recency {
-        order_by_recency(ranked);
+    if let Some(relevant) = recency {
+        order_by_recency(ranked, &relevant);
     }
     let total = ranked.len() as u64;
     ranked.truncate(limit);

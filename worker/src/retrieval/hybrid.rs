@@ -9,7 +9,7 @@ use crate::config::content_types;
 use crate::question::Question;
 use crate::retrieval::common::{self, Ranked, Scope};
 use crate::retrieval::expansion::{self, Variants};
-use crate::retrieval::keyword::bm25_candidates;
+use crate::retrieval::keyword::{bm25_candidates, keyword_coverage};
 use crate::retrieval::vector::{
     chunk_pool, documents_for_hits, has_filters, query_documents, QueryVector, VectorContext,
 };
@@ -332,9 +332,11 @@ fn boost_fused(
 pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let sreq = &req.search;
     let scope = Scope::of(w, sreq)?;
-    let q = KeywordQuery::parse(&sreq.query)?.in_language(req.lang.as_deref());
-    let question = Question::read(&sreq.query);
     let recency = common::has_recency_intent(&sreq.query);
+    // Recency words ask for an order: the keyword side reads the rest of the query.
+    let keyword_text = if recency { common::without_recency_words(&sreq.query) } else { (&sreq.query).into() };
+    let q = KeywordQuery::parse(&keyword_text)?.in_language(req.lang.as_deref());
+    let question = Question::read(&sreq.query);
     let limit = sreq.limit.max(1) as usize;
     let candidate_limit = sreq.candidate_limit.map_or(DEFAULT_CANDIDATE_LIMIT, |c| c as usize);
     let filtered = has_filters(sreq) || scope.filters_rows() || recency;
@@ -401,7 +403,8 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let fusion_trace: Vec<(DocKey, f32)> = fused.iter().map(|(id, _)| *id).zip(fusion_scores.iter().copied()).collect();
     let (blended, rerank_trace) = rerank(w, req, &question, &fused, &fusion_scores, &cands.docs, candidate_limit)?;
     let mut ranked = in_order(&fused, blended, cands.docs);
-    let total = common::finish(&mut ranked, sreq.min_score, recency, limit);
+    let coverage = if recency { Some(keyword_coverage(w, &q, &ranked)?) } else { None };
+    let total = common::finish(&mut ranked, sreq.min_score, coverage.as_ref().map(common::Relevant::Covering), limit);
     let returned: Vec<DocKey> = ranked.iter().map(|r| r.row.id).collect();
     let terms = q.highlight_terms();
     let intent = common::intent_terms(sreq.intent.as_deref());

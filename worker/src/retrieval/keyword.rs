@@ -35,10 +35,22 @@ pub fn bm25_candidates(
     Ok(out)
 }
 
+/// How many of the query's words each ranked document holds (the keyword index's count), for
+/// a recency order ([`common::Relevant::Covering`]).
+pub fn keyword_coverage(w: &Shared, q: &KeywordQuery, ranked: &[Ranked]) -> Result<HashMap<DocKey, usize>, ApiError> {
+    let keys: Vec<DocKey> = ranked.iter().map(|r| r.row.id).collect();
+    Ok(w.stores.bm25.coverage(q, &keys)?)
+}
+
 pub fn search(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
-    let q = KeywordQuery::parse(&req.query)?;
-    let scope = Scope::of(w, req)?;
     let recency = common::has_recency_intent(&req.query);
+    // Recency words ask for an order: the ranking reads the rest of the query.
+    let q = if recency {
+        KeywordQuery::parse(&common::without_recency_words(&req.query))?
+    } else {
+        KeywordQuery::parse(&req.query)?
+    };
+    let scope = Scope::of(w, req)?;
     let limit = req.limit.max(1) as usize;
     let mut candidates = limit.max(req.candidate_limit.unwrap_or(0) as usize);
     if recency || scope.filters_rows() {
@@ -51,7 +63,8 @@ pub fn search(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiErro
         r.score = s;
     }
     common::apply_content_type_boost(w, &mut ranked);
-    let total = common::finish(&mut ranked, req.min_score, recency, limit);
+    let coverage = if recency { Some(keyword_coverage(w, &q, &ranked)?) } else { None };
+    let total = common::finish(&mut ranked, req.min_score, coverage.as_ref().map(common::Relevant::Covering), limit);
     let terms = q.highlight_terms();
     let intent = common::intent_terms(req.intent.as_deref());
     let results = common::results(w, &scope, ranked, &terms, &intent)?;

@@ -275,7 +275,7 @@ pub fn vsearch(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiErr
     })?
     .unwrap_or_default();
     common::apply_content_type_boost(w, &mut ranked);
-    let total = common::finish(&mut ranked, req.min_score, recency, limit);
+    let total = common::finish(&mut ranked, req.min_score, recency.then_some(common::Relevant::NearTheBest), limit);
     let terms = crate::question::words::words(&req.query);
     let intent = common::intent_terms(req.intent.as_deref());
     let results = common::results(w, &scope, ranked, &terms, &intent)?;

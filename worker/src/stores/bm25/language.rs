@@ -155,6 +155,30 @@ impl Stemming {
         self.lang().code()
     }
 
+    /// What stands before this language's stems in a body's stems ([`super::stems`]): none for
+    /// English, the stem of every text whose language is not told; `de:` for German and so on.
+    /// A stem is then found only by the words of its own language: Spanish "activarse" and
+    /// English "active" both stem to "activ", and without the tag a Spanish query word found
+    /// every English note that says "active".
+    pub fn tag(self) -> &'static str {
+        match self {
+            Stemming::English => "",
+            Stemming::German => "de:",
+            Stemming::French => "fr:",
+            Stemming::Spanish => "es:",
+            Stemming::Italian => "it:",
+            Stemming::Portuguese => "pt:",
+            Stemming::Dutch => "nl:",
+            Stemming::Russian => "ru:",
+            Stemming::Swedish => "sv:",
+        }
+    }
+
+    /// `stem` as the body's stems hold it: behind this language's [`tag`](Self::tag).
+    pub fn tagged(self, stem: &str) -> String {
+        format!("{}{stem}", self.tag())
+    }
+
     fn lang(self) -> Lang {
         match self {
             Stemming::English => Lang::Eng,
@@ -260,17 +284,35 @@ fn iso_639_1(lang: Lang) -> &'static str {
     }
 }
 
-/// The stems of `word` (lowercase) in `languages` (those the index holds), each once; its
-/// English stem first, always.
-pub fn variants(word: &str, languages: &[Stemming]) -> Vec<String> {
-    let mut out: Vec<String> = vec![Stemming::English.stem(word).into_owned()];
+/// The stems of `word` (lowercase) in `languages` (those the index holds), each language
+/// once, with the language it is the stem in; its English stem first, always.
+pub fn variants(word: &str, languages: &[Stemming]) -> Vec<(Stemming, String)> {
+    let mut out: Vec<(Stemming, String)> = vec![(Stemming::English, Stemming::English.stem(word).into_owned())];
     for language in languages {
-        let stem = language.stem(word).into_owned();
-        if !out.contains(&stem) {
-            out.push(stem);
+        if !out.iter().any(|(l, _)| l == language) {
+            out.push((*language, language.stem(word).into_owned()));
         }
     }
     out
+}
+
+/// The language a query's own words tell, when they tell one: the language whose stopwords
+/// are at least two of its words and more than any other's ("wie funktioniert die
+/// Entwicklung" is German, "how do sockets connect" English), else Russian for a query
+/// written in Cyrillic, the one script here only one language is stemmed in. `None` for a
+/// few keywords, which tell no language.
+pub fn of_query<S: AsRef<str>>(words: &[S]) -> Option<Stemming> {
+    let lower: Vec<String> = words.iter().map(|w| w.as_ref().to_lowercase()).collect();
+    let mut counts: Vec<(Stemming, usize)> =
+        Stemming::ALL.iter().map(|l| (*l, lower.iter().filter(|w| l.is_stopword(w)).count())).collect();
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    match counts.as_slice() {
+        [(best, n), (_, next), ..] if *n >= 2 && n > next => return Some(*best),
+        _ => {}
+    }
+    let letters = || lower.iter().flat_map(|w| w.chars()).filter(|c| c.is_alphabetic());
+    let cyrillic = |c: char| ('\u{0400}'..='\u{052f}').contains(&c);
+    (letters().next().is_some() && letters().all(cyrillic)).then_some(Stemming::Russian)
 }
 
 /// The token filter that stems every token of a text by the text's language (the title's
@@ -365,6 +407,18 @@ mod tests {
     }
 
     #[test]
+    fn a_query_tells_its_language_by_its_stopwords_or_its_script() {
+        assert_eq!(of_query(&["Wie", "ist", "die", "Entwicklung"]), Some(Stemming::German));
+        assert_eq!(of_query(&["wie", "die"]), None, "as many German stop words as Dutch: none told");
+        assert_eq!(of_query(&["how", "do", "the", "sockets", "connect"]), Some(Stemming::English));
+        assert_eq!(of_query(&["comment", "est", "le", "fichier", "publié"]), Some(Stemming::French));
+        assert_eq!(of_query(&["разработка"]), Some(Stemming::Russian), "Cyrillic");
+        assert_eq!(of_query(&["activarse"]), None, "one keyword tells nothing");
+        assert_eq!(of_query(&["unix", "sockets"]), None);
+        assert_eq!(of_query::<&str>(&[]), None);
+    }
+
+    #[test]
     fn a_declared_language_is_read_by_code_region_or_name() {
         for (value, want) in [
             ("de", Some(Stemming::German)),
@@ -391,9 +445,12 @@ mod tests {
                   fewer meetings, so that everyone can keep up with it.";
         assert!(stems(de).contains(&"entwickl".to_string()), "{:?}", stems(de));
         assert!(stems(en).contains(&"develop".to_string()), "{:?}", stems(en));
-        assert!(variants("entwicklung", &Stemming::ALL).contains(&"entwickl".to_string()));
-        assert_eq!(variants("entwicklung", &[Stemming::English]), ["entwicklung"]);
-        assert_eq!(variants("developments", &Stemming::ALL)[0], "develop");
+        assert!(variants("entwicklung", &Stemming::ALL).contains(&(Stemming::German, "entwickl".to_string())));
+        assert_eq!(variants("entwicklung", &[Stemming::English]), [(Stemming::English, "entwicklung".to_string())]);
+        assert_eq!(variants("developments", &Stemming::ALL)[0], (Stemming::English, "develop".to_string()));
+        assert_eq!(variants("developments", &Stemming::ALL).len(), Stemming::ALL.len(), "each language once");
+        assert_eq!(Stemming::German.tagged("entwickl"), "de:entwickl");
+        assert_eq!(Stemming::English.tagged("develop"), "develop");
         assert_eq!(Stemming::of(de), Stemming::German);
         assert_eq!(Stemming::of(en), Stemming::English);
         assert_eq!(Stemming::of("Die Entwicklungen"), Stemming::English, "too short to tell");

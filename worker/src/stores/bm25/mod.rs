@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::query::{
     AllQuery, BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+    TermSetQuery,
 };
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
@@ -27,9 +28,10 @@ mod words;
 // from the catalog when it is opened ([`Bm25Index::open`]). `_cjk`: Chinese, Japanese and
 // Korean text in pairs of characters (`words`); `_dict`: Thai, Lao, Khmer and Burmese cut
 // into words by a dictionary (`words`); `lang_stem`: stems by the text's language
-// (`language`); `svc_stems`: a body's stems, told and stemmed by `entry` (`stems`).
+// (`language`); `svc_stems_tagged`: a body's stems, told and stemmed by `entry` (`stems`),
+// another language's than English's behind its tag (`de:entwickl`).
 const STEMMED: &str = "svc_lang_stem_cjk_dict";
-const STEMS: &str = "svc_stems";
+const STEMS: &str = "svc_stems_tagged";
 const PLAIN: &str = "svc_plain_cjk_dict";
 /// [`STEMMED`] without its stemmer: the words of a body, which `entry` stems by the body's
 /// language, and of a query, whose words are looked for in every language's stem
@@ -78,6 +80,18 @@ struct Fields {
     modified: Field,
     /// The language the body is stemmed by (`language::Stemming::code`).
     language: Field,
+}
+
+/// How much a query word's stem in another language than the query's own counts, against
+/// its stem in the query's language (when the query's language is told or its words tell it).
+const OTHER_LANGUAGE_WEIGHT: f32 = 0.5;
+
+/// The languages a query's words are looked for in ([`Bm25Index::query_languages`]).
+struct QueryLanguages {
+    /// Stemmed in besides English.
+    stemmed: Vec<language::Stemming>,
+    /// The query's own language, when known: its stems count in full, the others' less.
+    own: Option<language::Stemming>,
 }
 
 /// What the index stores about one document (under its key: [`Bm25Index::put`]).
@@ -307,16 +321,10 @@ impl Bm25Index {
                 part.next();
             }
             let Some((_, stemming)) = part.peek() else { break };
-            let own = stemming.stem(&t.text);
-            out.word(t.position, &own);
-            // The other languages' stems, from the word as written, each once.
-            let mut stacked: Vec<std::borrow::Cow<'_, str>> = Vec::new();
-            for other in also {
-                let stem = other.stem(&t.text);
-                if stem != own && !stacked.contains(&stem) {
-                    out.stacked(&stem);
-                    stacked.push(stem);
-                }
+            out.word(t.position, stemming.tag(), &stemming.stem(&t.text));
+            // The other languages' stems, from the word as written, each behind its tag.
+            for other in also.iter().filter(|other| *other != stemming) {
+                out.stacked(other.tag(), &other.stem(&t.text));
             }
         }
         out.into_string()
@@ -328,13 +336,14 @@ impl Bm25Index {
         tokens.into_iter().map(|t| t.text).collect()
     }
 
-    /// The languages a query's words are stemmed in besides English ([`language::variants`]):
-    /// the one the query is told to be in when it has a stemmer here, else every language the
-    /// index holds.
-    fn query_languages(&self, told: Option<&str>) -> Vec<language::Stemming> {
-        match told.and_then(language::Stemming::declared) {
-            Some(language) => vec![language],
-            None => self.languages(),
+    /// The languages a query's words are stemmed in besides English ([`language::variants`]),
+    /// and the query's own language when it is known: the one the query is told to be in
+    /// (`lang`) when it has a stemmer here, alone; else every language the index holds, and
+    /// the one the query's words tell, if they tell one ([`language::of_query`]).
+    fn query_languages(&self, q: &KeywordQuery) -> QueryLanguages {
+        match q.language.as_deref().and_then(language::Stemming::declared) {
+            Some(language) => QueryLanguages { stemmed: vec![language], own: Some(language) },
+            None => QueryLanguages { stemmed: self.languages(), own: language::of_query(&q.words) },
         }
     }
 
@@ -342,25 +351,44 @@ impl Bm25Index {
         &self,
         field: Field,
         words: &[String],
-        languages: &[language::Stemming],
+        languages: &QueryLanguages,
         weight: f32,
     ) -> Option<Box<dyn Query>> {
         let term = |t: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs))
         };
-        let stemmed = field == self.fields.body || field == self.fields.title;
-        let languages = if stemmed { languages } else { &[] };
+        let f = self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for w in words {
-            if !stemmed {
+            if field != f.body && field != f.title {
                 clauses.extend(self.analyze(field, w).iter().map(|t| (Occur::Should, term(t))));
                 continue;
             }
             // A stemmed field holds each document's words stemmed by its own language: the
             // word matches by the best of its stems in the languages the index holds (one
-            // score, not one per language).
+            // score, not one per language). The body's stems carry their language's tag, and
+            // a stem of another language than the query's own counts for less. A title is
+            // short, so it is stemmed as English (`language::LanguageStemmer`): a word is
+            // looked for there by its English stem alone.
+            // In the body the word as written is one more of the choices, in the plain text:
+            // rarer than its stem, it scores higher where it stands, so a note holding the
+            // word itself outranks one holding another form of it (issue 60; SciFact nDCG@10
+            // 0.7021 -> 0.7035, the manual-page vault's known items first 0.49-0.87 -> 0.71-0.89
+            // per language, docs/retrieval.md).
             for tok in self.tokens(WORDS, w).into_iter().map(|t| t.text) {
-                let stems: Vec<Box<dyn Query>> = language::variants(&tok, languages).iter().map(|s| term(s)).collect();
+                let mut stems: Vec<Box<dyn Query>> = Vec::new();
+                let stemmed_in: &[language::Stemming] = if field == f.body { &languages.stemmed } else { &[] };
+                for (language, stem) in language::variants(&tok, stemmed_in) {
+                    let q = term(&language.tagged(&stem));
+                    stems.push(match languages.own {
+                        Some(own) if own != language => Box::new(BoostQuery::new(q, OTHER_LANGUAGE_WEIGHT)),
+                        _ => q,
+                    });
+                }
+                if field == f.body {
+                    let exact = Term::from_field_text(f.body_plain, &tok);
+                    stems.push(Box::new(TermQuery::new(exact, IndexRecordOption::WithFreqs)));
+                }
                 let q: Box<dyn Query> = if stems.len() == 1 {
                     stems.into_iter().next().unwrap_or_else(|| term(&tok))
                 } else {
@@ -441,7 +469,7 @@ impl Bm25Index {
         let w = WEIGHTS;
         let mut ranking: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let all_words: Vec<String> = q.words.iter().chain(q.phrases.iter()).cloned().collect();
-        let languages = self.query_languages(q.language.as_deref());
+        let languages = self.query_languages(q);
         for (field, weight) in [
             (f.title, w.title),
             (f.title_plain, w.title_plain),
@@ -480,6 +508,55 @@ impl Bm25Index {
             let doc: TantivyDocument = searcher.doc(addr)?;
             if let Some(key) = doc.get_first(f.key).and_then(|v| v.as_i64()) {
                 out.push((score, DocKey(key)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// How many of the query's words each of `keys` holds, in any field the ranking reads
+    /// (title, body, path): a stop word counts for nothing, a word matches by its stems as the
+    /// ranking's does. A key that holds none is left out.
+    pub fn coverage(
+        &self,
+        q: &KeywordQuery,
+        keys: &[DocKey],
+    ) -> Result<std::collections::HashMap<DocKey, usize>, Bm25Error> {
+        let f = self.fields;
+        let mut out = std::collections::HashMap::new();
+        if keys.is_empty() {
+            return Ok(out);
+        }
+        let languages = self.query_languages(q);
+        let searcher = self.reader.searcher();
+        let mut words: Vec<&String> = Vec::new();
+        for w in q.words.iter().chain(q.phrases.iter()) {
+            if !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        for word in words {
+            if self.tokens(WORDS, word).is_empty() {
+                continue; // a stop word
+            }
+            let one = std::slice::from_ref(word);
+            let fields: Vec<(Occur, Box<dyn Query>)> = [f.title, f.body, f.body_plain, f.path]
+                .into_iter()
+                .filter_map(|field| self.words_query(field, one, &languages, 1.0))
+                .map(|q| (Occur::Should, q))
+                .collect();
+            if fields.is_empty() {
+                continue;
+            }
+            let among = TermSetQuery::new(keys.iter().map(|k| Term::from_field_i64(f.key, k.0)));
+            let query = BooleanQuery::new(vec![
+                (Occur::Must, Box::new(BooleanQuery::new(fields)) as Box<dyn Query>),
+                (Occur::Must, Box::new(among)),
+            ]);
+            for addr in searcher.search(&query, &DocSetCollector)? {
+                let doc: TantivyDocument = searcher.doc(addr)?;
+                if let Some(key) = doc.get_first(f.key).and_then(|v| v.as_i64()) {
+                    *out.entry(DocKey(key)).or_insert(0) += 1;
+                }
             }
         }
         Ok(out)
@@ -605,6 +682,56 @@ mod tests {
         assert!(keys("desarrollo", Some("de")).is_empty(), "told German: no Spanish stem");
         // English stems stay: a note whose language is not told is stemmed as English.
         assert_eq!(keys("developing", Some("de")), [1]);
+    }
+
+    /// Issue 60: a word of one language is not found through another language's word that
+    /// shares its stem (Spanish "activarse" and English "active" both stem to "activ"), and a
+    /// stem in the query's own language outranks another language's.
+    #[test]
+    fn a_stem_is_found_by_the_words_of_its_own_language() {
+        let dir = tempfile::tempdir().unwrap();
+        let (idx, _) = Bm25Index::open(dir.path()).unwrap();
+        for (key, title, body, lang) in [
+            (1, "Activo", "El modo puede activarse desde el menú.", "es"),
+            (5, "Modo", "Activar el modo: activar, activado, activa.", "es"),
+            (2, "Active", "The active window and the active tab, active by default.", "en"),
+            (3, "Aktiv", "Die Entwicklung ist aktiv und die Entwicklungen gehen weiter.", "de"),
+            (4, "Roads", "Development of roads: the developments go on.", "en"),
+        ] {
+            let (k, d) = doc(key, title, body, &[]);
+            upsert(&idx, (k, Bm25Doc { declared_language: Some(lang), ..d }));
+        }
+        idx.commit().unwrap();
+        let keys = |text: &str, lang: Option<&str>| -> Vec<i64> {
+            let q = KeywordQuery::parse(text).unwrap().in_language(lang);
+            idx.search(&q, &SearchFilters::default(), 10).unwrap().into_iter().map(|(_, k)| k.0).collect()
+        };
+        assert_eq!(keys("activarse", Some("es")), [1, 5], "the Spanish stem only, the word itself first");
+        assert_eq!(keys("activarse", None), [1, 5], "every language's stem, each in its own language");
+        assert_eq!(keys("active", Some("en")), [2]);
+        assert_eq!(keys("Entwicklung", None), [3]);
+        assert_eq!(keys("developments", None), [4]);
+        // The question's own words tell German: its German stem counts in full.
+        let q = KeywordQuery::parse("wie ist die Entwicklung").unwrap();
+        let languages = idx.query_languages(&q);
+        assert_eq!(languages.own, Some(language::Stemming::German));
+    }
+
+    #[test]
+    fn coverage_counts_the_query_words_each_document_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let (idx, _) = Bm25Index::open(dir.path()).unwrap();
+        upsert(&idx, doc(1, "Meeting notes", "Notes of the budget meeting.", &[]));
+        upsert(&idx, doc(2, "Shopping", "Notes for the store.", &[]));
+        upsert(&idx, doc(3, "Travel", "Trains and ferries.", &[]));
+        idx.commit().unwrap();
+        let q = KeywordQuery::parse("the meetings notes").unwrap();
+        let got = idx.coverage(&q, &[DocKey(1), DocKey(2), DocKey(3)]).unwrap();
+        assert_eq!(got.get(&DocKey(1)), Some(&2), "both words, by their stems; 'the' is no word");
+        assert_eq!(got.get(&DocKey(2)), Some(&1));
+        assert_eq!(got.get(&DocKey(3)), None);
+        let only_two = idx.coverage(&q, &[DocKey(2)]).unwrap();
+        assert_eq!(only_two.len(), 1, "only the keys asked about: {only_two:?}");
     }
 
     /// A body's stems reach the index as [`stems::StemsText`]: each paragraph's in its own

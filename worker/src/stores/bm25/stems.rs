@@ -11,7 +11,9 @@
 //! The format: each stem is preceded by as many spaces as its position is past the one before
 //! it (a stop word left out is one more space), and a stem stacked at the same position as the
 //! one before it is preceded by `|`. Neither character is ever part of a word
-//! ([`crate::question::script`] cuts words at both).
+//! ([`crate::question::script`] cuts words at both). A stem of another language than English
+//! stands behind its language's tag (`de:entwickl`, [`super::language::Stemming::tag`]): `:`
+//! is never part of a word either, so a tagged stem is never a word's stem in another language.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
@@ -28,9 +30,9 @@ impl StemsText {
         StemsText { text: String::with_capacity(bytes), spaces: 0 }
     }
 
-    /// A stem at `position`, after the last stem's (the first stem may be at any). An empty
-    /// stem is no token.
-    pub fn word(&mut self, position: usize, stem: &str) {
+    /// A stem at `position`, after the last stem's (the first stem may be at any), behind
+    /// `tag` (its language's, empty for English). An empty stem is no token.
+    pub fn word(&mut self, position: usize, tag: &str, stem: &str) {
         if stem.is_empty() {
             return;
         }
@@ -40,15 +42,17 @@ impl StemsText {
         }
         self.text.extend(std::iter::repeat_n(' ', gap));
         self.spaces += gap;
+        self.text.push_str(tag);
         self.text.push_str(stem);
     }
 
-    /// A stem at the same position as the last one.
-    pub fn stacked(&mut self, stem: &str) {
+    /// A stem at the same position as the last one, behind `tag`.
+    pub fn stacked(&mut self, tag: &str, stem: &str) {
         if stem.is_empty() || self.text.is_empty() {
             return;
         }
         self.text.push('|');
+        self.text.push_str(tag);
         self.text.push_str(stem);
     }
 
@@ -129,30 +133,30 @@ mod tests {
     #[test]
     fn stems_are_read_back_at_their_positions_stacked_ones_at_their_words() {
         let mut s = StemsText::with_capacity(64);
-        s.word(1, "develop");
-        s.word(3, "road");
-        s.stacked("roa");
-        s.word(4, "entwickl");
-        s.stacked("entwicklung");
-        s.word(5, "jahr");
+        s.word(1, "", "develop");
+        s.word(3, "", "road");
+        s.stacked("es:", "roa");
+        s.word(4, "de:", "entwickl");
+        s.stacked("", "entwicklung");
+        s.word(5, "de:", "jahr");
         let text = s.into_string();
-        assert_eq!(text, " develop  road|roa entwickl|entwicklung jahr");
+        assert_eq!(text, " develop  road|es:roa de:entwickl|entwicklung de:jahr");
         assert_eq!(
             read(&text),
             [
                 ("develop".to_string(), 1),
                 ("road".to_string(), 3),
-                ("roa".to_string(), 3),
-                ("entwickl".to_string(), 4),
+                ("es:roa".to_string(), 3),
+                ("de:entwickl".to_string(), 4),
                 ("entwicklung".to_string(), 4),
-                ("jahr".to_string(), 5),
+                ("de:jahr".to_string(), 5),
             ]
         );
         assert_eq!(read(""), []);
         assert_eq!(read(&StemsText::default().into_string()), []);
         let mut first = StemsText::default();
-        first.word(0, "a");
-        first.word(1, "b");
+        first.word(0, "", "a");
+        first.word(1, "", "b");
         assert_eq!(read(&first.into_string()), [("a".to_string(), 0), ("b".to_string(), 1)]);
     }
 }
