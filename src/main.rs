@@ -148,8 +148,9 @@ enum Cmd {
     /// Context Capsules: build, verify, and saved capsules re-verified after changes.
     #[command(subcommand)]
     Context(ContextCmd),
-    /// The MCP server on stdio for agents (Claude Desktop, Cursor, Codex, Claude Code), and
-    /// wiring it into them: `svc mcp install --client cursor`.
+    /// The MCP server on stdio for agents, and wiring it into their clients (Claude Desktop,
+    /// Cursor, Codex, Claude Code, Zed, Windsurf, VS Code, OpenCode, Amp, LM Studio, LibreChat,
+    /// Gemini CLI): `svc mcp install --client cursor`.
     Mcp {
         #[command(subcommand)]
         action: Option<McpCmd>,
@@ -263,7 +264,8 @@ enum ContextCmd {
 enum McpCmd {
     /// Add svc to a client's MCP configuration (the rest of the file is kept).
     Install {
-        /// claude-desktop, cursor, codex or claude-code.
+        /// claude-desktop, cursor, codex, claude-code, zed, windsurf, vscode, opencode, amp,
+        /// lm-studio, librechat (the `librechat.yaml` of the current directory) or gemini-cli.
         #[arg(long, value_parser = mcp_client)]
         client: McpClient,
         /// Print the entry instead of writing it.

@@ -75,7 +75,8 @@ pub fn status(json: bool) -> anyhow::Result<ExitCode> {
             Ok(None) => (false, None, None),
             Err(e) => (false, None, Some(e.to_string())),
         };
-        rows.push(ClientStatus { client: c.id(), path: path.display().to_string(), installed, command, error });
+        let path = path.display().to_string();
+        rows.push(ClientStatus { client: c.id(), scope: c.scope(), path, installed, command, error });
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
@@ -95,6 +96,8 @@ pub fn status(json: bool) -> anyhow::Result<ExitCode> {
 #[derive(serde::Serialize)]
 struct ClientStatus {
     client: &'static str,
+    /// `user`, or `project` for a file in the current directory (LibreChat's).
+    scope: &'static str,
     path: String,
     installed: bool,
     command: Option<String>,

@@ -122,6 +122,8 @@ pub struct Server {
     pub port: u16,
     pub child: Option<Child>,
     envs: Vec<(String, String)>,
+    /// The working directory of every `svc` it runs (the test's own when `None`).
+    cwd: Option<PathBuf>,
 }
 
 impl Server {
@@ -130,8 +132,14 @@ impl Server {
     }
 
     pub fn start_with(extra_env: &[(&str, &str)]) -> Server {
+        Self::start_in(None, extra_env)
+    }
+
+    /// A server whose commands (`svc serve` included) run in `cwd`, when given.
+    pub fn start_in(cwd: Option<&Path>, extra_env: &[(&str, &str)]) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Server { dir, port: free_port(), child: None, envs: Vec::new() };
+        let cwd = cwd.map(Path::to_path_buf);
+        let mut s = Server { dir, port: free_port(), child: None, envs: Vec::new(), cwd };
         s.envs = vec![
             ("SVC_CONFIG_DIR".into(), s.path("config").display().to_string()),
             ("SVC_DATA_DIR".into(), s.path("data").display().to_string()),
@@ -166,6 +174,9 @@ impl Server {
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(BIN);
         c.env_remove("SVC_API_TOKEN").env("SVC_LOG", "warn");
+        if let Some(cwd) = &self.cwd {
+            c.current_dir(cwd);
+        }
         if let Some(ort) = crate::prepared::ort_library() {
             c.env("ORT_DYLIB_PATH", ort);
         }

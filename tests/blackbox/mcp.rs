@@ -3,8 +3,10 @@
 
 use crate::common::{raw_request, write_notes, Server};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -18,15 +20,14 @@ struct McpSession {
 
 impl McpSession {
     fn start(s: &Server, args: &[&str]) -> McpSession {
-        let mut child = s
-            .cmd()
-            .arg("mcp")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut cmd = s.cmd();
+        cmd.arg("mcp").args(args);
+        Self::spawn(cmd)
+    }
+
+    /// Spawns `cmd` and opens the session (`initialize`, then `notifications/initialized`).
+    fn spawn(mut cmd: Command) -> McpSession {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout: ChildStdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -493,6 +494,230 @@ fn connector_failures_have_their_codes_and_the_status_lists_them() {
         ]
     );
     assert_eq!(projection["truncated"], false);
+}
+
+/// How a client's file is written, as these tests read it back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fmt {
+    Json,
+    /// JSON with comments (in these fixtures, on lines of their own).
+    Jsonc,
+    Yaml,
+}
+
+/// A client added beside the first four: its file (under HOME; LibreChat's in the working
+/// directory, which these tests make HOME too), the key of its server table, a file of its
+/// format as a user has it (another server, comments), and text of it that must stay.
+struct NewClient {
+    id: &'static str,
+    file: &'static str,
+    key: &'static str,
+    fmt: Fmt,
+    fixture: &'static str,
+    kept: &'static [&'static str],
+}
+
+const NEW_CLIENTS: [NewClient; 8] = [
+    NewClient {
+        id: "zed",
+        file: ".config/zed/settings.json",
+        key: "context_servers",
+        fmt: Fmt::Jsonc,
+        fixture: concat!(
+            "// Zed settings\n{\n  \"theme\": \"One Dark\",\n",
+            "  \"context_servers\": {\n    \"other\": {\"command\": \"other-mcp\", \"args\": []}\n  }\n}\n",
+        ),
+        kept: &["// Zed settings", "\"theme\": \"One Dark\""],
+    },
+    NewClient {
+        id: "windsurf",
+        file: ".codeium/windsurf/mcp_config.json",
+        key: "mcpServers",
+        fmt: Fmt::Json,
+        fixture: r#"{"mcpServers":{"other":{"command":"other-mcp"}},"x":1}"#,
+        kept: &[],
+    },
+    NewClient {
+        id: "vscode",
+        file: ".config/Code/User/mcp.json",
+        key: "servers",
+        fmt: Fmt::Jsonc,
+        fixture: concat!(
+            "{\n  // my servers\n  \"servers\": {\n",
+            "    \"other\": {\"type\": \"stdio\", \"command\": \"other-mcp\"}\n  },\n  \"inputs\": []\n}\n",
+        ),
+        kept: &["// my servers", "\"inputs\": []"],
+    },
+    NewClient {
+        id: "opencode",
+        file: ".config/opencode/opencode.json",
+        key: "mcp",
+        fmt: Fmt::Jsonc,
+        fixture: concat!(
+            "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // tools\n",
+            "  \"mcp\": {\n    \"other\": {\"type\": \"local\", \"command\": [\"other-mcp\"]}\n  }\n}\n",
+        ),
+        kept: &["// tools", "\"$schema\": \"https://opencode.ai/config.json\""],
+    },
+    NewClient {
+        id: "amp",
+        file: ".config/amp/settings.json",
+        key: "amp.mcpServers",
+        fmt: Fmt::Jsonc,
+        fixture: concat!(
+            "{\n  // mine\n  \"amp.notifications.enabled\": false,\n",
+            "  \"amp.mcpServers\": {\n    \"other\": {\"command\": \"other-mcp\"}\n  }\n}\n",
+        ),
+        kept: &["// mine", "\"amp.notifications.enabled\": false"],
+    },
+    NewClient {
+        id: "lm-studio",
+        file: ".lmstudio/mcp.json",
+        key: "mcpServers",
+        fmt: Fmt::Json,
+        fixture: r#"{"mcpServers":{"other":{"command":"other-mcp"}}}"#,
+        kept: &[],
+    },
+    NewClient {
+        id: "librechat",
+        file: "librechat.yaml",
+        key: "mcpServers",
+        fmt: Fmt::Yaml,
+        fixture: "# LibreChat\nversion: 1.2.8\nmcpServers:\n  # mine\n  other:\n    command: other-mcp\ncache: true\n",
+        kept: &["# LibreChat\nversion: 1.2.8\n", "  # mine\n", "cache: true"],
+    },
+    NewClient {
+        id: "gemini-cli",
+        file: ".gemini/settings.json",
+        key: "mcpServers",
+        fmt: Fmt::Jsonc,
+        fixture: concat!(
+            "{\n  // the look\n  \"theme\": \"GitHub\",\n",
+            "  \"mcpServers\": {\n    \"other\": {\"command\": \"other-mcp\"}\n  }\n}\n",
+        ),
+        kept: &["// the look", "\"theme\": \"GitHub\""],
+    },
+];
+
+/// A client's file as JSON (JSONC without its comment lines, YAML converted).
+fn read_config(fmt: Fmt, text: &str) -> Value {
+    match fmt {
+        Fmt::Yaml => serde_norway::from_str(text).unwrap_or_else(|e| panic!("not YAML ({e}): {text}")),
+        Fmt::Json | Fmt::Jsonc => {
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+            serde_json::from_str(&lines.join("\n")).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+        }
+    }
+}
+
+/// The command, arguments and environment of a server entry: `command` a string with `args`
+/// and `env`, or OpenCode's `command` array with `environment`.
+fn entry_command(entry: &Value) -> (String, Vec<String>, BTreeMap<String, String>) {
+    let strings = |v: &Value| -> Vec<String> {
+        let items = v.as_array().unwrap_or_else(|| panic!("no array: {entry}"));
+        items.iter().map(|x| x.as_str().unwrap().to_string()).collect()
+    };
+    let (command, args) = match &entry["command"] {
+        Value::Array(_) => {
+            let mut all = strings(&entry["command"]);
+            let command = all.remove(0);
+            (command, all)
+        }
+        c => (c.as_str().unwrap_or_else(|| panic!("no command: {entry}")).to_string(), strings(&entry["args"])),
+    };
+    let env = entry.get("env").or_else(|| entry.get("environment")).and_then(Value::as_object);
+    let env = env.unwrap_or_else(|| panic!("no env: {entry}"));
+    (command, args, env.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect())
+}
+
+/// Two paths name the same file.
+fn same_file(a: &str, b: &Path) -> bool {
+    std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+}
+
+/// The clients added beside the first four, each in its own file and format: `--print` shows
+/// the entry and writes nothing, install splices it in keeping the rest of the file, `status`
+/// and `/api/connectors` find it, the entry as written starts svc's stdio server (run here,
+/// and by `/api/connectors/verify`), and uninstall gives the user's file back.
+#[test]
+fn mcp_install_edits_each_new_clients_own_format_and_the_entry_serves() {
+    let home = tempfile::tempdir().unwrap();
+    let home_str = home.path().display().to_string();
+    let config = home.path().join(".config").display().to_string();
+    // The server and every command run in HOME (LibreChat's file is the working directory's),
+    // with the variables that move the clients' files pinned there.
+    let s = Server::start_in(
+        Some(home.path()),
+        &[
+            ("HOME", &home_str),
+            ("XDG_CONFIG_HOME", &config),
+            ("GEMINI_CLI_HOME", &home_str),
+            ("SVC_CONNECTOR_TIMEOUT_MS", "8000"),
+        ],
+    );
+    notes(&s);
+    let run = |args: &[&str]| {
+        let out = s.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let data_dir = s.path("data").display().to_string();
+
+    for c in NEW_CLIENTS {
+        let id = c.id;
+        let connector = format!("{id}-mcp");
+        let path = home.path().join(c.file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, c.fixture).unwrap();
+        let other = read_config(c.fmt, c.fixture)[c.key]["other"].clone();
+        assert!(other.is_object(), "{id}");
+
+        let printed = read_config(c.fmt, &run(&["mcp", "install", "--client", id, "--print"]));
+        let (command, args, env) = entry_command(&printed[c.key]["svc"]);
+        assert_eq!((command.as_str(), args.as_slice()), (crate::common::BIN, &["mcp".to_string()][..]), "{id}");
+        assert_eq!(env.get("SVC_DATA_DIR"), Some(&data_dir), "{id}: {printed}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), c.fixture, "{id}: --print writes nothing");
+        let (status, code, _) = connector_stage(&verify_connector(&s, &connector, "notes"));
+        assert_eq!((status.as_str(), code), ("failed", json!("connector_not_configured")), "{id}");
+
+        run(&["mcp", "install", "--client", id]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        for kept in c.kept {
+            assert!(text.contains(kept), "{id}: {kept:?} is gone: {text}");
+        }
+        let written = read_config(c.fmt, &text);
+        assert_eq!(written[c.key]["other"], other, "{id}: {text}");
+        let (command, args, env) = entry_command(&written[c.key]["svc"]);
+        assert_eq!((command.as_str(), args.as_slice()), (crate::common::BIN, &["mcp".to_string()][..]), "{id}");
+
+        // The entry as written starts svc's stdio server, which serves this index...
+        let mut cmd = Command::new(&command);
+        cmd.args(&args).envs(&env).env_remove("SVC_API_TOKEN");
+        let mut m = McpSession::spawn(cmd);
+        let st = m.ok("svc_status", json!({}));
+        assert_eq!(st["collections"][0]["name"], "notes", "{id}: {st}");
+        m.close();
+        // ...and the server's own probe of it passes.
+        let (status, code, j) = connector_stage(&verify_connector(&s, &connector, "notes"));
+        assert_eq!((status.as_str(), code), ("passed", Value::Null), "{id}: {j}");
+
+        let listed: Value = serde_json::from_str(&run(&["mcp", "status", "--json"])).unwrap();
+        let row = listed.as_array().unwrap().iter().find(|r| r["client"] == id).unwrap().clone();
+        assert!(row["installed"] == true && same_file(row["path"].as_str().unwrap(), &path), "{row}");
+        let connectors = s.get("/api/connectors").json();
+        let info = connectors["connectors"].as_array().unwrap().iter().find(|i| i["id"] == connector).unwrap().clone();
+        assert!(info["installed"] == true && same_file(info["path"].as_str().unwrap(), &path), "{info}");
+        let scope = if id == "librechat" { "project" } else { "user" };
+        assert_eq!((info["scope"].as_str(), row["scope"].as_str()), (Some(scope), Some(scope)), "{info}");
+
+        run(&["mcp", "uninstall", "--client", id]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let left = read_config(c.fmt, &text);
+        assert!(left[c.key].get("svc").is_none() && left[c.key]["other"] == other, "{id}: {text}");
+        if c.fmt != Fmt::Json {
+            assert_eq!(text, c.fixture, "{id}: spliced in and out, the file is the user's again");
+        }
+    }
 }
 
 #[test]

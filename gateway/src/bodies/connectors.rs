@@ -14,7 +14,9 @@ const MAX_COLLECTION_CHARS: usize = 64;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerifyConnectorBody {
-    /// `claude-desktop-mcp`, `cursor-mcp`, `codex-mcp`, `claude-code-mcp`, or a skill target
+    /// An MCP client's `<client>-mcp` (`claude-desktop-mcp`, `cursor-mcp`, `codex-mcp`,
+    /// `claude-code-mcp`, `zed-mcp`, `windsurf-mcp`, `vscode-mcp`, `opencode-mcp`, `amp-mcp`,
+    /// `lm-studio-mcp`, `librechat-mcp`, `gemini-cli-mcp`), or a skill target
     /// (`claude-code-skill`, `codex-skill`, `opencode-skill`, `openclaw-skill`, `hermes-skill`).
     #[schema(required = true, max_length = 128)]
     pub connector_id: Option<String>,

@@ -27,11 +27,19 @@ pub enum Connector {
 }
 
 impl Connector {
-    pub const ALL: [Connector; 9] = [
+    pub const ALL: [Connector; 17] = [
         Connector::Mcp(McpClient::ClaudeDesktop),
         Connector::Mcp(McpClient::Cursor),
         Connector::Mcp(McpClient::Codex),
         Connector::Mcp(McpClient::ClaudeCode),
+        Connector::Mcp(McpClient::Zed),
+        Connector::Mcp(McpClient::Windsurf),
+        Connector::Mcp(McpClient::VsCode),
+        Connector::Mcp(McpClient::OpenCode),
+        Connector::Mcp(McpClient::Amp),
+        Connector::Mcp(McpClient::LmStudio),
+        Connector::Mcp(McpClient::LibreChat),
+        Connector::Mcp(McpClient::GeminiCli),
         Connector::Skill(SkillTarget::ClaudeCode),
         Connector::Skill(SkillTarget::Codex),
         Connector::Skill(SkillTarget::Opencode),
@@ -39,12 +47,21 @@ impl Connector {
         Connector::Skill(SkillTarget::Hermes),
     ];
 
+    /// `<client>-mcp` for an MCP client (its `--client` value), `<agent>-skill` for a skill file.
     pub fn id(self) -> &'static str {
         match self {
             Connector::Mcp(McpClient::ClaudeDesktop) => "claude-desktop-mcp",
             Connector::Mcp(McpClient::Cursor) => "cursor-mcp",
             Connector::Mcp(McpClient::Codex) => "codex-mcp",
             Connector::Mcp(McpClient::ClaudeCode) => "claude-code-mcp",
+            Connector::Mcp(McpClient::Zed) => "zed-mcp",
+            Connector::Mcp(McpClient::Windsurf) => "windsurf-mcp",
+            Connector::Mcp(McpClient::VsCode) => "vscode-mcp",
+            Connector::Mcp(McpClient::OpenCode) => "opencode-mcp",
+            Connector::Mcp(McpClient::Amp) => "amp-mcp",
+            Connector::Mcp(McpClient::LmStudio) => "lm-studio-mcp",
+            Connector::Mcp(McpClient::LibreChat) => "librechat-mcp",
+            Connector::Mcp(McpClient::GeminiCli) => "gemini-cli-mcp",
             Connector::Skill(SkillTarget::ClaudeCode) => "claude-code-skill",
             Connector::Skill(SkillTarget::Codex) => "codex-skill",
             Connector::Skill(SkillTarget::Opencode) => "opencode-skill",
@@ -108,10 +125,15 @@ impl Connector {
                 format!("svc is configured as an MCP server in {}.", c.app_name()),
                 format!("Verify it: POST /api/connectors/verify {{\"connectorId\": \"{}\", …}}", self.id()),
             ),
-            (Connector::Mcp(c), false) => (
-                format!("{} has no svc MCP entry.", c.app_name()),
-                format!("Run `svc mcp install --client {}`, then restart {}.", c.id(), c.app_name()),
-            ),
+            (Connector::Mcp(c), false) => {
+                // A project's file is the one in the folder the command runs in.
+                let place =
+                    if c.scope() == "project" { format!(" in {}'s folder", c.app_name()) } else { String::new() };
+                (
+                    format!("{} has no svc MCP entry.", c.app_name()),
+                    format!("Run `svc mcp install --client {}`{place}, then restart {}.", c.id(), c.app_name()),
+                )
+            }
             (Connector::Skill(_), true) => (
                 format!("A svc skill file is in place for {}.", self.app_name()),
                 "Skill files are read by the agent when it runs; ask the agent to use svc.".to_string(),
@@ -140,7 +162,11 @@ impl Connector {
             app_name: self.app_name().into(),
             install_kind,
             target: self.target().into(),
-            scope: "user".into(),
+            scope: match self {
+                Connector::Mcp(c) => c.scope(),
+                Connector::Skill(_) => "user",
+            }
+            .into(),
             installed,
             path: path.display().to_string(),
             summary,
@@ -163,5 +189,9 @@ mod tests {
         }
         assert_eq!(Connector::from_id("claude-desktop-mcp"), Some(Connector::Mcp(McpClient::ClaudeDesktop)));
         assert_eq!(Connector::from_id("nope"), None);
+        // Every MCP client of `svc mcp install` is a connector, named after its `--client`.
+        for c in McpClient::ALL {
+            assert_eq!(Connector::from_id(&format!("{}-mcp", c.id())), Some(Connector::Mcp(c)));
+        }
     }
 }

@@ -3,8 +3,10 @@
 
 pub mod catalog;
 pub mod clients;
+mod jsonc;
 pub mod receipts;
 pub mod verify;
+mod yaml;
 
 pub use catalog::Connector;
-pub use clients::{ConfigError, HomeEnv, McpClient, ServerEntry};
+pub use clients::{ConfigError, Format, HomeEnv, McpClient, ServerEntry};

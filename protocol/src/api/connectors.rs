@@ -27,9 +27,11 @@ pub struct ConnectorInfo {
     pub id: String,
     pub app_name: String,
     pub install_kind: InstallKind,
-    /// The client (`claude-desktop`, `cursor`, `codex`, `claude-code`, …).
+    /// The client (`claude-desktop`, `cursor`, `codex`, `claude-code`, `zed`, `windsurf`,
+    /// `vscode`, `opencode`, `amp`, `lm-studio`, `librechat`, `gemini-cli`, …).
     pub target: String,
-    /// `user`: the per-user configuration.
+    /// `user`: the per-user configuration; `project`: the file in the server's working
+    /// directory (LibreChat's `librechat.yaml`).
     pub scope: String,
     pub installed: bool,
     /// The file the client reads.
