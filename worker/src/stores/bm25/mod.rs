@@ -52,7 +52,15 @@ pub struct FieldWeights {
     pub path: f32,
 }
 
-pub const WEIGHTS: FieldWeights = FieldWeights { title: 0.25, title_plain: 0.0, body: 1.0, body_plain: 0.1, path: 0.1 };
+/// `body_plain` ranks inside the body's clause (the word as written, one choice of each word's
+/// disjunction beside its stems: [`TIE_BREAKER`]), not as a field of its own; it was 0.1 here.
+pub const WEIGHTS: FieldWeights = FieldWeights { title: 0.25, title_plain: 0.0, body: 1.0, body_plain: 0.0, path: 0.1 };
+
+/// How much each choice of a body word's disjunction (its stems, the word as written) adds
+/// besides the best one. Chosen on SciFact (nDCG@10): 0.1 0.7040, 0.2 0.7032, 0.3 0.7009;
+/// before the word as written was a choice (its plain-text field at weight 0.1 beside the
+/// stems' pure maximum) 0.7021. docs/retrieval.md has the vault's figures beside them.
+const TIE_BREAKER: f32 = 0.1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Bm25Error {
@@ -372,9 +380,8 @@ impl Bm25Index {
             // looked for there by its English stem alone.
             // In the body the word as written is one more of the choices, in the plain text:
             // rarer than its stem, it scores higher where it stands, so a note holding the
-            // word itself outranks one holding another form of it (issue 60; SciFact nDCG@10
-            // 0.7021 -> 0.7035, the manual-page vault's known items first 0.49-0.87 -> 0.71-0.89
-            // per language, docs/retrieval.md).
+            // word itself outranks one holding another form of it. The best choice scores,
+            // and [`TIE_BREAKER`] of each other one (issue 60, docs/retrieval.md).
             for tok in self.tokens(WORDS, w).into_iter().map(|t| t.text) {
                 let mut stems: Vec<Box<dyn Query>> = Vec::new();
                 let stemmed_in: &[language::Stemming] = if field == f.body { &languages.stemmed } else { &[] };
@@ -392,7 +399,7 @@ impl Bm25Index {
                 let q: Box<dyn Query> = if stems.len() == 1 {
                     stems.into_iter().next().unwrap_or_else(|| term(&tok))
                 } else {
-                    Box::new(DisjunctionMaxQuery::new(stems))
+                    Box::new(DisjunctionMaxQuery::with_tie_breaker(stems, TIE_BREAKER))
                 };
                 clauses.push((Occur::Should, q));
             }
