@@ -18,6 +18,13 @@ we measure:
   4. each member's RSS (its whole process tree) and nats-server's;
   5. B's `cluster` status at the end (lag must be 0).
 
+With `--vectors CACHE` (a model cache holding the default preset's embedder, as
+`scripts/models default --only embed` makes it) it measures instead a new member's replica with
+the vectors carried: A (with the embedder) shares the corpus and embeds it, publishing each
+note's chunk vectors; then B, a new member with the same embedder, joins, and we time B from
+its start until it holds every note with every note embedded (goal: at most 2x A's first
+index, and no embedding run on B: every content's vectors taken from the stream).
+
 Python standard library only. Nothing is built here: pass --bin or build the release binary.
 """
 import argparse
@@ -52,8 +59,14 @@ POLL_S = 0.02
 SMALL_NOTE_BYTES = 20_000  # edits go to ordinary notes, not the corpus's ~50 KB ones
 
 # (key, label, format, goal text, check) — rows of the printed table; check(value) -> bool.
+NOTES_ROW = ("notes", "notes in A's folder", "{:d}", "", None)
+MEMORY_ROWS = [
+    ("a_rss_mb", "A RSS, process tree (MB)", "{:.1f}", "", None),
+    ("b_rss_mb", "B RSS, process tree (MB)", "{:.1f}", "", None),
+    ("nats_rss_mb", "nats-server RSS (MB)", "{:.1f}", "", None),
+]
 ROWS = [
-    ("notes", "notes in A's folder", "{:d}", "", None),
+    NOTES_ROW,
     ("a_documents", "documents on A after the add", "{:d}", "", None),
     ("first_index_wall_s", "A first index, POST to job done (s)", "{:.2f}", "", None),
     ("first_index_job_s", "A first index, job totalDurationMs (s)", "{:.2f}", "", None),
@@ -65,13 +78,28 @@ ROWS = [
     ("edit_searchable_p99_ms", "edit on A -> searchable on B p99 (ms)", "{:.1f}", "<= 500 ms", lambda v: v <= 500.0),
     ("edit_searchable_max_ms", "edit on A -> searchable on B max (ms)", "{:.1f}", "", None),
     ("edit_failures", f"edits not searchable on B within {EDIT_TIMEOUT_S:g} s", "{:d}", "0", lambda v: v == 0),
-    ("a_rss_mb", "A RSS, process tree (MB)", "{:.1f}", "", None),
-    ("b_rss_mb", "B RSS, process tree (MB)", "{:.1f}", "", None),
-    ("nats_rss_mb", "nats-server RSS (MB)", "{:.1f}", "", None),
+    *MEMORY_ROWS,
     ("b_stream_seq", "B cluster.streamSeq", "{:d}", "", None),
     ("b_applied_seq", "B cluster.appliedSeq", "{:d}", "", None),
     ("b_lag", "B cluster.lag", "{:d}", "0", lambda v: v == 0),
 ]
+
+# The rows of --vectors.
+VECTOR_ROWS = [
+    NOTES_ROW,
+    ("first_index_wall_s", "A first index, POST to job done (s)", "{:.2f}", "", None),
+    ("a_embedded_s", "A every note embedded and its vectors sent, from the POST (s)", "{:.1f}", "", None),
+    ("a_chunks", "A totalChunks", "{:d}", "", None),
+    ("a_vectors_sent", "A cluster.vectorsSent (documents)", "{:d}", "", None),
+    ("b_replica_s", "B holds every note, from its start (s)", "{:.2f}", "", None),
+    ("b_replica_vectors_s", "B holds every note embedded, from its start (s)", "{:.2f}", "", None),
+    ("b_replica_vectors_ratio", "B replica with vectors / A first index", "{:.2f}", "<= 2", lambda v: v <= 2.0),
+    ("b_vectors_received", "B cluster.vectorsReceived (contents)", "{:d}", "", None),
+    ("b_embedded", "B embeddedCount", "{:d}", "", None),
+    ("b_embedded_itself", "contents B embedded itself (embedded - received)", "{:d}", "0", lambda v: v <= 0),
+    *MEMORY_ROWS,
+]
+EMBED_TIMEOUT_S = 4 * 3600  # A embedding the corpus on 2 cores
 
 
 # ---------------------------------------------------------------- processes
@@ -134,8 +162,8 @@ class Member(Server):
     """`svc serve` joined to the team: svclib's Server with the cluster's variables and
     SVC_LOG=warn added to its environment."""
 
-    def __init__(self, binary, root, name, cluster_url):
-        super().__init__(binary, root)
+    def __init__(self, binary, root, name, cluster_url, cache=None):
+        super().__init__(binary, root, cache)
         self.name = name
         self.cluster_url = cluster_url
 
@@ -395,23 +423,130 @@ def run(args, tmp):
         nats.stop()
 
 
-def missed_goals(res):
-    """The goals of ROWS that the results miss, as text."""
+def status_of(client):
+    """GET /api/status."""
+    status, body = client.request("GET", "/api/status")
+    if status != 200 or not isinstance(body, dict):
+        raise RuntimeError(f"GET /api/status -> {status}: {body}")
+    return body
+
+
+def collection_counts(status):
+    """(documentCount, embeddedCount) of the benchmark's collection in a status, (0, 0) before it exists."""
+    for c in status.get("collections", []):
+        if c.get("name") == COLLECTION:
+            return c.get("documentCount", 0), c.get("embeddedCount", 0)
+    return 0, 0
+
+
+def wait_for(what, check, timeout_s, poll_s=0.25):
+    """Polls check() (a value or None) until it gives a value; raises after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        got = check()
+        if got is not None:
+            return got
+        time.sleep(poll_s)
+    raise RuntimeError(f"{what}: not within {timeout_s} s")
+
+
+def run_vectors(args, tmp):
+    """--vectors: A shares and embeds the corpus; then B, a new member, replicates it with the
+    vectors carried."""
+    nats = Nats(args.nats, os.path.join(tmp, "nats"))
+    a = Member(args.bin, os.path.join(tmp, "a"), "alpha", "", cache=args.vectors)
+    b = Member(args.bin, os.path.join(tmp, "b"), "beta", "", cache=args.vectors)
+    clients = []
+    try:
+        nats.start()
+        a.cluster_url = b.cluster_url = nats.url()
+        a.start()
+        client_a = Http(a.port)
+        clients.append(client_a)
+        wait_connected(a, client_a)
+        folder = os.path.join(a.root, "team-notes")
+        log(f"generating {args.notes} notes in {folder}")
+        files = make_notes(folder, count=args.notes)
+        res = {"notes": len(files)}
+        t0 = time.perf_counter()
+        job_id = start_job(client_a, "/api/collections",
+                           {"path": folder, "name": COLLECTION, "shared": True, "watch": True})
+        job = wait_for("A's first index", lambda: (lambda j: j if j.get("status") != "running" else None)(
+            job_state(client_a, job_id)), INDEX_TIMEOUT_S, POLL_S)
+        res["first_index_wall_s"] = time.perf_counter() - t0
+        if job.get("status") != "completed":
+            raise RuntimeError(f"A's add job ended {job.get('status')}: {job.get('error')}")
+        log(f"A indexed {len(files)} notes in {res['first_index_wall_s']:.2f} s; waiting for its embedding")
+
+        def a_done():
+            st = status_of(client_a)
+            docs, embedded = collection_counts(st)
+            sent = (st.get("cluster") or {}).get("vectorsSent", 0)
+            if docs and embedded == docs and st.get("embeddingBacklog") == 0 and sent >= docs:
+                return st
+            return None
+        st = wait_for("A embedding every note and sending its vectors", a_done, EMBED_TIMEOUT_S, 2.0)
+        res["a_embedded_s"] = time.perf_counter() - t0
+        res["a_chunks"] = st.get("totalChunks")
+        res["a_vectors_sent"] = st["cluster"].get("vectorsSent")
+        docs_a, _ = collection_counts(st)
+        log(f"A embedded {res['a_chunks']} chunks in {res['a_embedded_s']:.1f} s; starting the new member B")
+
+        t1 = time.perf_counter()
+        b.start()
+        client_b = Http(b.port)
+        clients.append(client_b)
+
+        def b_holds():
+            return time.perf_counter() - t1 if doc_count(client_b, COLLECTION) >= docs_a else None
+        res["b_replica_s"] = wait_for("B holding every note", b_holds, INDEX_TIMEOUT_S, POLL_S)
+
+        def b_embedded():
+            st = status_of(client_b)
+            docs, embedded = collection_counts(st)
+            if docs >= docs_a and embedded == docs and st.get("embeddingBacklog") == 0:
+                return time.perf_counter() - t1, st
+            return None
+        res["b_replica_vectors_s"], st_b = wait_for("B holding every note embedded", b_embedded, EMBED_TIMEOUT_S,
+                                                    POLL_S)
+        res["b_replica_vectors_ratio"] = res["b_replica_vectors_s"] / res["first_index_wall_s"]
+        res["b_vectors_received"] = (st_b.get("cluster") or {}).get("vectorsReceived", 0)
+        res["b_embedded"] = collection_counts(st_b)[1]
+        # Contents: documents of the same bytes share one; B's embeddedCount counts documents.
+        res["b_embedded_itself"] = max(0, res["b_embedded"] - res["b_vectors_received"])
+        res.update(memory(a, b, nats))
+        return res
+    except Exception:
+        for m in (a, b):
+            tail = m.log_tail()
+            if tail:
+                log(f"last lines of member {m.name}'s log:\n{tail}")
+        raise
+    finally:
+        for c in clients:
+            c.close()
+        for m in (b, a):
+            m.stop()
+        nats.stop()
+
+
+def missed_goals(res, rows=ROWS):
+    """The goals of `rows` that the results miss, as text."""
     out = []
-    for key, label, _, goal, check in ROWS:
+    for key, label, _, goal, check in rows:
         if check and res.get(key) is not None and not check(res[key]):
             out.append(f"{label} = {res[key]:.4g} (goal {goal})")
     return out
 
 
-def print_table(res):
+def print_table(res, rows=ROWS):
     """The results as a metric | value | goal table, and the goals missed."""
-    lines = [[label, fmt(f, res.get(key)), goal] for key, label, f, goal, _ in ROWS]
+    lines = [[label, fmt(f, res.get(key)), goal] for key, label, f, goal, _ in rows]
     header = ["metric", "value", "goal"]
     widths = [max(len(r[i]) for r in [header] + lines) for i in range(3)]
     for cells in [header, ["-" * w for w in widths]] + lines:
         print(f"{cells[0].ljust(widths[0])} | {cells[1].rjust(widths[1])} | {cells[2]}".rstrip())
-    missed = missed_goals(res)
+    missed = missed_goals(res, rows)
     print("goals missed: " + ("; ".join(missed) if missed else "none"))
 
 
@@ -425,6 +560,8 @@ def parse_args():
     ap.add_argument("--edits", type=int, default=50, help="edits on A timed until searchable on B (default 50)")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (corpus, stores, logs)")
+    ap.add_argument("--vectors", metavar="CACHE",
+                    help="a model cache with the default embedder: measure a new member's replica with vectors")
     args = ap.parse_args()
     if args.notes < 1 or args.edits < 1:
         ap.error("--notes and --edits must be at least 1")
@@ -445,7 +582,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="svc-bench-team-")
     error = None
     try:
-        res = run(args, tmp)
+        res = run_vectors(args, tmp) if args.vectors else run(args, tmp)
     except Exception as e:  # the processes are stopped by now (run's finally)
         traceback.print_exc()
         error = str(e)
@@ -455,18 +592,22 @@ def main():
             log(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+    rows = VECTOR_ROWS if args.vectors else ROWS
     if error is None:
-        print_table(res)
+        print_table(res, rows)
     if args.json:
         meta = {"bin": args.bin, "nats": args.nats, "notes": args.notes, "edits": args.edits,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count()}
-        goals = {key: goal for key, _, _, goal, check in ROWS if check}
+        goals = {key: goal for key, _, _, goal, check in rows if check}
         with open(args.json, "w") as f:
             json.dump({"results": res, "goals": goals, "meta": meta}, f, indent=2)
             f.write("\n")
     if error is not None:
         sys.exit(f"bench_team failed: {error}")
-    if res.get("edit_failures") or res.get("b_lag") != 0:
+    if args.vectors:
+        if missed_goals(res, rows):
+            sys.exit("bench_team --vectors: goals missed (see the table)")
+    elif res.get("edit_failures") or res.get("b_lag") != 0:
         sys.exit("bench_team: edits were lost or B did not catch up (see the table)")
 
 
