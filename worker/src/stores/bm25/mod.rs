@@ -62,6 +62,10 @@ pub const WEIGHTS: FieldWeights = FieldWeights { title: 0.25, title_plain: 0.0, 
 /// stems' pure maximum) 0.7021. docs/retrieval.md has the vault's figures beside them.
 const TIE_BREAKER: f32 = 0.1;
 
+/// The weight of a stop word of the query, matched as written in the body's plain text (the
+/// plain field's weight before it ranked inside the body's clause).
+const STOP_WORD_WEIGHT: f32 = 0.1;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Bm25Error {
     #[error("bm25 index failed: {0}")]
@@ -382,7 +386,16 @@ impl Bm25Index {
             // rarer than its stem, it scores higher where it stands, so a note holding the
             // word itself outranks one holding another form of it. The best choice scores,
             // and [`TIE_BREAKER`] of each other one (issue 60, docs/retrieval.md).
-            for tok in self.tokens(WORDS, w).into_iter().map(|t| t.text) {
+            let toks: Vec<String> = self.tokens(WORDS, w).into_iter().map(|t| t.text).collect();
+            if field == f.body {
+                // A stop word has no stem: it is matched as written in the plain text, at the
+                // weight the plain field had ("to be or not to be" still finds its note).
+                for plain in self.analyze(f.body_plain, w).into_iter().filter(|p| !toks.contains(p)) {
+                    let q = TermQuery::new(Term::from_field_text(f.body_plain, &plain), IndexRecordOption::WithFreqs);
+                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), STOP_WORD_WEIGHT))));
+                }
+            }
+            for tok in toks {
                 let mut stems: Vec<Box<dyn Query>> = Vec::new();
                 let stemmed_in: &[language::Stemming] = if field == f.body { &languages.stemmed } else { &[] };
                 for (language, stem) in language::variants(&tok, stemmed_in) {
