@@ -50,12 +50,11 @@ impl Language {
     pub fn of_words<S: AsRef<str>>(words: &[S]) -> Language {
         let mut best = (Language::English, 0usize);
         let mut english = 0usize;
-        for (language, list) in STOPWORDS.iter() {
-            let hits = words.iter().filter(|w| list.contains(w.as_ref())).count();
-            if *language == Language::English {
+        for (language, hits) in Language::stopword_hits(words) {
+            if language == Language::English {
                 english = hits;
             } else if hits > best.1 {
-                best = (*language, hits);
+                best = (language, hits);
             }
         }
         if best.1 >= 2 && best.1 > english {
@@ -63,6 +62,12 @@ impl Language {
         } else {
             Language::English
         }
+    }
+
+    /// How many of `words` (lowercase) are each language's stopwords, in the order of the
+    /// lists.
+    pub fn stopword_hits<S: AsRef<str>>(words: &[S]) -> impl Iterator<Item = (Language, usize)> + '_ {
+        STOPWORDS.iter().map(|(language, list)| (*language, words.iter().filter(|w| list.contains(w.as_ref())).count()))
     }
 
     /// Whether `word` (lowercase) is one of this language's Snowball stopwords.

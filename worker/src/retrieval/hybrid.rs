@@ -334,8 +334,7 @@ pub fn run(w: &Shared, req: &QueryRequest) -> Result<Outcome, ApiError> {
     let scope = Scope::of(w, sreq)?;
     let recency = common::has_recency_intent(&sreq.query);
     // Recency words ask for an order: the keyword side reads the rest of the query.
-    let keyword_text = if recency { common::without_recency_words(&sreq.query) } else { (&sreq.query).into() };
-    let q = KeywordQuery::parse(&keyword_text)?.in_language(req.lang.as_deref());
+    let q = KeywordQuery::parse(&common::without_recency_words(&sreq.query))?.in_language(req.lang.as_deref());
     let question = Question::read(&sreq.query);
     let limit = sreq.limit.max(1) as usize;
     let candidate_limit = sreq.candidate_limit.map_or(DEFAULT_CANDIDATE_LIMIT, |c| c as usize);

@@ -45,11 +45,7 @@ pub fn keyword_coverage(w: &Shared, q: &KeywordQuery, ranked: &[Ranked]) -> Resu
 pub fn search(w: &Shared, req: &SearchRequest) -> Result<SearchResponse, ApiError> {
     let recency = common::has_recency_intent(&req.query);
     // Recency words ask for an order: the ranking reads the rest of the query.
-    let q = if recency {
-        KeywordQuery::parse(&common::without_recency_words(&req.query))?
-    } else {
-        KeywordQuery::parse(&req.query)?
-    };
+    let q = KeywordQuery::parse(&common::without_recency_words(&req.query))?;
     let scope = Scope::of(w, req)?;
     let limit = req.limit.max(1) as usize;
     let mut candidates = limit.max(req.candidate_limit.unwrap_or(0) as usize);

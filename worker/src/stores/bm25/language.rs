@@ -303,8 +303,7 @@ pub fn variants(word: &str, languages: &[Stemming]) -> Vec<(Stemming, String)> {
 /// few keywords, which tell no language.
 pub fn of_query<S: AsRef<str>>(words: &[S]) -> Option<Stemming> {
     let lower: Vec<String> = words.iter().map(|w| w.as_ref().to_lowercase()).collect();
-    let mut counts: Vec<(Stemming, usize)> =
-        Stemming::ALL.iter().map(|l| (*l, lower.iter().filter(|w| l.is_stopword(w)).count())).collect();
+    let mut counts: Vec<(Stemming, usize)> = Stemming::stopword_hits(&lower).collect();
     counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     match counts.as_slice() {
         [(best, n), (_, next), ..] if *n >= 2 && n > next => return Some(*best),

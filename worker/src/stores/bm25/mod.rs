@@ -387,6 +387,7 @@ impl Bm25Index {
             // word itself outranks one holding another form of it. The best choice scores,
             // and [`TIE_BREAKER`] of each other one (issue 60, docs/retrieval.md).
             let toks: Vec<String> = self.tokens(WORDS, w).into_iter().map(|t| t.text).collect();
+            let stemmed_in: &[language::Stemming] = if field == f.body { &languages.stemmed } else { &[] };
             if field == f.body {
                 // A stop word has no stem: it is matched as written in the plain text, at the
                 // weight the plain field had ("to be or not to be" still finds its note).
@@ -397,7 +398,6 @@ impl Bm25Index {
             }
             for tok in toks {
                 let mut stems: Vec<Box<dyn Query>> = Vec::new();
-                let stemmed_in: &[language::Stemming] = if field == f.body { &languages.stemmed } else { &[] };
                 for (language, stem) in language::variants(&tok, stemmed_in) {
                     let q = term(&language.tagged(&stem));
                     stems.push(match languages.own {
@@ -559,7 +559,8 @@ impl Bm25Index {
                 continue; // a stop word
             }
             let one = std::slice::from_ref(word);
-            let fields: Vec<(Occur, Box<dyn Query>)> = [f.title, f.body, f.body_plain, f.path]
+            // The body's clause holds the word as written (the plain text) beside its stems.
+            let fields: Vec<(Occur, Box<dyn Query>)> = [f.title, f.body, f.path]
                 .into_iter()
                 .filter_map(|field| self.words_query(field, one, &languages, 1.0))
                 .map(|q| (Occur::Should, q))
