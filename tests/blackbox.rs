@@ -43,6 +43,8 @@ mod prepared;
 mod process;
 #[path = "blackbox/reads.rs"]
 mod reads;
+#[path = "blackbox/records.rs"]
+mod records;
 #[path = "blackbox/recovery.rs"]
 mod recovery;
 #[path = "blackbox/refactor.rs"]

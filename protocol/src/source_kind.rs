@@ -22,6 +22,17 @@ pub enum SourceKind {
     Slides,
     /// Mail: one message (`.eml`) or a mailbox (`.mbox`, a document per message).
     Mail,
+    /// A file of records, a document per record: JSON Lines (`.jsonl`, `.ndjson`, a record per
+    /// line), the path of a record `<file>/<key>.jsonl`.
+    Records,
+    /// A calendar (`.ics`): a document per event, at `<file>/<uid>.ics`.
+    Calendar,
+    /// A bookmark: an Internet shortcut (`.url`), or one bookmark of a browser's bookmark
+    /// export (a Netscape bookmark file saved as `.html`) at `<file>/<key>.url`.
+    Bookmark,
+    /// A transcript with cue times (`.vtt`, `.srt`): one document, a section per stretch of
+    /// time headed by its start (`## 12:31`).
+    Transcript,
     /// A picture (`.png`, `.jpg`, `.webp`, `.tiff`, `.bmp`, `.gif`): its text is what OCR
     /// reads in it, found in the background after the file is indexed by its name.
     Image,
@@ -116,7 +127,15 @@ impl SourceKind {
     pub fn stores_markdown(self) -> bool {
         matches!(
             self,
-            SourceKind::Markdown | SourceKind::Spreadsheet | SourceKind::Html | SourceKind::Slides | SourceKind::Mail
+            SourceKind::Markdown
+                | SourceKind::Spreadsheet
+                | SourceKind::Html
+                | SourceKind::Slides
+                | SourceKind::Mail
+                | SourceKind::Records
+                | SourceKind::Calendar
+                | SourceKind::Bookmark
+                | SourceKind::Transcript
         )
     }
 }
@@ -146,6 +165,12 @@ const EXTENSIONS: &[(&str, SourceKind)] = {
         ("odp", Slides),
         ("eml", Mail),
         ("mbox", Mail),
+        ("jsonl", Records),
+        ("ndjson", Records),
+        ("ics", Calendar),
+        ("url", Bookmark),
+        ("vtt", Transcript),
+        ("srt", Transcript),
         ("png", Image),
         ("jpg", Image),
         ("jpeg", Image),
@@ -226,6 +251,10 @@ mod tests {
         assert_eq!(source_kind("scans/Whiteboard.JPEG"), Some(SourceKind::Image));
         assert_eq!(source_kind("mail/hello.eml"), Some(SourceKind::Mail));
         assert_eq!(source_kind("Inbox.mbox"), Some(SourceKind::Mail));
+        assert_eq!(source_kind("export.NDJSON"), Some(SourceKind::Records));
+        assert_eq!(source_kind("cal.ics/abc@example.com.ics"), Some(SourceKind::Calendar));
+        assert_eq!(source_kind("bookmarks.html/3f2a9c01.url"), Some(SourceKind::Bookmark));
+        assert_eq!(source_kind("talk.srt"), Some(SourceKind::Transcript));
         assert_eq!(source_kind("src/main.rs"), Some(SourceKind::Code(CodeLanguage::Rust)));
         assert_eq!(source_kind("web/App.TSX"), Some(SourceKind::Code(CodeLanguage::Tsx)));
         assert_eq!(source_kind("ci.yml"), Some(SourceKind::Code(CodeLanguage::Yaml)));

@@ -127,6 +127,10 @@ impl ContentTypes {
             Some(SourceKind::Slides) => return ("slides".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Mail) => return ("mail".into(), ContentTypeSource::PathExt),
             Some(SourceKind::Image) => return ("image".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Records) => return ("record".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Calendar) => return ("event".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Bookmark) => return ("bookmark".into(), ContentTypeSource::PathExt),
+            Some(SourceKind::Transcript) => return ("transcript".into(), ContentTypeSource::PathExt),
             _ => {}
         }
         for (id, words) in PATH_TYPES {

@@ -1,5 +1,5 @@
 //! A file's way into a sync: its kind and media type, its size limit, its text (read,
-//! converted, or a picture's OCR reading), a mailbox's parts, and the parse of that text.
+//! converted, or a picture's OCR reading), a mailbox's or a record file's parts, and the parse of that text.
 
 use crate::index::convert;
 use crate::index::ingest::{self, ParsedDoc};
@@ -34,9 +34,16 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
             convert::Format::of(kind).map(|f| f.mime()).unwrap_or_default().to_string()
         }
         // One kind, several formats: by the extension.
-        Some(SourceKind::Spreadsheet | SourceKind::Slides | SourceKind::Mail | SourceKind::Image) => {
-            mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string()
-        }
+        Some(
+            SourceKind::Spreadsheet
+            | SourceKind::Slides
+            | SourceKind::Mail
+            | SourceKind::Image
+            | SourceKind::Records
+            | SourceKind::Calendar
+            | SourceKind::Bookmark
+            | SourceKind::Transcript,
+        ) => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
     };
     (mime, ext)
@@ -188,23 +195,24 @@ pub(super) fn read_picture(
     FileOutcome::Parsed(parse_text(file, None, source_hash, &text, title, kind, prev))
 }
 
-/// Reads a file indexed by its parts (a mailbox) and parses each part whose bytes changed:
-/// each part's outcome, by the part's path (`<file>/<part key>`). `parts`: the paths of the
-/// parts indexed so far, their states in `known`. `Err`: the file as a whole cannot be read
-/// or split (why).
+/// Reads a file indexed by its parts (a mailbox, a file of records) and parses each part
+/// whose bytes changed: each part's outcome, by the part's path (`<file>/<part key>`).
+/// `parts`: the paths of the parts indexed so far, their states in `known`. `Err`: the file as
+/// a whole cannot be read or split (why).
 pub(super) fn read_and_parse_parts(
     file: &FoundFile,
+    split: convert::Split,
     known: &HashMap<String, FileState>,
     parts: &[&str],
 ) -> Result<Vec<(String, FileOutcome)>, String> {
     let bytes = std::fs::read(&file.abs).map_err(|e| format!("cannot be read: {e}"))?;
     let prefix = format!("{}/", file.rel);
-    // What each part key holds now, so unchanged messages are not converted again.
+    // What each part key holds now, so unchanged records are not converted again.
     let indexed = parts
         .iter()
         .filter_map(|rel| Some((rel.strip_prefix(&prefix)?.to_string(), known.get(*rel)?.source_hash.clone())))
         .collect();
-    let parts = convert::mailbox_parts(bytes, indexed).map_err(|e| {
+    let parts = convert::record_parts(split, bytes, indexed).map_err(|e| {
         tracing::warn!("{}: {e}", file.rel);
         e.to_string()
     })?;
@@ -222,7 +230,7 @@ pub(super) fn read_and_parse_parts(
                     part.source_hash,
                     &c.text,
                     c.title,
-                    SourceKind::Mail,
+                    split.part_kind(),
                     prev,
                 ))
             }

@@ -23,7 +23,19 @@ use super::reading::{
 };
 use super::writer::{BatchOutcome, ChangedDoc, Touch};
 use crate::stores::catalog::RowVersion;
+use convert::Split;
 use protocol::source_kind::{source_kind, SourceKind};
+
+/// How a file one sync reads is indexed.
+enum Shape {
+    /// As one document.
+    Whole,
+    /// A document per record (a mailbox, a file of records).
+    Parts(Split),
+    /// Its parts leave: the file is gone, or no longer split (a page that was a bookmark
+    /// export); what is left of it is read whole.
+    PartsLeaving,
+}
 
 /// Files parsed and written per catalog transaction.
 const BATCH: usize = 256;
@@ -51,7 +63,7 @@ impl Indexer<'_> {
         };
         // Files indexed by their parts that the walk found: their parts never vanished.
         let mut split_files: HashSet<String> = HashSet::new();
-        let mut to_parse: Vec<(FoundFile, SourceKind)> = Vec::new();
+        let mut to_parse: Vec<(FoundFile, SourceKind, Option<Split>)> = Vec::new();
 
         for item in walk::walk(&Rules::new(&root, matcher)) {
             let file = match item {
@@ -65,8 +77,8 @@ impl Indexer<'_> {
                 }
             };
             res.files_processed += 1;
-            let split = convert::splits_into_parts(&file.rel);
-            if split {
+            let split = convert::split_of(&file.rel, &file.abs);
+            if split.is_some() {
                 split_files.insert(file.rel.clone());
             } else {
                 seen.insert(file.rel.clone());
@@ -82,7 +94,7 @@ impl Indexer<'_> {
                 continue;
             }
             // Documents, like the rest of the report: a split file counts its active parts.
-            let unchanged_docs = if split {
+            let unchanged_docs = if split.is_some() {
                 // A document of the whole file (from before it was split, or left by a sync
                 // that stopped halfway) is taken out by reading the file again.
                 let whole = known.get(&file.rel).is_some_and(|p| p.active && p.part_of.is_none());
@@ -102,7 +114,7 @@ impl Indexer<'_> {
                 res.files_unchanged += docs;
                 keep(&mut seen, &file.rel);
             } else {
-                to_parse.push((file, kind));
+                to_parse.push((file, kind, split));
             }
         }
 
@@ -126,18 +138,18 @@ impl Indexer<'_> {
             let mut touched: Vec<Touch> = Vec::new();
             // The batch's files are read and parsed in two lanes (each alone: its bytes, its
             // text, its parse), then taken in order.
-            let batch: Vec<(FoundFile, SourceKind)> = pending.by_ref().take(BATCH).collect();
-            let read = |(file, kind): &(FoundFile, SourceKind)| {
-                if convert::splits_into_parts(&file.rel) {
+            let batch: Vec<(FoundFile, SourceKind, Option<Split>)> = pending.by_ref().take(BATCH).collect();
+            let read = |(file, kind, split): &(FoundFile, SourceKind, Option<Split>)| {
+                if let Some(split) = split {
                     let parts = parts_of.get(file.rel.as_str()).map_or(&[][..], Vec::as_slice);
-                    read_and_parse_parts(file, &known, parts)
+                    read_and_parse_parts(file, *split, &known, parts)
                 } else {
                     let prev = known.get(&file.rel);
                     let pictures = Pictures { readings: self.pictures, collection: &coll.name };
                     Ok(vec![(file.rel.clone(), read_and_parse(file.clone(), prev, *kind, pictures))])
                 }
             };
-            for ((file, _), outcomes) in batch.iter().zip(lanes::map(&batch, read)) {
+            for ((file, _, _), outcomes) in batch.iter().zip(lanes::map(&batch, read)) {
                 let outcomes = outcomes.unwrap_or_else(|reason| {
                     keep(&mut seen, &file.rel);
                     vec![(file.rel.clone(), FileOutcome::Failed(reason))]
@@ -207,9 +219,32 @@ impl Indexer<'_> {
         rel: &str,
         origin: Origin,
     ) -> Result<FileSync, SyncError> {
-        if convert::splits_into_parts(rel) {
-            return self.sync_parts(coll, root, rel, origin);
+        match self.shape(coll, root, rel)? {
+            Shape::Whole => self.sync_whole(coll, root, rel, origin),
+            Shape::Parts(split) => self.sync_parts(coll, root, rel, Some(split), origin),
+            Shape::PartsLeaving => self.sync_parts(coll, root, rel, None, origin),
         }
+    }
+
+    /// How a file is synced now ([`Shape`]).
+    fn shape(&self, coll: &CollectionConfig, root: &Path, rel: &str) -> Result<Shape, SyncError> {
+        if let Some(split) = convert::split_of(rel, &root.join(rel)) {
+            return Ok(Shape::Parts(split));
+        }
+        if convert::may_split(rel) && !catalog::part_states(&self.catalog.reader(), &coll.name, rel)?.is_empty() {
+            return Ok(Shape::PartsLeaving);
+        }
+        Ok(Shape::Whole)
+    }
+
+    /// Syncs one file read as one document.
+    fn sync_whole(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+        origin: Origin,
+    ) -> Result<FileSync, SyncError> {
         let (prev, outcome) = self.read_file(coll, root, rel)?;
         let Some(outcome) = outcome else {
             if let Some(p) = prev.filter(|p| p.active) {
@@ -265,8 +300,11 @@ impl Indexer<'_> {
             }
             let (mut parsed, mut touched) = (Vec::new(), Vec::new());
             for rel in chunk {
-                if convert::splits_into_parts(rel) {
-                    let synced = self.sync_parts(coll, root, rel, origin)?;
+                let shape = self.shape(coll, root, rel)?;
+                if !matches!(shape, Shape::Whole) {
+                    // A file indexed by its parts is synced alone.
+                    let split = if let Shape::Parts(split) = shape { Some(split) } else { None };
+                    let synced = self.sync_parts(coll, root, rel, split, origin)?;
                     changed_parts |= matches!(synced, FileSync::Indexed | FileSync::Removed);
                     continue;
                 }
@@ -327,14 +365,16 @@ impl Indexer<'_> {
         Ok((prev, Some(outcome)))
     }
 
-    /// Syncs one file indexed by its parts (a mailbox): each part created, changed or
-    /// reactivated, and the parts the file no longer holds (and a document of the whole file
-    /// from before it was split) taken out. A file gone takes all its parts out.
+    /// Syncs one file indexed by its parts (a mailbox, a file of records): each part created,
+    /// changed or reactivated, and the parts the file no longer holds (and a document of the
+    /// whole file from before it was split) taken out. A file gone takes all its parts out; a
+    /// file no longer split (`split` is `None`) too, and is then synced whole.
     fn sync_parts(
         &self,
         coll: &CollectionConfig,
         root: &Path,
         rel: &str,
+        split: Option<Split>,
         origin: Origin,
     ) -> Result<FileSync, SyncError> {
         let (known, whole) = {
@@ -350,8 +390,15 @@ impl Indexer<'_> {
             }
             return Ok(FileSync::Removed);
         };
+        let Some(split) = split else {
+            let ids: Vec<DocKey> = known.values().filter(|s| s.active).map(|s| s.id).collect();
+            if !ids.is_empty() {
+                self.deactivate_now(&coll.name, &ids, origin)?;
+            }
+            return self.sync_whole(coll, root, rel, origin);
+        };
         let parts: Vec<&str> = known.keys().map(String::as_str).collect();
-        let outcomes = match read_and_parse_parts(&file, &known, &parts) {
+        let outcomes = match read_and_parse_parts(&file, split, &known, &parts) {
             Ok(outcomes) => outcomes,
             Err(reason) => {
                 tracing::debug!("{}: {rel} {reason}", coll.name);

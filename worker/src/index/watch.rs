@@ -15,7 +15,7 @@
 //! ([`crate::index::Indexing::scan_lock`]). Changes found here have the origin `watch`.
 
 use crate::config::CollectionConfig;
-use crate::index::convert::splits_into_parts;
+use crate::index::convert::{may_split, split_of};
 use crate::index::indexer::FileSync;
 use crate::index::mounts;
 use crate::index::rules::FileMatcher;
@@ -449,7 +449,9 @@ fn plan(rules: &Rules, events: &[DebouncedEvent]) -> Plan {
                 }
                 match (rel(from), rel(to)) {
                     // A file indexed by its parts: a scan moves them by their contents.
-                    (Some(f), Some(t)) if wanted(&f) && wanted(&t) && [&f, &t].iter().any(|r| splits_into_parts(r)) => {
+                    (Some(f), Some(t))
+                        if wanted(&f) && wanted(&t) && (may_split(&f) || split_of(&t, &root.join(&t)).is_some()) =>
+                    {
                         plan.scan = true
                     }
                     (Some(f), Some(t)) if wanted(&f) && wanted(&t) => plan.renames.push((f, t)),

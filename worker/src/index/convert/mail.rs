@@ -6,6 +6,7 @@
 //! into one document per message, each converted like a single message; any other mail file
 //! that holds a mailbox is one document with a section per message, in file order.
 
+use super::records::{into_parts, Part, Record};
 use super::{non_empty_title, ConvertError, Converted};
 use mail_parser::mailbox::mbox::MessageIterator;
 use mail_parser::{Address, Message, MessageParser, MimeHeaders};
@@ -23,50 +24,38 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     }
 }
 
-/// One message of a mailbox: its key (its 1-based position, `00001.eml`: the last segment of
-/// its document's path), its raw bytes' hash and size, and the message converted or why it
-/// cannot be (`None`: not converted, its bytes are the ones already indexed at that key).
-#[derive(Debug)]
-pub struct MailboxPart {
-    pub key: String,
-    pub source_hash: String,
-    pub size: u64,
-    pub converted: Option<Result<Converted, String>>,
-}
-
 /// The name of the `position`th (1-based) message of a mailbox, as the last segment of its
 /// document's path.
 fn part_key(position: usize) -> String {
     format!("{position:05}.eml")
 }
 
+/// A message of a mailbox, as it sits there.
+struct Entry(Vec<u8>);
+
+impl Record for Entry {
+    fn raw(&self) -> &[u8] {
+        &self.0
+    }
+
+    fn convert(&self) -> Result<Converted, ConvertError> {
+        single(&self.0)
+    }
+}
+
 /// A mailbox's messages, in file order, each converted on its own unless `indexed` (source
 /// hashes by key) says that key holds those bytes already. An error when the file is not a
 /// mailbox or no message in it is readable.
-pub fn parts(bytes: &[u8], indexed: &HashMap<String, String>) -> Result<Vec<MailboxPart>, ConvertError> {
+pub fn parts(bytes: &[u8], indexed: &HashMap<String, String>) -> Result<Vec<Part>, ConvertError> {
     if !bytes.starts_with(b"From ") {
         return Err(ConvertError::Mail("a mailbox starts with a 'From ' line".into()));
     }
-    let mut out = Vec::new();
+    let mut entries = Vec::new();
     for (i, entry) in MessageIterator::new(bytes).take(MAX_MESSAGES).enumerate() {
         let entry = entry.map_err(|e| ConvertError::Mail(e.to_string()))?;
-        let raw = entry.contents();
-        let key = part_key(i + 1);
-        let source_hash = crate::digest::sha256_hex(raw);
-        let converted = match indexed.get(&key) {
-            Some(h) if *h == source_hash => None,
-            // A message that makes the parser panic is that message's error, not the mailbox's.
-            _ => Some(match std::panic::catch_unwind(|| single(raw)) {
-                Ok(converted) => converted.map_err(|e| e.to_string()),
-                Err(_) => Err("the mail parser crashed on this message".to_string()),
-            }),
-        };
-        out.push(MailboxPart { key, source_hash, size: raw.len() as u64, converted });
+        entries.push((part_key(i + 1), Entry(entry.contents().to_vec())));
     }
-    if out.iter().all(|p| matches!(p.converted, Some(Err(_)))) {
-        return Err(ConvertError::Mail("the mailbox holds no readable message".into()));
-    }
-    Ok(out)
+    into_parts(entries, indexed, || ConvertError::Mail("the mailbox holds no readable message".into()))
 }
 
 /// One message: front matter, then the message under its subject.

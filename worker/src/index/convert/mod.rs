@@ -1,5 +1,6 @@
-//! Converters from document formats (PDF, DOCX, spreadsheets, HTML, slides, mail) to text plus
-//! a title.
+//! Converters from document formats (PDF, DOCX, spreadsheets, HTML, slides, mail, records,
+//! transcripts) to text plus a title, and the splitters of files that hold many records
+//! ([`records`]).
 //!
 //! A converter only turns bytes into text: canonicalization and parsing are the ingest
 //! module's job, exactly as for a plain-text note. Conversion runs on a thread of its own,
@@ -13,8 +14,10 @@ mod html;
 mod mail;
 mod package;
 mod pdf;
+pub mod records;
 mod sheet;
 mod slides;
+mod transcript;
 
 use protocol::source_kind::SourceKind;
 use std::sync::mpsc;
@@ -41,9 +44,18 @@ pub enum Format {
     Html,
     /// PPTX and ODP: a section per slide.
     Slides,
-    /// One message (`.eml`), a mailbox split into messages (`.mbox`, [`mailbox_parts`]) or
+    /// One message (`.eml`), a mailbox split into messages (`.mbox`, [`record_parts`]) or
     /// another mail file holding a mailbox (a section per message).
     Mail,
+    /// JSON Lines read whole: a section per record (a file is split into its records,
+    /// [`records::Split`]; this is its text when it is read as one).
+    Records,
+    /// A calendar read whole: a section per event.
+    Calendar,
+    /// An Internet shortcut (`.url`).
+    Bookmark,
+    /// WebVTT and SRT: a section per stretch of time.
+    Transcript,
 }
 
 impl Format {
@@ -56,6 +68,10 @@ impl Format {
             SourceKind::Html => Some(Format::Html),
             SourceKind::Slides => Some(Format::Slides),
             SourceKind::Mail => Some(Format::Mail),
+            SourceKind::Records => Some(Format::Records),
+            SourceKind::Calendar => Some(Format::Calendar),
+            SourceKind::Bookmark => Some(Format::Bookmark),
+            SourceKind::Transcript => Some(Format::Transcript),
             SourceKind::Markdown
             | SourceKind::PlainText
             | SourceKind::Org
@@ -72,6 +88,10 @@ impl Format {
             Format::Html => "text/html",
             Format::Slides => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
             Format::Mail => "message/rfc822",
+            Format::Records => "application/jsonl",
+            Format::Calendar => "text/calendar",
+            Format::Bookmark => "application/internet-shortcut",
+            Format::Transcript => "text/vtt",
         }
     }
 }
@@ -102,6 +122,10 @@ pub enum ConvertError {
     Slides(String),
     #[error("not a readable mail message or mailbox: {0}")]
     Mail(String),
+    #[error("{0}")]
+    Records(String),
+    #[error("not a readable transcript: {0}")]
+    Transcript(String),
     #[error("the part {part} is larger than {limit} bytes")]
     TooLarge { part: String, limit: u64 },
     #[error("the converter crashed: {0}")]
@@ -125,13 +149,16 @@ pub fn convert(format: Format, bytes: Vec<u8>) -> Result<Converted, ConvertError
             Format::Html => html::convert(&bytes),
             Format::Slides => slides::convert(&bytes),
             Format::Mail => mail::convert(&bytes),
+            Format::Records => records::whole(records::jsonl::records(&bytes)?),
+            Format::Calendar => records::whole(records::calendar::records(&bytes)?),
+            Format::Bookmark => records::bookmarks::shortcut(&bytes),
+            Format::Transcript => transcript::convert(&bytes),
         },
         CONVERT_TIMEOUT,
     )
 }
 
 /// Runs `job` on a thread of its own behind `catch_unwind`, waiting at most `timeout`.
-pub use mail::MailboxPart;
 pub use pdf::{is_scan, PagePicture, PictureData};
 
 /// The page pictures of a scanned PDF ([`pdf::page_pictures`]), under the same isolation and
@@ -148,20 +175,17 @@ pub fn embedded_pictures(format: Format, bytes: Vec<u8>) -> Result<Vec<EmbeddedP
     isolated(move || embedded::pictures(format, &bytes), CONVERT_TIMEOUT)
 }
 
-/// Whether a file is indexed as one document per part rather than as one document: a mailbox
-/// (`.mbox`), a document per message, each at `<file>/<part key>`.
-pub fn splits_into_parts(rel: &str) -> bool {
-    std::path::Path::new(rel).extension().is_some_and(|e| e.eq_ignore_ascii_case("mbox"))
-}
+pub use records::{may_split, split_of, Part, Split};
 
-/// A mailbox's messages, each converted on its own unless `indexed` (source hashes by part
-/// key) holds its bytes at its key, under the same isolation and time budget as [`convert`]
-/// (for the whole file).
-pub fn mailbox_parts(
+/// A file's records ([`records::parts`]), each converted on its own unless `indexed` (source
+/// hashes by part key) holds its bytes at its key, under the same isolation and time budget
+/// as [`convert`] (for the whole file).
+pub fn record_parts(
+    split: Split,
     bytes: Vec<u8>,
     indexed: std::collections::HashMap<String, String>,
-) -> Result<Vec<MailboxPart>, ConvertError> {
-    isolated(move || mail::parts(&bytes, &indexed), CONVERT_TIMEOUT)
+) -> Result<Vec<Part>, ConvertError> {
+    isolated(move || records::parts(split, &bytes, &indexed), CONVERT_TIMEOUT)
 }
 
 fn isolated<T, F>(job: F, timeout: Duration) -> Result<T, ConvertError>
