@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
-use gateway::bodies::{QueryBody, QueryOptions, SearchBody};
+use gateway::bodies::{CaptureBody, CaptureSource, QueryBody, QueryOptions, SearchBody, StringList};
 use protocol::api::{
     CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, ExplainResponse, Job, JobStatus, ModelRole,
     PresetChanged, PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
@@ -562,6 +562,63 @@ pub fn get(dirs: &Dirs, reference: String, json: bool) -> anyhow::Result<ExitCod
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", doc.content);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `svc capture` was given.
+pub struct CaptureArgs {
+    pub text: Option<String>,
+    pub collection: Option<String>,
+    pub title: Option<String>,
+    pub tags: Vec<String>,
+    pub url: Option<String>,
+}
+
+/// `svc capture`: a note with provenance through the same body (so the same checks and
+/// defaults) as `POST /api/capture`; prints its URI (or the reply with `--json`) once it is
+/// searchable.
+pub fn capture(dirs: &Dirs, args: CaptureArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let content = match args.text.as_deref() {
+        None | Some("-") => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).context("cannot read standard input")?;
+            text
+        }
+        Some(text) => text.to_string(),
+    };
+    let mut backend = Backend::open(dirs)?;
+    let collection = match args.collection {
+        Some(c) => c,
+        None => {
+            let list: Vec<CollectionInfo> = backend.call_ok(protocol::ListCollections)?;
+            match list.as_slice() {
+                [only] => only.name.clone(),
+                [] => bail!("no collection to capture into: add a folder first (svc collection add PATH)"),
+                many => {
+                    let names: Vec<&str> = many.iter().map(|c| c.name.as_str()).collect();
+                    bail!("which collection? --collection one of {}", names.join(", "))
+                }
+            }
+        }
+    };
+    let body = CaptureBody {
+        collection: Some(collection),
+        content: Some(content),
+        title: args.title,
+        tags: (!args.tags.is_empty()).then_some(StringList(args.tags)),
+        source: args.url.map(|url| CaptureSource { url: Some(url), ..Default::default() }),
+        ..Default::default()
+    };
+    let reply = backend.call_ok(body.into_request()?)?;
+    if let Some(job) = reply.sync.job_id.as_deref() {
+        backend.wait_job(job)?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&reply)?);
+    } else {
+        let how = if reply.opened_existing { "already there" } else { "captured" };
+        println!("{} ({how}: {})", reply.uri, reply.abs_path);
     }
     Ok(ExitCode::SUCCESS)
 }

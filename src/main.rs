@@ -7,6 +7,7 @@ mod commands;
 mod context;
 mod mcp;
 mod mcp_backend;
+mod skill;
 
 use clap::{Parser, Subcommand};
 use commands::{ModelsAction, SearchMode};
@@ -118,6 +119,27 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Save a note with provenance (never overwrites a file): TEXT, or standard input when
+    /// TEXT is omitted or `-`.
+    Capture {
+        text: Option<String>,
+        /// The collection to write to (default: the only one there is).
+        #[arg(long)]
+        collection: Option<String>,
+        #[arg(long)]
+        title: Option<String>,
+        /// A tag (repeatable).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Where the text comes from (recorded as `source.url`).
+        #[arg(long)]
+        url: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The agent skill that teaches Claude Code, Codex and OpenCode svc's commands.
+    #[command(subcommand)]
+    Skill(SkillCmd),
     /// Changes to documents, oldest first (`--since` an ISO date or a cursor from an earlier call).
     Changes {
         #[arg(long)]
@@ -288,6 +310,35 @@ enum McpCmd {
 }
 
 #[derive(Subcommand)]
+enum SkillCmd {
+    /// Write the skill (`svc/SKILL.md`) where each agent reads skills.
+    Install {
+        /// claude-code, codex, opencode or all.
+        #[arg(long, value_parser = skill::targets)]
+        target: skill::Targets,
+        /// user (every project) or project (the current directory's).
+        #[arg(long, default_value = "user", value_parser = skill_scope)]
+        scope: skill::Scope,
+    },
+    /// Print the skill and where each agent reads it.
+    Show {
+        #[arg(long, default_value = "user", value_parser = skill_scope)]
+        scope: skill::Scope,
+    },
+    /// Remove the skill.
+    Uninstall {
+        #[arg(long, value_parser = skill::targets)]
+        target: skill::Targets,
+        #[arg(long, default_value = "user", value_parser = skill_scope)]
+        scope: skill::Scope,
+    },
+}
+
+fn skill_scope(s: &str) -> Result<skill::Scope, String> {
+    skill::Scope::parse(s).ok_or_else(|| format!("unknown scope '{s}' (user or project)"))
+}
+
+#[derive(Subcommand)]
 enum ModelsCmd {
     /// List presets and their models.
     List,
@@ -409,6 +460,12 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
             },
         ),
         Cmd::Get { reference, json } => commands::get(&dirs, reference, json),
+        Cmd::Capture { text, collection, title, tags, url, json } => {
+            commands::capture(&dirs, commands::CaptureArgs { text, collection, title, tags, url }, json)
+        }
+        Cmd::Skill(SkillCmd::Install { target, scope }) => skill::install(&target, scope),
+        Cmd::Skill(SkillCmd::Show { scope }) => skill::show(scope),
+        Cmd::Skill(SkillCmd::Uninstall { target, scope }) => skill::uninstall(&target, scope),
         Cmd::Explain { path, json } => commands::explain(&dirs, &path, json),
         Cmd::Context(ContextCmd::Build { goal, budget, depth, md, json }) => {
             context::build(&dirs, goal, budget, depth, md, json)

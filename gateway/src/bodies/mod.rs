@@ -17,7 +17,8 @@ pub use connectors::VerifyConnectorBody;
 pub use context::{context_error, CapsuleFormat, ContextBody, VerifyBody};
 pub use search::{DiagnoseBody, QueryBody, QueryOptions, SearchBody};
 pub use writes::{
-    CaptureBody, CreateDocBody, FolderBody, RefactorApplyBody, RefactorKind, RefactorPlanBody, UpdateDocBody,
+    CaptureBody, CaptureSource, CreateDocBody, FolderBody, RefactorApplyBody, RefactorKind, RefactorPlanBody,
+    UpdateDocBody,
 };
 
 use protocol::{ApiError, CollectionName, Tag};

@@ -215,7 +215,7 @@ impl CaptureSource {
 }
 
 /// `POST /api/capture`: a note with provenance. A capture never replaces a file.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureBody {
     #[schema(required = true)]
