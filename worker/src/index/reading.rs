@@ -30,18 +30,20 @@ pub fn mime_and_ext(rel: &str) -> (String, String) {
             }
             _ => "text/plain".to_string(),
         },
-        Some(kind @ (SourceKind::Pdf | SourceKind::Docx | SourceKind::Html)) => {
-            convert::Format::of(kind).map(|f| f.mime()).unwrap_or_default().to_string()
-        }
+        Some(
+            kind @ (SourceKind::Pdf
+            | SourceKind::Docx
+            | SourceKind::Html
+            | SourceKind::Records
+            | SourceKind::Calendar
+            | SourceKind::Bookmark),
+        ) => convert::Format::of(kind).map(|f| f.mime()).unwrap_or_default().to_string(),
         // One kind, several formats: by the extension.
         Some(
             SourceKind::Spreadsheet
             | SourceKind::Slides
             | SourceKind::Mail
             | SourceKind::Image
-            | SourceKind::Records
-            | SourceKind::Calendar
-            | SourceKind::Bookmark
             | SourceKind::Transcript,
         ) => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),
         None => mime_guess::from_path(rel).first_or_octet_stream().essence_str().to_string(),

@@ -51,7 +51,9 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
 
 /// The cues of a WebVTT or SRT file, in file order, with their text on one line.
 fn cues(text: &str) -> Vec<Cue> {
+    // Blocks are separated by blank lines; a line of spaces is blank too.
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text: String = text.lines().map(|l| if l.trim().is_empty() { "" } else { l }).collect::<Vec<_>>().join("\n");
     let mut out = Vec::new();
     for block in text.split("\n\n") {
         let mut lines = block.lines().skip_while(|l| !l.contains("-->"));
@@ -103,17 +105,21 @@ fn clock(s: f64) -> String {
 }
 
 /// A cue line's speaker (`<v Name>` or `<v.loud Name>`) and its text without markup, the
-/// character references `&amp;`, `&lt;`, `&gt;`, `&nbsp;` read.
+/// character references `&amp;`, `&lt;`, `&gt;`, `&nbsp;` read. A `<` is markup only when a
+/// letter, `/` or digit follows it and a `>` closes it (SRT writes `a < b` as it is).
 fn strip_markup(line: &str) -> (Option<String>, String) {
     let mut speaker = None;
     let mut text = String::new();
     let mut rest = line;
     while let Some(open) = rest.find('<') {
-        text.push_str(&rest[..open]);
-        let Some(close) = rest[open..].find('>') else {
-            rest = &rest[open..];
-            break;
+        let tag_like = rest[open + 1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '/');
+        let close = rest[open..].find('>');
+        let Some(close) = close.filter(|_| tag_like) else {
+            text.push_str(&rest[..=open]);
+            rest = &rest[open + 1..];
+            continue;
         };
+        text.push_str(&rest[..open]);
         let tag = &rest[open + 1..open + close];
         if let Some(v) = tag.strip_prefix('v').filter(|v| v.starts_with([' ', '.'])) {
             let name = v.split_once(' ').map_or("", |(_, n)| n).trim();
@@ -150,10 +156,11 @@ mod tests {
 
     #[test]
     fn srt_with_comma_times_and_numbers() {
-        let srt = "1\r\n00:00:00,500 --> 00:00:02,000\r\nHello there.\r\nSecond line.\r\n\r\n\
+        let srt = "1\r\n00:00:00,500 --> 00:00:02,000\r\nHello there.\r\nSecond line.\r\n  \r\n\
+7\r\n00:00:03,000 --> 00:00:04,000\r\nIf a < b and c > d.\r\n\r\n\
 2\r\n01:02:03,000 --> 01:02:05,000\r\nLater on.\r\n";
         let c = convert(srt.as_bytes()).unwrap();
-        assert_eq!(c.text, "## 0:00\n\nHello there. Second line.\n\n## 1:02:03\n\nLater on.\n");
+        assert_eq!(c.text, "## 0:00\n\nHello there. Second line. If a < b and c > d.\n\n## 1:02:03\n\nLater on.\n");
         assert!(convert(b"WEBVTT\n\nno cues here\n").is_err());
         assert_eq!(seconds("1:2:3:4"), None);
         assert_eq!(seconds("00:-1.0"), None);

@@ -14,6 +14,9 @@ use std::path::Path;
 
 /// Folders nested deeper than this are read as if they were at this depth's folder.
 const MAX_FOLDER_DEPTH: usize = 64;
+/// Elements nested deeper than this are not read (the walk recurses per level: a hostile file
+/// of a million nested lists must not overflow the converter's stack).
+const MAX_ELEMENT_DEPTH: usize = 512;
 /// How far into a page its doctype is looked for.
 const SNIFF_BYTES: u64 = 1024;
 
@@ -24,8 +27,14 @@ pub fn is_bookmark_file(abs: &Path) -> bool {
     read.is_ok() && is_bookmark_page(&head)
 }
 
+/// The doctype first (after a byte-order mark, white space and comments).
 fn is_bookmark_page(head: &[u8]) -> bool {
-    String::from_utf8_lossy(head).to_ascii_lowercase().contains("<!doctype netscape-bookmark-file")
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    while let Some(comment) = rest.strip_prefix("<!--") {
+        rest = comment.split_once("-->").map_or("", |(_, after)| after).trim_start();
+    }
+    rest.starts_with("<!doctype netscape-bookmark-file")
 }
 
 /// One bookmark, as the export holds it.
@@ -70,7 +79,7 @@ pub(in crate::index::convert) fn records(bytes: &[u8]) -> Result<Vec<(String, Bo
     }
     let tree = htmd::HtmlToMarkdown::new().html_to_tree(&html).map_err(|e| ConvertError::Records(e.to_string()))?;
     let mut found = Vec::new();
-    collect(&tree, &mut Vec::new(), &mut found);
+    collect(&tree, 0, &mut Vec::new(), &mut found);
     let records = found
         .into_iter()
         .take(super::MAX_RECORDS)
@@ -102,7 +111,10 @@ enum Last {
 /// The bookmarks under `node`, in document order. A `<DT>` holds a bookmark (`<A>`) or a
 /// folder (`<H3>`, its list inside the `<DT>` or, after a folder's description, inside the
 /// `<DD>` that follows).
-fn collect(node: &Handle, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
+fn collect(node: &Handle, depth: usize, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
+    if depth > MAX_ELEMENT_DEPTH {
+        return;
+    }
     let mut last = Last::None;
     for child in node.children.borrow().iter() {
         let Some(tag) = element_name(child) else { continue };
@@ -116,7 +128,7 @@ fn collect(node: &Handle, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
                     }
                 }
                 let folder = first_child_element(child, "h3").map(|h| text_of(&h));
-                descend(child, folder.clone(), folders, out);
+                descend(child, depth, folder.clone(), folders, out);
                 if let Some(name) = folder {
                     last = Last::Folder(name);
                 }
@@ -125,27 +137,26 @@ fn collect(node: &Handle, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
                 Last::Bookmark(i) => {
                     out[*i].description = text_of(child);
                     // A list inside the description is read as the folder's own.
-                    descend(child, None, folders, out);
+                    descend(child, depth, None, folders, out);
                 }
-                Last::Folder(name) => descend(child, Some(name.clone()), folders, out),
-                Last::None => descend(child, None, folders, out),
+                Last::Folder(name) => descend(child, depth, Some(name.clone()), folders, out),
+                Last::None => descend(child, depth, None, folders, out),
             },
-            _ => descend(child, None, folders, out),
+            _ => descend(child, depth, None, folders, out),
         }
     }
 }
 
-fn descend(node: &Handle, folder: Option<String>, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
+fn descend(node: &Handle, depth: usize, folder: Option<String>, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
+    // Past MAX_FOLDER_DEPTH what is inside is read at the deepest folder, not nested further.
     let pushed = match folder {
         Some(name) if folders.len() < MAX_FOLDER_DEPTH => {
             folders.push(name);
             true
         }
-        // Too deep: what is inside is read, not nested further.
-        Some(_) if folders.len() >= MAX_FOLDER_DEPTH => return,
         _ => false,
     };
-    collect(node, folders, out);
+    collect(node, depth + 1, folders, out);
     if pushed {
         folders.pop();
     }
@@ -274,6 +285,10 @@ mod tests {
     fn pages_and_shortcuts() {
         assert!(is_bookmark_page(b"\xef\xbb\xbf<!DOCTYPE NETSCAPE-Bookmark-file-1>"));
         assert!(!is_bookmark_page(b"<!doctype html><p>bookmarks</p>"));
+        assert!(!is_bookmark_page(b"<p>how to read <!DOCTYPE NETSCAPE-Bookmark-file-1></p>"));
+        let deep =
+            format!("<!DOCTYPE NETSCAPE-Bookmark-file-1>{}<DT><A HREF=\"https://x\">x</A>", "<div>".repeat(100_000));
+        assert!(records(deep.as_bytes()).is_ok(), "a hostile nesting is read, not a crash");
         assert!(records(b"<!doctype html><p>x</p>").is_err());
         let c = shortcut(b"[InternetShortcut]\r\nURL=https://example.com/a\r\nIconIndex=0\r\n").unwrap();
         assert_eq!(c.title, None);

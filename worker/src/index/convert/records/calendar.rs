@@ -28,7 +28,10 @@ impl Record for Event {
 
 /// The calendar's events (of every `VCALENDAR` in the file), keyed.
 pub(in crate::index::convert) fn records(bytes: &[u8]) -> Result<Vec<(String, Event)>, ConvertError> {
-    let text = crate::index::ingest::decode_text(bytes).map_err(|e| ConvertError::Records(e.to_string()))?;
+    // Unfolded as bytes before decoding: a fold may split a UTF-8 character (RFC 5545 3.1),
+    // and the parser's own unfolding trims the space a fold may sit after.
+    let unfolded = unfold(bytes);
+    let text = crate::index::ingest::decode_text(&unfolded).map_err(|e| ConvertError::Records(e.to_string()))?;
     let mut events: Vec<IcalEvent> = Vec::new();
     for calendar in ical::IcalParser::new(text.as_bytes()) {
         let calendar = calendar.map_err(|e| ConvertError::Records(format!("not a readable calendar: {e}")))?;
@@ -52,6 +55,26 @@ pub(in crate::index::convert) fn records(bytes: &[u8]) -> Result<Vec<(String, Ev
         })
         .collect();
     Ok(unique_keys(records))
+}
+
+/// Content lines joined: a line break followed by one space or tab is removed (RFC 5545 3.1).
+fn unfold(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let brk = match bytes[i..] {
+            [b'\r', b'\n', b' ' | b'\t', ..] => 3,
+            [b'\n', b' ' | b'\t', ..] => 2,
+            _ => 0,
+        };
+        if brk > 0 {
+            i += brk;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// A property as its line in the file (unfolded).
@@ -122,7 +145,8 @@ fn iso(v: &str) -> String {
 fn readable(p: &Property) -> Option<String> {
     let v = iso(p.value.as_deref()?);
     let mut out = v.replacen('T', " ", 1);
-    if out.len() == 19 || out.len() == 20 {
+    // A date-time `iso` made (ASCII, `T` at 10): its seconds are dropped.
+    if (out.len() == 19 || out.len() == 20) && v.is_ascii() && v.as_bytes().get(10) == Some(&b'T') {
         // Seconds dropped: `2026-12-04 10:00:00Z` → `2026-12-04 10:00 UTC`.
         let utc = out.ends_with('Z');
         out.truncate(16);
@@ -194,7 +218,7 @@ SUMMARY:Team standup\\, search\r\nLOCATION:Room 4\r\n\
 ORGANIZER;CN=Ann Lee:mailto:ann@example.com\r\n\
 ATTENDEE;CN=Bob:mailto:bob@example.com\r\nATTENDEE:mailto:carol@example.com\r\n\
 RRULE:FREQ=WEEKLY;BYDAY=FR\r\nCATEGORIES:team,search\r\n\
-DESCRIPTION:We pick the keyword engine.\\nTantivy wins on\r\n  speed.\r\n\
+DESCRIPTION:We pick the keyword engine.\\nTantivy wins on \r\n speed.\r\n\
 BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT10M\r\nEND:VALARM\r\n\
 END:VEVENT\r\n\
 BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261224\r\nSUMMARY:Holiday\r\nEND:VEVENT\r\n\
@@ -223,6 +247,18 @@ END:VCALENDAR\r\n";
         let holiday = parts[1].converted.as_ref().unwrap().as_ref().unwrap();
         assert!(holiday.text.contains("date: 2026-12-24\n"), "{}", holiday.text);
         assert!(holiday.text.contains("When: 2026-12-24"), "{}", holiday.text);
+    }
+
+    #[test]
+    fn a_fold_inside_a_character_keeps_the_character() {
+        let mut cal = b"BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Caf\xc3\r\n \xa9 au lait\r\n".to_vec();
+        cal.extend_from_slice("DESCRIPTION:Gr\u{fc}\u{df}e\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n".as_bytes());
+        let parts =
+            super::super::into_parts(records(&cal).unwrap(), &HashMap::new(), || ConvertError::Records("none".into()))
+                .unwrap();
+        let c = parts[0].converted.as_ref().unwrap().as_ref().unwrap();
+        assert_eq!(c.title.as_deref(), Some("Caf\u{e9} au lait"));
+        assert!(c.text.contains("Gr\u{fc}\u{df}e"), "{}", c.text);
     }
 
     #[test]

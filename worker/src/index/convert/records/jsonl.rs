@@ -67,13 +67,47 @@ fn key_of(line: &Line) -> String {
 
 /// The first field of `names` (any case) with a value, taken out of `fields`.
 fn take_field(fields: &mut Map<String, Value>, names: &[&str]) -> Option<Value> {
+    take_as(fields, names, |v| Some(v.clone()))
+}
+
+/// The first field of `names` (any case) whose value `read` reads, taken out of `fields` and
+/// read; a field it cannot read stays, to be a `name: value` line.
+fn take_as<T>(fields: &mut Map<String, Value>, names: &[&str], read: impl Fn(&Value) -> Option<T>) -> Option<T> {
     for name in names {
-        let key = fields.keys().find(|k| k.eq_ignore_ascii_case(name) && !fields[*k].is_null()).cloned();
-        if let Some(key) = key {
-            return fields.remove(&key);
+        let found = fields.iter().find(|(k, v)| k.eq_ignore_ascii_case(name) && !v.is_null());
+        if let Some((key, value)) = found {
+            if let Some(read) = read(value) {
+                let key = key.clone();
+                fields.remove(&key);
+                return Some(read);
+            }
         }
     }
     None
+}
+
+/// A date field: a string as written, a number as seconds (or milliseconds, microseconds)
+/// since 1970.
+fn date_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64)).and_then(epoch_to_rfc3339)
+        }
+        Value::String(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+        _ => None,
+    }
+}
+
+/// A tags field: a list of strings or numbers, or a comma-separated string.
+fn tags_of(v: &Value) -> Option<Vec<String>> {
+    let tags: Vec<String> = match v {
+        Value::Array(items) if items.iter().all(|i| i.is_string() || i.is_number()) => {
+            items.iter().filter_map(scalar).collect()
+        }
+        Value::String(s) => s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect(),
+        _ => return None,
+    };
+    Some(tags)
 }
 
 /// A string, number or boolean as text.
@@ -102,21 +136,14 @@ fn as_line(v: &Value) -> String {
 }
 
 fn render(mut fields: Map<String, Value>) -> Rendered {
-    let title = take_field(&mut fields, TITLE).and_then(|v| scalar(&v)).and_then(|t| non_empty_title(&t));
-    let text = take_field(&mut fields, TEXT).map(|v| match v {
-        Value::String(s) => s,
-        other => as_line(&other),
+    let title = take_as(&mut fields, TITLE, |v| scalar(v).and_then(|t| non_empty_title(&t)));
+    let text = take_as(&mut fields, TEXT, |v| match v {
+        Value::String(s) => Some(s.clone()),
+        other => Some(as_line(other)),
     });
-    let date = take_field(&mut fields, DATE).and_then(|v| match v {
-        Value::Number(n) => n.as_i64().and_then(epoch_to_rfc3339),
-        other => scalar(&other).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-    });
-    let author = take_field(&mut fields, AUTHOR).map(|v| as_line(&v)).filter(|a| !a.trim().is_empty());
-    let tags = match take_field(&mut fields, TAGS) {
-        Some(Value::Array(items)) => items.iter().filter_map(scalar).collect(),
-        Some(Value::String(s)) => s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect(),
-        _ => Vec::new(),
-    };
+    let date = take_as(&mut fields, DATE, date_of);
+    let author = take_as(&mut fields, AUTHOR, |v| Some(as_line(v)).filter(|a| !a.trim().is_empty()));
+    let tags = take_as(&mut fields, TAGS, tags_of).unwrap_or_default();
     let heading = title.clone().unwrap_or_else(|| "(record)".to_string());
     let fields = fields.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), as_line(v))).collect();
     Rendered {
@@ -134,7 +161,7 @@ mod tests {
 
     const FILE: &str = r#"{"id": "n-1", "title": "Standup notes", "body": "We chose tantivy.\nShip Friday.", "created_at": "2026-12-01T09:00:00Z", "author": "Ann", "tags": ["team", "search"], "priority": 2}
 
-{"ID": 7, "Subject": "Budget", "text": "Q1 is tight", "timestamp": 1700000000}
+{"ID": 7, "Subject": "Budget", "text": "Q1 is tight", "timestamp": 1700000000.25, "date": {"y": 2023}, "tags": [{"k": 1}]}
 not json at all
 {"text": "no title, no id", "meta": {"source": "slack", "channel": "general"}}
 [1, 2]
@@ -167,6 +194,12 @@ not json at all
         let second = parts[1].converted.as_ref().unwrap().as_ref().unwrap();
         assert!(second.text.contains("date: 2023-11-14T22:13:20Z"), "{}", second.text);
         assert!(second.text.contains("# Budget"));
+        // Fields that say nothing the front matter can hold stay lines.
+        assert!(
+            second.text.contains(r#"date: {"y":2023}"#) && second.text.contains(r#"tags: [{"k":1}]"#),
+            "{}",
+            second.text
+        );
         assert!(matches!(&parts[2].converted, Some(Err(e)) if e.contains("line 4: not JSON")));
         let fourth = parts[3].converted.as_ref().unwrap().as_ref().unwrap();
         assert_eq!(fourth.title, None);

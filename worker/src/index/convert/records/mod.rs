@@ -121,7 +121,8 @@ pub(super) fn into_parts<R: Record>(
         };
         out.push(Part { key, source_hash, size: raw.len() as u64, converted });
     }
-    if out.is_empty() || out.iter().all(|p| matches!(p.converted, Some(Err(_)))) {
+    // A file with no record at all (an export emptied) has no parts: the ones it had leave.
+    if !out.is_empty() && out.iter().all(|p| matches!(p.converted, Some(Err(_)))) {
         return Err(none_readable());
     }
     Ok(out)
@@ -192,6 +193,9 @@ impl Rendered {
         let mut out = if yaml.trim() == "{}" { String::new() } else { format!("---\n{yaml}---\n\n") };
         out.push_str(&format!("# {}\n\n", escape_line(&self.heading)));
         for (name, value) in &self.fields {
+            let name = escape_line(name);
+            // A field's line never reads as a heading either.
+            let name = if name.starts_with('#') { format!("\\{name}") } else { name };
             out.push_str(&format!("{name}: {}  \n", escape_line(value)));
         }
         let text = self.text.trim();
@@ -218,18 +222,29 @@ fn escape_line(s: &str) -> String {
 }
 
 /// A key made of a record's own id: letters, digits and `-_.` kept, any other character a
-/// `-` (so its URI needs no escapes), cut to [`MAX_KEY_BYTES`], with the parts' extension; `None` for an id with nothing to
-/// keep.
+/// `-`, with the parts' extension; an id longer than [`MAX_KEY_BYTES`] is cut and ends with a
+/// hash of the whole id (ids that share a long beginning stay apart). `None` for an id with
+/// nothing to keep.
 pub(super) fn key_from_id(id: &str, ext: &str) -> Option<String> {
+    let id = id.trim();
     let mut key = String::new();
-    for c in id.trim().chars() {
+    let mut cut = false;
+    for c in id.chars() {
         if key.len() + c.len_utf8() > MAX_KEY_BYTES {
+            cut = true;
             break;
         }
         key.push(if c.is_alphanumeric() || "-_.".contains(c) { c } else { '-' });
     }
-    let key = key.trim_matches(|c| c == '-' || c == '.');
-    (!key.is_empty()).then(|| format!("{key}.{ext}"))
+    let mut key = key.trim_matches(|c| c == '-' || c == '.').to_string();
+    if key.is_empty() {
+        return None;
+    }
+    if cut {
+        key.push('-');
+        key.push_str(&crate::digest::sha256_hex(id.as_bytes())[..10]);
+    }
+    Some(format!("{key}.{ext}"))
 }
 
 /// Keys made unique in their file: a key seen before gets `-2`, `-3`… before its extension.
@@ -250,10 +265,14 @@ pub(super) fn unique_keys<R>(records: Vec<(String, R)>) -> Vec<(String, R)> {
         .collect()
 }
 
-/// A time given as seconds (or milliseconds, when too large for seconds) since 1970, as
+/// A time given as seconds (or milliseconds, or microseconds, by its size) since 1970, as
 /// RFC 3339.
 pub(super) fn epoch_to_rfc3339(n: i64) -> Option<String> {
-    let secs = if n.abs() > 100_000_000_000 { n / 1000 } else { n };
+    let secs = match n.unsigned_abs() {
+        a if a > 100_000_000_000_000 => n / 1_000_000,
+        a if a > 100_000_000_000 => n / 1000,
+        _ => n,
+    };
     let t = time::OffsetDateTime::from_unix_timestamp(secs).ok()?;
     t.format(&time::format_description::well_known::Rfc3339).ok()
 }
@@ -268,7 +287,9 @@ mod tests {
         assert_eq!(key_from_id(" a/b c ", "jsonl").as_deref(), Some("a-b-c.jsonl"));
         assert_eq!(key_from_id("../..", "jsonl"), None);
         assert_eq!(key_from_id("", "jsonl"), None);
-        assert!(key_from_id(&"x".repeat(500), "ics").is_some_and(|k| k.len() <= MAX_KEY_BYTES + 4));
+        let (long_a, long_b) = (format!("{}a", "x".repeat(500)), format!("{}b", "x".repeat(500)));
+        let (a, b) = (key_from_id(&long_a, "ics").unwrap(), key_from_id(&long_b, "ics").unwrap());
+        assert!(a.len() <= MAX_KEY_BYTES + 16 && a != b, "{a} {b}");
         let keys: Vec<String> = unique_keys(vec![
             ("a.ics".to_string(), ()),
             ("a.ics".into(), ()),
@@ -303,5 +324,6 @@ mod tests {
     fn epochs_in_seconds_or_milliseconds() {
         assert_eq!(epoch_to_rfc3339(1_700_000_000).as_deref(), Some("2023-11-14T22:13:20Z"));
         assert_eq!(epoch_to_rfc3339(1_700_000_000_000).as_deref(), Some("2023-11-14T22:13:20Z"));
+        assert_eq!(epoch_to_rfc3339(1_700_000_000_000_000).as_deref(), Some("2023-11-14T22:13:20Z"));
     }
 }
