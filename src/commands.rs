@@ -101,7 +101,7 @@ pub fn stop(dirs: &Dirs) -> anyhow::Result<ExitCode> {
 }
 
 /// The published status snapshot, if there is one.
-fn read_snapshot(dirs: &Dirs) -> Option<StatusSnapshot> {
+pub(crate) fn read_snapshot(dirs: &Dirs) -> Option<StatusSnapshot> {
     std::fs::read(dirs.status_file()).ok().and_then(|b| serde_json::from_slice(&b).ok())
 }
 
@@ -222,7 +222,7 @@ fn embedding_pace(backlog: u64, per_second: f64) -> String {
     format!(" ({per_second:.1} a second, about {left} left)")
 }
 
-fn print_job(job: &Job, json: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn print_job(job: &Job, json: bool) -> anyhow::Result<ExitCode> {
     let completed = job.status == JobStatus::Completed;
     if json {
         println!("{}", serde_json::to_string_pretty(job)?);
@@ -312,7 +312,7 @@ pub enum SearchMode {
 /// The worker's request for a search from the command line, through the same body types (and
 /// so the same checks and defaults) as `/api/search`, `/api/vsearch` and `/api/query`; only the
 /// largest `limit` is the CLI's own.
-fn search_request(
+pub(crate) fn search_request(
     mode: SearchMode,
     query: String,
     limit: u32,
@@ -340,7 +340,7 @@ fn search_request(
 
 /// A keyword, vector or hybrid search: the three are answered by a [`SearchResponse`]. Only
 /// [`search_request`] makes one, from one of those three requests.
-struct AnySearch(Request);
+pub(crate) struct AnySearch(Request);
 
 impl From<AnySearch> for Request {
     fn from(s: AnySearch) -> Self {
@@ -416,7 +416,7 @@ fn follow_embedding(dirs: &Dirs) -> anyhow::Result<()> {
 /// knows answers and hybrid search are not yet at full strength for them. On a terminal the
 /// command follows them with a progress bar until they are done (Ctrl-C ends the wait, not
 /// the work); a script gets the count in one line and the command returns.
-fn vectors_pending(dirs: &Dirs) {
+pub(crate) fn vectors_pending(dirs: &Dirs) {
     use std::io::IsTerminal;
     if let Some(s) = read_snapshot(dirs).filter(|s| s.capabilities.vector && s.embedding_backlog > 0) {
         if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() && follow_embedding(dirs).is_ok() {

@@ -7,6 +7,7 @@ mod commands;
 mod context;
 mod mcp;
 mod mcp_backend;
+mod setup;
 mod skill;
 
 use clap::{Parser, Subcommand};
@@ -134,6 +135,16 @@ enum Cmd {
         /// Where the text comes from (recorded as `source.url`).
         #[arg(long)]
         url: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make FOLDER a collection and prove it: its first index, then a word of one of its notes
+    /// searched until keyword search finds that note (printed), then the embedding backlog.
+    /// Exit code 1, with the reason, when it cannot be proved.
+    Setup { folder: std::path::PathBuf },
+    /// Check what svc needs, each with what to do: the data dir, the server and its port, the
+    /// models and ONNX Runtime, the collections' folders and their watchers.
+    Doctor {
         #[arg(long)]
         json: bool,
     },
@@ -463,6 +474,8 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Capture { text, collection, title, tags, url, json } => {
             commands::capture(&dirs, commands::CaptureArgs { text, collection, title, tags, url }, json)
         }
+        Cmd::Setup { folder } => setup::setup(&dirs, folder),
+        Cmd::Doctor { json } => setup::doctor(&dirs, json),
         Cmd::Skill(SkillCmd::Install { target, scope }) => skill::install(&target, scope),
         Cmd::Skill(SkillCmd::Show { scope }) => skill::show(scope),
         Cmd::Skill(SkillCmd::Uninstall { target, scope }) => skill::uninstall(&target, scope),

@@ -53,6 +53,8 @@ mod refactor;
 mod search;
 #[path = "blackbox/security.rs"]
 mod security;
+#[path = "blackbox/setup.rs"]
+mod setup;
 #[path = "blackbox/skills.rs"]
 mod skills;
 #[path = "blackbox/team.rs"]
