@@ -7,7 +7,7 @@
 //! that holds a mailbox is one document with a section per message, in file order.
 
 use super::records::{into_parts, Part, Record};
-use super::{non_empty_title, ConvertError, Converted};
+use super::{non_empty_title, not_a_heading, ConvertError, Converted};
 use mail_parser::mailbox::mbox::MessageIterator;
 use mail_parser::{Address, Message, MessageParser, MimeHeaders};
 use serde::Serialize;
@@ -158,11 +158,7 @@ fn render(message: &Message<'_>, level: usize) -> String {
     if !body.is_empty() {
         out.push('\n');
         for line in body.lines() {
-            // A body line never reads as a heading of the document.
-            if line.starts_with('#') {
-                out.push('\\');
-            }
-            out.push_str(line.trim_end());
+            out.push_str(&not_a_heading(line.trim_end()));
             out.push('\n');
         }
     }

@@ -232,6 +232,18 @@ pub(crate) fn clean_title(raw: &str) -> String {
     }
 }
 
+/// A line of converted text kept as text: a `#` that would open a Markdown heading (first on
+/// the line, after any white space) gets a backslash, so a message's, a slide's or a record's
+/// text never becomes a section of its document.
+pub(crate) fn not_a_heading(line: &str) -> std::borrow::Cow<'_, str> {
+    let text = line.trim_start();
+    if text.starts_with('#') {
+        std::borrow::Cow::Owned(format!("{}\\{text}", &line[..line.len() - text.len()]))
+    } else {
+        std::borrow::Cow::Borrowed(line)
+    }
+}
+
 /// A non-empty title, or `None`.
 pub(crate) fn non_empty_title(raw: &str) -> Option<String> {
     let t = clean_title(raw);
@@ -249,6 +261,14 @@ mod tests {
         let long = "x".repeat(500);
         assert_eq!(first_line_title(&long).map(|t| t.chars().count()), Some(MAX_TITLE_CHARS));
         assert_eq!(non_empty_title("  "), None);
+    }
+
+    #[test]
+    fn lines_that_would_be_headings_are_escaped() {
+        assert_eq!(not_a_heading("# x"), "\\# x");
+        assert_eq!(not_a_heading("  ## x"), "  \\## x");
+        assert_eq!(not_a_heading("a # b"), "a # b");
+        assert_eq!(not_a_heading(""), "");
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn as_paragraph(p: &str) -> String {
     p.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .map(|l| if l.starts_with('#') { format!("\\{l}") } else { l.to_string() })
+        .map(|l| super::not_a_heading(l).into_owned())
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -12,7 +12,8 @@ pub mod bookmarks;
 pub mod calendar;
 pub mod jsonl;
 
-use super::{ConvertError, Converted};
+use super::{not_a_heading, ConvertError, Converted};
+use crate::index::ingest::collapse_whitespace;
 use protocol::source_kind::SourceKind;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -191,12 +192,10 @@ impl Rendered {
     pub fn into_converted(self) -> Result<Converted, ConvertError> {
         let yaml = serde_norway::to_string(&self.front).map_err(|e| ConvertError::Records(e.to_string()))?;
         let mut out = if yaml.trim() == "{}" { String::new() } else { format!("---\n{yaml}---\n\n") };
-        out.push_str(&format!("# {}\n\n", escape_line(&self.heading)));
+        out.push_str(&format!("# {}\n\n", collapse_whitespace(&self.heading)));
         for (name, value) in &self.fields {
-            let name = escape_line(name);
-            // A field's line never reads as a heading either.
-            let name = if name.starts_with('#') { format!("\\{name}") } else { name };
-            out.push_str(&format!("{name}: {}  \n", escape_line(value)));
+            let name = collapse_whitespace(name);
+            out.push_str(&format!("{}: {}  \n", not_a_heading(&name), collapse_whitespace(value)));
         }
         let text = self.text.trim();
         if !text.is_empty() {
@@ -204,21 +203,12 @@ impl Rendered {
                 out.push('\n');
             }
             for line in text.lines() {
-                // A record's line never reads as a heading of the document.
-                if line.trim_start().starts_with('#') {
-                    out.push('\\');
-                }
-                out.push_str(line.trim_end());
+                out.push_str(&not_a_heading(line.trim_end()));
                 out.push('\n');
             }
         }
         Ok(Converted { title: self.front.title, text: out })
     }
-}
-
-/// One line of text: whitespace (newlines included) collapsed.
-fn escape_line(s: &str) -> String {
-    crate::index::ingest::collapse_whitespace(s)
 }
 
 /// A key made of a record's own id: letters, digits and `-_.` kept, any other character a
