@@ -219,7 +219,20 @@ impl Indexer<'_> {
         rel: &str,
         origin: Origin,
     ) -> Result<FileSync, SyncError> {
-        match self.shape(coll, root, rel)? {
+        let shape = self.shape(coll, root, rel)?;
+        self.sync_shaped(coll, root, rel, shape, origin)
+    }
+
+    /// Syncs one file as `shape` says.
+    fn sync_shaped(
+        &self,
+        coll: &CollectionConfig,
+        root: &Path,
+        rel: &str,
+        shape: Shape,
+        origin: Origin,
+    ) -> Result<FileSync, SyncError> {
+        match shape {
             Shape::Whole => self.sync_whole(coll, root, rel, origin),
             Shape::Parts(split) => self.sync_parts(coll, root, rel, Some(split), origin),
             Shape::PartsLeaving => self.sync_parts(coll, root, rel, None, origin),
@@ -303,8 +316,7 @@ impl Indexer<'_> {
                 let shape = self.shape(coll, root, rel)?;
                 if !matches!(shape, Shape::Whole) {
                     // A file indexed by its parts is synced alone.
-                    let split = if let Shape::Parts(split) = shape { Some(split) } else { None };
-                    let synced = self.sync_parts(coll, root, rel, split, origin)?;
+                    let synced = self.sync_shaped(coll, root, rel, shape, origin)?;
                     changed_parts |= matches!(synced, FileSync::Indexed | FileSync::Removed);
                     continue;
                 }
