@@ -254,16 +254,23 @@ pub fn collection_add(
     let abs = std::path::absolute(&path).with_context(|| format!("bad path {}", path.display()))?;
     let mut b = Backend::open(dirs)?;
     let path = abs.to_str().ok_or_else(|| anyhow!("the path is not valid UTF-8"))?.to_string();
-    let reply: CollectionAdded = b.call_ok(AddCollection { path, ..req })?;
-    if !json {
-        println!("added collection {} ({})", reply.collection.name, reply.collection.path);
-    }
-    let job = b.wait_job(&reply.job_id)?;
+    let (_, job) = add_and_index(&mut b, AddCollection { path, ..req }, json)?;
     let code = print_job(&job, json)?;
     if !json {
         vectors_pending(dirs);
     }
     Ok(code)
+}
+
+/// Adds a collection and waits for its first index (saying so unless `json`): its name, and
+/// the job as it ended.
+pub(crate) fn add_and_index(b: &mut Backend, req: AddCollection, json: bool) -> anyhow::Result<(String, Job)> {
+    let reply: CollectionAdded = b.call_ok(req)?;
+    if !json {
+        println!("added collection {} ({})", reply.collection.name, reply.collection.path);
+    }
+    let job = b.wait_job(&reply.job_id)?;
+    Ok((reply.collection.name, job))
 }
 
 pub fn collection_list(dirs: &Dirs, json: bool) -> anyhow::Result<ExitCode> {

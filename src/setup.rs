@@ -6,9 +6,9 @@
 //! exit code 1 and the reason.
 
 use crate::backend::Backend;
-use crate::commands::{print_job, search_request, vectors_pending, SearchMode};
+use crate::commands::{add_and_index, print_job, search_request, vectors_pending, SearchMode};
 use anyhow::{anyhow, Context};
-use protocol::api::{CollectionAdded, CollectionInfo, DocResponse, JobStatus, SearchResponse, SyncStarted};
+use protocol::api::{CollectionInfo, DocResponse, JobStatus, SearchResponse, SyncStarted};
 use protocol::{AddCollection, Dirs, DocRef, DocsQuery};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -21,8 +21,7 @@ const WORDS_TRIED: usize = 5;
 const MIN_WORD_CHARS: usize = 5;
 
 pub fn setup(dirs: &Dirs, folder: PathBuf) -> anyhow::Result<ExitCode> {
-    let abs = std::path::absolute(&folder).with_context(|| format!("bad path {}", folder.display()))?;
-    let abs = abs.canonicalize().with_context(|| format!("{} is not a folder svc can read", abs.display()))?;
+    let abs = folder.canonicalize().with_context(|| format!("{} is not a folder svc can read", folder.display()))?;
     if !abs.is_dir() {
         return fail(format!("{} is not a folder", abs.display()));
     }
@@ -31,12 +30,12 @@ pub fn setup(dirs: &Dirs, folder: PathBuf) -> anyhow::Result<ExitCode> {
 
     // 1. The collection, and its first index (a sync when the folder is one already).
     let known: Vec<CollectionInfo> = b.call_ok(protocol::ListCollections)?;
-    let (name, job_id) = match known.iter().find(|c| c.path == path) {
+    let (name, job) = match known.iter().find(|c| c.path == path) {
         Some(c) => {
             println!("{} is the collection {} already: syncing it", path, c.name);
             let collection = Some(gateway::bodies::collection(&c.name)?);
             let r: SyncStarted = b.call_ok(protocol::SyncCollections { collection, git_pull: None })?;
-            (c.name.clone(), r.job_id)
+            (c.name.clone(), b.wait_job(&r.job_id)?)
         }
         None => {
             let req = AddCollection {
@@ -50,12 +49,9 @@ pub fn setup(dirs: &Dirs, folder: PathBuf) -> anyhow::Result<ExitCode> {
                 lang: None,
                 shared: false,
             };
-            let r: CollectionAdded = b.call_ok(req)?;
-            println!("added collection {} ({})", r.collection.name, r.collection.path);
-            (r.collection.name, r.job_id)
+            add_and_index(&mut b, req, false)?
         }
     };
-    let job = b.wait_job(&job_id)?;
     print_job(&job, false)?;
     if job.status != JobStatus::Completed {
         return fail(format!(
