@@ -44,7 +44,7 @@ SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 from svclib import (  # noqa: E402
     REPO, STOP_TIMEOUT_S, Http, Server, descendants, file_tail, fmt, free_port, job_seconds, log, make_notes, percentile,
-    probe_token, rss_mb, start_job,
+    probe_token, rss_mb, run_job, start_job,
 )
 
 COLLECTION = "team"
@@ -408,19 +408,29 @@ def run(args, tmp):
         res.update(memory(a, b, nats))
         return res
     except Exception:
-        for m in (a, b):
-            tail = m.log_tail()
-            if tail:
-                log(f"last lines of member {m.name}'s log:\n{tail}")
-        if nats.log_tail():
-            log(f"last lines of nats-server's log:\n{nats.log_tail()}")
+        log_tails(nats, a, b)
         raise
     finally:
-        for c in clients:
-            c.close()
-        for m in (b, a):
-            m.stop()
-        nats.stop()
+        stop_all(clients, nats, a, b)
+
+
+def log_tails(nats, *members):
+    """The last lines of each member's log and of nats-server's, after a failure."""
+    for m in members:
+        tail = m.log_tail()
+        if tail:
+            log(f"last lines of member {m.name}'s log:\n{tail}")
+    if nats.log_tail():
+        log(f"last lines of nats-server's log:\n{nats.log_tail()}")
+
+
+def stop_all(clients, nats, *members):
+    """Closes the clients, stops the members (the last first), then nats-server."""
+    for c in clients:
+        c.close()
+    for m in reversed(members):
+        m.stop()
+    nats.stop()
 
 
 def status_of(client):
@@ -469,13 +479,9 @@ def run_vectors(args, tmp):
         files = make_notes(folder, count=args.notes)
         res = {"notes": len(files)}
         t0 = time.perf_counter()
-        job_id = start_job(client_a, "/api/collections",
-                           {"path": folder, "name": COLLECTION, "shared": True, "watch": True})
-        job = wait_for("A's first index", lambda: (lambda j: j if j.get("status") != "running" else None)(
-            job_state(client_a, job_id)), INDEX_TIMEOUT_S, POLL_S)
-        res["first_index_wall_s"] = time.perf_counter() - t0
-        if job.get("status") != "completed":
-            raise RuntimeError(f"A's add job ended {job.get('status')}: {job.get('error')}")
+        res["first_index_wall_s"], _ = run_job(client_a, "/api/collections",
+                                               {"path": folder, "name": COLLECTION, "shared": True, "watch": True},
+                                               INDEX_TIMEOUT_S)
         log(f"A indexed {len(files)} notes in {res['first_index_wall_s']:.2f} s; waiting for its embedding")
 
         def a_done():
@@ -517,17 +523,10 @@ def run_vectors(args, tmp):
         res.update(memory(a, b, nats))
         return res
     except Exception:
-        for m in (a, b):
-            tail = m.log_tail()
-            if tail:
-                log(f"last lines of member {m.name}'s log:\n{tail}")
+        log_tails(nats, a, b)
         raise
     finally:
-        for c in clients:
-            c.close()
-        for m in (b, a):
-            m.stop()
-        nats.stop()
+        stop_all(clients, nats, a, b)
 
 
 def missed_goals(res, rows=ROWS):
