@@ -22,10 +22,7 @@ pub const MAX_DEPTH: usize = 2_000;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let html = ingest::decode_text(bytes).map_err(|e| ConvertError::Html(e.to_string()))?;
-    let depth = nesting_depth(&html);
-    if depth > MAX_DEPTH {
-        return Err(ConvertError::Html(format!("elements nested {depth} deep, over the limit of {MAX_DEPTH}")));
-    }
+    too_deep(&html, &[]).map_or(Ok(()), |e| Err(ConvertError::Html(e)))?;
     let converter = htmd::HtmlToMarkdown::builder().skip_tags(DROPPED.to_vec()).build();
     let page = converter.html_to_tree(&html).map_err(|e| ConvertError::Html(e.to_string()))?;
     // A main element left empty (filled by a script) does not hide the page's text.
@@ -88,10 +85,21 @@ fn first_heading(markdown: &str) -> Option<String> {
     })
 }
 
+/// Why `html` is refused before it is parsed, if it is: its elements nest deeper than
+/// [`MAX_DEPTH`] (see [`nesting_depth`] for `unclosed`). The parser's work grows with the
+/// square of the depth: a 100,000-deep page kept a worker busy for a minute.
+pub(in crate::index::convert) fn too_deep(html: &str, unclosed: &[&str]) -> Option<String> {
+    let depth = nesting_depth(html, unclosed);
+    (depth > MAX_DEPTH).then(|| format!("elements nested {depth} deep, over the limit of {MAX_DEPTH}"))
+}
+
 /// How deep elements nest, counted from the tags as written: an opening tag goes one level
 /// down, a closing one up; void and self-closed elements do not nest. Unclosed elements (a
-/// sloppy `<p>`) count as nested, so this is an upper bound of what the parser builds.
-fn nesting_depth(html: &str) -> usize {
+/// sloppy `<p>`) count as nested, so this is an upper bound of what the parser builds, except
+/// for the elements named in `unclosed`, which are not counted at all: a format that never
+/// closes them (a bookmark file's `<DT>` and `<p>`) and in which the parser closes each at its
+/// next sibling.
+fn nesting_depth(html: &str, unclosed: &[&str]) -> usize {
     const VOID: &[&str] = &[
         "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
     ];
@@ -112,11 +120,16 @@ fn nesting_depth(html: &str) -> usize {
             continue;
         }
         if closing {
-            depth = depth.saturating_sub(1);
+            if !unclosed.contains(&name.as_str()) {
+                depth = depth.saturating_sub(1);
+            }
             continue;
         }
         let end = html[at..].find('>').map_or(html.len(), |e| at + e);
         if VOID.contains(&name.as_str()) || html[..end].ends_with('/') {
+            continue;
+        }
+        if unclosed.contains(&name.as_str()) {
             continue;
         }
         depth += 1;
@@ -183,7 +196,8 @@ mod tests {
     fn deeply_nested_pages_are_refused_before_parsing() {
         let deep = "<div>".repeat(MAX_DEPTH + 10);
         assert!(matches!(convert(deep.as_bytes()), Err(ConvertError::Html(_))));
-        assert_eq!(nesting_depth("<p>a<br>b<img src=x/></p><div><span/></div>"), 1);
-        assert_eq!(nesting_depth("<div><div><p>x</p></div></div>"), 3);
+        assert_eq!(nesting_depth("<p>a<br>b<img src=x/></p><div><span/></div>", &[]), 1);
+        assert_eq!(nesting_depth("<div><div><p>x</p></div></div>", &[]), 3);
+        assert_eq!(nesting_depth("<dl><p><dt><a>x</a><dt><a>y</a></dl><p>", &["p", "dt"]), 2);
     }
 }

@@ -17,6 +17,8 @@ const MAX_FOLDER_DEPTH: usize = 64;
 /// Elements nested deeper than this are not read (the walk recurses per level: a hostile file
 /// of a million nested lists must not overflow the converter's stack).
 const MAX_ELEMENT_DEPTH: usize = 512;
+/// The elements a bookmark file opens and never closes (each is closed by the next).
+const UNCLOSED: &[&str] = &["p", "dt", "dd"];
 /// How far into a page its doctype is looked for.
 const SNIFF_BYTES: u64 = 1024;
 
@@ -76,6 +78,9 @@ pub(in crate::index::convert) fn records(bytes: &[u8]) -> Result<Vec<(String, Bo
     let html = crate::index::ingest::decode_text(bytes).map_err(|e| ConvertError::Records(e.to_string()))?;
     if !is_bookmark_page(&bytes[..bytes.len().min(SNIFF_BYTES as usize)]) {
         return Err(ConvertError::Records("not a bookmark file (no NETSCAPE-Bookmark-file doctype)".into()));
+    }
+    if let Some(refused) = crate::index::convert::html::too_deep(&html, UNCLOSED) {
+        return Err(ConvertError::Records(refused));
     }
     let tree = htmd::HtmlToMarkdown::new().html_to_tree(&html).map_err(|e| ConvertError::Records(e.to_string()))?;
     let mut found = Vec::new();
@@ -288,7 +293,13 @@ mod tests {
         assert!(!is_bookmark_page(b"<p>how to read <!DOCTYPE NETSCAPE-Bookmark-file-1></p>"));
         let deep =
             format!("<!DOCTYPE NETSCAPE-Bookmark-file-1>{}<DT><A HREF=\"https://x\">x</A>", "<div>".repeat(100_000));
-        assert!(records(deep.as_bytes()).is_ok(), "a hostile nesting is read, not a crash");
+        assert!(
+            matches!(records(deep.as_bytes()), Err(ConvertError::Records(e)) if e.contains("nested")),
+            "a hostile nesting is refused before it is parsed"
+        );
+        let many: String = (0..3_000).map(|i| format!("<DT><A HREF=\"https://x/{i}\">{i}</A>\n<p>")).collect();
+        let export = format!("<!DOCTYPE NETSCAPE-Bookmark-file-1><DL><p>{many}</DL><p>");
+        assert_eq!(records(export.as_bytes()).map(|r| r.len()).ok(), Some(3_000), "unclosed <DT>s do not nest");
         assert!(records(b"<!doctype html><p>x</p>").is_err());
         let c = shortcut(b"[InternetShortcut]\r\nURL=https://example.com/a\r\nIconIndex=0\r\n").unwrap();
         assert_eq!(c.title, None);
