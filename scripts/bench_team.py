@@ -160,7 +160,7 @@ class Nats:
 
 class Member(Server):
     """`svc serve` joined to the team: svclib's Server with the cluster's variables and
-    SVC_LOG=warn added to its environment."""
+    SVC_LOG=warn (or $BENCH_TEAM_LOG, an SVC_LOG filter) added to its environment."""
 
     def __init__(self, binary, root, name, cluster_url, cache=None):
         super().__init__(binary, root, cache)
@@ -170,7 +170,8 @@ class Member(Server):
     def env(self):
         """Private config, data and cache dirs (svclib), plus the team's variables."""
         env = super().env()
-        env.update({"SVC_CLUSTER": self.cluster_url, "SVC_TEAM": TEAM, "SVC_MEMBER": self.name, "SVC_LOG": "warn"})
+        env.update({"SVC_CLUSTER": self.cluster_url, "SVC_TEAM": TEAM, "SVC_MEMBER": self.name,
+                    "SVC_LOG": os.environ.get("BENCH_TEAM_LOG", "warn")})
         return env
 
 

@@ -327,7 +327,13 @@ fn is_content_error(e: &ModelError) -> bool {
 /// goes first: the other order could leave a content that comes back marked embedded, with no
 /// vectors. A crash in between leaves stray rows (harmless: hits only count through active
 /// documents); [`drop_strays`] removes them at the end of a later run.
+///
+/// Under the write lock: a team's replica stores the vectors that came with a batch and records
+/// them before it syncs the batch's documents ([`super::team`]), all under that lock; read in
+/// between, those contents would look orphaned (recorded, no document yet) and their rows
+/// stray (in the table, not yet recorded), and be dropped.
 fn sweep_orphans(w: &Indexing, vectors: &VectorStore, key: &TableKey) -> Result<(), EmbedError> {
+    let _write = w.write_lock();
     let orphans = catalog::orphaned_embeddings(&w.core.stores.catalog.reader(), &key.name)?;
     if !orphans.is_empty() {
         catalog::forget_embeddings(&w.core.stores.catalog.writer(), &key.name, &orphans)?;

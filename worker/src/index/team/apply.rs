@@ -19,8 +19,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Messages applied together (one keyword commit per collection).
-const BATCH: usize = 256;
+/// Messages applied together at most (one keyword commit per collection, one vector append):
+/// a member catching up applies what the client holds, in batches this large.
+const BATCH: usize = 1024;
+/// Messages and bytes the client asks the server for at a time (it asks again at half; the
+/// library's default is 200): a member catching up finds a full batch waiting.
+const PULL_MESSAGES: usize = 2 * BATCH;
+const PULL_BYTES: usize = 64 << 20;
+/// Messages delivered and not yet acknowledged the consumer allows (the server's default is
+/// 1,000).
+const MAX_ACK_PENDING: i64 = 4 * PULL_MESSAGES as i64;
 /// Reads of the stream that fail in a row before the consumer is made again.
 const MAX_READ_FAILURES: u32 = 5;
 /// Quiet time after which the stream is asked whether it holds more than this replica
@@ -94,12 +102,22 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
             deliver_policy,
             ack_policy: AckPolicy::Explicit,
             ack_wait: Duration::from_secs(30),
+            // Above what the client can hold unacknowledged (a batch applying, the next pulls):
+            // a consumer that reaches its limit stops delivering until acknowledgements come,
+            // and with the last version of each subject nats-server 2.9 then skipped messages.
+            max_ack_pending: MAX_ACK_PENDING,
             filter_subject: team.settings.team.all_subjects(),
             ..Default::default()
         })
         .await
         .map_err(|e| format!("this member's consumer: {e}"))?;
-    let mut messages = consumer.messages().await.map_err(|e| format!("reading the stream: {e}"))?;
+    let mut messages = consumer
+        .stream()
+        .max_messages_per_batch(PULL_MESSAGES)
+        .max_bytes_per_batch(PULL_BYTES)
+        .messages()
+        .await
+        .map_err(|e| format!("reading the stream: {e}"))?;
     team.ready.store(true, std::sync::atomic::Ordering::SeqCst);
     team.set_following();
     super::publish_status(ix).await;
@@ -146,8 +164,8 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
         behind = None;
         let mut batch = vec![first];
         while batch.len() < BATCH {
-            match messages.next().now_or_never() {
-                Some(Some(Ok(m))) => batch.push(m),
+            match held(&mut messages).await {
+                Some(Ok(m)) => batch.push(m),
                 _ => break,
             }
         }
@@ -204,6 +222,18 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
         }
         super::publish_status(ix).await;
     }
+}
+
+/// The next message the client holds already, without waiting for the server. Outside tokio's
+/// cooperative budget (a task gets ~128 ready polls before it must yield: batches stopped at
+/// 127 messages), and once more after a yield, as the stream may have been sending its next
+/// pull request.
+async fn held<S: futures::Stream + Unpin>(messages: &mut S) -> Option<S::Item> {
+    if let Some(next) = tokio::task::unconstrained(messages.next()).now_or_never() {
+        return next;
+    }
+    tokio::task::yield_now().await;
+    tokio::task::unconstrained(messages.next()).now_or_never().flatten()
 }
 
 /// A look at the stream, every [`QUIET`] period: its own last sequence replaces what
@@ -303,7 +333,10 @@ enum ApplyError {
 /// hold those bytes already, the syncs find them unchanged. Returns the vector table the
 /// team's vectors went into, if any did.
 fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<Option<TableKey>, ApplyError> {
+    let started = Instant::now();
+    let messages = batch.len();
     let _write = ix.write_lock();
+    let locked = started.elapsed();
     // Each collection's folder, found (or its replica made) once per batch.
     let mut folders: BTreeMap<String, Option<(CollectionConfig, PathBuf)>> = BTreeMap::new();
     let mut to_sync: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -359,9 +392,11 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             sync_written(root)?;
         }
     }
+    let written = started.elapsed();
     // Counted before the sync: a status that shows the documents shows where their vectors
     // came from.
     let taken = carry::take(ix, offers)?;
+    let stored = started.elapsed();
     if let Some(taken) = &taken {
         team.received_vectors(taken.len() as u64);
     }
@@ -370,9 +405,11 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
             ix.indexer().sync_files(coll, root, &rels, Origin::Team)?;
         }
     }
+    let synced = started.elapsed();
     if let Some(taken) = &taken {
         team.took_back_vectors(carry::check(ix, taken)?);
     }
+    let checked = started.elapsed();
     let mut conn = ix.core.stores.catalog.writer();
     let tx = conn.transaction().map_err(catalog::CatalogError::from)?;
     for (collection, rel, version) in &versions {
@@ -383,6 +420,18 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     }
     catalog::set_team_applied_seq(&tx, last)?;
     tx.commit().map_err(catalog::CatalogError::from)?;
+    tracing::debug!(
+        "team: applied {messages} messages ({} documents, {} contents' vectors) up to {last} in {:?}: \
+         lock {locked:?}, files {:?}, vectors {:?}, sync {:?}, check {:?}, record {:?}",
+        versions.len(),
+        taken.as_ref().map_or(0, |t| t.len()),
+        started.elapsed(),
+        written - locked,
+        stored - written,
+        synced - stored,
+        checked - synced,
+        started.elapsed() - checked,
+    );
     Ok(taken.map(|t| t.key().clone()))
 }
 
