@@ -612,6 +612,37 @@ fn a_member_stopped_while_others_write_catches_up_and_a_killed_worker_leaves_no_
     wait_for("B's lag 0", Duration::from_secs(20), || cluster(&b)["lag"] == 0);
 }
 
+/// A member that joins once the stream holds thousands of notes takes them in large batches
+/// (more than the server's default of 1,000 unacknowledged messages, more than a pull's 200):
+/// every note reaches it, none skipped.
+#[test]
+fn a_member_that_joins_after_thousands_of_notes_holds_every_one() {
+    if !nats_ready("a_member_that_joins_after_thousands_of_notes_holds_every_one") {
+        return;
+    }
+    const NOTES: u64 = 3_000;
+    let nats = Nats::start();
+    let a = member(&nats, "alpha", &[]);
+    wait_connected(&a);
+    let folder = a.path("notes");
+    let notes: Vec<(String, String)> =
+        (0..NOTES).map(|i| (format!("n/{i:04}.md"), format!("# N{i}\n\nquokka{i} wombat\n"))).collect();
+    let refs: Vec<(&str, &str)> = notes.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    write_notes(&folder, &refs);
+    share(&a, &folder, "t");
+    wait_for("A published every note", Duration::from_secs(120), || {
+        let c = cluster(&a);
+        c["streamSeq"].as_u64().unwrap_or(0) >= NOTES && c["unpublished"] == 0
+    });
+    let b = member(&nats, "beta", &[]);
+    wait_connected(&b);
+    let total = |s: &Server| s.get("/api/docs?collection=t&limit=1").json()["total"].as_u64().unwrap_or(0);
+    wait_for("every note on B", Duration::from_secs(120), || total(&b) == NOTES && cluster(&b)["lag"] == 0);
+    for i in [0, 1_499, NOTES - 1] {
+        assert_eq!(hits(&b, &format!("quokka{i}")), [format!("svc://t/n/{i:04}.md")]);
+    }
+}
+
 /// Every note's vector search score on `s`, by URI (all of the collection's notes).
 fn vector_scores(s: &Server, query: &str) -> Vec<(String, i64)> {
     let r = s.post("/api/vsearch", json!({ "query": query, "limit": 100 }));

@@ -180,7 +180,12 @@ pub fn run(w: &Indexing, check_lost: bool) -> Result<usize, EmbedError> {
         tracing::info!("embedded {done} contents into {}", key.name);
         vectors.compact(&key)?;
     }
-    if let Err(e) = vectors.maybe_index(&key, ann_min_rows()) {
+    // Not while a team's replica catches up: it is built once the replica has (the last batch
+    // wakes this thread).
+    let catching_up = w.team.get().is_some_and(|t| t.catching_up());
+    if catching_up {
+        tracing::debug!("the ANN index waits for the team's replica to catch up");
+    } else if let Err(e) = vectors.maybe_index(&key, ann_min_rows()) {
         tracing::warn!("ANN index not built: {e}");
     }
     Ok(done)

@@ -62,6 +62,9 @@ pub(super) async fn consume(ix: Arc<Indexing>, team: Arc<Team>, js: jetstream::C
             Ok(()) => {}
             Err(e) => {
                 team.ready.store(false, std::sync::atomic::Ordering::SeqCst);
+                // Not following the stream is not catching up: what waits for the end of a
+                // catch-up is not held back while the connection is lost.
+                team.set_catching_up(false);
                 tracing::warn!("team: {e}; trying again");
                 team.set_error(Some(e));
                 super::publish_status(&ix).await;
@@ -182,6 +185,8 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
             incoming.push(one);
         }
         let caught_up = batch.last().and_then(|m| m.info().ok()).is_some_and(|i| i.pending == 0);
+        let was_catching_up = team.catching_up();
+        team.set_catching_up(!caught_up);
         let (ix2, team2) = (Arc::clone(ix), Arc::clone(team));
         let compact_now = to_compact.take();
         let applied = tokio::task::spawn_blocking(move || -> Result<Option<TableKey>, ApplyError> {
@@ -200,7 +205,13 @@ async fn consume_once(ix: &Arc<Indexing>, team: &Arc<Team>, js: &jetstream::Cont
         .await
         .map_err(|e| format!("applying panicked: {e}"))?;
         match applied {
-            Ok(pending) => to_compact = pending,
+            Ok(pending) => {
+                to_compact = pending;
+                if was_catching_up && caught_up {
+                    // What the embedder left for the end of the catch-up (its ANN index).
+                    ix.core.events.changes.fire();
+                }
+            }
             Err(e) => {
                 // Not acknowledged: the stream delivers them again.
                 tracing::error!("team: applying failed: {e}");

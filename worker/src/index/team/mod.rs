@@ -136,6 +136,8 @@ pub struct Team {
     ready: AtomicBool,
     /// Documents were published since vectors were last looked for ([`carry::send_round`]).
     vectors_due: AtomicBool,
+    /// The last batch the replica applied left more waiting on the stream.
+    catching_up: AtomicBool,
     /// The team's object store, once opened ([`files`]).
     files: tokio::sync::OnceCell<async_nats::jetstream::object_store::ObjectStore>,
     state: Mutex<TeamState>,
@@ -161,6 +163,7 @@ impl Team {
             rt,
             ready: AtomicBool::new(false),
             vectors_due: AtomicBool::new(true),
+            catching_up: AtomicBool::new(false),
             files: tokio::sync::OnceCell::new(),
             state: Mutex::default(),
         }
@@ -340,6 +343,18 @@ impl Team {
 
     fn sent_vectors(&self, documents: u64) {
         self.state().vectors_sent += documents;
+    }
+
+    /// Whether the replica is catching up with the stream (its last batch left more waiting).
+    /// Work that can wait (an ANN index over the vectors) waits for the end: built during a
+    /// new member's catch-up, it took the cores the catch-up needed, over a table still
+    /// growing.
+    pub fn catching_up(&self) -> bool {
+        self.catching_up.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn set_catching_up(&self, behind: bool) {
+        self.catching_up.store(behind, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn received_vectors(&self, contents: u64) {
