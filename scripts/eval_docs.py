@@ -50,11 +50,40 @@ from svclib import ask_streamed, request  # noqa: E402
 QUESTIONS = os.path.join(SCRIPTS, "ask_eval", "questions.json")
 SETS = {"rustdocs": os.path.join(os.path.dirname(SCRIPTS), "..", "shared", "datasets", "rustdocs-ask")}
 COLLECTION = "crates"
+# The verified layer's similarity threshold (worker/src/answer/verified.rs SUPPORT_SIMILARITY).
+SUPPORT_SIMILARITY = 0.6
 # What a declining answer says (any of these, case-insensitive).
 DECLINES = ("do not say", "does not say", "don't say", "not mention", "no information", "not provided",
             "not specified", "does not specify", "cannot answer", "can't answer", "not stated", "do not contain",
             "does not contain", "not in the sources", "not in the notes", "i don't know", "i do not know",
             "unable to", "no mention", "not enough information", "do not provide", "does not provide")
+
+
+def abstention_reason(reply):
+    """What stopped a verified reply that abstained, read from its claims: no draft (no passage
+    held the question), else the first substantive claim not supported and the check it failed:
+    a citation out of the capsule or stale, a contradiction, the words (the deterministic checks:
+    coverage, numbers, what the claim adds, the question's subject; no similarity computed), the
+    similarity of claim and sentence (below the threshold), the generator's ruling (close enough,
+    judged no) or no ruling (uncertain)."""
+    if not reply["meta"].get("answerGenerated"):
+        return "no draft"
+    claims = reply["verification"]["claims"]["claims"]
+    if not claims:
+        return "no substantive claim"
+    for c in claims:
+        if c["status"] == "supported":
+            continue
+        if c["status"] == "contradicted":
+            return "contradicted"
+        if c["status"] == "uncertain":
+            return "judge unavailable"
+        if c["confidence"] is None:
+            return "citation rejected" if c["rejectedCitations"] else "words"
+        return "similarity" if c["confidence"] < SUPPORT_SIMILARITY else "judge said no"
+    if reply["verification"]["claims"]["rejectedCitations"]:
+        return "citation rejected"
+    return "other"
 
 
 def registry_src():
@@ -136,6 +165,11 @@ def score(questions, raw, verified):
     verified_wrong = [q["id"] for q in answerable if is_verified(q["id"]) and not contains_any(answer(v[q["id"]]), q["answers"])]
     verified_wrong += [q["id"] for q in unanswerable if is_verified(q["id"])]
     empty = [qid for qid, res in r.items() if ok(res) and not (res[1].get("answer") or "").strip()]
+    # Why verified mode abstained on the answerable questions raw mode got right.
+    blocked = {}
+    for qid in correct:
+        if ok(v[qid]) and v[qid][1]["meta"]["abstained"]:
+            blocked.setdefault(abstention_reason(v[qid][1]), []).append(qid)
     lost = {}
     for q in answerable:
         if ok(r[q["id"]]) and q["id"] not in correct:
@@ -152,10 +186,11 @@ def score(questions, raw, verified):
         "answerable_withheld_raw": len(withheld),
         "unanswerable_abstained_verified": round(len(abstained) / nu, 3) if nu else None,
         "verified_and_correct": len(verified_correct), "verified_but_wrong": len(verified_wrong),
+        "raw_right_abstained": {reason: len(ids) for reason, ids in sorted(blocked.items())},
         "answer_p50_s": pct(totals, 0.5), "answer_p90_s": pct(totals, 0.9),
         "first_token_p50_s": pct(firsts, 0.5), "first_token_p90_s": pct(firsts, 0.9),
         "ids": {"lost": lost, "empty": empty, "correct": correct, "cited": cited, "withheld": withheld, "declined": declined, "loops": loops, "failed": failed,
-                "verified_but_wrong": verified_wrong},
+                "verified_but_wrong": verified_wrong, "raw_right_abstained": blocked},
     }
 
 
@@ -278,7 +313,7 @@ def run(args, binary):
                       f"abstained(verified) {m['unanswerable_abstained_verified']} verified-correct {m['verified_and_correct']} "
                       f"verified-wrong {m['verified_but_wrong']} answer p50/p90 {m['answer_p50_s']}/{m['answer_p90_s']} s "
                       f"first token p50/p90 {m['first_token_p50_s']}/{m['first_token_p90_s']} s "
-                      f"empty {m['empty_replies']} lost {m['lost']}")
+                      f"empty {m['empty_replies']} lost {m['lost']} raw-right abstained {m['raw_right_abstained']}")
         finally:
             server.stop()
     finally:

@@ -558,26 +558,25 @@ pub fn lexical(claim: &str, passage: &str) -> Lexical {
     let claim_numbers = numbers(claim);
     let passage_numbers = numbers(passage);
     let numbers_present = claim_numbers.iter().all(|n| passage_numbers.contains(n));
-    // The sentence of the passage that shares the most content words with the claim.
-    let best = sentences(passage)
-        .into_iter()
-        .map(|s| {
-            let sw = Vocabulary::of(words::words(&s));
-            let shared = content.iter().filter(|w| sw.holds(w)).count();
-            (shared, s)
-        })
-        .max_by_key(|(shared, _)| *shared);
-    let conflicts = match best {
-        Some((shared, sentence)) if !content.is_empty() && shared * 2 >= content.len() => {
-            let negation_differs = negated(claim) != negated(&sentence);
-            let sentence_numbers = numbers(&sentence);
-            let number_differs = !claim_numbers.is_empty()
-                && !sentence_numbers.is_empty()
-                && claim_numbers.iter().any(|n| !sentence_numbers.contains(n));
-            negation_differs || number_differs
+    // The sentences of the passage that speak of what the claim does (at least half its
+    // content words): the passage contradicts the claim when one of them says otherwise (the
+    // other negation, other numbers) and none says what the claim says (its negation, and
+    // every number it gives). A list of options ("DWARF version 2 … 4 (the default) … 5 …
+    // version 1 is not supported") holds the claim's next to others.
+    let claim_negated = negated(claim);
+    let (mut differs, mut says) = (false, false);
+    for sentence in sentences(passage) {
+        let sw = Vocabulary::of(words::words(&sentence));
+        if content.is_empty() || content.iter().filter(|w| sw.holds(w)).count() * 2 < content.len() {
+            continue;
         }
-        _ => false,
-    };
+        let sentence_numbers = numbers(&sentence);
+        let same_negation = negated(&sentence) == claim_negated;
+        let holds_numbers = claim_numbers.iter().all(|n| sentence_numbers.contains(n));
+        differs |= !same_negation || (!claim_numbers.is_empty() && !sentence_numbers.is_empty() && !holds_numbers);
+        says |= same_negation && holds_numbers;
+    }
+    let conflicts = differs && !says;
     Lexical { coverage, numbers_present, conflicts }
 }
 
@@ -659,6 +658,15 @@ mod tests {
         assert!(!num.numbers_present && num.conflicts);
         let other = lexical("Berlin has many museums.", p);
         assert!(other.coverage < 0.5 && !other.conflicts);
+        // One sentence that says it is enough, beside others that say otherwise; one that
+        // says neither (no number) does not agree.
+        let options =
+            "* `2`: DWARF version 2.\n* `4`: DWARF version 4 (the default).\n\nDWARF version 1 is not supported.";
+        assert!(!lexical("The default is DWARF version 4.", options).conflicts);
+        assert!(
+            lexical("The tower is 400 metres tall.", "The tower is tall and old. The tower is 330 metres tall.")
+                .conflicts
+        );
     }
 
     #[test]

@@ -15,12 +15,6 @@ use crate::shared::Shared;
 /// ask-docs eval). When no result holds it, the question is taken to be asked in other words
 /// than the notes use, and the best-ranked results are the sources (`sources::choose`).
 pub const MIN_RELEVANCE: f64 = 0.4;
-/// Verified mode: the share the best capsule passage must hold for a draft to be made at all.
-/// On the ask-docs eval the best result of every answerable question held at least 0.65, the
-/// best of 3 of the 11 unanswerable ones less than 0.6. (Raw mode has no such gate since the
-/// rustdocs-ask set: there it refused answerable questions asked in other words, while the
-/// grounding check declines the unanswerable ones; docs/retrieval.md.)
-pub const ANSWERABLE: f64 = 0.6;
 /// The share of the question's weight the place a verified claim's answer comes from (its
 /// sentence, the ones either side of it, its heading and the document's title; a heading is read
 /// alone, and one after the sentence not at all) must hold.
