@@ -22,7 +22,9 @@ pub const MAX_DEPTH: usize = 2_000;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, ConvertError> {
     let html = ingest::decode_text(bytes).map_err(|e| ConvertError::Html(e.to_string()))?;
-    too_deep(&html, &[]).map_or(Ok(()), |e| Err(ConvertError::Html(e)))?;
+    if let Some(refused) = too_deep(&html, &[]) {
+        return Err(ConvertError::Html(refused));
+    }
     let converter = htmd::HtmlToMarkdown::builder().skip_tags(DROPPED.to_vec()).build();
     let page = converter.html_to_tree(&html).map_err(|e| ConvertError::Html(e.to_string()))?;
     // A main element left empty (filled by a script) does not hide the page's text.
@@ -116,20 +118,15 @@ fn nesting_depth(html: &str, unclosed: &[&str]) -> usize {
             .take_while(|c| c.is_ascii_alphanumeric())
             .collect::<String>()
             .to_ascii_lowercase();
-        if name.is_empty() {
+        if name.is_empty() || unclosed.contains(&name.as_str()) {
             continue;
         }
         if closing {
-            if !unclosed.contains(&name.as_str()) {
-                depth = depth.saturating_sub(1);
-            }
+            depth = depth.saturating_sub(1);
             continue;
         }
         let end = html[at..].find('>').map_or(html.len(), |e| at + e);
         if VOID.contains(&name.as_str()) || html[..end].ends_with('/') {
-            continue;
-        }
-        if unclosed.contains(&name.as_str()) {
             continue;
         }
         depth += 1;

@@ -431,17 +431,18 @@ fn apply_batch(ix: &Arc<Indexing>, team: &Team, batch: Vec<Incoming>) -> Result<
     }
     catalog::set_team_applied_seq(&tx, last)?;
     tx.commit().map_err(catalog::CatalogError::from)?;
+    let done = started.elapsed();
     tracing::debug!(
         "team: applied {messages} messages ({} documents, {} contents' vectors) up to {last} in {:?}: \
          lock {locked:?}, files {:?}, vectors {:?}, sync {:?}, check {:?}, record {:?}",
         versions.len(),
         taken.as_ref().map_or(0, |t| t.len()),
-        started.elapsed(),
+        done,
         written - locked,
         stored - written,
         synced - stored,
         checked - synced,
-        started.elapsed() - checked,
+        done - checked,
     );
     Ok(taken.map(|t| t.key().clone()))
 }
