@@ -4,9 +4,9 @@ use crate::backend::Backend;
 use anyhow::{anyhow, bail, Context};
 use gateway::bodies::{CaptureBody, CaptureSource, QueryBody, QueryOptions, SearchBody, StringList};
 use protocol::api::{
-    CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, ExplainResponse, Job, JobStatus, ModelRole,
-    PresetChanged, PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot, SyncStarted,
-    WorkerFailure,
+    AuditResponse, CollectionAdded, CollectionInfo, CollectionRemoved, DocResponse, ExplainResponse, Job, JobStatus,
+    ModelRole, PresetChanged, PresetsResponse, PullStarted, PullStatus, SearchResponse, SearchResult, StatusSnapshot,
+    SyncStarted, WorkerFailure,
 };
 use protocol::{AddCollection, ApiError, Call, Dirs, DocRef, Request};
 use serde::Serialize;
@@ -661,6 +661,38 @@ pub fn explain(dirs: &Dirs, path: &str, json: bool) -> anyhow::Result<ExitCode> 
         }
     }
     Ok(if r.indexed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `svc audit`: the counts of each kind, then the findings listed, a line each (or the reply
+/// as JSON). Exits 1 when a finding is an error or a warning.
+pub fn audit(dirs: &Dirs, collection: Option<&str>, limit: u32, json: bool) -> anyhow::Result<ExitCode> {
+    if !(1..=protocol::Audit::MAX_LIMIT).contains(&limit) {
+        bail!("--limit must be between 1 and {}", protocol::Audit::MAX_LIMIT);
+    }
+    let collection = collection.map(protocol::CollectionName::parse).transpose()?;
+    let r: AuditResponse = Backend::open(dirs)?.call_ok(protocol::Audit { collection, limit })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        for c in r.counts.iter().filter(|c| c.count > 0) {
+            let more = if c.listed < c.count { format!(" ({} listed)", c.listed) } else { String::new() };
+            println!("{:<16} {:>6}{more}", c.kind.name(), c.count);
+        }
+        if r.counts.iter().all(|c| c.count == 0) {
+            println!("no findings");
+        }
+        for f in &r.findings {
+            let at = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+            println!("{:<16} {}/{}{at}  {}", f.kind.name(), f.collection, f.path, f.message);
+        }
+        if !r.vectors_checked {
+            println!("(vectors not checked: no embedding model is loaded)");
+        }
+        if r.walk_truncated {
+            println!("(the walk for left-out files stopped at its bound)");
+        }
+    }
+    Ok(if r.clean { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 #[cfg(test)]

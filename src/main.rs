@@ -114,6 +114,20 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Read-only findings over the index and its folders: unreadable files, links to nothing,
+    /// anchors to missing headings, ambiguous note names, files whose index differs from the
+    /// disk, documents without vectors, what the rules leave out. Exits 1 when a finding is
+    /// an error or a warning.
+    Audit {
+        /// Only this collection.
+        #[arg(long, short)]
+        collection: Option<String>,
+        /// Findings of each kind listed (1-1000).
+        #[arg(long, default_value_t = protocol::Audit::DEFAULT_LIMIT)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a document by `svc://` URI or docid.
     Get {
         reference: String,
@@ -480,6 +494,7 @@ fn dispatch(cmd: Cmd, dirs: protocol::Dirs) -> anyhow::Result<ExitCode> {
         Cmd::Skill(SkillCmd::Show { scope }) => skill::show(scope),
         Cmd::Skill(SkillCmd::Uninstall { target, scope }) => skill::uninstall(&target, scope),
         Cmd::Explain { path, json } => commands::explain(&dirs, &path, json),
+        Cmd::Audit { collection, limit, json } => commands::audit(&dirs, collection.as_deref(), limit, json),
         Cmd::Context(ContextCmd::Build { goal, budget, depth, md, json }) => {
             context::build(&dirs, goal, budget, depth, md, json)
         }

@@ -7,6 +7,8 @@
 
 #[path = "blackbox/ask.rs"]
 mod ask;
+#[path = "blackbox/audit.rs"]
+mod audit;
 #[path = "blackbox/changes.rs"]
 mod changes;
 #[path = "blackbox/collections.rs"]

@@ -212,6 +212,7 @@ async fn the_openapi_document_covers_every_route() {
         "/api/context/verify",
         "/api/jobs/active",
         "/api/explain",
+        "/api/audit",
         "/api/docs/autocomplete",
         "/api/connectors",
         "/api/connectors/verify",

@@ -110,6 +110,7 @@ calls! {
     RemoveCapsule => api::CapsuleRegistration, c => Request::RemoveCapsule(c);
     GetActiveJob => api::ActiveJobResponse, _ => Request::ActiveJob;
     Autocomplete => api::AutocompleteResponse, c => Request::Autocomplete(c);
+    Audit => api::AuditResponse, c => Request::Audit(c);
 }
 
 impl Call for Ask {

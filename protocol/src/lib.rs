@@ -36,4 +36,4 @@ pub use requests::*;
 pub use tag::{InvalidTag, Tag};
 
 /// Bumped whenever a frame type changes shape. Both sides refuse a peer with another version.
-pub const PROTOCOL_VERSION: u32 = 14;
+pub const PROTOCOL_VERSION: u32 = 15;

@@ -67,6 +67,8 @@ pub enum Request {
     ActiveJob,
     Autocomplete(Autocomplete),
     Ask(Box<AskRequest>),
+    /// Read-only findings over the index and its folders.
+    Audit(Audit),
 }
 
 impl Request {
@@ -119,6 +121,7 @@ impl Request {
             Request::ActiveJob => "active_job",
             Request::Autocomplete(_) => "autocomplete",
             Request::Ask(_) => "ask",
+            Request::Audit(_) => "audit",
         }
     }
 }
@@ -243,6 +246,21 @@ pub struct VectorSearch(pub SearchRequest);
 pub struct Diagnose {
     pub query: QueryRequest,
     pub target: DocRef,
+}
+
+/// `GET /api/audit` and `svc audit`: read-only findings over the index and its folders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Audit {
+    /// Only this collection's documents and folder.
+    pub collection: Option<CollectionName>,
+    /// Findings of each kind listed at most (1..=[`Audit::MAX_LIMIT`]).
+    pub limit: u32,
+}
+
+impl Audit {
+    /// Findings of each kind listed when a request names no limit.
+    pub const DEFAULT_LIMIT: u32 = 100;
+    pub const MAX_LIMIT: u32 = 1000;
 }
 
 /// `GET /api/explain`: a path on disk or a document's address.

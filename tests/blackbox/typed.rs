@@ -45,6 +45,7 @@ pub fn check(method: &str, path: &str, status: u16, body: &[u8]) {
         ("GET", ["api", "jobs", "active"]) => round_trip::<ActiveJobResponse>(&what, json),
         ("GET", ["api", "jobs", _]) => round_trip::<Job>(&what, json),
         ("GET", ["api", "explain"]) => round_trip::<ExplainResponse>(&what, json),
+        ("GET", ["api", "audit"]) => round_trip::<AuditResponse>(&what, json),
         ("POST", ["api", "search" | "vsearch" | "query"]) => round_trip::<SearchResponse>(&what, json),
         ("POST", ["api", "query", "diagnose"]) => round_trip::<DiagnoseResponse>(&what, json),
         ("POST", ["api", "ask"]) => round_trip::<AskReply>(&what, json),

@@ -8,7 +8,7 @@ use crate::answer::{self, Answer};
 use crate::app::Worker;
 use crate::index::collections;
 use crate::models::generator::Flow;
-use crate::reads::{changes, docs, impact, links};
+use crate::reads::{audit, changes, docs, impact, links};
 use crate::retrieval::{diagnose, hybrid, keyword, vector};
 use crate::{evidence, model_api, status, write};
 use protocol::{self as p, ApiError, Call, JsonBody, Request};
@@ -107,6 +107,7 @@ impl Worker {
             Request::Autocomplete(a) => {
                 reply::<p::Autocomplete>(docs::autocomplete(&self.shared, &a.query, a.collection.as_deref(), a.limit))
             }
+            Request::Audit(a) => reply::<p::Audit>(audit::audit(&self.shared, &a)),
             Request::RemoveCapsule(r) => reply::<p::RemoveCapsule>(evidence::saved::remove(&self.shared, &r.id)),
             Request::Ask(req) => {
                 let mut quiet = |_: &str| Flow::Continue;

@@ -63,9 +63,10 @@ fn variant(r: &Request) -> usize {
         Request::ActiveJob => 43,
         Request::Autocomplete(_) => 44,
         Request::Ask(_) => 45,
+        Request::Audit(_) => 46,
     }
 }
-const VARIANTS: usize = 46;
+const VARIANTS: usize = 47;
 
 fn name(raw: &str) -> CollectionName {
     CollectionName::parse(raw).expect("a valid collection name")
@@ -144,6 +145,7 @@ fn every_request(notes: &std::path::Path) -> Vec<Request> {
         Request::Autocomplete(Autocomplete { query: "a".into(), collection: None, limit: 5 }),
         Request::Ask(Box::new(ask(None))),
         Request::Ask(Box::new(ask(Some(VerifiedAsk { budget_tokens: 2000 })))),
+        Request::Audit(protocol::Audit { collection: None, limit: 10 }),
     ]
 }
 

@@ -105,3 +105,22 @@ fn explain_target(p: &Params) -> Result<Explain, ApiError> {
 pub async fn explain(State(s): State<AppState>, p: Params) -> ApiReply {
     call(&s, explain_target(&p)).await
 }
+
+/// Read-only findings over the index and its folders: files that cannot be read, links to
+/// nothing, anchors to missing headings, names that make bare links ambiguous, files whose
+/// index differs from the disk, documents without vectors, and what the rules leave out.
+/// Every kind is counted; up to `limit` of each are listed, in a stable order.
+#[utoipa::path(get, path = "/api/audit", tag = "collections",
+    params(("collection" = Option<String>, Query, description = "Only this collection"),
+           ("limit" = Option<u32>, Query, description = "Findings of each kind listed (1-1000, default 100)")),
+    responses((status = 200, description = "The findings", body = protocol::api::AuditResponse),
+              (status = 400, description = "A limit that is not a positive integer", body = ErrorEnvelope),
+              (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]
+pub async fn audit(State(s): State<AppState>, p: Params) -> ApiReply {
+    let req = (|| {
+        let collection = crate::bodies::collection_opt(p.str_opt("collection"))?;
+        let limit = p.int("limit", protocol::Audit::DEFAULT_LIMIT, 1, protocol::Audit::MAX_LIMIT)?;
+        Ok(protocol::Audit { collection, limit })
+    })();
+    call(&s, req).await
+}

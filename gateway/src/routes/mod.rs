@@ -37,6 +37,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(collections::job))
         .routes(routes!(collections::active_job))
         .routes(routes!(collections::explain))
+        .routes(routes!(collections::audit))
         .routes(routes!(search::search))
         .routes(routes!(search::vsearch))
         .routes(routes!(search::query))

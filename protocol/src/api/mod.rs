@@ -9,6 +9,7 @@
 //!   (`f64::from(x)`), so the digits on the wire do not change.
 
 mod ask;
+mod audit;
 mod capsule_codes;
 mod changes;
 mod collections;
@@ -28,6 +29,7 @@ mod string_map;
 mod writes;
 
 pub use ask::*;
+pub use audit::*;
 pub use capsule_codes::*;
 pub use changes::*;
 pub use collections::*;

@@ -125,11 +125,11 @@ fn reply(
     }
 }
 
-fn rule(kind: LeftOutKind) -> LeftOutBy {
+pub(super) fn rule(kind: LeftOutKind) -> LeftOutBy {
     LeftOutBy { kind, source: None, line: None, pattern: None, detail: None }
 }
 
-fn by_rule(left: Left) -> LeftOutBy {
+pub(super) fn by_rule(left: Left) -> LeftOutBy {
     match left {
         Left::Litter => rule(LeftOutKind::Litter),
         Left::NeverNotes { part } => LeftOutBy { source: Some(part), ..rule(LeftOutKind::NeverNotes) },
@@ -148,14 +148,21 @@ fn by_rule(left: Left) -> LeftOutBy {
 
 /// The sync's own rules for a file the collection's rules take: its format, its size, and
 /// whether it can be read and converted.
-fn sync_rule(abs: &Path, rel: &str, size: u64) -> Option<LeftOutBy> {
-    let Some(kind) = source_kind(rel) else {
+pub(super) fn sync_rule(abs: &Path, rel: &str, size: u64) -> Option<LeftOutBy> {
+    let kind = source_kind(rel);
+    format_rule(rel, size).or_else(|| {
+        let why = reading::unreadable(abs, kind?, rel)?;
+        Some(LeftOutBy { detail: Some(why), ..rule(LeftOutKind::Unreadable) })
+    })
+}
+
+/// [`sync_rule`] without reading the file: its format and its size.
+pub(super) fn format_rule(rel: &str, size: u64) -> Option<LeftOutBy> {
+    if source_kind(rel).is_none() {
         return Some(rule(LeftOutKind::UnsupportedFormat));
-    };
-    if let Some(detail) = reading::over_size_limit(size) {
-        return Some(LeftOutBy { detail: Some(detail), ..rule(LeftOutKind::TooLarge) });
     }
-    reading::unreadable(abs, kind, rel).map(|why| LeftOutBy { detail: Some(why), ..rule(LeftOutKind::Unreadable) })
+    let detail = reading::over_size_limit(size)?;
+    Some(LeftOutBy { detail: Some(detail), ..rule(LeftOutKind::TooLarge) })
 }
 
 /// The rule in words, as `git check-ignore -v` would show an ignore file's line.

@@ -5,6 +5,7 @@
 
 pub mod collections;
 pub mod convert;
+pub mod drift;
 pub mod embedding;
 pub mod explain;
 pub mod git;

@@ -124,9 +124,22 @@ impl Rules {
         if is_litter(rel) {
             return Some(Left::Litter);
         }
+        self.on_the_way(rel, false).or_else(|| self.matcher.left_out(rel))
+    }
+
+    /// The rule that leaves the folder at `rel` out (and everything in it), or none: a name,
+    /// a `CACHEDIR.TAG`, an ignore file's line, an exclude glob. The include globs are a
+    /// file's rule, not a folder's.
+    pub fn explain_folder(&self, rel: &str) -> Option<Left> {
+        self.on_the_way(rel, true).or_else(|| self.matcher.excluded(rel))
+    }
+
+    /// The rule a part of `rel` breaks (its folders, and its last part: a folder when
+    /// `last_is_dir`).
+    fn on_the_way(&self, rel: &str, last_is_dir: bool) -> Option<Left> {
         let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
         for (i, part) in parts.iter().enumerate() {
-            let is_dir = i + 1 < parts.len();
+            let is_dir = last_is_dir || i + 1 < parts.len();
             if NEVER_NOTES.contains(part) {
                 return Some(Left::NeverNotes { part: parts[..=i].join("/") });
             }
@@ -141,7 +154,7 @@ impl Rules {
                 return Some(left);
             }
         }
-        self.matcher.left_out(rel)
+        None
     }
 
     /// What the ignore files say of `abs`: each kind's deepest matching line (its last one in
@@ -283,6 +296,11 @@ impl FileMatcher {
         if !self.include.is_match(rel) {
             return Some(Left::NotIncluded);
         }
+        self.excluded(rel)
+    }
+
+    /// The first exclude glob that takes `rel` or a folder on its way.
+    pub fn excluded(&self, rel: &str) -> Option<Left> {
         let mut prefix = rel;
         loop {
             if let Some(&i) = self.exclude.matches(prefix).first() {

@@ -124,6 +124,24 @@ impl Resolver {
             })
     }
 
+    /// The notes that bear the name a bare wiki link gives (no folder, no extension but
+    /// `.md`), when more than one does: the link reaches one of them by rule. Empty when one
+    /// or none does, or the link is not a bare name.
+    pub fn namesakes(&self, source: &DocRow, link: &LinkRow) -> &[DocKey] {
+        if link.link_type != LinkKind::Wiki {
+            return &[];
+        }
+        let r = nfc(link.target_ref_norm.trim()).to_lowercase().replace("%20", " ");
+        if r.is_empty() || r.contains('/') || extension(&r).is_some_and(|ext| ext != "md") {
+            return &[];
+        }
+        let coll = link.target_collection.clone().unwrap_or_else(|| source.collection.clone());
+        match self.notes_by_name.get(&(coll, strip_md(&r).to_string())) {
+            Some(notes) if notes.len() > 1 => notes,
+            _ => &[],
+        }
+    }
+
     /// The document at `path` from the collection's root, else relative to folder `here`.
     fn at_path(&self, coll: &str, here: &str, path: &str) -> Option<DocKey> {
         let at = |p: String| self.by_path_lower.get(&(coll.to_string(), p)).copied();

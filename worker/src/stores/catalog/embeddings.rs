@@ -45,6 +45,29 @@ pub fn active_contents(conn: &Connection) -> Result<Vec<PendingContent>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// An active document that `model` has not embedded: its collection, its path, and the error
+/// the model failed on it with (`None`: it waits for the model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unembedded {
+    pub collection: String,
+    pub rel_path: String,
+    pub failed: Option<String>,
+}
+
+/// Every active document whose content `model` has not embedded, by collection and path.
+pub fn unembedded_docs(conn: &Connection, model: &str) -> Result<Vec<Unembedded>> {
+    let mut stmt = conn.prepare(
+        "SELECT d.collection, d.rel_path, f.error FROM documents d
+         LEFT JOIN embed_failures f ON f.mirror_hash = d.mirror_hash AND f.model = ?1
+         WHERE d.active = 1
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.mirror_hash = d.mirror_hash AND e.model = ?1)
+         ORDER BY d.collection, d.rel_path",
+    )?;
+    let rows =
+        stmt.query_map([model], |r| Ok(Unembedded { collection: r.get(0)?, rel_path: r.get(1)?, failed: r.get(2)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// How many distinct active contents wait for `model`.
 pub fn embed_backlog_count(conn: &Connection, model: &str) -> Result<u64> {
     let n: i64 = conn.query_row(
