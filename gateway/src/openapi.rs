@@ -17,7 +17,7 @@ use utoipa::OpenApi as _;
         description = "svc's local knowledge index: keyword, vector and hybrid search, documents, links and safe edits. \
 Served on 127.0.0.1 only. Every error is `{\"error\": {\"code\", \"message\", \"details\"?}}`."
     ),
-    components(schemas(ErrorEnvelope)),
+    components(schemas(ErrorEnvelope, protocol::api::AnswerToken)),
     tags(
         (name = "system", description = "Health, status, capabilities and events"),
         (name = "collections", description = "Folders indexed as collections, syncs and jobs"),

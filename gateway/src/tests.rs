@@ -221,8 +221,12 @@ async fn the_openapi_document_covers_every_route() {
         assert!(paths.contains_key(path), "{path} is not documented");
     }
     assert_eq!(paths.len(), expected.len(), "a route without its test entry: {:?}", paths.keys().collect::<Vec<_>>());
+    // Every operation has an id of its own (generators name a client's methods by them).
+    let mut ids = std::collections::HashSet::new();
     for (path, item) in paths {
         for (method, op) in item.as_object().expect("a path item") {
+            let id = op["operationId"].as_str().unwrap_or("");
+            assert!(!id.is_empty() && ids.insert(id.to_string()), "{method} {path}: operationId {id:?} is not unique");
             let responses = &op["responses"];
             for status in ["400", "403", "500", "503"] {
                 assert!(responses[status].is_object(), "{method} {path} lacks {status}");
@@ -233,8 +237,16 @@ async fn the_openapi_document_covers_every_route() {
         }
     }
     let schemas = doc["components"]["schemas"].as_object().expect("schemas");
-    for name in ["SearchBody", "QueryOptions", "SearchResponse", "ErrorEnvelope", "StringList", "CaptureSource", "Job"]
-    {
+    for name in [
+        "SearchBody",
+        "QueryOptions",
+        "SearchResponse",
+        "ErrorEnvelope",
+        "StringList",
+        "CaptureSource",
+        "Job",
+        "AnswerToken",
+    ] {
         assert!(schemas.contains_key(name), "{name} is not in the components");
     }
     // Every field of a sync body is optional, so the body is too.

@@ -10,7 +10,7 @@ use protocol::api::{CollectionAdded, CollectionInfo, CollectionRemoved, ExplainR
 use protocol::{ApiError, ErrorEnvelope, Explain};
 
 /// The configured collections.
-#[utoipa::path(get, path = "/api/collections", tag = "collections",
+#[utoipa::path(get, path = "/api/collections", tag = "collections", operation_id = "list_collections",
     responses((status = 200, description = "Every collection", body = Vec<CollectionInfo>)))]
 pub async fn list(State(s): State<AppState>) -> ApiReply {
     ApiReply::ok(s.worker.call(protocol::ListCollections).await)

@@ -26,7 +26,7 @@ async fn collection_names(s: &AppState) -> Result<Vec<String>, ApiError> {
 }
 
 /// The MCP clients and skill targets, whether svc is configured in each, and what to do next.
-#[utoipa::path(get, path = "/api/connectors", tag = "connectors",
+#[utoipa::path(get, path = "/api/connectors", tag = "connectors", operation_id = "list_connectors",
     responses((status = 200, description = "Connectors and the configured collections", body = ConnectorsResponse),
               (status = 500, description = "No home directory to look in", body = ErrorEnvelope)))]
 pub async fn list(State(s): State<AppState>) -> ApiReply {
@@ -41,7 +41,7 @@ pub async fn list(State(s): State<AppState>) -> ApiReply {
 /// Verifies a connector: starts the command the client's MCP entry names, lists its tools,
 /// runs status and a search scoped to the collection (bounded in time; a hung command is
 /// killed). Skill targets answer `skipped` / `target_runtime_unverifiable`.
-#[utoipa::path(post, path = "/api/connectors/verify", tag = "connectors", request_body = VerifyConnectorBody,
+#[utoipa::path(post, path = "/api/connectors/verify", tag = "connectors", operation_id = "verify_connector", request_body = VerifyConnectorBody,
     responses((status = 200, description = "The verification; a failed stage carries its code", body = ConnectorVerifyResponse),
               (status = 400, description = "Unknown connectorId or collection, or another key in the body", body = ErrorEnvelope),
               (status = 500, description = "CONNECTOR_VERIFICATION_FAILED: the probe could not run", body = ErrorEnvelope)))]

@@ -55,7 +55,7 @@ pub async fn compile(State(s): State<AppState>, body: Result<Body<ContextBody>, 
 /// Verifies a kept capsule against the index now (read-only): each evidence `unchanged`,
 /// `stale` or `missing`, ranking and fingerprint drift. A capsule whose bytes do not match
 /// its identity fails with `identity_mismatch` before any evidence is read.
-#[utoipa::path(post, path = "/api/context/verify", tag = "evidence", request_body = VerifyBody,
+#[utoipa::path(post, path = "/api/context/verify", tag = "evidence", operation_id = "verify_context", request_body = VerifyBody,
     responses((status = 200, description = "The receipt (`context-capsule-verification@1.0`); `format: md` answers text/markdown",
                 content((CapsuleReceipt = "application/json"), (String = "text/markdown"))),
               (status = 400, description = "invalid_input or identity_mismatch", body = ErrorEnvelope),

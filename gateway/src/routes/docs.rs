@@ -41,7 +41,7 @@ pub async fn tags(State(s): State<AppState>, p: Params) -> ApiReply {
 }
 
 /// Documents, newest first by default.
-#[utoipa::path(get, path = "/api/docs", tag = "documents",
+#[utoipa::path(get, path = "/api/docs", tag = "documents", operation_id = "list_docs",
     params(("collection" = Option<String>, Query),
            ("limit" = Option<i64>, Query, minimum = 1, description = "Default 20; above 100 is clamped"),
            ("offset" = Option<i64>, Query, minimum = 0),

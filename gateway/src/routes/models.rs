@@ -34,7 +34,7 @@ pub async fn pull(State(s): State<AppState>) -> ApiReply {
 }
 
 /// Progress of the last pull.
-#[utoipa::path(get, path = "/api/models/status", tag = "models",
+#[utoipa::path(get, path = "/api/models/status", tag = "models", operation_id = "model_status",
     responses((status = 200, description = "Pull progress", body = PullStatus)))]
 pub async fn status(State(s): State<AppState>) -> ApiReply {
     call(&s, Ok(protocol::GetModelStatus)).await
