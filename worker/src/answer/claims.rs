@@ -563,18 +563,33 @@ pub fn lexical(claim: &str, passage: &str) -> Lexical {
     // other negation, other numbers) and none says what the claim says (its negation, and
     // every number it gives). A list of options ("DWARF version 2 … 4 (the default) … 5 …
     // version 1 is not supported") holds the claim's next to others.
+    //
+    // Other numbers say otherwise only in a sentence that (with the one before it) holds every
+    // other content word of the claim: "a maximum of 300 features" does not contradict
+    // "crates.io allows a maximum of 5 keywords" (the numbers count other things), "a maximum
+    // of 10 keywords" does.
     let claim_negated = negated(claim);
+    let language = Language::of_words(&words::words(claim));
+    let is_number = |w: &str| w.bytes().any(|b| b.is_ascii_digit()) || !number_words(w, language).is_empty();
     let (mut differs, mut says) = (false, false);
+    let mut previous = String::new();
     for sentence in sentences(passage) {
-        let sw = Vocabulary::of(words::words(&sentence));
-        if content.is_empty() || content.iter().filter(|w| sw.holds(w)).count() * 2 < content.len() {
+        let alone = Vocabulary::of(words::words(&sentence));
+        let about = !content.is_empty() && content.iter().filter(|w| alone.holds(w)).count() * 2 >= content.len();
+        // For its numbers, a sentence is read with the one before it ("The Old Bridge is 120
+        // metres long. It was built in 1890." says when the bridge was built).
+        let window = Vocabulary::of(words::words(&format!("{previous} {sentence}")));
+        previous.clone_from(&sentence);
+        let of_the_same = !content.is_empty() && content.iter().filter(|w| !is_number(w)).all(|w| window.holds(w));
+        if !about && !of_the_same {
             continue;
         }
         let sentence_numbers = numbers(&sentence);
         let same_negation = negated(&sentence) == claim_negated;
         let holds_numbers = claim_numbers.iter().all(|n| sentence_numbers.contains(n));
-        differs |= !same_negation || (!claim_numbers.is_empty() && !sentence_numbers.is_empty() && !holds_numbers);
-        says |= same_negation && holds_numbers;
+        differs |= (about && !same_negation)
+            || (of_the_same && !claim_numbers.is_empty() && !sentence_numbers.is_empty() && !holds_numbers);
+        says |= about && same_negation && holds_numbers;
     }
     let conflicts = differs && !says;
     Lexical { coverage, numbers_present, conflicts }
@@ -665,6 +680,13 @@ mod tests {
         assert!(!lexical("The default is DWARF version 4.", options).conflicts);
         assert!(
             lexical("The tower is 400 metres tall.", "The tower is tall and old. The tower is 330 metres tall.")
+                .conflicts
+        );
+        // Other numbers of other things: no conflict.
+        let features = "New crates published on crates.io are limited to a maximum of 300 features.";
+        assert!(!lexical("Crates.io allows a maximum of 5 keywords.", features).conflicts);
+        assert!(
+            lexical("Crates.io allows a maximum of 5 keywords.", "Crates.io allows a maximum of 10 keywords.")
                 .conflicts
         );
     }

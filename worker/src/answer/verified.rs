@@ -99,9 +99,26 @@ pub fn ask(
     let answer_generated = draft.is_some();
     let text = draft.unwrap_or_default();
     let claims = claims::split(&text);
-    let judged = judge(w, &generator, &weighed, &claims, &sources, super::generation_deadline(started));
-    let verification =
+    let mut judged = judge(w, &generator, &weighed, &claims, &sources, super::generation_deadline(started));
+    let mut verification =
         claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources, judged.verifier);
+    let mut text = text;
+    if verification.answer_status == AnswerStatus::Verified {
+        // The markers of claims held by another passage than the one they named are rewritten
+        // to name it; the claims are read again from the text as it is answered.
+        if let Some((recited, again)) = recite(&text, &claims, &judged.verdicts) {
+            verification =
+                claim_verification(&capsule.capsule_id, &recited, &again, &judged.verdicts, &sources, judged.verifier);
+            text = recited;
+        } else if judged.verdicts.iter().any(|v| v.recited) {
+            for v in judged.verdicts.iter_mut().filter(|v| v.recited) {
+                (v.status, v.rationale, v.sources) =
+                    (ClaimStatus::Insufficient, ClaimRationale::NoValidEvidence, Vec::new());
+            }
+            verification =
+                claim_verification(&capsule.capsule_id, &text, &claims, &judged.verdicts, &sources, judged.verifier);
+        }
+    }
     let verified = verification.answer_status == AnswerStatus::Verified;
     let citations = if verified { citations_of(&judged.verdicts, &sources) } else { Vec::new() };
     Ok(VerifiedAskResponse {
@@ -129,6 +146,41 @@ pub fn ask(
             semantic: judged.semantic,
         },
     })
+}
+
+/// `draft` with the markers of each supported claim held by another passage than it named
+/// ([`Verdict::recited`]) rewritten to name that passage (`[2]` -> `[1]`), and its claims read
+/// again; `None` when no marker changes, or when the text read again does not give the same
+/// claims (then those claims are not vouched for).
+fn recite(draft: &str, claims: &[Claim], verdicts: &[Verdict]) -> Option<(String, Vec<Claim>)> {
+    let mut units: Vec<u16> = draft.encode_utf16().collect();
+    let mut edits: Vec<(u32, u32, String)> = Vec::new();
+    for (claim, v) in claims.iter().zip(verdicts) {
+        let Some(&n) = v.sources.first().filter(|_| v.recited && v.status == ClaimStatus::Supported) else {
+            continue;
+        };
+        for m in claim.markers.iter().filter(|m| m.number != n || m.text != format!("[{n}]")) {
+            edits.push((m.start, m.end, format!("[{n}]")));
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    // From the end, so earlier offsets hold; a group (`[1, 3]`) is one marker per number over
+    // one range, rewritten once.
+    edits.sort_by_key(|(start, _, _)| std::cmp::Reverse(*start));
+    edits.dedup_by_key(|(start, end, _)| (*start, *end));
+    for (start, end, marker) in edits {
+        let (start, end) = (start as usize, end as usize);
+        if start > end || end > units.len() {
+            return None;
+        }
+        units.splice(start..end, marker.encode_utf16());
+    }
+    let text = String::from_utf16(&units).ok()?;
+    let again = claims::split(&text);
+    let same = again.len() == claims.len() && again.iter().zip(claims).all(|(a, c)| a.plain == c.plain);
+    same.then_some((text, again))
 }
 
 /// The capsule of a verified ask: the question as goal, `balanced`, the request's filters.
@@ -175,6 +227,9 @@ struct Verdict {
     sources: Vec<usize>,
     rejected: Vec<RejectedCitation>,
     substantive: bool,
+    /// Its citations did not hold it and another passage does: its markers are to name that
+    /// passage ([`recite`]).
+    recited: bool,
 }
 
 struct Judged {
@@ -238,14 +293,29 @@ fn judge(
         // word of the passage is not an answer the passage gives. And it speaks of what the
         // question names: the right words said of another thing are no support.
         let addition = claims::Addition::of(&claim.plain, question.question());
-        let supporting: Vec<usize> = checks
-            .iter()
-            .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
-            .map(|(n, _)| *n)
-            .filter(|&n| addition.held_by(question, &sources[n - 1].evidence.title, &sources[n - 1].evidence.text))
-            .filter(|&n| subject.held_by(&place(sources[n - 1].evidence)))
-            .collect();
+        let supports = |checks: &[(usize, claims::Lexical)]| -> Vec<usize> {
+            checks
+                .iter()
+                .filter(|(_, l)| l.coverage >= claims::MIN_COVERAGE && l.numbers_present && !l.conflicts)
+                .map(|(n, _)| *n)
+                .filter(|&n| addition.held_by(question, &sources[n - 1].evidence.title, &sources[n - 1].evidence.text))
+                .filter(|&n| subject.held_by(&place(sources[n - 1].evidence)))
+                .collect()
+        };
+        let mut supporting = supports(&checks);
         let conflicting: Vec<usize> = checks.iter().filter(|(_, l)| l.conflicts).map(|(n, _)| *n).collect();
+        // A claim its citations do not hold (nor contradict) is held against the other fresh
+        // passages it was drafted from: the draft may name the wrong one of them. One that
+        // holds it by every gate is its evidence, and its markers are rewritten to name it.
+        let mut recited = false;
+        if supporting.is_empty() && conflicting.is_empty() && !claim.markers.is_empty() && !pool.is_empty() {
+            let others: Vec<(usize, claims::Lexical)> = (1..=sources.len())
+                .filter(|n| !pool.contains(n) && sources[n - 1].fresh.is_ok())
+                .map(|n| (n, claims::lexical(&claim.plain, &sources[n - 1].evidence.text)))
+                .collect();
+            supporting = supports(&others);
+            recited = !supporting.is_empty();
+        }
         let substantive = claim.is_substantive();
         if tracing::enabled!(tracing::Level::DEBUG) {
             // Each passage's gates, for reading why a claim was not supported.
@@ -264,7 +334,7 @@ fn judge(
                 })
                 .collect();
             tracing::debug!(
-                "verified: {:?} claim {i} {:?} (substantive {substantive}): {}",
+                "verified: {:?} claim {i} {:?} (substantive {substantive}, recited {recited}): {}",
                 question.question().text(),
                 claim.plain,
                 gates.join("; ")
@@ -282,7 +352,7 @@ fn judge(
             candidates.push((i, supporting.clone()));
             (ClaimStatus::Uncertain, ClaimRationale::SemanticJudgmentUnavailable, supporting)
         };
-        verdicts.push(Verdict { status, rationale, confidence: None, sources: used, rejected, substantive });
+        verdicts.push(Verdict { status, rationale, confidence: None, sources: used, rejected, substantive, recited });
     }
     // Only a generator measured to judge better than chance judges (`Preset::judges`).
     let judge = w.models.preset().judges.then_some(generator);
@@ -541,4 +611,42 @@ fn citations_of(verdicts: &[Verdict], sources: &[Source<'_>]) -> Vec<Citation> {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn verdict(sources: Vec<usize>, recited: bool) -> Verdict {
+        Verdict {
+            status: ClaimStatus::Supported,
+            rationale: ClaimRationale::SemanticEntailment,
+            confidence: None,
+            sources,
+            rejected: Vec::new(),
+            substantive: true,
+            recited,
+        }
+    }
+
+    #[test]
+    fn a_recited_claim_names_the_passage_that_holds_it() {
+        let draft = "Crates.io allows 5 keywords [2]. Café 😀 names are fine [1, 3]. The rest [1].";
+        let claims = claims::split(draft);
+        let verdicts = vec![verdict(vec![1], true), verdict(vec![3], true), verdict(vec![1], false)];
+        let (text, again) = recite(draft, &claims, &verdicts).unwrap();
+        assert_eq!(text, "Crates.io allows 5 keywords [1]. Café 😀 names are fine [3]. The rest [1].");
+        assert_eq!(again.len(), 3);
+        assert_eq!(again[1].markers.iter().map(|m| m.number).collect::<Vec<_>>(), [3]);
+        let units: Vec<u16> = text.encode_utf16().collect();
+        for c in &again {
+            assert_eq!(String::from_utf16(&units[c.start as usize..c.end as usize]).unwrap(), c.text);
+        }
+        // Nothing recited, or a recited claim that already names its passage: no rewrite.
+        assert!(recite(draft, &claims, &[verdict(vec![2], false), verdict(vec![1], false), verdict(vec![1], false)])
+            .is_none());
+        assert!(recite(draft, &claims, &[verdict(vec![2], true), verdict(vec![1], false), verdict(vec![1], false)])
+            .is_none());
+    }
 }
