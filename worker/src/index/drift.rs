@@ -5,13 +5,12 @@
 //! modification time; a split file by its parts' stamps).
 
 use super::explain::{by_rule, format_rule, sync_rule};
-use super::reading::{self, parts_by_file, unchanged_parts};
+use super::reading::{parts_by_file, unchanged_parts};
 use super::rules::{FileMatcher, Left, Rules};
-use super::walk::{self, WalkItem};
+use super::walk::{self, FoundFile, WalkItem};
 use crate::config::CollectionConfig;
 use crate::stores::catalog::FileState;
 use protocol::api::{LeftOutBy, LeftOutKind};
-use protocol::source_kind::source_kind;
 use protocol::ApiError;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -57,7 +56,17 @@ pub fn drift(coll: &CollectionConfig, known: &HashMap<String, FileState>) -> Res
     let parts_of = parts_by_file(known);
     let mut found = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
+    // The sync's rules for a file (format, size, and whether it reads), reading it only while
+    // the budget lasts.
     let mut reads = 0;
+    let mut rule_of = |file: &FoundFile| {
+        reads += 1;
+        if reads <= MAX_READS {
+            sync_rule(&file.abs, &file.rel, file.size)
+        } else {
+            format_rule(&file.rel, file.size)
+        }
+    };
     for item in walk::walk(&rules) {
         let file = match item {
             WalkItem::File(f) => f,
@@ -77,14 +86,8 @@ pub fn drift(coll: &CollectionConfig, known: &HashMap<String, FileState>) -> Res
             None if has_parts => unchanged_parts(known, parts, file.mtime_ns).is_some(),
             None => {
                 // Not in the index: a rule of the sync's, a file it cannot read, or one the
-                // next sync takes (told without reading it past the first MAX_READS).
-                reads += 1;
-                let rule = if reads <= MAX_READS {
-                    sync_rule(&file.abs, &file.rel, file.size)
-                } else {
-                    format_rule(&file.rel, file.size)
-                };
-                found.push(match rule {
+                // next sync takes.
+                found.push(match rule_of(&file) {
                     Some(LeftOutBy { kind: LeftOutKind::Unreadable, detail, .. }) => {
                         Drift::Unreadable { rel: file.rel, reason: detail.unwrap_or_default(), indexed: false }
                     }
@@ -98,12 +101,11 @@ pub fn drift(coll: &CollectionConfig, known: &HashMap<String, FileState>) -> Res
             continue;
         }
         // An indexed file that changed: the next sync takes it, unless it cannot be read.
-        let kind = source_kind(&file.rel);
-        reads += 1;
-        let why = kind.filter(|_| reads <= MAX_READS).and_then(|k| reading::unreadable(&file.abs, k, &file.rel));
-        found.push(match why {
-            Some(reason) => Drift::Unreadable { rel: file.rel, reason, indexed: true },
-            None => Drift::Changed { rel: file.rel },
+        found.push(match rule_of(&file) {
+            Some(LeftOutBy { kind: LeftOutKind::Unreadable, detail, .. }) => {
+                Drift::Unreadable { rel: file.rel, reason: detail.unwrap_or_default(), indexed: true }
+            }
+            _ => Drift::Changed { rel: file.rel },
         });
     }
     found.extend(gone(known, &taken, Some(&rules)));

@@ -153,14 +153,10 @@ fn links(w: &Shared, names: &HashSet<&str>, out: &mut Vec<AuditFinding>) -> Resu
     Ok(())
 }
 
-/// The finding of notes that share a name which `links` bare links give.
+/// The finding of notes that share a name which `links` bare links give (`notes` as
+/// [`Resolver::namesakes`] orders them: the one a link from the collection's root reaches first).
 fn ambiguous(res: &Resolver, notes: &[DocKey], links: u64) -> Option<AuditFinding> {
-    let mut docs: Vec<&DocRow> = notes.iter().filter_map(|id| res.doc(*id)).collect();
-    // As a link from the collection's root picks among them: the shortest path first.
-    docs.sort_by(|a, b| {
-        let key = |d: &DocRow| (d.rel_path.split('/').count(), d.rel_path.len(), d.rel_path.clone());
-        key(a).cmp(&key(b))
-    });
+    let docs: Vec<&DocRow> = notes.iter().filter_map(|id| res.doc(*id)).collect();
     let first = docs.first()?;
     let name = file_name(&first.rel_path).trim_end_matches(".md").to_string();
     let message = format!(

@@ -29,10 +29,18 @@ pub struct Resolver {
     by_path: HashMap<(String, String), DocKey>,
     /// Paths lowercased, in Unicode's composed form (NFC).
     by_path_lower: HashMap<(String, String), DocKey>,
-    /// Markdown notes by their file name without `.md` (lowercased, NFC): every note of it.
+    /// Markdown notes by their file name without `.md` (lowercased, NFC): every note of it,
+    /// in [`root_order`].
     notes_by_name: HashMap<(String, String), Vec<DocKey>>,
-    /// Every document by its file name with its extension (lowercased, NFC).
+    /// Every document by its file name with its extension (lowercased, NFC), in [`root_order`].
     files_by_name: HashMap<(String, String), Vec<DocKey>>,
+}
+
+/// The order in which a bare name picks among the documents that bear it when none is in the
+/// linking note's folder: the shortest path (fewest folders, then fewest characters), else the
+/// first by path; of `path` lowercased in NFC.
+fn root_order(path: String) -> (usize, usize, String) {
+    (path.split('/').count(), path.len(), path)
 }
 
 fn keep_lowest(map: &mut HashMap<(String, String), DocKey>, key: (String, String), id: DocKey) {
@@ -74,6 +82,10 @@ impl Resolver {
             r.files_by_name.entry((c.clone(), name)).or_default().push(d.id);
             keep_lowest(&mut r.by_path_lower, (c, lower), d.id);
             r.docs.insert(d.id, d);
+        }
+        let lower_path = |id: &DocKey| r.docs.get(id).map(|d| nfc(&d.rel_path).to_lowercase()).unwrap_or_default();
+        for same_name in r.notes_by_name.values_mut().chain(r.files_by_name.values_mut()) {
+            same_name.sort_by_cached_key(|id| root_order(lower_path(id)));
         }
         r
     }
@@ -125,8 +137,8 @@ impl Resolver {
     }
 
     /// The notes that bear the name a bare wiki link gives (no folder, no extension but
-    /// `.md`), when more than one does: the link reaches one of them by rule. Empty when one
-    /// or none does, or the link is not a bare name.
+    /// `.md`), when more than one does, in [`root_order`]: the link reaches one of them by rule.
+    /// Empty when one or none does, or the link is not a bare name.
     pub fn namesakes(&self, source: &DocRow, link: &LinkRow) -> &[DocKey] {
         if link.link_type != LinkKind::Wiki {
             return &[];
@@ -149,8 +161,7 @@ impl Resolver {
     }
 
     /// The document `name` (a file name, or a path's end) names in `map`, whose keys are file
-    /// names with `ext` taken off: in folder `here` first, else the shortest path, else the
-    /// first by path.
+    /// names with `ext` taken off: in folder `here` first, else the first in [`root_order`].
     fn named(
         &self,
         map: &HashMap<(String, String), Vec<DocKey>>,
@@ -161,16 +172,12 @@ impl Resolver {
     ) -> Option<DocKey> {
         let candidates = map.get(&(coll.to_string(), file_name(name).to_string()))?;
         let tail = format!("/{name}{ext}");
-        let mut found: Vec<(String, DocKey)> = candidates
+        let found: Vec<(String, DocKey)> = candidates
             .iter()
             .filter_map(|id| Some((nfc(&self.docs.get(id)?.rel_path).to_lowercase(), *id)))
             .filter(|(path, _)| !name.contains('/') || path.ends_with(&tail) || *path == tail[1..])
             .collect();
-        if let Some((_, id)) = found.iter().find(|(path, _)| dir_of(path) == here) {
-            return Some(*id);
-        }
-        found.sort_by(|(a, _), (b, _)| (a.split('/').count(), a.len(), a).cmp(&(b.split('/').count(), b.len(), b)));
-        found.first().map(|(_, id)| *id)
+        found.iter().find(|(path, _)| dir_of(path) == here).or(found.first()).map(|(_, id)| *id)
     }
 }
 
