@@ -112,7 +112,7 @@ pub async fn explain(State(s): State<AppState>, p: Params) -> ApiReply {
 /// Every kind is counted; up to `limit` of each are listed, in a stable order.
 #[utoipa::path(get, path = "/api/audit", tag = "collections",
     params(("collection" = Option<String>, Query, description = "Only this collection"),
-           ("limit" = Option<u32>, Query, description = "Findings of each kind listed (1-1000, default 100)")),
+           ("limit" = Option<i64>, Query, minimum = 1, description = "Findings of each kind listed; default 100, above 1000 is clamped")),
     responses((status = 200, description = "The findings", body = protocol::api::AuditResponse),
               (status = 400, description = "A limit that is not a positive integer", body = ErrorEnvelope),
               (status = 404, description = "Unknown collection", body = ErrorEnvelope)))]

@@ -3564,7 +3564,7 @@ export interface operations {
             query?: {
                 /** @description Only this collection */
                 collection?: string;
-                /** @description Findings of each kind listed (1-1000, default 100) */
+                /** @description Findings of each kind listed; default 100, above 1000 is clamped */
                 limit?: number;
             };
             header?: never;
