@@ -25,6 +25,7 @@ import traceback
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 import scifact_to_md  # noqa: E402
+import bench_large  # noqa: E402
 import bench_watch  # noqa: E402
 from bench_measures import (  # noqa: E402
     ASK_QUESTIONS, BURST_WRITES, MCP_CALLS, WRITE_PROBES, capsule_latency, measure_ask, measure_evidence, measure_mcp,
@@ -259,7 +260,14 @@ def main():
     ap.add_argument("--preset", metavar="ID",
                     help="switch to this model preset (POST /api/presets) before the ask figures; its generator "
                          "must be in the --models cache")
+    ap.add_argument("--notes", type=int, metavar="N",
+                    help="a large vault instead of --corpus: N generated notes (scripts/bench_large.py: first "
+                         "index, RSS, search, write -> searchable, disk, restart)")
+    ap.add_argument("--sync-edit", type=int, metavar="M",
+                    help="with --notes: also M notes edited on disk and synced, reads meanwhile")
     args = ap.parse_args()
+    if args.sync_edit and not args.notes:
+        ap.error("--sync-edit needs --notes")
     # SIGTERM unwinds like Ctrl-C, so the finally blocks stop the servers and remove the temp dir.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.bin = os.path.abspath(args.bin)
@@ -271,7 +279,7 @@ def main():
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"binary not found or not executable: {args.bin}")
 
-    names = ["notes", "scifact", "watch"] if args.corpus == "all" else [args.corpus]
+    names = ["large"] if args.notes else ["notes", "scifact", "watch"] if args.corpus == "all" else [args.corpus]
     tmp = tempfile.mkdtemp(prefix="svc-bench-")
     results, failed = {}, []
     try:
@@ -280,6 +288,9 @@ def main():
             try:
                 if name == "watch":
                     results[name] = bench_watch.bench_watch(args, tmp)
+                    continue
+                if name == "large":
+                    results[name] = bench_large.bench_large(args, tmp)
                     continue
                 log(f"{name}: generating corpus in {corpus_dir}")
                 queries = CORPORA[name](args.shared, corpus_dir)
@@ -294,14 +305,19 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    if set(results) - {"watch"}:
-        print_table({k: v for k, v in results.items() if k != "watch"})
+    if set(results) - {"watch", "large"}:
+        print_table({k: v for k, v in results.items() if k not in ("watch", "large")})
+    if "large" in results:
+        bench_large.print_table(results["large"])
     if "watch" in results:
         bench_watch.print_table(results["watch"])
     if args.json:
+        # Each target under the corpus it is set for (the large vault's share figure names).
         targets = {key: {"max": check[1], "corpus": check[0]} for key, _, _, _, check in ROWS if check}
         targets.update({key: {"max": limit, "corpus": "watch"} for key, _, _, _, limit in bench_watch.ROWS
                         if limit is not None})
+        if "large" in results:
+            targets["large"] = {key: {"max": limit} for key, _, _, _, limit in bench_large.ROWS if limit is not None}
         meta = {"bin": args.bin, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count()}
         with open(args.json, "w") as f:
             json.dump({"results": results, "targets": targets, "meta": meta}, f, indent=2)
