@@ -33,10 +33,17 @@ pub enum WorkerError {
 
 crate::errors::internal_errors!(WorkerError);
 
+/// The worker's exit status when a check beside serving found the catalog damaged (the
+/// supervisor restarts it, and the next open repairs the catalog).
+pub const EXIT_CATALOG_DAMAGED: i32 = 75;
+
 /// The worker, wired: what the layers share, and the index layer's state over it.
 pub struct Worker {
     pub(crate) shared: Arc<Shared>,
     pub(crate) indexing: Arc<Indexing>,
+    /// When the catalog's pages are checked: a large catalog's, beside serving
+    /// ([`Worker::start_catalog_check`]).
+    catalog_check: recovery::CatalogCheck,
 }
 
 impl Worker {
@@ -51,7 +58,8 @@ impl Worker {
     pub fn open_with(dirs: Dirs, refeed: Refeed) -> Result<Arc<Self>, WorkerError> {
         std::fs::create_dir_all(dirs.index_dir())?;
         let repairs = Repairs::default();
-        let (catalog, catalog_rebuilt) = recovery::open_catalog(&dirs.catalog_file(), &repairs)?;
+        let catalog_check = recovery::CatalogCheck::for_catalog(&dirs.catalog_file());
+        let (catalog, catalog_rebuilt) = recovery::open_catalog(&dirs.catalog_file(), &repairs, catalog_check)?;
         if catalog_rebuilt {
             // Its keys were the old catalog's documents.
             match std::fs::remove_dir_all(dirs.bm25_dir()) {
@@ -108,22 +116,27 @@ impl Worker {
             hooks: Hooks::default(),
         });
         let indexing = Arc::new(Indexing::new(Arc::clone(&shared), pictures));
-        let worker = Arc::new(Worker { shared, indexing });
+        let worker = Arc::new(Worker { shared, indexing, catalog_check });
         worker.install_hooks();
         collections::reconcile(&worker.indexing)?;
         worker.indexing.after_job();
-        // The CLI feeds whatever is pending; only the server asks how much first.
+        // The CLI feeds whatever is pending; only the server asks how much first (and with
+        // nothing pending, does not walk the catalog for it: a second at 200,000 notes).
         let pending = match refeed {
-            Refeed::Blocking => 0,
-            Refeed::Background => keyword_refeed::backlog(&worker.indexing),
+            Refeed::Blocking => None,
+            Refeed::Background => Some(keyword_refeed::backlog(&worker.indexing)),
         };
-        if pending <= keyword_refeed::BLOCKING_MAX {
-            let fed = worker.indexing.indexer().converge()?;
-            if fed > 0 {
-                tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+        match pending {
+            Some(0) => {}
+            Some(n) if n > keyword_refeed::BLOCKING_MAX => {
+                tracing::info!("bm25: {n} documents to re-feed from the catalog, in the background");
             }
-        } else {
-            tracing::info!("bm25: {pending} documents to re-feed from the catalog, in the background");
+            _ => {
+                let fed = worker.indexing.indexer().converge()?;
+                if fed > 0 {
+                    tracing::info!("bm25 converged: {fed} documents re-fed from the catalog");
+                }
+            }
         }
         if catalog_rebuilt {
             // Every collection, watched or not, is read again from disk.
@@ -187,6 +200,31 @@ impl Worker {
         if let Err(e) = started {
             self.shared.hooks.stop_pacing_status();
             tracing::error!("could not start the status thread: {e}");
+        }
+    }
+
+    /// Checks a catalog the open did not check ([`recovery::CatalogCheck::Deferred`]) on a
+    /// thread of its own at the background priority (server mode). A damaged one is marked
+    /// and the worker exits: the supervisor starts it again, and that open sets the catalog
+    /// aside and fills a new one from the notes, as a damaged catalog found at the open is.
+    pub fn start_catalog_check(&self) {
+        if self.catalog_check != recovery::CatalogCheck::Deferred {
+            return;
+        }
+        let path = self.shared.settings.dirs.catalog_file();
+        let started = std::thread::Builder::new().name("catalog-check".into()).spawn(move || {
+            crate::background::yield_to_readers();
+            match recovery::deferred_check(&path) {
+                Ok(None) => tracing::debug!("catalog checked: sound"),
+                Ok(Some(damage)) => {
+                    tracing::error!("the catalog is damaged ({damage}); restarting the worker to repair it");
+                    std::process::exit(EXIT_CATALOG_DAMAGED);
+                }
+                Err(e) => tracing::warn!("could not check the catalog: {e}"),
+            }
+        });
+        if let Err(e) = started {
+            tracing::error!("could not start the catalog check: {e}");
         }
     }
 

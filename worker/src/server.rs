@@ -31,6 +31,7 @@ pub async fn serve(dirs: Dirs) -> Result<(), WorkerError> {
     };
     let _ = std::fs::remove_file(dirs.worker_start_error_file());
     worker.start_status_pacing();
+    worker.start_catalog_check();
     worker.start_keyword_refeed();
     worker.start_background_embedding();
     worker.start_watching();

@@ -273,9 +273,23 @@ pub fn read_now(w: &Indexing) -> usize {
 
 /// Starts the OCR thread; it ends when the worker is dropped or shuts down.
 pub fn spawn(worker: &Arc<Indexing>) {
-    request_missing(worker);
     let weak: Weak<Indexing> = Arc::downgrade(worker);
-    let started = std::thread::Builder::new().name("ocr".into()).spawn(move || loop {
+    // What waits for a reading is asked for on the thread: it walks every file's state (a
+    // third of a second at 200,000 notes), which the worker's start need not wait for.
+    let started = std::thread::Builder::new().name("ocr".into()).spawn(move || {
+        if let Some(w) = weak.upgrade() {
+            request_missing(&w);
+        }
+        read_forever(&weak);
+    });
+    if let Err(e) = started {
+        tracing::error!("could not start the OCR thread: {e}");
+    }
+}
+
+/// The OCR thread's loop: reads each requested picture until the worker is cancelled or gone.
+fn read_forever(weak: &Weak<Indexing>) {
+    loop {
         let Some(w) = weak.upgrade() else { return };
         if w.cancel.load(Ordering::SeqCst) {
             return;
@@ -287,9 +301,6 @@ pub fn spawn(worker: &Arc<Indexing>) {
         if w.pictures.pending() == 0 {
             give_back_freed_memory();
         }
-    });
-    if let Err(e) = started {
-        tracing::error!("could not start the OCR thread: {e}");
     }
 }
 

@@ -24,6 +24,14 @@ fn open_conn(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// SQLite's quick integrity check on `conn`: `None` when the file is sound, else what is
+/// wrong with it (the first five findings).
+fn quick_check(conn: &Connection) -> Result<Option<String>> {
+    let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
+    let found: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok((found != ["ok"]).then(|| found.join("; ")))
+}
+
 impl Catalog {
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent() {
@@ -32,6 +40,7 @@ impl Catalog {
         let writer = open_conn(path)?;
         writer.execute_batch(SCHEMA)?;
         super::schema::add_missing_columns(&writer)?;
+        super::schema::fill_date_keys(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             readers.push(Mutex::new(open_conn(path)?));
@@ -42,10 +51,15 @@ impl Catalog {
     /// SQLite's quick integrity check (`PRAGMA quick_check`): `None` when the file is sound,
     /// else what is wrong with it.
     pub fn damage(&self) -> Result<Option<String>> {
-        let conn = self.writer();
-        let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
-        let found: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-        Ok((found != ["ok"]).then(|| found.join("; ")))
+        quick_check(&self.writer())
+    }
+
+    /// [`Catalog::damage`] of the catalog file at `path`, read on a connection of its own
+    /// (read-only), so that the catalog's own connections stay free while it reads every page.
+    pub fn check_file(path: &Path) -> Result<Option<String>> {
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        quick_check(&conn)
     }
 
     /// Folds the write-ahead log into the database file and empties it.
