@@ -311,6 +311,13 @@ pub fn upsert_doc(tx: &Transaction<'_>, gen: i64, d: &NewDoc<'_>) -> Result<DocK
         ],
         |r| r.get(0),
     )?;
+    tx.prepare_cached("DELETE FROM doc_date_keys WHERE doc_id = ?1")?.execute([id])?;
+    if !p.date_fields.is_empty() {
+        let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO doc_date_keys(key, doc_id) VALUES(?1, ?2)")?;
+        for key in p.date_fields.keys() {
+            stmt.execute(params![key, id])?;
+        }
+    }
     let inserted = tx.execute(
         "INSERT OR IGNORE INTO content(mirror_hash, text) VALUES(?1, ?2)",
         params![d.mirror_hash, d.canonical],
@@ -366,6 +373,7 @@ pub fn drop_stale_row(tx: &Transaction<'_>, collection: &str, rel_path: &str, ke
     if let Some(id) = stale {
         tx.execute("DELETE FROM doc_tags WHERE doc_id = ?1", [id])?;
         tx.execute("DELETE FROM doc_links WHERE doc_id = ?1", [id])?;
+        tx.execute("DELETE FROM doc_date_keys WHERE doc_id = ?1", [id])?;
         tx.execute("DELETE FROM documents WHERE id = ?1", [id])?;
     }
     Ok(())

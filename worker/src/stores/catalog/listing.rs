@@ -43,7 +43,8 @@ pub fn doc_page(conn: &Connection, q: &DocsQuery) -> Result<DocPage> {
     let filter = clauses.join(" AND ");
     let dir = if q.sort_order == SortOrder::Asc { "ASC" } else { "DESC" };
     let order = match &q.sort_field {
-        SortField::Modified => format!("d.source_mtime_ns {dir}, d.id"),
+        // Ties by row in the same direction, so that one index gives either order.
+        SortField::Modified => format!("d.source_mtime_ns {dir}, d.id {dir}"),
         SortField::DateKey(field) => {
             // A DateKey is `[a-z0-9_]+` by construction: it can stand in the JSON path.
             let key = format!("json_extract(d.date_fields, '$.{}')", field.as_str());
@@ -56,7 +57,16 @@ pub fn doc_page(conn: &Connection, q: &DocsQuery) -> Result<DocPage> {
         |r| r.get(0),
     )?;
     let date_fields: BTreeSet<String> = {
-        let sql = format!("SELECT DISTINCT j.key FROM documents d, json_each(d.date_fields) j WHERE {filter}");
+        // Each key once, by the index (a loose scan: the next key after the last), and kept
+        // when a row that passes the filter has it.
+        let sql = format!(
+            "WITH RECURSIVE k(key) AS (
+               SELECT MIN(key) FROM doc_date_keys
+               UNION ALL
+               SELECT (SELECT MIN(key) FROM doc_date_keys WHERE key > k.key) FROM k WHERE k.key IS NOT NULL)
+             SELECT k.key FROM k WHERE k.key IS NOT NULL AND EXISTS (
+               SELECT 1 FROM doc_date_keys x JOIN documents d ON d.id = x.doc_id WHERE x.key = k.key AND {filter})"
+        );
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map(params_from_iter(args.iter()), |r| r.get::<_, String>(0))?;
         rows.collect::<rusqlite::Result<_>>()?
