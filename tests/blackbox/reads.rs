@@ -82,6 +82,30 @@ fn docs_paging_sorting_and_filters() {
         by_date["documents"].as_array().unwrap().iter().map(|d| d["title"].as_str().unwrap()).collect();
     assert_eq!(&titles[..2], &["Hub", "Spoke One"]);
     assert_eq!(s.get("/api/docs?tagsAll=topic/rust,hub").json()["total"], 1);
+    // Oldest first is newest first reversed, ties included.
+    let order = |q: &str| -> Vec<String> {
+        let page = s.get(&format!("/api/docs?{q}")).json();
+        page["documents"].as_array().unwrap().iter().map(|d| d["relPath"].as_str().unwrap().to_string()).collect()
+    };
+    let mut newest_first = order("sortOrder=desc");
+    newest_first.reverse();
+    assert_eq!(order("sortOrder=asc"), newest_first);
+    assert_eq!(order("collection=n&sortOrder=asc&limit=2"), newest_first[..2]);
+    // The date keys of the documents listed, and of none that changed since.
+    assert_eq!(s.get("/api/docs?tagsAll=topic/go").json()["availableDateFields"], json!(["date"]));
+    assert_eq!(s.get("/api/docs?tagsAll=lonely-tag").json()["availableDateFields"], json!([]));
+    let hub = s.get("/api/doc?uri=svc://n/hub.md").json();
+    let put = s.request(
+        "PUT",
+        &format!("/api/docs/{}", docid(&s, "hub.md")),
+        Some(&json!({
+            "uri": "svc://n/hub.md",
+            "content": "---\ntags: [topic/rust, hub]\ndate: 2024-01-10\n---\n# Hub\n",
+            "expectedSourceHash": hub["source"]["sourceHash"],
+        })),
+    );
+    assert_eq!(put.status, 200, "{}", String::from_utf8_lossy(&put.body));
+    assert_eq!(s.get("/api/docs").json()["availableDateFields"], json!(["date"]));
     assert_eq!(s.get("/api/docs?tagsAny=topic/go,hub").json()["total"], 2);
     assert_eq!(s.get("/api/docs?limit=1000").json()["limit"], 100);
     s.get("/api/docs?limit=0").assert_error(400, "VALIDATION");

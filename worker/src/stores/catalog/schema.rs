@@ -39,8 +39,11 @@ CREATE INDEX IF NOT EXISTS documents_docid ON documents(docid);
 CREATE INDEX IF NOT EXISTS documents_active ON documents(collection, active);
 CREATE INDEX IF NOT EXISTS documents_mirror ON documents(mirror_hash);
 -- The listing's order (`GET /api/docs`, by modification): a page read from the index, not
--- every active row sorted.
-CREATE INDEX IF NOT EXISTS documents_listing ON documents(active, source_mtime_ns, id);
+-- every active row sorted. Partial, so that the planner does not take it for a lookup that
+-- only says `active = 1` (with `active` leading, it did: a search's rows by mirror hash
+-- scanned every active row); none per collection (the planner took that one to group
+-- every active row by collection).
+CREATE INDEX IF NOT EXISTS documents_by_modified ON documents(source_mtime_ns, id) WHERE active = 1;
 -- Each row's front-matter date keys (its `date_fields`' keys), so that the listing's
 -- `availableDateFields` reads each key once by its index instead of every row's JSON.
 -- Filled for an older catalog at open (`fill_date_keys`).
