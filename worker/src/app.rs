@@ -144,7 +144,11 @@ impl Worker {
                 tracing::error!("could not start filling the new catalog: {}", e.message);
             }
         }
-        worker.indexing.publish_status();
+        // A large catalog's status (every active row counted) is left to the server's pacing
+        // thread, once it listens (`start_status_pacing`): 8 s at a million notes.
+        if refeed == Refeed::Blocking || catalog_check == recovery::CatalogCheck::BeforeOpen {
+            worker.indexing.publish_status();
+        }
         Ok(worker)
     }
 
@@ -190,6 +194,8 @@ impl Worker {
     pub fn start_status_pacing(&self) {
         let shared = Arc::downgrade(&self.shared);
         self.shared.hooks.start_pacing_status();
+        // The status as the worker opened, counted on the thread (the open may have left it).
+        self.shared.hooks.publish_status_soon();
         let started = std::thread::Builder::new().name("status".into()).spawn(move || loop {
             let rest = {
                 let Some(core) = shared.upgrade() else { return };

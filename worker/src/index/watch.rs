@@ -292,13 +292,18 @@ pub fn start(worker: &Arc<Indexing>) {
     }
     *worker.watchers.work.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
     let weak = Arc::downgrade(worker);
-    let started = std::thread::Builder::new().name("watcher".into()).spawn(move || run(&weak, &rx));
+    // The folders are followed from the thread: a recursive watch visits every entry of the
+    // tree (6 s at a million notes), which the worker's start need not wait for.
+    let started = std::thread::Builder::new().name("watcher".into()).spawn(move || {
+        if let Some(w) = weak.upgrade() {
+            let collections = w.core.settings.config().collections.clone();
+            w.watchers.refresh(&collections, true);
+        }
+        run(&weak, &rx)
+    });
     if let Err(e) = started {
         tracing::error!("could not start the watching thread: {e}");
-        return;
     }
-    let collections = worker.core.settings.config().collections.clone();
-    worker.watchers.refresh(&collections, true);
 }
 
 fn run(weak: &Weak<Indexing>, rx: &Receiver<Work>) {

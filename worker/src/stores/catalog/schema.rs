@@ -44,6 +44,10 @@ CREATE INDEX IF NOT EXISTS documents_mirror ON documents(mirror_hash);
 -- scanned every active row); none per collection (the planner took that one to group
 -- every active row by collection).
 CREATE INDEX IF NOT EXISTS documents_by_modified ON documents(source_mtime_ns, id) WHERE active = 1;
+-- The rows the keyword index has not absorbed at their generation (a few, or none, but for a
+-- sync's batch in flight): counted and walked by this index, not by reading every row (1.3 s
+-- at a million notes, at every start and in every status).
+CREATE INDEX IF NOT EXISTS documents_keyword_pending ON documents(id) WHERE gen != bm25_gen;
 -- Each row's front-matter date keys (its `date_fields`' keys), so that the listing's
 -- `availableDateFields` reads each key once by its index instead of every row's JSON.
 -- Filled for an older catalog at open (`fill_date_keys`).
