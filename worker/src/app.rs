@@ -144,10 +144,13 @@ impl Worker {
                 tracing::error!("could not start filling the new catalog: {}", e.message);
             }
         }
-        // A large catalog's status (every active row counted) is left to the server's pacing
-        // thread, once it listens (`start_status_pacing`): 8 s at a million notes.
+        // A large catalog's rows are counted by the server's pacing thread once it listens
+        // (`start_status_pacing`): 8 s at a million notes. Till then its status carries the
+        // counts the last run published.
         if refeed == Refeed::Blocking || catalog_check == recovery::CatalogCheck::BeforeOpen {
             worker.indexing.publish_status();
+        } else {
+            status::publish_carried(&worker.indexing);
         }
         Ok(worker)
     }

@@ -190,7 +190,8 @@ CREATE INDEX IF NOT EXISTS team_docs_awaited ON team_docs(seq) WHERE echoed = 0;
 pub(crate) fn fill_date_keys(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     use rusqlite::OptionalExtension;
     const KEY: &str = "date_keys_filled";
-    let done: Option<String> = conn.query_row("SELECT value FROM meta WHERE key = ?1", [KEY], |r| r.get(0)).optional()?;
+    let done: Option<String> =
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [KEY], |r| r.get(0)).optional()?;
     if done.is_some() {
         return Ok(());
     }
