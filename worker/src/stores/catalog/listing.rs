@@ -75,14 +75,14 @@ pub fn doc_page(conn: &Connection, q: &DocsQuery) -> Result<DocPage> {
     page_args.push(SqlValue::Integer(i64::from(q.limit)));
     page_args.push(SqlValue::Integer(i64::from(q.offset)));
     let n = page_args.len();
-    // By modification, the page is read from its index, a collection's too (the planner
-    // would sort the collection's rows instead).
+    // By modification, the page is read from its index (`active IS 1`: the index's own term),
+    // a collection's too (the planner would sort the collection's rows instead).
     let from = match q.sort_field {
-        SortField::Modified => "documents d INDEXED BY documents_by_modified",
+        SortField::Modified => "documents d INDEXED BY documents_listed_by_modified",
         SortField::DateKey(_) => "documents d",
     };
     let sql = format!(
-        "SELECT {} FROM {from} WHERE {filter} ORDER BY {order} LIMIT ?{} OFFSET ?{}",
+        "SELECT {} FROM {from} WHERE {filter} AND d.active IS 1 ORDER BY {order} LIMIT ?{} OFFSET ?{}",
         DOC_COLUMNS.split(", ").map(|c| format!("d.{c}")).collect::<Vec<_>>().join(", "),
         n - 1,
         n

@@ -39,11 +39,12 @@ CREATE INDEX IF NOT EXISTS documents_docid ON documents(docid);
 CREATE INDEX IF NOT EXISTS documents_active ON documents(collection, active);
 CREATE INDEX IF NOT EXISTS documents_mirror ON documents(mirror_hash);
 -- The listing's order (`GET /api/docs`, by modification): a page read from the index, not
--- every active row sorted. Partial, so that the planner does not take it for a lookup that
--- only says `active = 1` (with `active` leading, it did: a search's rows by mirror hash
--- scanned every active row); none per collection (the planner took that one to group
--- every active row by collection).
-CREATE INDEX IF NOT EXISTS documents_by_modified ON documents(source_mtime_ns, id) WHERE active = 1;
+-- every active row sorted. Partial on `active IS 1`, a term only the listing's query states,
+-- so that the planner never takes it for another query: with `active` leading, or partial on
+-- `active = 1`, it took it for every query that said `active = 1` (a search's rows by mirror
+-- hash, the switcher's titles: a walk of the index and a row lookup per entry, 2.7x a scan).
+DROP INDEX IF EXISTS documents_by_modified;
+CREATE INDEX IF NOT EXISTS documents_listed_by_modified ON documents(source_mtime_ns, id) WHERE active IS 1;
 -- The rows the keyword index has not absorbed at their generation (a few, or none, but for a
 -- sync's batch in flight): counted and walked by this index, not by reading every row (1.3 s
 -- at a million notes, at every start and in every status).
