@@ -58,7 +58,11 @@ impl Worker {
     pub fn open_with(dirs: Dirs, refeed: Refeed) -> Result<Arc<Self>, WorkerError> {
         std::fs::create_dir_all(dirs.index_dir())?;
         let repairs = Repairs::default();
-        let catalog_check = recovery::CatalogCheck::for_catalog(&dirs.catalog_file());
+        // The CLI has no thread to check a catalog beside its work: it checks before opening.
+        let catalog_check = match refeed {
+            Refeed::Blocking => recovery::CatalogCheck::BeforeOpen,
+            Refeed::Background => recovery::CatalogCheck::for_catalog(&dirs.catalog_file()),
+        };
         let (catalog, catalog_rebuilt) = recovery::open_catalog(&dirs.catalog_file(), &repairs, catalog_check)?;
         if catalog_rebuilt {
             // Its keys were the old catalog's documents.
@@ -147,7 +151,7 @@ impl Worker {
         // A large catalog's rows are counted by the server's pacing thread once it listens
         // (`start_status_pacing`): 8 s at a million notes. Till then its status carries the
         // counts the last run published.
-        if refeed == Refeed::Blocking || catalog_check == recovery::CatalogCheck::BeforeOpen {
+        if catalog_check == recovery::CatalogCheck::BeforeOpen {
             worker.indexing.publish_status();
         } else {
             status::publish_carried(&worker.indexing);
@@ -197,8 +201,10 @@ impl Worker {
     pub fn start_status_pacing(&self) {
         let shared = Arc::downgrade(&self.shared);
         self.shared.hooks.start_pacing_status();
-        // The status as the worker opened, counted on the thread (the open may have left it).
-        self.shared.hooks.publish_status_soon();
+        // A status the open carried from the last run is counted on the thread.
+        if self.catalog_check == recovery::CatalogCheck::Deferred {
+            self.shared.hooks.publish_status_soon();
+        }
         let started = std::thread::Builder::new().name("status".into()).spawn(move || loop {
             let rest = {
                 let Some(core) = shared.upgrade() else { return };
