@@ -13,6 +13,7 @@ pub(crate) fn snapshot(w: &Indexing) -> Result<StatusSnapshot, ApiError> {
 }
 
 /// What a snapshot counts over every active row (seconds at a million notes).
+#[derive(Default)]
 struct RowCounts {
     /// Per collection: active documents and their chunks.
     per_collection: HashMap<String, (u64, u64)>,
@@ -33,16 +34,6 @@ impl RowCounts {
             embedding_backlog: catalog::embed_backlog_count(&conn, table)?,
             recorded_vectors: catalog::embedded_chunk_count(&conn, table)?,
         })
-    }
-
-    fn empty() -> RowCounts {
-        RowCounts {
-            per_collection: HashMap::new(),
-            embedded: HashMap::new(),
-            embedding_backlog: 0,
-            recorded_vectors: 0,
-            last_updated: None,
-        }
     }
 
     /// The counts of the status published before (by the worker's last run): what a large
@@ -150,7 +141,7 @@ pub(crate) fn publish_carried(w: &Indexing) {
     let before = std::fs::read(w.core.settings.dirs.status_file())
         .ok()
         .and_then(|bytes| serde_json::from_slice::<StatusSnapshot>(&bytes).ok());
-    let counts = before.as_ref().map_or_else(RowCounts::empty, RowCounts::carried);
+    let counts = before.as_ref().map_or_else(RowCounts::default, RowCounts::carried);
     write(w, ticket, &snapshot_with(w, None, counts));
 }
 

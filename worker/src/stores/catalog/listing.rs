@@ -42,13 +42,17 @@ pub fn doc_page(conn: &Connection, q: &DocsQuery) -> Result<DocPage> {
     }
     let filter = clauses.join(" AND ");
     let dir = if q.sort_order == SortOrder::Asc { "ASC" } else { "DESC" };
-    let order = match &q.sort_field {
-        // Ties by row in the same direction, so that one index gives either order.
-        SortField::Modified => format!("d.source_mtime_ns {dir}, d.id {dir}"),
+    let (from, order) = match &q.sort_field {
+        // By modification, the page is read from its index (`active IS 1`, the index's own term,
+        // is in the page's query), a collection's too (the planner would sort the collection's
+        // rows instead); ties by row in the same direction, so that one index gives either order.
+        SortField::Modified => {
+            ("documents d INDEXED BY documents_listed_by_modified", format!("d.source_mtime_ns {dir}, d.id {dir}"))
+        }
         SortField::DateKey(field) => {
             // A DateKey is `[a-z0-9_]+` by construction: it can stand in the JSON path.
             let key = format!("json_extract(d.date_fields, '$.{}')", field.as_str());
-            format!("({key} IS NULL), {key} {dir}, d.id")
+            ("documents d", format!("({key} IS NULL), {key} {dir}, d.id"))
         }
     };
     let total: i64 = conn.query_row(
@@ -75,12 +79,6 @@ pub fn doc_page(conn: &Connection, q: &DocsQuery) -> Result<DocPage> {
     page_args.push(SqlValue::Integer(i64::from(q.limit)));
     page_args.push(SqlValue::Integer(i64::from(q.offset)));
     let n = page_args.len();
-    // By modification, the page is read from its index (`active IS 1`: the index's own term),
-    // a collection's too (the planner would sort the collection's rows instead).
-    let from = match q.sort_field {
-        SortField::Modified => "documents d INDEXED BY documents_listed_by_modified",
-        SortField::DateKey(_) => "documents d",
-    };
     let sql = format!(
         "SELECT {} FROM {from} WHERE {filter} AND d.active IS 1 ORDER BY {order} LIMIT ?{} OFFSET ?{}",
         DOC_COLUMNS.split(", ").map(|c| format!("d.{c}")).collect::<Vec<_>>().join(", "),
