@@ -23,6 +23,13 @@ for; recall@10 is the share whose note is among the first ten results (target >=
 the share whose note comes first, mrr@10 the mean reciprocal rank; the same with `lang` (the
 folder's language, through /api/query) where the folder is named by a language code.
 
+Short notes (`--short N` with `--make-manpages`): N two-line notes per language folder
+(60-190 characters, cut from manual pages the vault does not hold), each searched for by another
+form of one of its words: a word of the language's pages with the same Snowball stem that the
+note does not hold (Python's `snowballstemmer`, the same algorithms as svc's). recall@10 per
+folder: the note among the first ten (a note too short to tell its language is found so only
+when it is indexed under its language's stems).
+
 `--make-manpages DIR` writes a vault of real text with a vault's structure: one folder per
 language (en, de, fr, es, it, pt, nl, ru, sv), a note per manual page (its section titles as
 headings), `SEE ALSO` references as wiki links (`[[ls]]`: every language folder holds a note
@@ -248,11 +255,39 @@ def known_items(client: Http, vault: Vault, rng: random.Random) -> dict:
     return out
 
 
-def make_manpages(root: Path, per_language: int, rng: random.Random) -> None:
+SNOWBALL = {"en": "english", "de": "german", "fr": "french", "es": "spanish", "it": "italian",
+            "pt": "portuguese", "nl": "dutch", "ru": "russian", "sv": "swedish"}
+# Manual pages per language held out of the vault, for its short notes.
+SHORT_SOURCE_PAGES = 10
+
+
+def short_snippets(text: str) -> list[str]:
+    """Two consecutive prose lines of a page, 60-190 characters together."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    out = []
+    for a, b in zip(lines, lines[1:]):
+        two = f"{a}\n{b}"
+        if 60 <= len(two) <= 190 and len(re.findall(r"[^\W\d_]{5,}", two)) >= 4 and "[[" not in two:
+            out.append(two)
+    return out
+
+
+def make_manpages(root: Path, per_language: int, rng: random.Random, short: int = 0) -> dict[str, str]:
+    """Writes the vault; returns the text of every page read, by language (for --short)."""
     import eval_manpages as em
     languages = ["de", "fr", "es", "it", "pt", "nl", "ru", "sv"]
     em.LANGUAGES = tuple(languages)
-    corpus = em.build_corpus(Path(tempfile.mkdtemp(prefix="svc-vault-pages-")), per_language)
+    held = SHORT_SOURCE_PAGES if short else 0
+    corpus = em.build_corpus(Path(tempfile.mkdtemp(prefix="svc-vault-pages-")), per_language + held)
+    everything = {lang: "\n".join(pages.values()) for lang, pages in corpus.items()}
+    if short:
+        for lang, pages in corpus.items():
+            source = sorted(pages)[-held:]
+            snippets = [t for c in source for t in short_snippets(pages.pop(c))]
+            rng.shuffle(snippets)
+            (root / lang).mkdir(parents=True, exist_ok=True)
+            for i, two in enumerate(snippets[:short]):
+                (root / lang / f"jot-{i:03}.md").write_text(two + "\n", encoding="utf-8")
     commands = sorted(corpus["en"])
     for lang, pages in corpus.items():
         for command, text in pages.items():
@@ -272,6 +307,32 @@ def make_manpages(root: Path, per_language: int, rng: random.Random) -> None:
     (root / "Attachments").mkdir(parents=True, exist_ok=True)
     for command in commands:
         (root / "Attachments" / f"{command}.png").write_bytes(PNG)
+    return everything
+
+
+def short_items(client: Http, vault: Vault, texts: dict[str, str], rng: random.Random) -> dict:
+    """Each short note (`jot-*.md`) searched for by another form of one of its words."""
+    import snowballstemmer
+    out = {}
+    for lang, algorithm in SNOWBALL.items():
+        stemmer = snowballstemmer.stemmer(algorithm)
+        forms: dict[str, set[str]] = {}
+        for w in set(re.findall(r"[^\W\d_]{5,}", texts.get(lang, "").lower())):
+            forms.setdefault(stemmer.stemWord(w), set()).add(w)
+        notes = sorted(n for n in vault.notes() if n.startswith(f"{lang}/jot-"))
+        hits = asked = 0
+        for note in notes:
+            own = set(re.findall(r"[^\W\d_]{5,}", (vault.root / note).read_text().lower()))
+            choices = sorted((w, other) for w in own for other in forms.get(stemmer.stemWord(w), ()) if other not in own)
+            if not choices:
+                continue
+            _, query = rng.choice(choices)
+            _, r = client.request("POST", "/api/search", {"query": query, "limit": 10})
+            asked += 1
+            hits += uri_of(note) in [x["uri"] for x in r.get("results", [])]
+        if asked:
+            out[lang] = {"queries": asked, "recall@10": round(hits / asked, 3)}
+    return out
 
 
 def main() -> int:
@@ -282,15 +343,17 @@ def main() -> int:
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "svc"))
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--short", type=int, default=0, help="short notes per language for --make-manpages")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     if args.make_manpages:
         root = Path(args.make_manpages)
         if root.exists():
             shutil.rmtree(root)
-        make_manpages(root, args.pages, rng)
+        texts = make_manpages(root, args.pages, rng, args.short)
     elif args.vault:
         root = Path(args.vault)
+        texts = {}
     else:
         ap.error("--vault or --make-manpages")
     vault = Vault(root)
@@ -303,6 +366,7 @@ def main() -> int:
         log(f"indexed {len(vault.files)} files in {seconds:.1f} s")
         links = check_links(client, vault)
         search = known_items(client, vault, rng)
+        short = short_items(client, vault, texts, rng) if args.short else {}
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -316,6 +380,7 @@ def main() -> int:
         "same_note": f"{links['same_note_recorded']}/{links['same_note_in_files']}",
         "backlinks_match": f"{links['backlinks_match']}/{links['notes']}",
         "known_item": search,
+        "short_notes": short,
         "wrong": links["wrong"],
     }
     print(json.dumps({k: v for k, v in figures.items() if k != "wrong"}, indent=2, ensure_ascii=False))

@@ -391,6 +391,60 @@ fn a_short_note_is_found_by_other_forms_of_its_words() {
     assert_eq!(uris(&s.search(json!({ "query": "releases" }))), ["svc://notes/en.md"], "English stems as before");
 }
 
+/// A note too short to tell its language is indexed under its folder's too: the language most
+/// of the notes beside it are told in, whichever of them was indexed first (the short note
+/// sorts first); a note written into the folder later takes it at once. The same note in a
+/// folder of English notes keeps its English stems alone.
+#[test]
+fn a_short_note_takes_the_language_of_the_notes_beside_it() {
+    let s = Server::start();
+    // Its own text tells no German (`language::tests`).
+    let short = "Meeting notes from Tuesday: Entwicklungen\n";
+    let de = [
+        "Die Arbeit im letzten Jahr hat gezeigt, dass eine gute Planung wichtig ist. Wir haben deshalb \
+         beschlossen, im nächsten Jahr mehr Zeit für Gespräche zu nehmen und weniger Sitzungen abzuhalten. \
+         Die Ergebnisse werden am Ende des Quartals mit allen Beteiligten besprochen.\n",
+        "Der Umzug des Büros ist für den Herbst geplant. Die neuen Räume sind größer, und die Bahn ist \
+         nicht weit. Bis dahin bleibt alles, wie es ist, und die Schlüssel werden im Sommer verteilt. Wer \
+         Fragen zum Umzug hat, wendet sich bitte an die Verwaltung im zweiten Stock.\n",
+    ];
+    let en = [
+        "The work of the last year has shown that good planning matters. We have therefore decided to \
+         take more time for talks next year and to hold fewer meetings than we did before. The results \
+         will be discussed with everyone involved at the end of the quarter.\n",
+        "The office move is planned for the autumn. The new rooms are larger, and the station is not far \
+         away. Until then everything stays as it is, and the keys are handed out in the summer. Anyone \
+         with questions about the move should ask the office on the second floor.\n",
+    ];
+    write_notes(
+        &s.path("notes"),
+        &[
+            ("de/0-kurz.md", short),
+            ("de/arbeit.md", de[0]),
+            ("de/umzug.md", de[1]),
+            ("en/0-short.md", short),
+            ("en/work.md", en[0]),
+            ("en/move.md", en[1]),
+        ],
+    );
+    s.add_collection(&s.path("notes"), "notes");
+    assert_eq!(uris(&s.search(json!({ "query": "Entwicklung" }))), ["svc://notes/de/0-kurz.md"]);
+    let r = s.post(
+        "/api/docs",
+        json!({ "collection": "notes", "relPath": "de/später.md", "content": "Call with the team about Kinder\n" }),
+    );
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let found = uris(&s.search(json!({ "query": "Kind" })));
+        if found == ["svc://notes/de/sp%C3%A4ter.md"] || found == ["svc://notes/de/später.md"] {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "a note written later: {found:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn words_are_found_in_their_other_forms_in_a_notes_own_language() {
     let s = Server::start();

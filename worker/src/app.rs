@@ -105,9 +105,10 @@ impl Worker {
         // What the keyword index is fed under: the content-type rules and the collections'
         // languages; a change re-feeds it from the catalog.
         let fingerprint = format!(
-            "{}{}",
+            "{}{}{}",
             settings.content_types.fingerprint(),
-            index::indexer::CollectionLanguages::of(&settings.config().collections).fingerprint()
+            index::indexer::CollectionLanguages::of(&settings.config().collections).fingerprint(),
+            index::indexer::KEYWORD_FEED_VERSION
         );
         if catalog::adopt_keyword_rules(&catalog.writer(), &fingerprint)? {
             tracing::info!("content-type rules or collection languages changed ({fingerprint}): re-feeding BM25");

@@ -51,6 +51,11 @@ pub struct Indexer<'a> {
     pub languages: CollectionLanguages,
 }
 
+/// What the keyword index's feed adds to its rules' fingerprint: a change of it re-feeds an
+/// index fed before it. Since the catalog keeps what the feed read of each note's language
+/// (for the notes beside a short one), it is fed once more after an upgrade, to learn it.
+pub const KEYWORD_FEED_VERSION: &str = "; feed: folder languages";
+
 /// The language each collection declares for its notes, by collection name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CollectionLanguages(std::collections::BTreeMap<String, String>);

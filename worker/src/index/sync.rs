@@ -22,7 +22,7 @@ use super::reading::{
     Parsed, Pictures,
 };
 use super::writer::{BatchOutcome, ChangedDoc, Touch};
-use crate::stores::catalog::RowVersion;
+use crate::stores::catalog::Absorbed;
 use convert::Split;
 use protocol::source_kind::{source_kind, SourceKind};
 
@@ -127,7 +127,7 @@ impl Indexer<'_> {
             .map(|(_, st)| (st.source_hash.as_str(), st))
             .collect();
         let mut renamed: HashSet<DocKey> = HashSet::new();
-        let mut absorbed: Vec<RowVersion> = Vec::new();
+        let mut absorbed: Vec<Absorbed> = Vec::new();
         let mut changed: Vec<ChangedDoc> = Vec::new();
         let mut pending = to_parse.into_iter().peekable();
         while pending.peek().is_some() {
@@ -198,7 +198,7 @@ impl Indexer<'_> {
             .collect();
         if !vanished.is_empty() {
             for gone in self.deactivate(&coll.name, &vanished, origin)? {
-                absorbed.push(gone.version);
+                absorbed.push(Absorbed::left(gone.version));
                 changed.push(ChangedDoc::left(gone));
             }
             res.files_deactivated = vanished.len() as u64;
@@ -303,7 +303,7 @@ impl Indexer<'_> {
         origin: Origin,
     ) -> Result<bool, SyncError> {
         let mut changed_parts = false;
-        let mut absorbed: Vec<RowVersion> = Vec::new();
+        let mut absorbed: Vec<Absorbed> = Vec::new();
         let mut changed: Vec<ChangedDoc> = Vec::new();
         let mut gone: Vec<DocKey> = Vec::new();
         let mut reactivated = false;
@@ -349,7 +349,7 @@ impl Indexer<'_> {
         }
         if !gone.is_empty() {
             for left in self.deactivate(&coll.name, &gone, origin)? {
-                absorbed.push(left.version);
+                absorbed.push(Absorbed::left(left.version));
                 changed.push(ChangedDoc::left(left));
             }
         }
@@ -452,7 +452,7 @@ impl Indexer<'_> {
         let (mut absorbed, mut changed) = (out.absorbed, out.written);
         if !gone.is_empty() {
             for left in self.deactivate(&coll.name, &gone, origin)? {
-                absorbed.push(left.version);
+                absorbed.push(Absorbed::left(left.version));
                 changed.push(ChangedDoc::left(left));
             }
         }

@@ -7,11 +7,11 @@ use super::lanes;
 use super::reading::{mime_and_ext, Parsed};
 use crate::config::CollectionConfig;
 use crate::index::ingest::{self, ParsedDoc};
-use crate::stores::bm25::{Bm25Doc, Bm25Entry};
-use crate::stores::catalog::RowVersion;
+use crate::stores::bm25::{self, Bm25Doc, Bm25Entry, KeywordLanguage, Stemming};
 use crate::stores::catalog::{
     self, ChangeKind, ChangeRecord, FileState, NewDoc, Origin, Snapshot, Structure, StructureDelta,
 };
+use crate::stores::catalog::{Absorbed, Folder, RowVersion};
 use crate::stores::DocKey;
 use crate::{time_fmt, uri};
 use protocol::source_kind::{source_kind, SourceKind};
@@ -64,7 +64,7 @@ pub(super) struct BatchOutcome {
     pub(super) updated: u64,
     /// Every document the batch created, changed or reactivated.
     pub(super) written: Vec<ChangedDoc>,
-    pub(super) absorbed: Vec<RowVersion>,
+    pub(super) absorbed: Vec<Absorbed>,
 }
 
 pub(super) fn structure_of(doc: &ParsedDoc) -> Structure {
@@ -105,8 +105,9 @@ impl Indexer<'_> {
         );
         let (mut out, ids, gen) = written?;
         for ((p, id), entry) in parsed.iter().zip(ids).zip(entries) {
+            let keyword_lang = Some(entry.language().stored());
             self.bm25.put(id, entry)?;
-            out.absorbed.push(RowVersion { id, gen });
+            out.absorbed.push(Absorbed { version: RowVersion { id, gen }, keyword_lang });
             out.written.push(ChangedDoc { id, rel: p.file.rel.clone(), source_hash: Some(p.source_hash.clone()) });
         }
         Ok(out)
@@ -338,7 +339,7 @@ impl Indexer<'_> {
     /// Deactivates documents now (API): journal, BM25 commit, event.
     pub fn deactivate_now(&self, coll: &str, ids: &[DocKey], origin: Origin) -> Result<(), SyncError> {
         let done = self.deactivate(coll, ids, origin)?;
-        let absorbed: Vec<RowVersion> = done.iter().map(|d| d.version).collect();
+        let absorbed: Vec<Absorbed> = done.iter().map(|d| Absorbed::left(d.version)).collect();
         let changed: Vec<ChangedDoc> = done.into_iter().map(ChangedDoc::left).collect();
         self.finish(coll, &absorbed, &changed, origin)
     }
@@ -356,7 +357,7 @@ impl Indexer<'_> {
     pub(super) fn finish(
         &self,
         coll: &str,
-        absorbed: &[RowVersion],
+        absorbed: &[Absorbed],
         changed: &[ChangedDoc],
         origin: Origin,
     ) -> Result<(), SyncError> {
@@ -364,11 +365,46 @@ impl Indexer<'_> {
             return Ok(());
         }
         self.bm25.commit()?;
-        catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed)?;
+        self.record_absorbed(absorbed)?;
         for doc in changed {
             self.announce(coll, doc, origin);
         }
         Ok(())
+    }
+
+    /// Records what BM25 absorbed (and committed), then re-feeds the short notes of each
+    /// folder whose notes' told languages changed and that were indexed under another
+    /// language of the folder than it has now: a short note's stems do not depend on the
+    /// order its folder was indexed in.
+    fn record_absorbed(&self, absorbed: &[Absorbed]) -> Result<(), SyncError> {
+        let told = |v: Option<&str>| v.and_then(KeywordLanguage::from_stored).and_then(KeywordLanguage::told);
+        let folders = catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed, |a, b| told(a) != told(b))?;
+        let mut stale = Vec::new();
+        {
+            let conn = self.catalog.reader();
+            for folder in &folders {
+                let now = KeywordLanguage::Short { folder: self.folder_language(&conn, folder) }.stored();
+                let shorts = catalog::folder_rows_with_language(&conn, folder, KeywordLanguage::SHORT_PREFIX)?;
+                stale.extend(shorts.into_iter().filter(|(_, was)| *was != now).map(|(id, _)| id));
+            }
+        }
+        if !stale.is_empty() {
+            // Short notes only: their language told no folder's, so this feed re-feeds none.
+            self.feed_rows(&stale)?;
+        }
+        Ok(())
+    }
+
+    /// The language of the notes in `folder`, as the keyword index read them (none when the
+    /// catalog cannot say).
+    fn folder_language(&self, conn: &rusqlite::Connection, folder: &Folder) -> Option<Stemming> {
+        match catalog::folder_languages(conn, folder) {
+            Ok(values) => bm25::folder_language(values.iter().map(String::as_str)),
+            Err(e) => {
+                tracing::warn!("languages of the folder {:?} of {}: {e}", folder.path, folder.collection);
+                None
+            }
+        }
     }
 
     /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, a new
@@ -446,16 +482,22 @@ impl Indexer<'_> {
                 ))
             };
             for ((row, _), entry) in items.iter().zip(lanes::map(&items, entry)) {
+                let version = RowVersion { id: row.id, gen: row.gen };
                 match entry {
-                    Some(entry) => self.bm25.put(row.id, entry)?,
-                    None => self.bm25.delete(row.id),
+                    Some(entry) => {
+                        absorbed.push(Absorbed { version, keyword_lang: Some(entry.language().stored()) });
+                        self.bm25.put(row.id, entry)?
+                    }
+                    None => {
+                        absorbed.push(Absorbed::left(version));
+                        self.bm25.delete(row.id)
+                    }
                 }
-                absorbed.push(RowVersion { id: row.id, gen: row.gen });
             }
         }
         drop(conn);
         self.bm25.commit()?;
-        catalog::mark_bm25_absorbed(&mut self.catalog.writer(), &absorbed)?;
+        self.record_absorbed(&absorbed)?;
         Ok(absorbed.len())
     }
 }
@@ -482,7 +524,8 @@ impl Indexer<'_> {
     /// next commit). The one builder of the keyword index's entries: a sync's batch and
     /// convergence (after a rebuild, a rename, a content-type change, a reactivation) both call
     /// it with what the catalog stores, so what is indexed never depends on the path that
-    /// wrote it. `symbols`: a code file's symbol sections when the caller parsed it already;
+    /// wrote it. (A short note's folder language is read from the catalog as it is; when its
+    /// folder's changes, [`Self::record_absorbed`] feeds it again.) `symbols`: a code file's symbol sections when the caller parsed it already;
     /// else they are parsed here.
     pub(super) fn keyword_entry(&self, doc: &Stored<'_>, symbols: Option<&[ingest::Section]>) -> Bm25Entry {
         let kind = source_kind(doc.rel_path);
@@ -513,6 +556,13 @@ impl Indexer<'_> {
             categories: &categories,
             modified_ms: doc.mtime_ns / 1_000_000,
             declared_language: declared.as_deref(),
+            folder_language: &|| {
+                let folder = Folder {
+                    collection: doc.collection.to_string(),
+                    path: catalog::folder_of(doc.rel_path).to_string(),
+                };
+                self.folder_language(&self.catalog.reader(), &folder)
+            },
         })
     }
 }

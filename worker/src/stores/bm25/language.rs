@@ -262,7 +262,13 @@ impl Stemming {
 /// its own; the others take the note's. A note in one language costs one detection, as
 /// before. In text order, covering `text`.
 pub fn parts(text: &str) -> Vec<(std::ops::Range<usize>, Stemming)> {
-    let whole = Stemming::of(text);
+    parts_and_told(text).0
+}
+
+/// [`parts`], and the language the whole text tells reliably, if it tells one.
+pub fn parts_and_told(text: &str) -> (Vec<(std::ops::Range<usize>, Stemming)>, Option<Stemming>) {
+    let told = Stemming::told(text);
+    let whole = told.unwrap_or(Stemming::English);
     let mut out: Vec<(std::ops::Range<usize>, Stemming)> = Vec::new();
     let mut start = 0;
     while start < text.len() {
@@ -278,7 +284,7 @@ pub fn parts(text: &str) -> Vec<(std::ops::Range<usize>, Stemming)> {
         }
         start = end;
     }
-    out
+    (out, told)
 }
 
 /// How sure whatlang must be of a short text's language (over the languages stemmed here) for
@@ -297,7 +303,7 @@ pub fn guesses(text: &str) -> Vec<Stemming> {
     static DETECTOR: std::sync::LazyLock<whatlang::Detector> = std::sync::LazyLock::new(|| {
         whatlang::Detector::with_allowlist(Stemming::ALL.iter().map(|s| s.lang()).collect())
     });
-    if text.chars().nth(MIN_CHARS).is_some() {
+    if !is_short(text) {
         return Vec::new();
     }
     DETECTOR
@@ -307,6 +313,85 @@ pub fn guesses(text: &str) -> Vec<Stemming> {
         .filter(|s| *s != Stemming::English)
         .into_iter()
         .collect()
+}
+
+/// Whether `text` is too short for its language to be told ([`MIN_CHARS`]): it is stemmed as
+/// English and, besides, by the languages it is likely in ([`guesses`], its folder's).
+pub fn is_short(text: &str) -> bool {
+    text.chars().nth(MIN_CHARS).is_none()
+}
+
+/// What the keyword index read of a note's language, as the catalog keeps it
+/// (`documents.keyword_lang`): the notes beside a short one tell the language it is likely in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordLanguage {
+    /// Declared (front matter, collection) or told reliably by its text.
+    Told(Stemming),
+    /// Long enough to tell but not told reliably: stemmed as English.
+    Untold,
+    /// Too short to tell ([`is_short`]); `folder`: the language of the notes beside it it was
+    /// indexed under too, if they had one ([`folder_language`]).
+    Short { folder: Option<Stemming> },
+}
+
+impl KeywordLanguage {
+    /// What the stored value of a short note starts with.
+    pub const SHORT_PREFIX: &'static str = "~";
+    const UNTOLD: &'static str = "?";
+
+    /// The value the catalog keeps: the language's code (`deu`), `?`, or `~` and the folder's
+    /// language's code, if any (`~deu`).
+    pub fn stored(self) -> String {
+        match self {
+            KeywordLanguage::Told(s) => s.code().to_string(),
+            KeywordLanguage::Untold => Self::UNTOLD.to_string(),
+            KeywordLanguage::Short { folder } => {
+                format!("{}{}", Self::SHORT_PREFIX, folder.map_or("", Stemming::code))
+            }
+        }
+    }
+
+    /// The value [`stored`](Self::stored) wrote; `None` for one it did not (or none: a row fed
+    /// before the column, or gone from the index).
+    pub fn from_stored(value: &str) -> Option<KeywordLanguage> {
+        let by_code = |code: &str| Stemming::ALL.into_iter().find(|s| s.code() == code);
+        if let Some(folder) = value.strip_prefix(Self::SHORT_PREFIX) {
+            return match folder {
+                "" => Some(KeywordLanguage::Short { folder: None }),
+                code => by_code(code).map(|s| KeywordLanguage::Short { folder: Some(s) }),
+            };
+        }
+        match value {
+            Self::UNTOLD => Some(KeywordLanguage::Untold),
+            code => by_code(code).map(KeywordLanguage::Told),
+        }
+    }
+
+    /// The language told, for a note that tells one.
+    pub fn told(self) -> Option<Stemming> {
+        match self {
+            KeywordLanguage::Told(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Notes of a folder whose language is told that must agree for the folder to have one.
+const FOLDER_MIN_TOLD: usize = 2;
+
+/// The language of a folder's notes, from what the keyword index read of them (`stored`
+/// values, [`KeywordLanguage::stored`]): the language at least [`FOLDER_MIN_TOLD`] of them
+/// are told in and two thirds at least of those told. `None` when they tell none, or disagree.
+pub fn folder_language<'a>(stored: impl IntoIterator<Item = &'a str>) -> Option<Stemming> {
+    let mut counts = [0usize; Stemming::ALL.len()];
+    for told in stored.into_iter().filter_map(KeywordLanguage::from_stored).filter_map(KeywordLanguage::told) {
+        if let Some(i) = Stemming::ALL.iter().position(|s| *s == told) {
+            counts[i] += 1;
+        }
+    }
+    let total: usize = counts.iter().sum();
+    let (best, n) = counts.iter().copied().enumerate().max_by_key(|&(i, n)| (n, usize::MAX - i))?;
+    (n >= FOLDER_MIN_TOLD && n * 3 >= total * 2).then_some(Stemming::ALL[best])
 }
 
 /// The two-letter code of a language stemmed here.
@@ -525,5 +610,40 @@ mod tests {
         assert_eq!(guesses("Los niños jugaban en el parque.\nMañana vamos a la playa."), [Stemming::Spanish]);
         assert_eq!(guesses("Meeting notes: ship the release on Friday."), []);
         assert_eq!(stems("die entwicklungen der letzten jahre"), ["die", "entwicklungen", "der", "letzten", "jahr"]);
+    }
+
+    /// The note of `search::a_short_note_takes_the_language_of_the_notes_beside_it`: its own
+    /// text tells no German, its folder does.
+    const SHORT_IN_A_GERMAN_FOLDER: &str = "Meeting notes from Tuesday: Entwicklungen\n";
+
+    #[test]
+    fn a_folders_language_is_the_one_two_thirds_of_its_told_notes_are_in() {
+        use KeywordLanguage::*;
+        for read in [
+            Told(Stemming::German),
+            Untold,
+            Short { folder: None },
+            Short { folder: Some(Stemming::French) },
+            Short { folder: Some(Stemming::English) },
+        ] {
+            assert_eq!(KeywordLanguage::from_stored(&read.stored()), Some(read), "{read:?}");
+        }
+        assert_eq!(Short { folder: Some(Stemming::German) }.stored(), "~deu");
+        for unknown in ["", "xx", "~xx", "~~"] {
+            assert_eq!(KeywordLanguage::from_stored(unknown), None, "{unknown:?}");
+        }
+        for (stored, want) in [
+            (&["deu", "deu", "eng"][..], Some(Stemming::German)),
+            (&["deu", "deu", "~fra", "?", "~", "xx"], Some(Stemming::German)),
+            (&["deu", "eng"], None),
+            (&["deu", "deu", "eng", "eng", "fra"], None),
+            (&["deu", "~deu", "~deu"], None),
+            (&["eng", "eng"], Some(Stemming::English)),
+            (&[], None),
+        ] {
+            assert_eq!(folder_language(stored.iter().copied()), want, "{stored:?}");
+        }
+        assert!(!guesses(SHORT_IN_A_GERMAN_FOLDER).contains(&Stemming::German));
+        assert!(is_short(SHORT_IN_A_GERMAN_FOLDER));
     }
 }

@@ -21,6 +21,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 
 mod language;
 pub mod query;
+pub use language::{folder_language, KeywordLanguage, Stemming};
 mod stems;
 mod words;
 
@@ -118,11 +119,24 @@ pub struct Bm25Doc<'a> {
     /// The language the note declares (front matter `lang`), which wins over the one its text
     /// tells.
     pub declared_language: Option<&'a str>,
+    /// The language of the notes beside it in its folder ([`language::folder_language`]), asked
+    /// only of a note too short to tell its own.
+    pub folder_language: &'a dyn Fn() -> Option<Stemming>,
 }
 
 /// One document's entry, its languages told and its words stemmed ([`Bm25Index::entry`]: the
 /// costly part, on any thread), to be put under its key ([`Bm25Index::put`]).
-pub struct Bm25Entry(TantivyDocument);
+pub struct Bm25Entry {
+    doc: TantivyDocument,
+    language: KeywordLanguage,
+}
+
+impl Bm25Entry {
+    /// What was read of the note's language (the catalog keeps it for the notes beside it).
+    pub fn language(&self) -> KeywordLanguage {
+        self.language
+    }
+}
 
 pub struct Bm25Index {
     index: Index,
@@ -243,11 +257,22 @@ impl Bm25Index {
         d.add_text(f.title_plain, doc.title);
         // The body's languages are told once: for its stems and for the `language` field. A
         // declared language is the whole note's; else each paragraph that tells its own has it.
-        // A body too short to tell is also indexed under the stems of the language it is
-        // likely in (`language::guesses`).
-        let (parts, guesses) = match doc.declared_language.and_then(language::Stemming::declared) {
-            Some(declared) => (vec![(0..doc.body.len(), declared)], Vec::new()),
-            None => (language::parts(doc.body), language::guesses(doc.body)),
+        // A body too short to tell is also indexed under the stems of the languages it is
+        // likely in: its text's (`language::guesses`) and its folder's.
+        let (parts, guesses, read) = match doc.declared_language.and_then(language::Stemming::declared) {
+            Some(declared) => (vec![(0..doc.body.len(), declared)], Vec::new(), KeywordLanguage::Told(declared)),
+            None if language::is_short(doc.body) => {
+                let folder = (doc.folder_language)();
+                let mut guesses = language::guesses(doc.body);
+                if let Some(f) = folder.filter(|f| *f != Stemming::English && !guesses.contains(f)) {
+                    guesses.push(f);
+                }
+                (language::parts(doc.body), guesses, KeywordLanguage::Short { folder })
+            }
+            None => {
+                let (parts, told) = language::parts_and_told(doc.body);
+                (parts, Vec::new(), told.map_or(KeywordLanguage::Untold, KeywordLanguage::Told))
+            }
         };
         d.add_text(f.body, self.stems(doc.body, &parts, &guesses));
         d.add_text(f.body_plain, doc.body);
@@ -269,12 +294,12 @@ impl Bm25Index {
         for code in codes {
             d.add_text(f.language, code);
         }
-        Bm25Entry(d)
+        Bm25Entry { doc: d, language: read }
     }
 
     /// Replaces the entry of `key` with `entry` (delete, then add). Visible after [`commit`].
     pub fn put(&self, key: DocKey, entry: Bm25Entry) -> Result<(), Bm25Error> {
-        let Bm25Entry(mut d) = entry;
+        let Bm25Entry { doc: mut d, .. } = entry;
         d.add_i64(self.fields.key, key.0);
         let w = self.writer();
         w.delete_term(Term::from_field_i64(self.fields.key, key.0));
@@ -645,6 +670,7 @@ mod tests {
             categories: &[],
             modified_ms: key * 1000,
             declared_language: None,
+            folder_language: &|| None,
         };
         (DocKey(key), doc)
     }

@@ -170,7 +170,7 @@ CREATE TABLE IF NOT EXISTS jobs(
 
 /// Columns added after a catalog was first created (`CREATE TABLE IF NOT EXISTS` leaves an
 /// existing table as it is): `(table, column, declaration)`.
-const ADDED_COLUMNS: [(&str, &str, &str); 7] = [
+const ADDED_COLUMNS: [(&str, &str, &str); 8] = [
     ("documents", "fm_type", "TEXT"),
     ("chunks", "symbol", "TEXT"),
     ("documents", "part_of", "TEXT"),
@@ -178,6 +178,9 @@ const ADDED_COLUMNS: [(&str, &str, &str); 7] = [
     ("team_docs", "stored", "INTEGER NOT NULL DEFAULT 0"),
     ("team_docs", "echoed", "INTEGER NOT NULL DEFAULT 1"),
     ("doc_links", "embed", "INTEGER NOT NULL DEFAULT 0"),
+    // What the keyword index read of a document's language (`bm25::KeywordLanguage`): the
+    // notes beside a short one tell the language it is likely in.
+    ("documents", "keyword_lang", "TEXT"),
 ];
 
 /// Indexes over [`ADDED_COLUMNS`], made once an older catalog has them.
