@@ -213,7 +213,7 @@ def check_links(client: Http, vault: Vault) -> dict:
     return totals
 
 
-def known_items(client: Http, vault: Vault, rng: random.Random) -> dict:
+def known_items(client: Http, vault: Vault, rng: random.Random, dump: list | None = None) -> dict:
     words_of = {n: {w.lower() for w in re.findall(r"[^\W\d_]{6,}", (vault.root / n).read_text(errors="replace"))}
                 for n in vault.notes()}
     df: dict[str, int] = {}
@@ -242,6 +242,9 @@ def known_items(client: Http, vault: Vault, rng: random.Random) -> dict:
             for word, note in sample:
                 _, r = client.request("POST", path, {"query": word, "limit": 10, **extra})
                 uris = [x["uri"] for x in r.get("results", [])]
+                if dump is not None:
+                    dump.append({"ask": label, "word": word, "note": note, "top": uris[:3],
+                                 "rank": uris.index(uri_of(note)) + 1 if uri_of(note) in uris else None})
                 if uri_of(note) in uris:
                     rank = uris.index(uri_of(note)) + 1
                     hits += 1
@@ -343,6 +346,7 @@ def main() -> int:
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "svc"))
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--dump", help="write each known-item query, its note's rank and the top three here")
     ap.add_argument("--short", type=int, default=0, help="short notes per language for --make-manpages")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -365,7 +369,10 @@ def main() -> int:
         seconds, _ = run_job(client, "/api/collections", {"path": str(root.resolve()), "name": COLLECTION}, 3600)
         log(f"indexed {len(vault.files)} files in {seconds:.1f} s")
         links = check_links(client, vault)
-        search = known_items(client, vault, rng)
+        dump: list | None = [] if args.dump else None
+        search = known_items(client, vault, rng, dump)
+        if args.dump:
+            Path(args.dump).write_text(json.dumps(dump, indent=1, ensure_ascii=False))
         short = short_items(client, vault, texts, rng) if args.short else {}
     finally:
         server.stop()
