@@ -17,6 +17,11 @@ pub struct Shared {
     pub models: Models,
     pub events: EventBus,
     pub hooks: Hooks,
+    /// Link resolution over the active documents, kept from one catalog generation's
+    /// requests to the next.
+    pub link_resolver: crate::reads::links::GenerationCache<crate::reads::links::Resolver>,
+    /// Each document's dependents (backlinks, impact), kept the same way.
+    pub link_dependents: crate::reads::links::GenerationCache<crate::reads::links::Dependents>,
 }
 
 impl Shared {

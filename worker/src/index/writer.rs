@@ -98,9 +98,10 @@ impl Indexer<'_> {
     ) -> Result<BatchOutcome, SyncError> {
         // The keyword entries are built (languages told, words stemmed) beside the catalog's
         // transaction, in two lanes.
+        let folders = FolderLanguages::default();
         let (written, entries) = lanes::map_beside(
             parsed,
-            |p| self.keyword_entry_of(coll, p),
+            |p| self.keyword_entry_of(coll, p, &folders),
             || self.write_batch(coll, parsed, touched, origin),
         );
         let (mut out, ids, gen) = written?;
@@ -114,7 +115,7 @@ impl Indexer<'_> {
     }
 
     /// The keyword entry of a file a batch parsed.
-    fn keyword_entry_of(&self, coll: &str, p: &Parsed) -> Bm25Entry {
+    fn keyword_entry_of(&self, coll: &str, p: &Parsed, folders: &FolderLanguages) -> Bm25Entry {
         self.keyword_entry(
             &Stored {
                 collection: coll,
@@ -128,6 +129,7 @@ impl Indexer<'_> {
                 mtime_ns: p.file.mtime_ns,
             },
             Some(&p.doc.sections),
+            folders,
         )
     }
 
@@ -453,6 +455,7 @@ impl Indexer<'_> {
         let tags = catalog::tags_of(&conn, ids)?;
         let mut absorbed = Vec::with_capacity(rows.len());
         let no_tags = Vec::new();
+        let folders = FolderLanguages::default();
         // A chunk's texts are read in order on this connection, then their entries built in
         // two lanes; a chunk bounds the texts held at once.
         for chunk in rows.chunks(REFEED_CHUNK) {
@@ -479,6 +482,7 @@ impl Indexer<'_> {
                         mtime_ns: row.source_mtime_ns,
                     },
                     None,
+                    &folders,
                 ))
             };
             for ((row, _), entry) in items.iter().zip(lanes::map(&items, entry)) {
@@ -499,6 +503,23 @@ impl Indexer<'_> {
         self.bm25.commit()?;
         self.record_absorbed(&absorbed)?;
         Ok(absorbed.len())
+    }
+}
+
+/// The languages of the folders of one feed's short notes, each asked of the catalog once (a
+/// folder of ten thousand short notes is one query, not ten thousand).
+#[derive(Default)]
+pub(super) struct FolderLanguages(std::sync::Mutex<std::collections::HashMap<Folder, Option<Stemming>>>);
+
+impl FolderLanguages {
+    fn of(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str) -> Option<Stemming> {
+        let folder = Folder { collection: collection.to_string(), path: catalog::folder_of(rel_path).to_string() };
+        if let Some(known) = self.0.lock().unwrap_or_else(|p| p.into_inner()).get(&folder) {
+            return *known;
+        }
+        let language = ix.folder_language(&ix.catalog.reader(), &folder);
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(folder, language);
+        language
     }
 }
 
@@ -527,7 +548,12 @@ impl Indexer<'_> {
     /// wrote it. (A short note's folder language is read from the catalog as it is; when its
     /// folder's changes, [`Self::record_absorbed`] feeds it again.) `symbols`: a code file's symbol sections when the caller parsed it already;
     /// else they are parsed here.
-    pub(super) fn keyword_entry(&self, doc: &Stored<'_>, symbols: Option<&[ingest::Section]>) -> Bm25Entry {
+    pub(super) fn keyword_entry(
+        &self,
+        doc: &Stored<'_>,
+        symbols: Option<&[ingest::Section]>,
+        folders: &FolderLanguages,
+    ) -> Bm25Entry {
         let kind = source_kind(doc.rel_path);
         let categories = self.content_types.categories_with_type(doc.categories, doc.doc_type, doc.rel_path);
         let parsed_symbols;
@@ -556,13 +582,7 @@ impl Indexer<'_> {
             categories: &categories,
             modified_ms: doc.mtime_ns / 1_000_000,
             declared_language: declared.as_deref(),
-            folder_language: &|| {
-                let folder = Folder {
-                    collection: doc.collection.to_string(),
-                    path: catalog::folder_of(doc.rel_path).to_string(),
-                };
-                self.folder_language(&self.catalog.reader(), &folder)
-            },
+            folder_language: &|| folders.of(self, doc.collection, doc.rel_path),
         })
     }
 }

@@ -3,14 +3,14 @@
 //! dependents, edges, frontier and visits; each dependent comes with one shortest path of
 //! links back to the root.
 
-use crate::reads::links::{resolver, Resolver};
+use crate::reads::links::{dependents, resolver};
 use crate::shared::Shared;
-use crate::stores::catalog::{self, DocRow};
+use crate::stores::catalog::DocRow;
 use crate::stores::DocKey;
 use crate::uri;
 use protocol::api::{DocIdentity, EvidenceEdge, ImpactMeta, ImpactResponse, ImpactedDoc, PathNode};
 use protocol::{ApiError, DocRef, ImpactBounds, LinkKind};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 fn identity(d: &DocRow) -> DocIdentity {
     DocIdentity {
@@ -24,29 +24,6 @@ fn identity(d: &DocRow) -> DocIdentity {
 
 fn node(d: &DocRow) -> PathNode {
     PathNode { id: d.docid.clone(), uri: uri::doc_uri(&d.collection, &d.rel_path) }
-}
-
-/// For each document, the documents that link to it (with the link's kind), each once, in
-/// URI order so that walks are deterministic.
-fn dependents(
-    res: &Resolver,
-    links: &[catalog::LinkRow],
-) -> Result<HashMap<DocKey, Vec<(DocKey, LinkKind)>>, ApiError> {
-    let mut edges: BTreeMap<(DocKey, String, DocKey), LinkKind> = BTreeMap::new();
-    for l in links {
-        let Some(src) = res.doc(l.doc_id) else { continue };
-        if let Some(target) = res.resolve(src, l).filter(|t| *t != l.doc_id) {
-            let key = (target, uri::doc_uri(&src.collection, &src.rel_path), l.doc_id);
-            // One edge per pair: a wiki link wins over a markdown one.
-            let kind = l.link_type;
-            edges.entry(key).and_modify(|k| *k = (*k).min(kind)).or_insert(kind);
-        }
-    }
-    let mut out: HashMap<DocKey, Vec<(DocKey, LinkKind)>> = HashMap::new();
-    for ((target, _, source), kind) in edges {
-        out.entry(target).or_default().push((source, kind));
-    }
-    Ok(out)
 }
 
 /// What stopped the walk early.
@@ -87,8 +64,7 @@ impl Cuts {
 pub fn impact(w: &Shared, r: &DocRef, b: &ImpactBounds) -> Result<ImpactResponse, ApiError> {
     let root = w.resolve_any_doc(r)?;
     let res = resolver(w)?;
-    let links = catalog::active_links(&w.stores.catalog.reader())?;
-    let deps = dependents(&res, &links)?;
+    let deps = dependents(w)?;
     // child -> (the document it links to on its path, the link's kind)
     let mut parent: HashMap<DocKey, (DocKey, LinkKind)> = HashMap::new();
     let mut visited: HashSet<DocKey> = HashSet::from([root.id]);

@@ -17,8 +17,10 @@ use protocol::api::{
     GraphResponse, LinksMeta, LinksResponse, OutgoingLink,
 };
 use protocol::{ApiError, DocRef, GraphQuery, LinkKind};
+use rusqlite::Connection;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 /// Lookup tables over the active documents.
 pub struct Resolver {
@@ -181,8 +183,94 @@ impl Resolver {
     }
 }
 
-pub(crate) fn resolver(w: &Shared) -> Result<Resolver, ApiError> {
-    Ok(Resolver::new(catalog::active_docs(&w.stores.catalog.reader(), None)?))
+/// The resolver over the active documents as the catalog's generation now has them: built
+/// once per generation and shared by the requests until the next change (building it reads
+/// every active document: a second at a million notes, for each links, backlinks, impact or
+/// capsule request before).
+pub(crate) fn resolver(w: &Shared) -> Result<Arc<Resolver>, ApiError> {
+    let current = catalog::current_generation(&w.stores.catalog.reader())?;
+    resolver_at(w, current, None)
+}
+
+/// The resolver of the generation `generation`, built from `snapshot` (a read of that
+/// generation) or from a new read when none is given.
+fn resolver_at(w: &Shared, generation: i64, snapshot: Option<&Connection>) -> Result<Arc<Resolver>, ApiError> {
+    w.link_resolver.get(generation, || {
+        let conn;
+        let read = match snapshot {
+            Some(s) => s,
+            None => {
+                conn = w.stores.catalog.reader();
+                &*conn
+            }
+        };
+        // The generation and the rows it names, read in one snapshot.
+        let snapshot = catalog::snapshot(read)?;
+        let generation = catalog::current_generation(&snapshot)?;
+        Ok((generation, Resolver::new(catalog::active_docs(&snapshot, None)?)))
+    })
+}
+
+/// Each document's dependents: the documents whose links resolve to it (not itself), each once
+/// with its link's kind (a wiki link wins over a markdown one), in the order of their URIs.
+pub type Dependents = HashMap<DocKey, Vec<(DocKey, LinkKind)>>;
+
+/// The [`Dependents`] of the catalog's generation now: built once per generation from every
+/// active link (for backlinks and impact, which read each link of the catalog per request
+/// before: 1.3 s a backlinks request at 200,000 notes).
+pub(crate) fn dependents(w: &Shared) -> Result<Arc<Dependents>, ApiError> {
+    let current = catalog::current_generation(&w.stores.catalog.reader())?;
+    w.link_dependents.get(current, || {
+        let conn = w.stores.catalog.reader();
+        let snapshot = catalog::snapshot(&conn)?;
+        let generation = catalog::current_generation(&snapshot)?;
+        let links = catalog::active_links(&snapshot)?;
+        let res = resolver_at(w, generation, Some(&snapshot))?;
+        Ok((generation, dependents_of(&res, &links)))
+    })
+}
+
+fn dependents_of(res: &Resolver, links: &[LinkRow]) -> Dependents {
+    let mut edges: BTreeMap<(DocKey, String, DocKey), LinkKind> = BTreeMap::new();
+    for l in links {
+        let Some(src) = res.doc(l.doc_id) else { continue };
+        if let Some(target) = res.resolve(src, l).filter(|t| *t != l.doc_id) {
+            let key = (target, uri::doc_uri(&src.collection, &src.rel_path), l.doc_id);
+            // One edge per pair: a wiki link wins over a markdown one.
+            let kind = l.link_type;
+            edges.entry(key).and_modify(|k| *k = (*k).min(kind)).or_insert(kind);
+        }
+    }
+    let mut out = Dependents::new();
+    for ((target, _, source), kind) in edges {
+        out.entry(target).or_default().push((source, kind));
+    }
+    out
+}
+
+/// A value computed from the whole catalog (the link resolver, the dependents), kept with the
+/// catalog generation it was computed at, and computed again once a change bumped it.
+pub struct GenerationCache<T>(Mutex<Option<(i64, Arc<T>)>>);
+
+impl<T> Default for GenerationCache<T> {
+    fn default() -> Self {
+        GenerationCache(Mutex::new(None))
+    }
+}
+
+impl<T> GenerationCache<T> {
+    /// The value kept when it is of the `current` generation, else the one `build` makes
+    /// (with the generation it read), kept for the next request.
+    fn get(&self, current: i64, build: impl FnOnce() -> Result<(i64, T), ApiError>) -> Result<Arc<T>, ApiError> {
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some((_, value)) = kept.filter(|(generation, _)| *generation == current) {
+            return Ok(value);
+        }
+        let (generation, value) = build()?;
+        let value = Arc::new(value);
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, Arc::clone(&value)));
+        Ok(value)
+    }
 }
 
 pub fn links(w: &Shared, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResponse, ApiError> {
@@ -240,7 +328,18 @@ pub fn links(w: &Shared, r: &DocRef, kind: Option<LinkKind>) -> Result<LinksResp
 pub fn backlinks(w: &Shared, r: &DocRef) -> Result<BacklinksResponse, ApiError> {
     let doc = w.resolve_doc(r)?;
     let res = resolver(w)?;
-    let all = catalog::active_links(&w.stores.catalog.reader())?;
+    // The links of the documents that link to it, in row order as before.
+    let mut sources: Vec<DocKey> =
+        dependents(w)?.get(&doc.id).map(|d| d.iter().map(|(s, _)| *s).collect()).unwrap_or_default();
+    sources.sort_unstable();
+    sources.dedup();
+    let mut all = Vec::new();
+    {
+        let conn = w.stores.catalog.reader();
+        for source in sources {
+            all.extend(catalog::links_of(&conn, source)?);
+        }
+    }
     let backlinks: Vec<Backlink> = all
         .iter()
         .filter(|l| l.doc_id != doc.id)
@@ -429,6 +528,29 @@ fn similarity_edges(
 mod tests {
     use super::*;
     use crate::stores::catalog::Link;
+
+    #[test]
+    fn the_resolver_is_built_once_per_catalog_generation() {
+        let cache = GenerationCache::<Resolver>::default();
+        let builds = std::cell::Cell::new(0);
+        let build = |generation: i64| {
+            let builds = &builds;
+            move || {
+                builds.set(builds.get() + 1);
+                Ok((generation, Resolver::new(Vec::new())))
+            }
+        };
+        let first = cache.get(1, build(1)).unwrap();
+        let again = cache.get(1, build(1)).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "the same generation: the one kept");
+        assert_eq!(builds.get(), 1);
+        let next = cache.get(2, build(2)).unwrap();
+        assert!(!Arc::ptr_eq(&first, &next), "a change: built again");
+        assert_eq!(builds.get(), 2);
+        assert!(Arc::ptr_eq(&next, &cache.get(2, build(2)).unwrap()));
+        let failed = cache.get(3, || Err(catalog::CatalogError::Malformed("x".into()).into()));
+        assert!(failed.is_err());
+    }
 
     fn doc(id: i64, rel_path: &str, title: &str, mime: &str) -> DocRow {
         DocRow {

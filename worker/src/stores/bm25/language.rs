@@ -379,9 +379,11 @@ impl KeywordLanguage {
 /// Notes of a folder whose language is told that must agree for the folder to have one.
 const FOLDER_MIN_TOLD: usize = 2;
 
-/// The language of a folder's notes, from what the keyword index read of them (`stored`
-/// values, [`KeywordLanguage::stored`]): the language at least [`FOLDER_MIN_TOLD`] of them
-/// are told in and two thirds at least of those told. `None` when they tell none, or disagree.
+/// The language besides English a folder's short notes are indexed under, from what the
+/// keyword index read of its notes (`stored` values, [`KeywordLanguage::stored`]): the
+/// language at least [`FOLDER_MIN_TOLD`] of them are told in and two thirds at least of those
+/// told. `None` when they tell none, disagree, or are English (whose stems every short note
+/// has: a folder of English notes never feeds its short notes again).
 pub fn folder_language<'a>(stored: impl IntoIterator<Item = &'a str>) -> Option<Stemming> {
     let mut counts = [0usize; Stemming::ALL.len()];
     for told in stored.into_iter().filter_map(KeywordLanguage::from_stored).filter_map(KeywordLanguage::told) {
@@ -391,7 +393,7 @@ pub fn folder_language<'a>(stored: impl IntoIterator<Item = &'a str>) -> Option<
     }
     let total: usize = counts.iter().sum();
     let (best, n) = counts.iter().copied().enumerate().max_by_key(|&(i, n)| (n, usize::MAX - i))?;
-    (n >= FOLDER_MIN_TOLD && n * 3 >= total * 2).then_some(Stemming::ALL[best])
+    (n >= FOLDER_MIN_TOLD && n * 3 >= total * 2).then_some(Stemming::ALL[best]).filter(|s| *s != Stemming::English)
 }
 
 /// The two-letter code of a language stemmed here.
@@ -638,7 +640,7 @@ mod tests {
             (&["deu", "eng"], None),
             (&["deu", "deu", "eng", "eng", "fra"], None),
             (&["deu", "~deu", "~deu"], None),
-            (&["eng", "eng"], Some(Stemming::English)),
+            (&["eng", "eng"], None),
             (&[], None),
         ] {
             assert_eq!(folder_language(stored.iter().copied()), want, "{stored:?}");

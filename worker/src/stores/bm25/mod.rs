@@ -264,7 +264,7 @@ impl Bm25Index {
             None if language::is_short(doc.body) => {
                 let folder = (doc.folder_language)();
                 let mut guesses = language::guesses(doc.body);
-                if let Some(f) = folder.filter(|f| *f != Stemming::English && !guesses.contains(f)) {
+                if let Some(f) = folder.filter(|f| !guesses.contains(f)) {
                     guesses.push(f);
                 }
                 (language::parts(doc.body), guesses, KeywordLanguage::Short { folder })
