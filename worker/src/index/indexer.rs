@@ -49,6 +49,8 @@ pub struct Indexer<'a> {
     pub pictures: &'a pictures::Readings,
     /// The language each collection declares for its notes (`lang` in its configuration).
     pub languages: CollectionLanguages,
+    /// The languages of the folders this indexer's feeds met (for their short notes).
+    pub(crate) folder_languages: super::writer::FolderLanguages,
 }
 
 /// What the keyword index's feed adds to its rules' fingerprint: a change of it re-feeds an

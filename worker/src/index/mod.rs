@@ -86,6 +86,7 @@ impl Indexing {
             events: &self.core.events,
             pictures: &self.pictures,
             languages: indexer::CollectionLanguages::of(&self.core.settings.config().collections),
+            folder_languages: Default::default(),
         }
     }
 

@@ -98,14 +98,14 @@ impl Indexer<'_> {
     ) -> Result<BatchOutcome, SyncError> {
         // The keyword entries are built (languages told, words stemmed) beside the catalog's
         // transaction, in two lanes.
-        let folders = FolderLanguages::default();
         let (written, entries) = lanes::map_beside(
             parsed,
-            |p| self.keyword_entry_of(coll, p, &folders),
+            |p| self.keyword_entry_of(coll, p),
             || self.write_batch(coll, parsed, touched, origin),
         );
         let (mut out, ids, gen) = written?;
         for ((p, id), entry) in parsed.iter().zip(ids).zip(entries) {
+            self.folder_languages.fed(self, coll, &p.file.rel, entry.language());
             let keyword_lang = Some(entry.language().stored());
             self.bm25.put(id, entry)?;
             out.absorbed.push(Absorbed { version: RowVersion { id, gen }, keyword_lang });
@@ -115,7 +115,7 @@ impl Indexer<'_> {
     }
 
     /// The keyword entry of a file a batch parsed.
-    fn keyword_entry_of(&self, coll: &str, p: &Parsed, folders: &FolderLanguages) -> Bm25Entry {
+    fn keyword_entry_of(&self, coll: &str, p: &Parsed) -> Bm25Entry {
         self.keyword_entry(
             &Stored {
                 collection: coll,
@@ -129,7 +129,6 @@ impl Indexer<'_> {
                 mtime_ns: p.file.mtime_ns,
             },
             Some(&p.doc.sections),
-            folders,
         )
     }
 
@@ -381,6 +380,8 @@ impl Indexer<'_> {
     fn record_absorbed(&self, absorbed: &[Absorbed]) -> Result<(), SyncError> {
         let told = |v: Option<&str>| v.and_then(KeywordLanguage::from_stored).and_then(KeywordLanguage::told);
         let folders = catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed, |a, b| told(a) != told(b))?;
+        // The catalog holds what the feed told now.
+        self.folder_languages.clear();
         let mut stale = Vec::new();
         {
             let conn = self.catalog.reader();
@@ -455,7 +456,6 @@ impl Indexer<'_> {
         let tags = catalog::tags_of(&conn, ids)?;
         let mut absorbed = Vec::with_capacity(rows.len());
         let no_tags = Vec::new();
-        let folders = FolderLanguages::default();
         // A chunk's texts are read in order on this connection, then their entries built in
         // two lanes; a chunk bounds the texts held at once.
         for chunk in rows.chunks(REFEED_CHUNK) {
@@ -482,13 +482,13 @@ impl Indexer<'_> {
                         mtime_ns: row.source_mtime_ns,
                     },
                     None,
-                    &folders,
                 ))
             };
             for ((row, _), entry) in items.iter().zip(lanes::map(&items, entry)) {
                 let version = RowVersion { id: row.id, gen: row.gen };
                 match entry {
                     Some(entry) => {
+                        self.folder_languages.fed(self, &row.collection, &row.rel_path, entry.language());
                         absorbed.push(Absorbed { version, keyword_lang: Some(entry.language().stored()) });
                         self.bm25.put(row.id, entry)?
                     }
@@ -506,20 +506,61 @@ impl Indexer<'_> {
     }
 }
 
-/// The languages of the folders of one feed's short notes, each asked of the catalog once (a
-/// folder of ten thousand short notes is one query, not ten thousand).
+/// The languages of the folders of one sync's (or feed's) short notes: each folder's sample
+/// read from the catalog once, and the languages told of the notes this sync fed so far added
+/// to it (the catalog learns them when the sync ends: [`Indexer::record_absorbed`], which
+/// clears this), so that a short note fed after its neighbours takes their language at once
+/// instead of being fed again when the sync ends.
 #[derive(Default)]
-pub(super) struct FolderLanguages(std::sync::Mutex<std::collections::HashMap<Folder, Option<Stemming>>>);
+pub(crate) struct FolderLanguages(std::sync::Mutex<std::collections::HashMap<Folder, FolderTally>>);
+
+/// What a folder's notes were told: the catalog's sample, then this sync's; and the language
+/// that makes, once asked.
+struct FolderTally {
+    stored: Vec<String>,
+    language: Option<Option<Stemming>>,
+}
 
 impl FolderLanguages {
-    fn of(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str) -> Option<Stemming> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<Folder, FolderTally>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The folder of `rel_path`, its tally read from the catalog when this sync has none.
+    fn folder(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str) -> Folder {
         let folder = Folder { collection: collection.to_string(), path: catalog::folder_of(rel_path).to_string() };
-        if let Some(known) = self.0.lock().unwrap_or_else(|p| p.into_inner()).get(&folder) {
-            return *known;
+        if !self.lock().contains_key(&folder) {
+            let stored = catalog::folder_languages(&ix.catalog.reader(), &folder).unwrap_or_else(|e| {
+                tracing::warn!("languages of the folder {:?} of {collection}: {e}", folder.path);
+                Vec::new()
+            });
+            self.lock().entry(folder.clone()).or_insert(FolderTally { stored, language: None });
         }
-        let language = ix.folder_language(&ix.catalog.reader(), &folder);
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(folder, language);
-        language
+        folder
+    }
+
+    /// The language of the folder of `rel_path` ([`bm25::folder_language`]).
+    fn of(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str) -> Option<Stemming> {
+        let folder = self.folder(ix, collection, rel_path);
+        let mut tallies = self.lock();
+        let tally = tallies.get_mut(&folder)?;
+        *tally.language.get_or_insert_with(|| bm25::folder_language(tally.stored.iter().map(String::as_str)))
+    }
+
+    /// A note this sync fed: a language told joins its folder's tally.
+    fn fed(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str, language: KeywordLanguage) {
+        if language.told().is_none() {
+            return;
+        }
+        let folder = self.folder(ix, collection, rel_path);
+        if let Some(tally) = self.lock().get_mut(&folder) {
+            tally.stored.push(language.stored());
+            tally.language = None;
+        }
+    }
+
+    fn clear(&self) {
+        self.lock().clear();
     }
 }
 
@@ -548,12 +589,7 @@ impl Indexer<'_> {
     /// wrote it. (A short note's folder language is read from the catalog as it is; when its
     /// folder's changes, [`Self::record_absorbed`] feeds it again.) `symbols`: a code file's symbol sections when the caller parsed it already;
     /// else they are parsed here.
-    pub(super) fn keyword_entry(
-        &self,
-        doc: &Stored<'_>,
-        symbols: Option<&[ingest::Section]>,
-        folders: &FolderLanguages,
-    ) -> Bm25Entry {
+    pub(super) fn keyword_entry(&self, doc: &Stored<'_>, symbols: Option<&[ingest::Section]>) -> Bm25Entry {
         let kind = source_kind(doc.rel_path);
         let categories = self.content_types.categories_with_type(doc.categories, doc.doc_type, doc.rel_path);
         let parsed_symbols;
@@ -582,7 +618,7 @@ impl Indexer<'_> {
             categories: &categories,
             modified_ms: doc.mtime_ns / 1_000_000,
             declared_language: declared.as_deref(),
-            folder_language: &|| folders.of(self, doc.collection, doc.rel_path),
+            folder_language: &|| self.folder_languages.of(self, doc.collection, doc.rel_path),
         })
     }
 }
