@@ -547,7 +547,9 @@ impl FolderLanguages {
         *tally.language.get_or_insert_with(|| bm25::folder_language(tally.stored.iter().map(String::as_str)))
     }
 
-    /// A note this sync fed: a language told joins its folder's tally.
+    /// A note this sync fed: a language told joins its folder's tally. (A note edited counts
+    /// with its language before too, until the sync ends; the check then corrects any short
+    /// note that told wrong.)
     fn fed(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str, language: KeywordLanguage) {
         if language.told().is_none() {
             return;
