@@ -119,8 +119,7 @@ impl Worker {
             models,
             events: EventBus::default(),
             hooks: Hooks::default(),
-            link_resolver: Default::default(),
-            link_dependents: Default::default(),
+            generation_caches: Default::default(),
         });
         let indexing = Arc::new(Indexing::new(Arc::clone(&shared), pictures));
         let worker = Arc::new(Worker { shared, indexing, catalog_check });

@@ -75,19 +75,17 @@ pub fn impact(w: &Shared, r: &DocRef, b: &ImpactBounds) -> Result<ImpactResponse
     let mut depth = 0u32;
     'walk: while !frontier.is_empty() {
         if depth == b.max_depth {
-            cuts.depth =
-                frontier.iter().any(|n| deps.get(n).is_some_and(|d| d.iter().any(|(s, _)| !visited.contains(s))));
+            cuts.depth = frontier.iter().any(|n| deps.of(*n).iter().any(|(s, _)| !visited.contains(s)));
             break;
         }
         depth += 1;
         if frontier.len() > b.frontier_limit as usize {
             let dropped = frontier.split_off(b.frontier_limit as usize);
-            cuts.frontier |=
-                dropped.iter().any(|n| deps.get(n).is_some_and(|d| d.iter().any(|(s, _)| !visited.contains(s))));
+            cuts.frontier |= dropped.iter().any(|n| deps.of(*n).iter().any(|(s, _)| !visited.contains(s)));
         }
         let mut next = Vec::new();
         for n in &frontier {
-            for (src, kind) in deps.get(n).map(Vec::as_slice).unwrap_or_default() {
+            for (src, kind) in deps.of(*n) {
                 if visited.contains(src) {
                     continue;
                 }
