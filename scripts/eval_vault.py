@@ -315,7 +315,10 @@ def make_manpages(root: Path, per_language: int, rng: random.Random, short: int 
 
 def short_items(client: Http, vault: Vault, texts: dict[str, str], rng: random.Random) -> dict:
     """Each short note (`jot-*.md`) searched for by another form of one of its words."""
-    import snowballstemmer
+    try:
+        import snowballstemmer
+    except ImportError:
+        raise SystemExit("--short needs Python's snowballstemmer: pip install snowballstemmer")
     out = {}
     for lang, algorithm in SNOWBALL.items():
         stemmer = snowballstemmer.stemmer(algorithm)
