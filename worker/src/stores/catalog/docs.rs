@@ -519,13 +519,7 @@ mod tests {
         for (rel, active) in
             [("a/x.md", true), ("a-b/y.md", true), ("ab.md", true), ("c/z.md", false), ("a/b/w.md", true)]
         {
-            conn.execute(
-                "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext,
-                   source_size, source_mtime_ns, title, active, gen, indexed_at)
-                 VALUES ('c', ?1, ?1, 'h', 'h', 'text/markdown', 'md', 1, 0, 't', ?2, 1, 'now')",
-                params![rel, active],
-            )
-            .unwrap();
+            crate::stores::catalog::test_rows::insert(&conn, rel, active);
         }
         let under = |folder: &str| has_active_under(&conn, "c", folder).unwrap();
         assert!(under("a"));

@@ -177,13 +177,7 @@ mod tests {
         conn.execute_batch(SCHEMA).unwrap();
         add_missing_columns(&conn).unwrap();
         for (rel, active) in rows {
-            conn.execute(
-                "INSERT INTO documents(collection, rel_path, docid, source_hash, mirror_hash, source_mime, source_ext,
-                   source_size, source_mtime_ns, title, active, gen, indexed_at)
-                 VALUES ('c', ?1, ?1, 'h', 'h', 'text/markdown', 'md', 1, 0, 't', ?2, 1, 'now')",
-                params![rel, active],
-            )
-            .unwrap();
+            crate::stores::catalog::test_rows::insert(&conn, rel, *active);
         }
         conn
     }

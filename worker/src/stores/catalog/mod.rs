@@ -17,6 +17,8 @@ mod listing;
 mod pool;
 mod schema;
 mod team;
+#[cfg(test)]
+mod test_rows;
 
 pub use capsules::*;
 pub use changes::*;
