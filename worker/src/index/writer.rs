@@ -105,7 +105,7 @@ impl Indexer<'_> {
         );
         let (mut out, ids, gen) = written?;
         for ((p, id), entry) in parsed.iter().zip(ids).zip(entries) {
-            self.folder_languages.fed(self, coll, &p.file.rel, entry.language());
+            self.folder_languages.fed(self, &Folder::of(coll, &p.file.rel), entry.language());
             let keyword_lang = Some(entry.language().stored());
             self.bm25.put(id, entry)?;
             out.absorbed.push(Absorbed { version: RowVersion { id, gen }, keyword_lang });
@@ -380,34 +380,21 @@ impl Indexer<'_> {
     fn record_absorbed(&self, absorbed: &[Absorbed]) -> Result<(), SyncError> {
         let told = |v: Option<&str>| v.and_then(KeywordLanguage::from_stored).and_then(KeywordLanguage::told);
         let folders = catalog::mark_bm25_absorbed(&mut self.catalog.writer(), absorbed, |a, b| told(a) != told(b))?;
-        // The catalog holds what the feed told now.
+        // The catalog holds what the feed told now: the folders' languages are read from it
+        // again, once each, here and by the feed below.
         self.folder_languages.clear();
         let mut stale = Vec::new();
-        {
-            let conn = self.catalog.reader();
-            for folder in &folders {
-                let now = KeywordLanguage::Short { folder: self.folder_language(&conn, folder) }.stored();
-                let shorts = catalog::folder_rows_with_language(&conn, folder, KeywordLanguage::SHORT_PREFIX)?;
-                stale.extend(shorts.into_iter().filter(|(_, was)| *was != now).map(|(id, _)| id));
-            }
+        for folder in &folders {
+            let now = KeywordLanguage::Short { folder: self.folder_languages.of(self, folder) }.stored();
+            let shorts =
+                catalog::folder_rows_with_language(&self.catalog.reader(), folder, KeywordLanguage::SHORT_PREFIX)?;
+            stale.extend(shorts.into_iter().filter(|(_, was)| *was != now).map(|(id, _)| id));
         }
         if !stale.is_empty() {
             // Short notes only: their language told no folder's, so this feed re-feeds none.
             self.feed_rows(&stale)?;
         }
         Ok(())
-    }
-
-    /// The language of the notes in `folder`, as the keyword index read them (none when the
-    /// catalog cannot say).
-    fn folder_language(&self, conn: &rusqlite::Connection, folder: &Folder) -> Option<Stemming> {
-        match catalog::folder_languages(conn, folder) {
-            Ok(values) => bm25::folder_language(values.iter().map(String::as_str)),
-            Err(e) => {
-                tracing::warn!("languages of the folder {:?} of {}: {e}", folder.path, folder.collection);
-                None
-            }
-        }
     }
 
     /// Feeds BM25 every row whose generation it has not absorbed (crash recovery, a new
@@ -488,7 +475,7 @@ impl Indexer<'_> {
                 let version = RowVersion { id: row.id, gen: row.gen };
                 match entry {
                     Some(entry) => {
-                        self.folder_languages.fed(self, &row.collection, &row.rel_path, entry.language());
+                        self.folder_languages.fed(self, &Folder::of(&row.collection, &row.rel_path), entry.language());
                         absorbed.push(Absorbed { version, keyword_lang: Some(entry.language().stored()) });
                         self.bm25.put(row.id, entry)?
                     }
@@ -526,36 +513,36 @@ impl FolderLanguages {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The folder of `rel_path`, its tally read from the catalog when this sync has none.
-    fn folder(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str) -> Folder {
-        let folder = Folder { collection: collection.to_string(), path: catalog::folder_of(rel_path).to_string() };
-        if !self.lock().contains_key(&folder) {
-            let stored = catalog::folder_languages(&ix.catalog.reader(), &folder).unwrap_or_else(|e| {
-                tracing::warn!("languages of the folder {:?} of {collection}: {e}", folder.path);
-                Vec::new()
-            });
-            self.lock().entry(folder.clone()).or_insert(FolderTally { stored, language: None });
+    /// Reads `folder`'s tally from the catalog when this sync has none (an empty one when the
+    /// catalog cannot say).
+    fn load(&self, ix: &Indexer<'_>, folder: &Folder) {
+        if self.lock().contains_key(folder) {
+            return;
         }
-        folder
+        let stored = catalog::folder_languages(&ix.catalog.reader(), folder).unwrap_or_else(|e| {
+            tracing::warn!("languages of the folder {:?} of {}: {e}", folder.path, folder.collection);
+            Vec::new()
+        });
+        self.lock().entry(folder.clone()).or_insert(FolderTally { stored, language: None });
     }
 
-    /// The language of the folder of `rel_path` ([`bm25::folder_language`]).
-    fn of(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str) -> Option<Stemming> {
-        let folder = self.folder(ix, collection, rel_path);
+    /// The language of `folder` ([`bm25::folder_language`]).
+    fn of(&self, ix: &Indexer<'_>, folder: &Folder) -> Option<Stemming> {
+        self.load(ix, folder);
         let mut tallies = self.lock();
-        let tally = tallies.get_mut(&folder)?;
+        let tally = tallies.get_mut(folder)?;
         *tally.language.get_or_insert_with(|| bm25::folder_language(tally.stored.iter().map(String::as_str)))
     }
 
-    /// A note this sync fed: a language told joins its folder's tally. (A note edited counts
-    /// with its language before too, until the sync ends; the check then corrects any short
-    /// note that told wrong.)
-    fn fed(&self, ix: &Indexer<'_>, collection: &str, rel_path: &str, language: KeywordLanguage) {
+    /// A note of `folder` this sync fed: a language told joins the folder's tally. (A note
+    /// edited counts with its language before too, until the sync ends; the check then
+    /// corrects any short note that told wrong.)
+    fn fed(&self, ix: &Indexer<'_>, folder: &Folder, language: KeywordLanguage) {
         if language.told().is_none() {
             return;
         }
-        let folder = self.folder(ix, collection, rel_path);
-        if let Some(tally) = self.lock().get_mut(&folder) {
+        self.load(ix, folder);
+        if let Some(tally) = self.lock().get_mut(folder) {
             tally.stored.push(language.stored());
             tally.language = None;
         }
@@ -589,8 +576,8 @@ impl Indexer<'_> {
     /// convergence (after a rebuild, a rename, a content-type change, a reactivation) both call
     /// it with what the catalog stores, so what is indexed never depends on the path that
     /// wrote it. (A short note's folder language is read from the catalog as it is; when its
-    /// folder's changes, [`Self::record_absorbed`] feeds it again.) `symbols`: a code file's symbol sections when the caller parsed it already;
-    /// else they are parsed here.
+    /// folder's changes, [`Self::record_absorbed`] feeds it again.) `symbols`: a code file's
+    /// symbol sections when the caller parsed it already; else they are parsed here.
     pub(super) fn keyword_entry(&self, doc: &Stored<'_>, symbols: Option<&[ingest::Section]>) -> Bm25Entry {
         let kind = source_kind(doc.rel_path);
         let categories = self.content_types.categories_with_type(doc.categories, doc.doc_type, doc.rel_path);
@@ -620,7 +607,7 @@ impl Indexer<'_> {
             categories: &categories,
             modified_ms: doc.mtime_ns / 1_000_000,
             declared_language: declared.as_deref(),
-            folder_language: &|| self.folder_languages.of(self, doc.collection, doc.rel_path),
+            folder_language: &|| self.folder_languages.of(self, &Folder::of(doc.collection, doc.rel_path)),
         })
     }
 }

@@ -213,11 +213,17 @@ pub fn part_states(conn: &Connection, collection: &str, file: &str) -> Result<Ha
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The paths under the folder `folder` (relative, without a trailing slash), as a range of the
+/// `(collection, rel_path)` index: `folder/` up to, not including, `folder0` (`'0'` follows
+/// `'/'`).
+pub(super) fn paths_under(folder: &str) -> (String, String) {
+    (format!("{folder}/"), format!("{folder}0"))
+}
+
 /// Whether `collection` has an active document under the folder `folder` (relative, without
-/// a trailing slash). A range of the `(collection, rel_path)` index: `folder/` up to, not
-/// including, `folder0` (`'0'` follows `'/'`).
+/// a trailing slash): a range of the `(collection, rel_path)` index ([`paths_under`]).
 pub fn has_active_under(conn: &Connection, collection: &str, folder: &str) -> Result<bool> {
-    let (from, to) = (format!("{folder}/"), format!("{folder}0"));
+    let (from, to) = paths_under(folder);
     Ok(conn
         .query_row(
             "SELECT 1 FROM documents WHERE collection = ?1 AND rel_path >= ?2 AND rel_path < ?3 AND active = 1 LIMIT 1",

@@ -2,6 +2,7 @@
 //! of `bm25_gen`), and the content-type rules its categories were fed with.
 
 use super::Result;
+use crate::paths::dir_of;
 use crate::stores::DocKey;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -64,10 +65,12 @@ pub struct Folder {
     pub path: String,
 }
 
-/// The folder a document's path is in: a mailbox's message (`<file>/<part key>`) is in its
-/// file's, beside the other messages.
-pub fn folder_of(rel_path: &str) -> &str {
-    rel_path.rsplit_once('/').map_or("", |(folder, _)| folder)
+impl Folder {
+    /// The folder of `collection` a document's path is in: a mailbox's message
+    /// (`<file>/<part key>`) is in its file's, beside the other messages.
+    pub fn of(collection: &str, rel_path: &str) -> Folder {
+        Folder { collection: collection.to_string(), path: dir_of(rel_path).to_string() }
+    }
 }
 
 /// Records that the BM25 index absorbed these rows at their current generation, and what it
@@ -92,7 +95,7 @@ pub fn mark_bm25_absorbed(
             let Some((collection, rel_path, before)) = before else { continue };
             write.execute(params![id, gen, row.keyword_lang])?;
             if differs(before.as_deref(), row.keyword_lang.as_deref()) {
-                changed.insert(Folder { path: folder_of(&rel_path).to_string(), collection });
+                changed.insert(Folder::of(&collection, &rel_path));
             }
         }
     }
@@ -105,15 +108,16 @@ pub fn mark_bm25_absorbed(
 /// sample, not read whole for each short note in it.
 const FOLDER_SAMPLE: i64 = 2_000;
 
-/// The bounds of a folder's paths (`rel_path >= lo AND rel_path < hi`), and the character
-/// after which a path of it names a note directly in it.
+/// The bounds of a folder's paths (`rel_path >= lo AND rel_path < hi`: the root's are every
+/// path, another folder's [`super::docs::paths_under`] it), and the character after which a
+/// path of it names a note directly in it.
 fn folder_range(folder: &str) -> (String, String, i64) {
     if folder.is_empty() {
         return (String::new(), char::MAX.to_string(), 1);
     }
-    // '0' is the character after '/'.
-    let lo = format!("{folder}/");
-    (lo.clone(), format!("{folder}0"), lo.chars().count() as i64 + 1)
+    let (lo, hi) = super::docs::paths_under(folder);
+    let name_at = lo.chars().count() as i64 + 1;
+    (lo, hi, name_at)
 }
 
 /// What the keyword index read of the languages of the active notes directly in `folder` (a
@@ -216,7 +220,7 @@ mod tests {
         assert_eq!(shorts, [(id(&conn, "a/z.md"), "~".to_string())]);
         // Absorbed again with the same languages: no folder changed.
         assert!(mark_bm25_absorbed(&mut conn, &rows, differs).unwrap().is_empty());
-        assert_eq!(folder_of("a/b/w.md"), "a/b");
-        assert_eq!(folder_of("top.md"), "");
+        assert_eq!(Folder::of("c", "a/b/w.md"), folder("a/b"));
+        assert_eq!(Folder::of("c", "top.md"), folder(""));
     }
 }
