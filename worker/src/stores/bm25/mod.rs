@@ -9,8 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
-    TermSetQuery,
+    AllQuery, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery, TermSetQuery,
 };
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
@@ -21,7 +20,9 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 
 mod language;
 pub mod query;
+mod ranking;
 pub use language::{folder_language, KeywordLanguage, Stemming};
+use ranking::{Choice, FieldShares, Ranking, Share};
 mod stems;
 mod words;
 
@@ -391,14 +392,17 @@ impl Bm25Index {
         languages: &QueryLanguages,
         weight: f32,
     ) -> Option<Box<dyn Query>> {
-        let term = |t: &str| -> Box<dyn Query> {
-            Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs))
-        };
+        self.field_shares(field, words, languages, weight).query(TIE_BREAKER)
+    }
+
+    /// The query words' shares of `field`'s score, at the field's `weight`.
+    fn field_shares(&self, field: Field, words: &[String], languages: &QueryLanguages, weight: f32) -> FieldShares {
+        let term = |t: &str| Term::from_field_text(field, t);
         let f = self.fields;
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut shares: Vec<Share> = Vec::new();
         for w in words {
             if field != f.body && field != f.title {
-                clauses.extend(self.analyze(field, w).iter().map(|t| (Occur::Should, term(t))));
+                shares.extend(self.analyze(field, w).iter().map(|t| Share::Term(Choice::new(term(t), 1.0))));
                 continue;
             }
             // A stemmed field holds each document's words stemmed by its own language: the
@@ -417,35 +421,28 @@ impl Bm25Index {
                 // A stop word has no stem: it is matched as written in the plain text, at the
                 // weight the plain field had ("to be or not to be" still finds its note).
                 for plain in self.analyze(f.body_plain, w).into_iter().filter(|p| !toks.contains(p)) {
-                    let q = TermQuery::new(Term::from_field_text(f.body_plain, &plain), IndexRecordOption::WithFreqs);
-                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), STOP_WORD_WEIGHT))));
+                    let exact = Term::from_field_text(f.body_plain, &plain);
+                    shares.push(Share::Term(Choice::new(exact, STOP_WORD_WEIGHT)));
                 }
             }
             for tok in toks {
-                let mut stems: Vec<Box<dyn Query>> = Vec::new();
-                for (language, stem) in language::variants(&tok, stemmed_in) {
-                    let q = term(&language.tagged(&stem));
-                    stems.push(match languages.own {
-                        Some(own) if own != language => Box::new(BoostQuery::new(q, OTHER_LANGUAGE_WEIGHT)),
-                        _ => q,
-                    });
-                }
+                let mut choices: Vec<Choice> = language::variants(&tok, stemmed_in)
+                    .into_iter()
+                    .map(|(language, stem)| {
+                        let boost = match languages.own {
+                            Some(own) if own != language => OTHER_LANGUAGE_WEIGHT,
+                            _ => 1.0,
+                        };
+                        Choice::new(term(&language.tagged(&stem)), boost)
+                    })
+                    .collect();
                 if field == f.body {
-                    let exact = Term::from_field_text(f.body_plain, &tok);
-                    stems.push(Box::new(TermQuery::new(exact, IndexRecordOption::WithFreqs)));
+                    choices.push(Choice::new(Term::from_field_text(f.body_plain, &tok), 1.0));
                 }
-                let q: Box<dyn Query> = if stems.len() == 1 {
-                    stems.into_iter().next().unwrap_or_else(|| term(&tok))
-                } else {
-                    Box::new(DisjunctionMaxQuery::with_tie_breaker(stems, TIE_BREAKER))
-                };
-                clauses.push((Occur::Should, q));
+                shares.push(Share::Best(choices));
             }
         }
-        if clauses.is_empty() {
-            return None;
-        }
-        Some(Box::new(BoostQuery::new(Box::new(BooleanQuery::new(clauses)), weight)))
+        FieldShares { weight, shares }
     }
 
     fn phrase_query(&self, text: &str) -> Option<Box<dyn Query>> {
@@ -512,9 +509,9 @@ impl Bm25Index {
     ) -> Result<Vec<(f32, DocKey)>, Bm25Error> {
         let f = self.fields;
         let w = WEIGHTS;
-        let mut ranking: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let all_words: Vec<String> = q.words.iter().chain(q.phrases.iter()).cloned().collect();
         let languages = self.query_languages(q);
+        let mut fields: Vec<FieldShares> = Vec::new();
         for (field, weight) in [
             (f.title, w.title),
             (f.title_plain, w.title_plain),
@@ -522,17 +519,15 @@ impl Bm25Index {
             (f.body_plain, w.body_plain),
             (f.path, w.path),
         ] {
-            if weight <= 0.0 {
-                continue;
-            }
-            if let Some(sub) = self.words_query(field, &all_words, &languages, weight) {
-                ranking.push((Occur::Should, sub));
+            if weight > 0.0 {
+                fields.push(self.field_shares(field, &all_words, &languages, weight));
             }
         }
+        let ranking = Ranking::new(fields, TIE_BREAKER);
         if ranking.is_empty() {
             return Ok(Vec::new());
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(ranking)))];
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for p in &q.phrases {
             match self.phrase_query(p) {
                 Some(pq) => clauses.push((Occur::Must, Box::new(BoostQuery::new(pq, 0.0)))),
@@ -545,9 +540,16 @@ impl Bm25Index {
             }
         }
         clauses.extend(self.filter_query(filters));
-        let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+        let collector = TopDocs::with_limit(limit.max(1)).order_by_score();
+        // The ranking alone finds its top documents without visiting every match (`ranking`);
+        // with phrases, exclusions or filters beside it, tantivy visits them.
+        let top = if clauses.is_empty() {
+            searcher.search(&ranking, &collector)?
+        } else {
+            clauses.insert(0, (Occur::Must, ranking.exhaustive()));
+            searcher.search(&BooleanQuery::new(clauses), &collector)?
+        };
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr)?;
