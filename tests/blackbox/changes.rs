@@ -283,8 +283,7 @@ fn a_reconnecting_subscriber_gets_the_changes_it_missed() {
     write_notes(&s.path("notes"), &[("a.md", "# A\nfirst\n")]);
     s.add_collection(&s.path("notes"), "notes");
     let port = s.port;
-    let reader = std::thread::spawn(move || read_changed_events(port, None, 1, Duration::from_secs(20)));
-    std::thread::sleep(Duration::from_millis(500));
+    let reader = subscribe_to_changes(port, 1, Duration::from_secs(20));
     let create = |rel: &str, body: &str| {
         let r =
             s.post("/api/docs", json!({ "collection": "notes", "relPath": rel, "content": body, "overwrite": true }));

@@ -418,6 +418,35 @@ pub fn read_changed_events(
     count: usize,
     within: Duration,
 ) -> Vec<(String, Value)> {
+    read_changed_events_then(port, last_event_id, count, within, || {})
+}
+
+/// [`read_changed_events`] on a thread of its own, started once the stream is open (its
+/// `connected` comment came: the gateway listens to the worker's events from then on), so that
+/// what the caller does next is seen. No sleep that a loaded machine can outlast.
+pub fn subscribe_to_changes(
+    port: u16,
+    count: usize,
+    within: Duration,
+) -> std::thread::JoinHandle<Vec<(String, Value)>> {
+    let (open, opened) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        read_changed_events_then(port, None, count, within, move || {
+            let _ = open.send(());
+        })
+    });
+    opened.recv_timeout(within).expect("the event stream opened");
+    reader
+}
+
+fn read_changed_events_then(
+    port: u16,
+    last_event_id: Option<&str>,
+    count: usize,
+    within: Duration,
+    opened: impl FnOnce(),
+) -> Vec<(String, Value)> {
+    let mut opened = Some(opened);
     use std::io::{BufRead, BufReader, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_read_timeout(Some(within)).unwrap();
@@ -436,6 +465,11 @@ pub fn read_changed_events(
             Ok(_) => {}
         }
         let l = line.trim_end();
+        if l.starts_with(':') && l.contains("connected") {
+            if let Some(opened) = opened.take() {
+                opened();
+            }
+        }
         if let Some(k) = l.strip_prefix("event:") {
             kind = k.trim().to_string();
         } else if let Some(i) = l.strip_prefix("id:") {

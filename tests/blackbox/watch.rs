@@ -199,8 +199,7 @@ fn the_watchers_changes_are_events_with_their_own_origin() {
     let n = watched(&s, &[("a.md", "# A\n")]);
     // The event stream: `curl`-like read of /api/events while a file changes.
     let port = s.port;
-    let reader = std::thread::spawn(move || read_changed_events(port, None, 1, Duration::from_secs(20)));
-    std::thread::sleep(Duration::from_millis(500));
+    let reader = subscribe_to_changes(port, 1, Duration::from_secs(20));
     let text = "# A\nchanged by another program\n";
     std::fs::write(n.join("a.md"), text).unwrap();
     let events: Vec<Value> = reader.join().unwrap().into_iter().map(|(_, e)| e).collect();
