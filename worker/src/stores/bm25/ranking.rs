@@ -26,12 +26,15 @@ use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
 const BOUND_MARGIN: Score = 1.001;
 
 /// The top documents are looked for by the bound only when one of the ranking's terms is in at
-/// least this part of the documents: where every term is rarer, the exhaustive walk is short,
-/// and the bound, up to the sum of a word's stems and its written
-/// form, lets most of its documents through to be scored twice. Chosen on the 2,000-note
-/// generator's queries at 200,000 notes (words in ~10% of the notes were 1.35x slower pruned,
-/// words in 56-80% 1.1-2.5x faster); docs/benchmarks.md has the figures.
+/// least this part of the documents, and in at least [`PRUNE_FROM_DOCS`]: where every term is
+/// rarer, the exhaustive walk is short, and the bound, up to the sum of a word's stems and its
+/// written form, lets most of its documents through to be scored twice. Both chosen on the
+/// 2,000-note generator's queries (`scripts/bench`'s notes corpus, at 2,000, 20,000 and
+/// 200,000 notes): at 200,000 notes words in ~10% of the notes were 1.35x slower pruned and
+/// words in 56-80% 1.1-2.5x faster; at 20,000 a common word 0.91x, at 2,000 search p50 1.10x.
+/// docs/benchmarks.md has the figures.
 const PRUNE_WHEN_A_TERM_IS_IN: f64 = 0.25;
+const PRUNE_FROM_DOCS: u64 = 10_000;
 
 /// One way a query word matches in a field: a term at a weight within the field.
 #[derive(Clone, Debug)]
@@ -110,11 +113,13 @@ impl FieldShares {
 pub(super) struct Ranking {
     fields: Vec<FieldShares>,
     tie_breaker: Score,
+    /// [`PRUNE_FROM_DOCS`], but in tests.
+    prune_from_docs: u64,
 }
 
 impl Ranking {
     pub fn new(fields: Vec<FieldShares>, tie_breaker: Score) -> Ranking {
-        Ranking { fields, tie_breaker }
+        Ranking { fields, tie_breaker, prune_from_docs: PRUNE_FROM_DOCS }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -132,9 +137,10 @@ impl Ranking {
     }
 
     /// Whether one of the ranking's terms is in enough of the documents
-    /// ([`PRUNE_WHEN_A_TERM_IS_IN`]).
+    /// ([`PRUNE_WHEN_A_TERM_IS_IN`], [`PRUNE_FROM_DOCS`]).
     fn worth_pruning(&self, stats: &dyn Bm25StatisticsProvider) -> tantivy::Result<bool> {
-        let enough = ((stats.total_num_docs()? as f64 * PRUNE_WHEN_A_TERM_IS_IN).ceil() as u64).max(1);
+        let share = (stats.total_num_docs()? as f64 * PRUNE_WHEN_A_TERM_IS_IN).ceil() as u64;
+        let enough = share.max(self.prune_from_docs).max(1);
         for (_, _, choice, _) in self.weighted_terms() {
             if stats.doc_freq(&choice.term)? >= enough {
                 return Ok(true);
@@ -393,10 +399,30 @@ mod tests {
     }
 
     #[test]
+    fn only_a_term_in_enough_of_the_documents_is_worth_pruning() {
+        let (index, a, b) = index();
+        let searcher = index.reader().unwrap().searcher();
+        // 3,000 documents: fewer than PRUNE_FROM_DOCS.
+        assert!(!ranking(a, b).worth_pruning(&searcher).unwrap());
+        let mut common = ranking(a, b);
+        common.prune_from_docs = 1;
+        assert!(common.worth_pruning(&searcher).unwrap());
+        let t = |w: &str| Term::from_field_text(a, w);
+        let mut rare = Ranking::new(
+            vec![FieldShares { weight: 1.0, shares: vec![Share::Term(Choice::new(t("absent"), 1.0))] }],
+            0.1,
+        );
+        rare.prune_from_docs = 1;
+        assert!(!rare.worth_pruning(&searcher).unwrap());
+    }
+
+    #[test]
     fn the_pruned_search_finds_the_exhaustive_top_documents_and_scores() {
         let (index, a, b) = index();
         let searcher = index.reader().unwrap().searcher();
-        let ranking = ranking(a, b);
+        let mut ranking = ranking(a, b);
+        ranking.prune_from_docs = 1;
+        assert!(ranking.worth_pruning(&searcher).unwrap());
         for k in [1, 10, 100, 3000] {
             let collector = TopDocs::with_limit(k).order_by_score();
             let pruned = searcher.search(&ranking, &collector).unwrap();
