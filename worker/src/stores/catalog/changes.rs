@@ -249,8 +249,12 @@ pub fn changes_of_doc(conn: &Connection, doc_id: DocKey) -> Result<Vec<JournalEn
 
 /// The first and last retained sequence (`None` when the journal is empty).
 pub fn journal_span(conn: &Connection) -> Result<Option<(u64, u64)>> {
+    // Each aggregate alone, so that SQLite reads it from the end of the key (both in one
+    // SELECT scan the whole journal: a write's pruning read 100,000 rows for it).
     let span: (Option<i64>, Option<i64>) =
-        conn.query_row("SELECT MIN(seq), MAX(seq) FROM changes", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        conn.query_row("SELECT (SELECT MIN(seq) FROM changes), (SELECT MAX(seq) FROM changes)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
     Ok(match span {
         (Some(a), Some(b)) => Some((a as u64, b as u64)),
         _ => None,
@@ -323,6 +327,11 @@ pub struct Retention {
     pub max_age_ms: i64,
 }
 
+/// How far past its row bound the journal may grow before it is cut back to it: a part of the
+/// bound (1/64: ~1,560 rows of the default 100,000), so that the row walk the cut needs runs
+/// once per that many writes, not at each. A bound under 64 rows is kept exactly.
+const ROW_SLACK: u64 = 64;
+
 /// Drops what falls outside `bound` and records how far the journal was cut. Returns the
 /// number of changes dropped.
 pub fn prune_journal(
@@ -331,15 +340,21 @@ pub fn prune_journal(
     now_ms: i64,
     parse_ms: impl Fn(&str) -> Option<i64>,
 ) -> Result<u64> {
-    let Some((_, last)) = journal_span(conn)? else { return Ok(0) };
-    // Rows at or below `by_rows` fall outside the row bound.
-    let by_rows: Option<i64> = conn
-        .query_row(
+    let Some((first, last)) = journal_span(conn)? else { return Ok(0) };
+    // Rows at or below `by_rows` fall outside the row bound. Finding that row walks
+    // `max_rows` rows, so it is looked for only once the journal may hold a slack's more
+    // (`ROW_SLACK`): a journal whose sequences span no more holds no more rows.
+    let slack = bound.max_rows / ROW_SLACK;
+    let by_rows: Option<i64> = if last - first + 1 <= bound.max_rows.saturating_add(slack) {
+        None
+    } else {
+        conn.query_row(
             "SELECT seq FROM changes ORDER BY seq DESC LIMIT 1 OFFSET ?1",
             [i64::try_from(bound.max_rows.max(1)).unwrap_or(i64::MAX)],
             |r| r.get(0),
         )
-        .optional()?;
+        .optional()?
+    };
     let by_age = sequence_before_time(conn, now_ms.saturating_sub(bound.max_age_ms), &parse_ms)?;
     let cut = (by_rows.unwrap_or(0).max(0) as u64).max(by_age).min(last);
     if cut <= journal_cut(conn)?.seq {
@@ -428,6 +443,28 @@ mod tests {
         let kept: Vec<u64> = changes_after(&conn, 0, None, 100).unwrap().iter().map(|e| e.seq).collect();
         assert_eq!(kept, vec![6, 7]);
         assert_eq!(journal_cut(&conn).unwrap().seq, 5);
+    }
+
+    #[test]
+    fn a_large_row_bound_is_cut_back_to_once_its_slack_is_passed() {
+        let now = 1_000_000;
+        // 128 rows: a slack of two.
+        let bound = Retention { max_rows: 128, max_age_ms: i64::MAX / 2 };
+        let kept = |conn: &Connection| changes_after(conn, 0, None, 1000).unwrap().len();
+        let conn = journal(&[900; 130], &[]);
+        assert_eq!(prune_journal(&conn, bound, now, secs).unwrap(), 0);
+        assert_eq!(kept(&conn), 130);
+        let conn = journal(&[900; 131], &[]);
+        assert_eq!(prune_journal(&conn, bound, now, secs).unwrap(), 3);
+        assert_eq!(kept(&conn), 128);
+        assert_eq!(journal_cut(&conn).unwrap().seq, 3);
+        // Gaps: 131 sequences, 129 rows; cut to the newest 128 rows, whatever their sequences.
+        let conn = journal(&[900; 131], &[130, 131]);
+        assert_eq!(prune_journal(&conn, bound, now, secs).unwrap(), 0);
+        let conn = journal(&[900; 133], &[100, 101]);
+        assert_eq!(prune_journal(&conn, bound, now, secs).unwrap(), 3);
+        assert_eq!(kept(&conn), 128);
+        assert_eq!(journal_span(&conn).unwrap(), Some((4, 133)));
     }
 
     #[test]
