@@ -310,6 +310,12 @@ fn a_reconnecting_subscriber_gets_the_changes_it_missed() {
     // The ids are change cursors: /api/changes reads from them.
     let after = s.get(&format!("/api/changes?since={}", replayed[0].0)).json();
     assert_eq!(after["changes"].as_array().unwrap().len(), 2, "{after}");
+    // A write is announced after its keyword commit, so an announcement of the writes above can
+    // still be on its way: a later write's, which comes after them, is waited for first.
+    let reader = subscribe_to_changes(port, 5, Duration::from_secs(3));
+    create("e.md", "# E\n");
+    let live = reader.join().unwrap();
+    assert!(live.iter().any(|(_, e)| e["uri"] == "svc://notes/e.md"), "{live:?}");
     // Nothing is replayed from an id that is no cursor.
     assert!(read_changed_events(port, Some("not-a-cursor"), 1, Duration::from_secs(1)).is_empty());
 }
