@@ -10,10 +10,13 @@
 //! never less than the ranking's score (the best choice plus a part of the others is at most
 //! their sum), with each document that sum lets through scored exactly. A document left out has
 //! a sum at most the k-th best exact score, so its own score is too: the top documents and their
-//! scores are the exhaustive query's.
+//! scores are the exhaustive query's (up to the last bit of a float's sum). Each segment's sum is
+//! raised where the segment's average length differs from the index's ([`Ranking::bound`]), so
+//! the blocks' stored maxima bound it too.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use tantivy::index::SegmentId;
 use tantivy::query::{
     Bm25StatisticsProvider, BooleanQuery, BoostQuery, DisjunctionMaxQuery, EmptyQuery, EnableScoring, Explanation,
     Occur, Query, Scorer, TermQuery, Weight,
@@ -149,6 +152,36 @@ impl Ranking {
         Ok(false)
     }
 
+    /// The sum of every term at its weight, never under the ranking's score in `segment`.
+    ///
+    /// Block-max WAND reads each block's best (length, frequency) pair, chosen when the segment
+    /// was written by the segment's own average length, and scores it by the whole index's: where
+    /// the two differ, another pair of the block can score higher (a shorter note's single
+    /// mention against a longer note's three). A pair's score moves by at most the ratio of the
+    /// two averages either way, so each term's bound is raised by it (1 where they agree).
+    fn bound(&self, segment: &SegmentReader, stats: &dyn Bm25StatisticsProvider) -> tantivy::Result<BooleanQuery> {
+        let docs = stats.total_num_docs()?.max(1) as Score;
+        let segment_docs = segment.max_doc().max(1) as Score;
+        let mut spreads: HashMap<Field, Score> = HashMap::new();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (_, _, choice, weight) in self.weighted_terms() {
+            let field = choice.term.field();
+            let spread = match spreads.get(&field) {
+                Some(spread) => *spread,
+                None => {
+                    let index_average = stats.total_num_tokens(field)? as Score / docs;
+                    let segment_average = segment.inverted_index(field)?.total_num_tokens() as Score / segment_docs;
+                    let spread = average_spread(segment_average, index_average);
+                    spreads.insert(field, spread);
+                    spread
+                }
+            };
+            let term = Box::new(TermQuery::new(choice.term.clone(), IndexRecordOption::WithFreqs));
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(term, weight * spread * BOUND_MARGIN))));
+        }
+        Ok(BooleanQuery::new(clauses))
+    }
+
     /// Every term at its weight in the ranking (the field's times the choice's).
     fn weighted_terms(&self) -> impl Iterator<Item = (usize, usize, &Choice, Score)> + '_ {
         self.fields.iter().enumerate().flat_map(|(fi, field)| {
@@ -173,11 +206,9 @@ impl Query for Ranking {
         if self.is_empty() || !self.worth_pruning(&stats)? {
             return Ok(exhaustive);
         }
-        let mut bound: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut terms = Vec::new();
         for (field, share, choice, weight) in self.weighted_terms() {
             let term = TermQuery::new(choice.term.clone(), IndexRecordOption::WithFreqs);
-            bound.push((Occur::Should, Box::new(BoostQuery::new(Box::new(term.clone()), weight * BOUND_MARGIN))));
             terms.push(WeightedTerm { field, share, weight: term.weight(scoring)?, boost: weight });
         }
         let shapes = self
@@ -185,13 +216,11 @@ impl Query for Ranking {
             .iter()
             .map(|f| f.shares.iter().map(|s| matches!(s, Share::Best(cs) if cs.len() > 1)).collect())
             .collect();
-        Ok(Box::new(RankingWeight {
-            exhaustive,
-            bound: BooleanQuery::new(bound).weight(scoring)?,
-            terms,
-            shapes,
-            tie_breaker: self.tie_breaker,
-        }))
+        let mut bounds = HashMap::new();
+        for segment in searcher.segment_readers() {
+            bounds.insert(segment.segment_id(), self.bound(segment, &stats)?.weight(scoring)?);
+        }
+        Ok(Box::new(RankingWeight { exhaustive, bounds, terms, shapes, tie_breaker: self.tie_breaker }))
     }
 
     fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
@@ -252,10 +281,21 @@ struct WeightedTerm {
     boost: Score,
 }
 
+/// How far a score read by one average length can move when read by another: their ratio, the
+/// larger over the smaller (1 for a field without words, which has no blocks).
+fn average_spread(a: Score, b: Score) -> Score {
+    if a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() {
+        (a / b).max(b / a)
+    } else {
+        1.0
+    }
+}
+
 struct RankingWeight {
     exhaustive: Box<dyn Weight>,
-    /// Every term at its weight, summed: never under the ranking's score.
-    bound: Box<dyn Weight>,
+    /// Per segment, every term at its weight, summed: never under the ranking's score there
+    /// ([`Ranking::bound`]).
+    bounds: HashMap<SegmentId, Box<dyn Weight>>,
     terms: Vec<WeightedTerm>,
     /// Per field, per share: whether the share is the best of several choices.
     shapes: Vec<Vec<bool>>,
@@ -281,9 +321,12 @@ impl Weight for RankingWeight {
         reader: &SegmentReader,
         callback: &mut dyn FnMut(DocId, Score) -> Score,
     ) -> tantivy::Result<()> {
+        let Some(bound) = self.bounds.get(&reader.segment_id()) else {
+            return self.exhaustive.for_each_pruning(threshold, reader, callback);
+        };
         let mut exact = ExactScore::new(self, reader)?;
         let mut threshold_now = threshold;
-        self.bound.for_each_pruning(threshold, reader, &mut |doc, _sum| {
+        bound.for_each_pruning(threshold, reader, &mut |doc, _sum| {
             let score = exact.at(doc);
             if score > threshold_now {
                 threshold_now = callback(doc, score);
@@ -354,7 +397,9 @@ mod tests {
     use tantivy::schema::{Schema, TEXT};
     use tantivy::{doc, Index};
 
-    /// Documents of a few words each over two fields, with words shared in every proportion.
+    /// Documents of a few words each over two fields, with words shared in every proportion: the
+    /// first segments' documents short, the later ones' long, so that a segment's average length
+    /// is far from the index's (the block maxima are chosen by the segment's).
     fn index() -> (Index, tantivy::schema::Field, tantivy::schema::Field) {
         let mut schema = Schema::builder();
         let a = schema.add_text_field("a", TEXT);
@@ -368,7 +413,7 @@ mod tests {
             (seed >> 33) as usize
         };
         for i in 0..3000 {
-            let n = 1 + next() % 12;
+            let n = if i < 1500 { 1 + next() % 3 } else { 8 + next() % 40 };
             let text_a: Vec<&str> = (0..n).map(|_| words[next() % words.len()]).collect();
             let text_b: Vec<&str> = (0..(next() % 4)).map(|_| words[next() % words.len()]).collect();
             writer.add_document(doc!(a => text_a.join(" "), b => text_b.join(" "))).unwrap();

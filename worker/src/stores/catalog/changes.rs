@@ -345,7 +345,7 @@ pub fn prune_journal(
     // `max_rows` rows, so it is looked for only once the journal may hold a slack's more
     // (`ROW_SLACK`): a journal whose sequences span no more holds no more rows.
     let slack = bound.max_rows / ROW_SLACK;
-    let by_rows: Option<i64> = if last - first + 1 <= bound.max_rows.saturating_add(slack) {
+    let by_rows: Option<i64> = if last - first < bound.max_rows.saturating_add(slack) {
         None
     } else {
         conn.query_row(
