@@ -71,6 +71,12 @@ pub(super) enum Share {
 }
 
 impl Share {
+    /// Whether the share is the best of several choices (a disjunction); one choice scores as
+    /// a term.
+    fn is_best_of_several(&self) -> bool {
+        matches!(self, Share::Best(cs) if cs.len() > 1)
+    }
+
     fn choices(&self) -> &[Choice] {
         match self {
             Share::Term(c) => std::slice::from_ref(c),
@@ -96,11 +102,10 @@ impl FieldShares {
             .shares
             .iter()
             .map(|share| {
-                let q = match share {
-                    Share::Term(c) => c.query(),
-                    Share::Best(cs) if cs.len() == 1 => cs[0].query(),
-                    Share::Best(cs) => Box::new(DisjunctionMaxQuery::with_tie_breaker(
-                        cs.iter().map(Choice::query).collect(),
+                let q = match share.choices() {
+                    [one] => one.query(),
+                    several => Box::new(DisjunctionMaxQuery::with_tie_breaker(
+                        several.iter().map(Choice::query).collect(),
                         tie_breaker,
                     )),
                 };
@@ -211,11 +216,7 @@ impl Query for Ranking {
             let term = TermQuery::new(choice.term.clone(), IndexRecordOption::WithFreqs);
             terms.push(WeightedTerm { field, share, weight: term.weight(scoring)?, boost: weight });
         }
-        let shapes = self
-            .fields
-            .iter()
-            .map(|f| f.shares.iter().map(|s| matches!(s, Share::Best(cs) if cs.len() > 1)).collect())
-            .collect();
+        let shapes = self.fields.iter().map(|f| f.shares.iter().map(Share::is_best_of_several).collect()).collect();
         let mut bounds = HashMap::new();
         for segment in searcher.segment_readers() {
             bounds.insert(segment.segment_id(), self.bound(segment, &stats)?.weight(scoring)?);
@@ -342,9 +343,9 @@ struct ExactScore<'a> {
     terms: Vec<(usize, usize, Box<dyn Scorer>)>,
     shapes: &'a [Vec<bool>],
     tie_breaker: Score,
-    /// Per field, per share: the best and the sum of the document's choices, and whether any
-    /// matched.
-    shares: Vec<Vec<(Score, Score, bool)>>,
+    /// Per field, per share: the best and the sum of the document's choices (0 where none
+    /// matched, which adds nothing).
+    shares: Vec<Vec<(Score, Score)>>,
 }
 
 impl<'a> ExactScore<'a> {
@@ -356,13 +357,13 @@ impl<'a> ExactScore<'a> {
                 terms.push((t.field, t.share, scorer));
             }
         }
-        let shares = w.shapes.iter().map(|f| vec![(0.0, 0.0, false); f.len()]).collect();
+        let shares = w.shapes.iter().map(|f| vec![(0.0, 0.0); f.len()]).collect();
         Ok(ExactScore { terms, shapes: &w.shapes, tie_breaker: w.tie_breaker, shares })
     }
 
     fn at(&mut self, doc: DocId) -> Score {
         for field in &mut self.shares {
-            field.fill((0.0, 0.0, false));
+            field.fill((0.0, 0.0));
         }
         for (field, share, scorer) in &mut self.terms {
             if scorer.doc() < doc {
@@ -370,19 +371,16 @@ impl<'a> ExactScore<'a> {
             }
             if scorer.doc() == doc {
                 let s = scorer.score();
-                let (best, sum, any) = &mut self.shares[*field][*share];
+                let (best, sum) = &mut self.shares[*field][*share];
                 *best = best.max(s);
                 *sum += s;
-                *any = true;
             }
         }
         let mut total: Score = 0.0;
         for (field, shapes) in self.shares.iter().zip(self.shapes) {
             let mut field_score: Score = 0.0;
-            for (&(best, sum, any), &is_best) in field.iter().zip(shapes) {
-                if any {
-                    field_score += if is_best { best + (sum - best) * self.tie_breaker } else { sum };
-                }
+            for (&(best, sum), &is_best) in field.iter().zip(shapes) {
+                field_score += if is_best { best + (sum - best) * self.tie_breaker } else { sum };
             }
             total += field_score;
         }
