@@ -15,6 +15,28 @@ use commands::{ModelsAction, SearchMode};
 use gateway::connectors::McpClient;
 use std::process::ExitCode;
 
+/// The allocator of every `svc` process, the worker's above all: a first index allocates and
+/// frees per token, per note and per batch on three threads, and glibc's malloc took a tenth
+/// of its CPU (docs/dependencies.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// mimalloc's `mi_option_purge_delay`: its place in `mi_option_e` of mimalloc 3's `mimalloc.h`
+/// (`libmimalloc-sys` names the options of mimalloc 2 only).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Memory freed goes back to the system at once rather than a second later: a worker's resident
+/// memory then follows what it holds, as it did with glibc's malloc (after indexing 20,000
+/// notes: 131 MB, against 197 MB with mimalloc's delay and 138 MB with glibc's malloc).
+fn return_freed_memory_at_once() {
+    // SAFETY: mi_option_set takes two integers, touches no memory of ours, and may be called at
+    // any time; an option mimalloc does not know is ignored.
+    #[allow(unsafe_code)]
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0)
+    };
+}
+
 #[derive(Parser)]
 #[command(name = "svc", version, about = "A local knowledge index for folders of notes")]
 struct Cli {
@@ -400,6 +422,7 @@ fn mcp_client(raw: &str) -> Result<McpClient, String> {
 }
 
 fn main() -> ExitCode {
+    return_freed_memory_at_once();
     let cli = Cli::parse();
     let dirs = protocol::Dirs::from_env();
     let result = match cli.command {
