@@ -25,15 +25,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// (`libmimalloc-sys` names the options of mimalloc 2 only).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Memory freed goes back to the system at once rather than a second later: a worker's resident
-/// memory then follows what it holds, as it did with glibc's malloc (after indexing 20,000
-/// notes: 131 MB, against 197 MB with mimalloc's delay and 138 MB with glibc's malloc).
-fn return_freed_memory_at_once() {
-    // SAFETY: mi_option_set takes two integers, touches no memory of ours, and may be called at
-    // any time; an option mimalloc does not know is ignored.
+/// How long mimalloc keeps memory freed before it gives it back to the system (ms). Its default,
+/// a second, left the worker holding 1.47x glibc's resident memory after the 2,000-note bench;
+/// at once (0), each write paid for giving back its buffers (write -> searchable 1.26x); at 100
+/// ms, 1.09x and 1.03x (docs/benchmarks.md, stop 79).
+const PURGE_DELAY_MS: std::os::raw::c_long = 100;
+
+/// Memory freed goes back to the system after [`PURGE_DELAY_MS`].
+fn return_freed_memory_soon() {
+    // SAFETY: mi_option_set takes two integers and touches no memory of ours; it is called
+    // first thing in `main`, before any other thread exists.
     #[allow(unsafe_code)]
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0)
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS)
     };
 }
 
@@ -422,7 +426,7 @@ fn mcp_client(raw: &str) -> Result<McpClient, String> {
 }
 
 fn main() -> ExitCode {
-    return_freed_memory_at_once();
+    return_freed_memory_soon();
     let cli = Cli::parse();
     let dirs = protocol::Dirs::from_env();
     let result = match cli.command {
