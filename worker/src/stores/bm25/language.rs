@@ -101,9 +101,7 @@ impl Stemming {
     /// generated notes, docs/benchmarks.md).
     fn detected(text: &str) -> Option<Stemming> {
         STEMMED_ONLY.detect(text).filter(whatlang::Info::is_reliable)?;
-        whatlang::detect(text)
-            .filter(whatlang::Info::is_reliable)
-            .and_then(|info| Stemming::ALL.into_iter().find(|s| s.lang() == info.lang()))
+        whatlang::detect(text).filter(whatlang::Info::is_reliable).and_then(|info| Stemming::of_lang(info.lang()))
     }
 
     /// The stemming a note declares (front matter `lang: de`): an ISO 639-1 or 639-3 code, with
@@ -234,6 +232,11 @@ impl Stemming {
         format!("{}{stem}", self.tag())
     }
 
+    /// The stemming of whatlang's `lang`, if it is stemmed here.
+    fn of_lang(lang: Lang) -> Option<Stemming> {
+        Stemming::ALL.into_iter().find(|s| s.lang() == lang)
+    }
+
     fn lang(self) -> Lang {
         match self {
             Stemming::English => Lang::Eng,
@@ -320,7 +323,7 @@ pub fn guesses(text: &str) -> Vec<Stemming> {
     STEMMED_ONLY
         .detect(text)
         .filter(|info| info.confidence() >= GUESS_CONFIDENCE)
-        .and_then(|info| Stemming::ALL.into_iter().find(|s| s.lang() == info.lang()))
+        .and_then(|info| Stemming::of_lang(info.lang()))
         .filter(|s| *s != Stemming::English)
         .into_iter()
         .collect()
