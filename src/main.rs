@@ -28,7 +28,8 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// How long mimalloc keeps memory freed before it gives it back to the system (ms). Its default,
 /// a second, left the worker holding 1.47x glibc's resident memory after the 2,000-note bench;
 /// at once (0), each write paid for giving back its buffers (write -> searchable 1.26x); at 100
-/// ms, 1.09x and 1.03x (docs/benchmarks.md, stop 79).
+/// ms, resident memory 1.09x and 1.24x in two runs, write -> searchable 1.03x and 0.67x
+/// (docs/benchmarks.md, stop 79).
 const PURGE_DELAY_MS: std::os::raw::c_long = 100;
 
 /// Memory freed goes back to the system after [`PURGE_DELAY_MS`].
