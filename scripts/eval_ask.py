@@ -30,12 +30,17 @@ from svclib import Server, request  # noqa: E402
 COLLECTION = "scifact"
 
 
-def serve_collection(binary, root, cache, md_dir):
+def serve_collection(binary, root, cache, md_dir, preset=None):
     """`svc serve` over its own data dir and the model cache `cache`, with `md_dir` indexed and
-    embedded as the collection every eval's index has had (its URIs reach the prompts)."""
+    embedded as the collection every eval's index has had (its URIs reach the prompts). `preset`
+    is made active first, so the notes are embedded once, by its embedder."""
     server = Server(binary, root, cache=cache)
     server.start()
     try:
+        if preset:
+            status, body = request(server.port, "POST", "/api/presets", {"presetId": preset})
+            if status != 200:
+                raise RuntimeError(f"preset {preset}: {status} {body}")
         server.add_collection(md_dir, COLLECTION)
     except Exception:
         server.stop()

@@ -12,8 +12,9 @@ Sets (`--set`):
   svc).
 - any other folder holding `build.sh OUT_DIR` and `questions.jsonl` in the rustdocs-ask form
   (`sources` relative to OUT_DIR, `unanswerable`).
-One index is built and embedded once; then, per preset (POST /api/presets, no restart), every
-question is asked streamed (time to the first token and to the answer) and in verified mode.
+One index is built and embedded once, by the first preset's embedder (`--presets multilingual`
+for the manual-page sets; the presets after it should share that embedder, as fast, small and
+default do); then, per preset (POST /api/presets, no restart), every question is asked streamed (time to the first token and to the answer) and in verified mode.
 Before the answers, `POST /api/query` with each question as typed gives recall@5: the share of
 answerable questions with a right file in the top 5. Every answerable question not answered
 right is put down to the stage that lost it (`lost`): retrieval (no right file among the results
@@ -275,7 +276,7 @@ def run(args, binary):
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(md) for f in fs)
         print(f"corpus: {files} files, {size / 1e6:.1f} MB", file=sys.stderr)
         t_index = time.perf_counter()
-        server = serve_collection(binary, tmp, args.cache, md)
+        server = serve_collection(binary, tmp, args.cache, md, preset=presets[0] if presets else None)
         index_s = time.perf_counter() - t_index
         status, st = request(server.port, "GET", "/api/status")
         chunks = sum(c.get("chunkCount", 0) for c in st.get("collections", [])) if status == 200 else None

@@ -16,6 +16,7 @@ mod verified;
 
 use crate::models::generator::{Chat, Flow, Generated, Generator, Limits};
 use crate::models::ModelError;
+use crate::question::language::Language;
 use crate::question::Question;
 use crate::retrieval::hybrid;
 use crate::shared::Shared;
@@ -126,7 +127,7 @@ fn ask(
         draft(
             &generator,
             &RAW,
-            &user_turn(weighed.question().text(), &prompt_sources, place),
+            &user_turn(weighed.question(), &prompt_sources, place),
             req.max_answer_tokens,
             started,
             on_text,
@@ -329,9 +330,14 @@ pub(super) enum QuestionPlace {
     BeforeAndAfter,
 }
 
-/// The numbered sources (as [`shown_sources`] gives them) and the question, at `place`.
-pub(super) fn user_turn(question: &str, sources: &[(&str, String)], place: QuestionPlace) -> String {
-    let question = question.trim();
+/// The numbered sources (as [`shown_sources`] gives them) and the question, at `place`. A
+/// question in another language than English is to be answered in it: the small generator,
+/// told in English what to do, answers a German question over German pages in English, and
+/// the draft's English words are then in none of its sources (manpages-de: 9 of 30 drafts).
+/// An English question's turn is as it always was, so its cached prompt start is too.
+pub(super) fn user_turn(question: &Question, sources: &[(&str, String)], place: QuestionPlace) -> String {
+    let language = Language::of_words(question.words());
+    let question = question.text().trim();
     let mut out = String::new();
     if place == QuestionPlace::BeforeAndAfter {
         out.push_str(&format!("Question: {question}\n\n"));
@@ -342,6 +348,9 @@ pub(super) fn user_turn(question: &str, sources: &[(&str, String)], place: Quest
     }
     out.push_str("Question: ");
     out.push_str(question);
+    if language != Language::English {
+        out.push_str(&format!("\n\nAnswer in {}.", language.english_name()));
+    }
     out
 }
 
@@ -387,12 +396,34 @@ mod tests {
     #[test]
     fn the_question_stands_after_the_sources_and_on_a_second_reading_before_them_too() {
         let sources = [("Water", "Water boils at 100 degrees.".to_string()), ("Ice", "Ice melts at 0.".to_string())];
-        let after = user_turn(" When does water boil? ", &sources, QuestionPlace::After);
+        let after = user_turn(&Question::read(" When does water boil? "), &sources, QuestionPlace::After);
         assert_eq!(
             after,
             "Sources:\n\n[1] Water\nWater boils at 100 degrees.\n\n[2] Ice\nIce melts at 0.\n\nQuestion: When does water boil?"
         );
-        let both = user_turn(" When does water boil? ", &sources, QuestionPlace::BeforeAndAfter);
+        let both = user_turn(&Question::read(" When does water boil? "), &sources, QuestionPlace::BeforeAndAfter);
         assert_eq!(both, format!("Question: When does water boil?\n\n{after}"));
+    }
+
+    #[test]
+    fn a_question_in_another_language_is_to_be_answered_in_it() {
+        let sources = [("ls", "-S nach Dateigröße sortieren, die größte zuerst".to_string())];
+        let german = user_turn(
+            &Question::read("Wie kann ich bei ls die Dateien nach Größe sortieren?"),
+            &sources,
+            QuestionPlace::After,
+        );
+        assert!(
+            german.ends_with("Question: Wie kann ich bei ls die Dateien nach Größe sortieren?\n\nAnswer in German.")
+        );
+        let french = user_turn(
+            &Question::read("Comment trier les fichiers par taille avec ls ?"),
+            &sources,
+            QuestionPlace::After,
+        );
+        assert!(french.ends_with("\n\nAnswer in French."));
+        let english =
+            user_turn(&Question::read("How do I sort files by size with ls?"), &sources, QuestionPlace::After);
+        assert!(english.ends_with("Question: How do I sort files by size with ls?"));
     }
 }

@@ -6,6 +6,7 @@
 //! of "What is the minimum supported Rust version of lancedb 0.41?" but not its rarest one, so
 //! it holds little of the question: it cannot answer it, and no answer is drawn from it.
 
+use crate::question::language::Language;
 use crate::question::words::words;
 use crate::question::Question;
 use crate::shared::Shared;
@@ -37,10 +38,15 @@ pub fn same_spelling(a: &str, b: &str) -> bool {
 /// The English stem of a lowercase word of letters; empty for a word of fewer than three
 /// letters or one with digits, which is compared as written.
 pub fn stem(word: &str) -> String {
+    stem_in(word, Language::English)
+}
+
+/// [`stem`] by `language`'s rules: "réessaie" and "réessayer" are one French word.
+pub fn stem_in(word: &str, language: Language) -> String {
     if word.chars().count() < 3 || !word.chars().all(char::is_alphabetic) {
         return String::new();
     }
-    frostem::Stemmer::new(frostem::Algorithm::English).stem(word).into_owned()
+    language.stem(word).into_owned()
 }
 
 /// The words of a text with their stems: where a word is looked for in any of its forms.
@@ -75,6 +81,8 @@ impl Vocabulary {
 pub struct Weighed {
     question: Question,
     facets: Vec<Vec<(String, f64)>>,
+    /// The question's language: its words and a text's are stemmed by its rules.
+    language: Language,
 }
 
 impl Weighed {
@@ -89,7 +97,8 @@ impl Weighed {
             .iter()
             .map(|f| f.words().iter().filter_map(|w| weight(w).map(|x| (w.clone(), x))).collect())
             .collect();
-        Weighed { question, facets }
+        let language = Language::of_words(question.words());
+        Weighed { question, facets, language }
     }
 
     /// `question` weighted by the rarity of its words in `w`'s index.
@@ -112,6 +121,7 @@ impl Weighed {
     /// the text holds a facet word when they are two forms of one word, [`same_form`]). A
     /// question without content words is held by nothing.
     pub fn held_by(&self, text: &str) -> f64 {
+        let stem = |word: &str| stem_in(word, self.language);
         let text_words: Vec<(String, String)> = words(text).into_iter().map(|t| (stem(&t), t)).collect();
         let holds = |q: &str| {
             let q_stem = stem(q);
@@ -164,6 +174,15 @@ mod tests {
         assert!(!same_word("rust", "trust") && same_word("1.41", "1.41") && !same_word("1.41", "1.4"));
         let q = weighed("Which flag enables the parallel frontend?", |w| vec![1.0; w.len()]);
         assert_eq!(q.held_by("Enabling the parallel compiler: one flag."), 0.75);
+    }
+
+    #[test]
+    fn a_question_in_another_language_is_held_by_the_forms_of_its_words_there() {
+        let q = weighed("Combien de fois wget réessaie un téléchargement échoué ?", |w| vec![1.0; w.len()]);
+        // "réessayer" and "réessaie", "télécharger" and "téléchargement" are one French word
+        // each; read by English rules, neither pair is.
+        assert_eq!(q.held_by("Combien de fois wget doit réessayer de télécharger ce qui a échoué ?"), 1.0);
+        assert!(q.held_by("Combien de fois wget doit-il ?") < 0.7);
     }
 
     #[test]

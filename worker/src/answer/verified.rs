@@ -85,7 +85,7 @@ pub fn ask(
                 &generator,
                 &DRAFT,
                 &super::user_turn(
-                    weighed.question().text(),
+                    weighed.question(),
                     &super::shown_sources(weighed.question(), &titled),
                     super::QuestionPlace::After,
                 ),

@@ -64,6 +64,21 @@ impl Language {
         }
     }
 
+    /// The language's name in English, as an instruction written in English names it.
+    pub fn english_name(self) -> &'static str {
+        match self {
+            Language::English => "English",
+            Language::German => "German",
+            Language::French => "French",
+            Language::Spanish => "Spanish",
+            Language::Italian => "Italian",
+            Language::Portuguese => "Portuguese",
+            Language::Dutch => "Dutch",
+            Language::Russian => "Russian",
+            Language::Swedish => "Swedish",
+        }
+    }
+
     /// How many of `words` (lowercase) are each language's stopwords, in the order of the
     /// lists.
     pub fn stopword_hits<S: AsRef<str>>(words: &[S]) -> impl Iterator<Item = (Language, usize)> + '_ {
