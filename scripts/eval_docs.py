@@ -14,7 +14,8 @@ Sets (`--set`):
   (`sources` relative to OUT_DIR, `unanswerable`).
 One index is built and embedded once, by the first preset's embedder (`--presets multilingual`
 for the manual-page sets; the presets after it should share that embedder, as fast, small and
-default do); then, per preset (POST /api/presets, no restart), every question is asked streamed (time to the first token and to the answer) and in verified mode.
+default do); then, per preset (POST /api/presets, no restart), every question is asked streamed
+(time to the first token and to the answer) and in verified mode.
 Before the answers, `POST /api/query` with each question as typed gives recall@5: the share of
 answerable questions with a right file in the top 5. Every answerable question not answered
 right is put down to the stage that lost it (`lost`): retrieval (no right file among the results

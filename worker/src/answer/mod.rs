@@ -336,7 +336,7 @@ pub(super) enum QuestionPlace {
 /// the draft's English words are then in none of its sources (manpages-de: 9 of 30 drafts).
 /// An English question's turn is as it always was, so its cached prompt start is too.
 pub(super) fn user_turn(question: &Question, sources: &[(&str, String)], place: QuestionPlace) -> String {
-    let language = Language::of_words(question.words());
+    let language = question.language();
     let question = question.text().trim();
     let mut out = String::new();
     if place == QuestionPlace::BeforeAndAfter {

@@ -81,8 +81,6 @@ impl Vocabulary {
 pub struct Weighed {
     question: Question,
     facets: Vec<Vec<(String, f64)>>,
-    /// The question's language: its words and a text's are stemmed by its rules.
-    language: Language,
 }
 
 impl Weighed {
@@ -97,8 +95,7 @@ impl Weighed {
             .iter()
             .map(|f| f.words().iter().filter_map(|w| weight(w).map(|x| (w.clone(), x))).collect())
             .collect();
-        let language = Language::of_words(question.words());
-        Weighed { question, facets, language }
+        Weighed { question, facets }
     }
 
     /// `question` weighted by the rarity of its words in `w`'s index.
@@ -121,7 +118,8 @@ impl Weighed {
     /// the text holds a facet word when they are two forms of one word, [`same_form`]). A
     /// question without content words is held by nothing.
     pub fn held_by(&self, text: &str) -> f64 {
-        let stem = |word: &str| stem_in(word, self.language);
+        // The question's words and the text's, stemmed by the question's language's rules.
+        let stem = |word: &str| stem_in(word, self.question.language());
         let text_words: Vec<(String, String)> = words(text).into_iter().map(|t| (stem(&t), t)).collect();
         let holds = |q: &str| {
             let q_stem = stem(q);

@@ -8,6 +8,8 @@ pub mod language;
 pub mod script;
 pub mod words;
 
+use language::Language;
+
 /// A question as every stage reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
@@ -17,13 +19,15 @@ pub struct Question {
     content_words: Vec<String>,
     names: Vec<String>,
     facets: Vec<Facet>,
+    language: Language,
 }
 
 impl Question {
-    /// Reads `text`: its words, content words and facets.
+    /// Reads `text`: its words, its language, content words and facets.
     pub fn read(text: &str) -> Question {
         let words = words::words(text);
-        let content_words = words::without_stopwords(words.clone());
+        let language = Language::of_words(&words);
+        let content_words = words::without_stopwords(words.clone(), language);
         Question {
             text: text.to_string(),
             words,
@@ -31,7 +35,13 @@ impl Question {
             content_words,
             names: words::names(text),
             facets: facets_of(text),
+            language,
         }
+    }
+
+    /// The language its stopwords tell ([`Language::of_words`]); English when they tell none.
+    pub fn language(&self) -> Language {
+        self.language
     }
 
     /// The question as asked.

@@ -57,12 +57,13 @@ pub fn words(text: &str) -> Vec<String> {
 /// without its language's too when it reads as another language than English
 /// ([`Language::of_words`]: "wie" says nothing in a German question).
 pub fn content_words(text: &str) -> Vec<String> {
-    without_stopwords(words(text))
+    let words = words(text);
+    let language = Language::of_words(&words);
+    without_stopwords(words, language)
 }
 
-/// `words` (of one text) without the stopwords of [`content_words`].
-pub fn without_stopwords(words: Vec<String>) -> Vec<String> {
-    let language = Language::of_words(&words);
+/// `words` (of one text, read as `language`) without the stopwords of [`content_words`].
+pub fn without_stopwords(words: Vec<String>, language: Language) -> Vec<String> {
     words
         .into_iter()
         .filter(|t| !is_stopword(t) && (language == Language::English || !language.is_stopword(t)))

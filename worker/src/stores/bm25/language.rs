@@ -525,9 +525,7 @@ mod tests {
     #[test]
     fn weighing_the_stemmed_languages_first_tells_what_weighing_all_of_them_told() {
         let all = |t: &str| {
-            whatlang::detect(t)
-                .filter(whatlang::Info::is_reliable)
-                .and_then(|info| Stemming::ALL.into_iter().find(|s| s.lang() == info.lang()))
+            whatlang::detect(t).filter(whatlang::Info::is_reliable).and_then(|info| Stemming::of_lang(info.lang()))
         };
         let texts = [
             "The release was delayed because the migration of the index took longer than we had planned, \
