@@ -4,7 +4,7 @@
 //! same words said of build overrides. The generator reads the question, the claims and the
 //! passage and answers yes or no (greedy, two tokens at most: its first word is its ruling).
 
-use crate::models::generator::{Chat, Flow, Generator, Limits};
+use crate::models::generator::{Chat, FirstWords, Generator, Limits};
 use crate::models::ModelError;
 use crate::question::words::content_words;
 use crate::question::Question;
@@ -38,7 +38,20 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
-/// What the judge said.
+/// The first words of a yes and of a no, as the generator's tokens may start them.
+const YES: &[&str] = &["yes", "Yes", " yes", " Yes", "YES"];
+const NO: &[&str] = &["no", "No", " no", " No", "NO"];
+
+/// What the judge said: its greedy reply's ruling, and how sure it was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    pub ruling: Ruling,
+    /// The share of the probability its first step gave "yes" of "yes" and "no" together;
+    /// none from a generator whose logits cannot be read (a model server).
+    pub yes: Option<f64>,
+}
+
+/// What the judge's reply says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ruling {
     /// The passage states the answer.
@@ -47,7 +60,7 @@ pub enum Ruling {
     DoesNotHold,
 }
 
-/// The generator's ruling on `claim` as the answer to `question`, from `passage` (its title
+/// The generator's judgement of `claim` as the answer to `question`, from `passage` (its title
 /// and the part of its text [`PASSAGE_CHARS`] long that holds most of the claim's words).
 pub fn rule(
     generator: &Generator,
@@ -56,7 +69,7 @@ pub fn rule(
     title: &str,
     passage: &str,
     deadline: Instant,
-) -> Result<Ruling, ModelError> {
+) -> Result<Judgement, ModelError> {
     // The question's words, then the claim's others.
     let mut words = question.content_words().to_vec();
     let added: Vec<String> = content_words(claim).into_iter().filter(|w| !words.contains(w)).collect();
@@ -69,10 +82,13 @@ pub fn rule(
         tidy(claim)
     );
     let chat = Chat { system: SYSTEM, examples: EXAMPLES, user: &user };
-    let generated =
-        generator.generate(&chat, Limits { max_tokens: 2, deadline, stops: &[] }, &mut |_| Flow::Continue)?;
-    tracing::debug!(reply = %generated.text, finish = ?generated.finish, "the judge ruled on {claim:?}");
-    Ok(ruling(&generated.text))
+    let (generated, yes) = generator.generate_weighing(
+        &chat,
+        Limits { max_tokens: 2, deadline, stops: &[] },
+        FirstWords { yes: YES, no: NO },
+    )?;
+    tracing::debug!(reply = %generated.text, finish = ?generated.finish, ?yes, "the judge ruled on {claim:?}");
+    Ok(Judgement { ruling: ruling(&generated.text), yes })
 }
 
 /// The claim as a sentence: a removed marker leaves a space before the full stop

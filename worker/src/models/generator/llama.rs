@@ -2,7 +2,7 @@
 
 use super::batches::Layout;
 use super::stream::TextStream;
-use super::{Chat, Finish, Flow, Generated, Limits};
+use super::{Chat, Finish, FirstWords, Flow, Generated, Limits};
 use crate::models::runtime::{ModelError, Result};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -135,7 +135,22 @@ impl LlamaGenerator {
     ) -> Result<Generated> {
         let prompt = self.prompt(chat)?;
         let head = self.head(chat)?;
-        crate::models::runtime::guarded("generation", || self.run(&prompt, &head, limits, on_text))
+        crate::models::runtime::guarded("generation", || self.run(&prompt, &head, limits, None, on_text))
+            .map(|(generated, _)| generated)
+    }
+
+    /// [`super::Generator::generate_weighing`] on this model.
+    pub fn generate_weighing(
+        &self,
+        chat: &Chat<'_>,
+        limits: Limits<'_>,
+        words: FirstWords<'_>,
+    ) -> Result<(Generated, Option<f64>)> {
+        let prompt = self.prompt(chat)?;
+        let head = self.head(chat)?;
+        crate::models::runtime::guarded("generation", || {
+            self.run(&prompt, &head, limits, Some(words), &mut |_| Flow::Continue)
+        })
     }
 
     fn run(
@@ -143,11 +158,12 @@ impl LlamaGenerator {
         prompt: &str,
         head: &str,
         limits: Limits<'_>,
+        weigh: Option<FirstWords<'_>>,
         on_text: &mut dyn FnMut(&str) -> Flow,
-    ) -> Result<Generated> {
+    ) -> Result<(Generated, Option<f64>)> {
         self.loaded.with_dependent(|model, session| {
             let mut cached = session.lock();
-            let result = self.run_in(model, &mut cached, prompt, head, limits, on_text);
+            let result = self.run_in(model, &mut cached, prompt, head, limits, weigh, on_text);
             if result.is_err() {
                 // A failed decode may leave the cache unlike its tokens: start afresh.
                 *cached = None;
@@ -163,8 +179,9 @@ impl LlamaGenerator {
         prompt: &str,
         head: &str,
         limits: Limits<'_>,
+        weigh: Option<FirstWords<'_>>,
         on_text: &mut dyn FnMut(&str) -> Flow,
-    ) -> Result<Generated> {
+    ) -> Result<(Generated, Option<f64>)> {
         let Limits { max_tokens, deadline, stops } = limits;
         let vocab = model.vocab();
         let mut ids = vocab.tokenize(prompt.as_bytes(), true, true);
@@ -185,7 +202,7 @@ impl LlamaGenerator {
         let mut generated = Generated { text: String::new(), prompt_tokens, tokens: 0, finish: Finish::EndOfTurn };
         if ids.is_empty() || max_tokens == 0 {
             generated.finish = if max_tokens == 0 { Finish::MaxTokens } else { Finish::EndOfTurn };
-            return Ok(generated);
+            return Ok((generated, None));
         }
         let infer = |e: &dyn std::fmt::Display| ModelError::Inference(e.to_string());
         let needed = (prompt_tokens + max_tokens + 1).min(n_ctx_train);
@@ -220,7 +237,7 @@ impl LlamaGenerator {
         for range in layout.batches_from(kept) {
             if Instant::now() > deadline {
                 generated.finish = Finish::TimeLimit;
-                return Ok(generated);
+                return Ok((generated, None));
             }
             batch.clear();
             for &token in &ids[range] {
@@ -231,6 +248,19 @@ impl LlamaGenerator {
             ctx.decode(&mut batch).map_err(|e| infer(&e))?;
         }
 
+        // The first step's odds of the words asked for, before anything is sampled.
+        let share = weigh.and_then(|words| {
+            let first = |ws: &[&str]| -> Vec<usize> {
+                let mut ids: Vec<usize> = ws
+                    .iter()
+                    .filter_map(|w| vocab.tokenize(w.as_bytes(), false, false).first().map(|t| t.0 as usize))
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            };
+            super::share_of(ctx.get_logits_ith(batch.n_tokens() - 1), &first(words.yes), &first(words.no))
+        });
         let mut sampler = LlamaSampler::greedy();
         let mut text = TextStream::new(stops);
         let mut bytes: Vec<u8> = Vec::new();
@@ -260,7 +290,7 @@ impl LlamaGenerator {
         // What was held back in case it grew into a stop sequence or a repetition is final now.
         generated.text = text.close(finish, on_text);
         generated.finish = finish;
-        Ok(generated)
+        Ok((generated, share))
     }
 }
 

@@ -64,6 +64,15 @@ pub struct Limits<'a> {
     pub stops: &'a [&'a str],
 }
 
+/// Two sets of first words a reply may start with (a yes/no question's yes and no): the share
+/// of the probability the model gives the first set of both, on its first step, is read off
+/// its logits ([`Generator::generate_weighing`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FirstWords<'a> {
+    pub yes: &'a [&'a str],
+    pub no: &'a [&'a str],
+}
+
 /// A generator: a local GGUF model, or a model server the user runs.
 pub enum Generator {
     Llama(LlamaGenerator),
@@ -85,11 +94,52 @@ impl Generator {
             Generator::Server(g) => g.generate(chat, limits, on_text),
         }
     }
+
+    /// [`Self::generate`], and the share of the probability that the reply starts with one of
+    /// `words.yes` rather than one of `words.no`, from the first step's logits; none where the
+    /// logits cannot be read (a model server streams text only).
+    pub fn generate_weighing(
+        &self,
+        chat: &Chat<'_>,
+        limits: Limits<'_>,
+        words: FirstWords<'_>,
+    ) -> Result<(Generated, Option<f64>)> {
+        match self {
+            Generator::Llama(g) => g.generate_weighing(chat, limits, words),
+            Generator::Server(g) => Ok((g.generate(chat, limits, &mut |_| Flow::Continue)?, None)),
+        }
+    }
+}
+
+/// The share of `exp(logit)` that `yes` takes of `yes` and `no` together (a softmax over the
+/// two sets' tokens alone); none when either set is empty.
+pub fn share_of(logits: &[f32], yes: &[usize], no: &[usize]) -> Option<f64> {
+    let at = |ids: &[usize]| -> Vec<f64> { ids.iter().filter_map(|&i| logits.get(i)).map(|&l| f64::from(l)).collect() };
+    let (yes, no) = (at(yes), at(no));
+    if yes.is_empty() || no.is_empty() {
+        return None;
+    }
+    let top = yes.iter().chain(&no).copied().fold(f64::NEG_INFINITY, f64::max);
+    let mass = |ls: &[f64]| ls.iter().map(|l| (l - top).exp()).sum::<f64>();
+    let (y, n) = (mass(&yes), mass(&no));
+    Some(y / (y + n))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Chat;
+    use super::{share_of, Chat};
+
+    #[test]
+    fn the_share_of_yes_is_a_softmax_over_both_sets_alone() {
+        let logits = [0.0_f32, 2.0, 2.0, 9.0, 1.0];
+        // Token 3 is neither yes nor no: it takes nothing from either.
+        assert!((share_of(&logits, &[1], &[2]).unwrap() - 0.5).abs() < 1e-9);
+        let s = share_of(&logits, &[1, 4], &[0]).unwrap();
+        let (y, n) = (2f64.exp() + 1f64.exp(), 1.0);
+        assert!((s - y / (y + n)).abs() < 1e-9);
+        assert_eq!(share_of(&logits, &[], &[0]), None);
+        assert_eq!(share_of(&logits, &[1], &[99]), None);
+    }
 
     #[test]
     fn a_chat_is_the_system_turn_the_examples_then_the_question() {
