@@ -142,7 +142,9 @@ pub struct Declined {
     pub reason: DeclineReason,
     /// The draft as generated (the text a streaming client has already received).
     pub draft: String,
-    /// The words and numbers the draft added to the question that no source holds.
+    /// The words and numbers the draft added to the question that no source holds; for
+    /// `other_subject`, the names the question asks about that the sources holding the draft
+    /// do not name.
     pub not_in_sources: Vec<String>,
 }
 
@@ -155,6 +157,9 @@ pub enum DeclineReason {
     /// What the draft adds to the question (a number, or most of its words) is in none of the
     /// sources: the model answered from what it knows, not from the notes.
     NotInSources,
+    /// What the draft adds is held only by sources about something else than what the
+    /// question names (its subject): "the compression level is 3" from another tool's page.
+    OtherSubject,
 }
 
 /// Why a generation ended.

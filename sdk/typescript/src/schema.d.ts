@@ -1922,13 +1922,17 @@ export interface components {
          * @description Why a drafted answer was withheld.
          * @enum {string}
          */
-        DeclineReason: "adds_nothing" | "not_in_sources";
+        DeclineReason: "adds_nothing" | "not_in_sources" | "other_subject";
         /** @description A drafted answer that was withheld: what it said is not in the sources it was drawn from. */
         Declined: {
             reason: components["schemas"]["DeclineReason"];
             /** @description The draft as generated (the text a streaming client has already received). */
             draft: string;
-            /** @description The words and numbers the draft added to the question that no source holds. */
+            /**
+             * @description The words and numbers the draft added to the question that no source holds; for
+             *     `other_subject`, the names the question asks about that the sources holding the draft
+             *     do not name.
+             */
             notInSources: string[];
         };
         /**

@@ -6,14 +6,18 @@
 //! at least half of the words it adds anywhere in them, and every number it adds in a
 //! sentence about the question. Looser than verified mode, which wants all of a claim's
 //! addition in one sentence about the question: a raw answer may join what two sentences say.
+//! As in verified mode, only sources about what the question names ([`Subject`]) count: a
+//! draft held by another tool's page answers about that tool.
 
 use super::claims::{self, Addition};
 use super::relevance::Weighed;
+use super::subject::Subject;
 use protocol::api::{DeclineReason, Declined};
 
 /// `None` when `draft` rests on `shown` (the sources the generator was given, as `(title,
-/// text)`), else why it is withheld.
-pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)]) -> Option<Declined> {
+/// text)`: the title with the source's address), else why it is withheld. `subject` is what
+/// the question names, read from the same sources.
+pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)], subject: &Subject) -> Option<Declined> {
     let additions: Vec<Addition> = claims::split(draft)
         .iter()
         .filter(|c| c.is_substantive())
@@ -25,19 +29,29 @@ pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)]) -> Option<
         return declined(DeclineReason::AddsNothing, Vec::new());
     }
     let texts: Vec<String> = shown.iter().map(|(title, text)| format!("{title}\n{text}")).collect();
+    let about: Vec<usize> = (0..shown.len()).filter(|&i| subject.held_by(&texts[i])).collect();
+    let on_subject: Vec<(&str, &str)> = about.iter().map(|&i| shown[i]).collect();
+    let about_texts: Vec<&str> = about.iter().map(|&i| texts[i].as_str()).collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut missing: Vec<String> = Vec::new();
+    let mut held_elsewhere = false;
     for a in &additions {
-        let absent = a.not_in(&texts);
-        let off = a.numbers_off_the_question(question, shown);
+        let absent = a.not_in(&about_texts);
+        let off = a.numbers_off_the_question(question, &on_subject);
         if absent.mostly_held() && off.is_empty() {
             return None;
         }
+        held_elsewhere |= about.len() < shown.len()
+            && a.not_in(&texts).mostly_held()
+            && a.numbers_off_the_question(question, shown).is_empty();
         for item in off.iter().chain(&absent.numbers).chain(&absent.names).chain(&absent.words) {
             if !missing.contains(item) {
                 missing.push(item.clone());
             }
         }
+    }
+    if held_elsewhere {
+        return declined(DeclineReason::OtherSubject, subject.names());
     }
     declined(DeclineReason::NotInSources, missing)
 }
@@ -53,12 +67,21 @@ pub fn decline_text(declined: &Declined) -> String {
             "The notes do not say: the answer drafted from the sources found gave {}, which none of them holds.",
             declined.not_in_sources.iter().take(6).map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
         ),
+        DeclineReason::OtherSubject => format!(
+            "The notes do not say: the sources that hold the answer drafted speak of something else than {}.",
+            declined.not_in_sources.iter().take(3).map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" and ")
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `check` with the subject read from `shown` as the raw answer reads it.
+    fn checked(draft: &str, question: &Weighed, shown: &[(&str, &str)]) -> Option<Declined> {
+        check(draft, question, shown, &Subject::of(question.question(), shown.iter().copied()))
+    }
 
     fn q() -> Weighed {
         super::super::relevance::weighed("What busy timeout does rusqlite set on a new Connection by default?", |w| {
@@ -69,15 +92,15 @@ mod tests {
     #[test]
     fn an_answer_from_the_sources_stands() {
         let shown = [("rusqlite", "A new Connection has a busy timeout of 5000 ms.")];
-        assert_eq!(check("rusqlite sets a busy timeout of 5000 ms [1].", &q(), &shown), None);
+        assert_eq!(checked("rusqlite sets a busy timeout of 5000 ms [1].", &q(), &shown), None);
         // Half of the added words anywhere in the sources is enough; the title counts.
-        assert_eq!(check("A new Connection waits 5000 ms [1].", &q(), &shown), None);
+        assert_eq!(checked("A new Connection waits 5000 ms [1].", &q(), &shown), None);
     }
 
     #[test]
     fn a_number_no_source_holds_withholds_the_draft() {
         let shown = [("rusqlite", "Connections retry while the database is busy.")];
-        let d = check("rusqlite sets a busy timeout of one second or 10 s [1].", &q(), &shown).expect("declined");
+        let d = checked("rusqlite sets a busy timeout of one second or 10 s [1].", &q(), &shown).expect("declined");
         assert_eq!(d.reason, DeclineReason::NotInSources);
         assert!(d.not_in_sources.contains(&"10".to_string()), "{d:?}");
         assert!(decline_text(&d).starts_with("The notes do not say"));
@@ -86,24 +109,24 @@ mod tests {
     #[test]
     fn a_number_from_a_passage_about_something_else_withholds_the_draft() {
         let shown = [("walkdir", "Minimum supported rustc: 1.34.\n\nThe timeout of the walk is 20 s.")];
-        let d = check("rusqlite sets a busy timeout of 20 s [1].", &q(), &shown).expect("declined");
+        let d = checked("rusqlite sets a busy timeout of 20 s [1].", &q(), &shown).expect("declined");
         assert_eq!(d.not_in_sources.first().map(String::as_str), Some("20"), "{d:?}");
     }
 
     #[test]
     fn a_restated_question_answers_nothing() {
         let shown = [("rusqlite", "A new Connection has a busy timeout of 5000 ms.")];
-        let d = check("rusqlite does set a busy timeout on a new Connection by default [1].", &q(), &shown)
+        let d = checked("rusqlite does set a busy timeout on a new Connection by default [1].", &q(), &shown)
             .expect("declined");
         assert_eq!(d.reason, DeclineReason::AddsNothing);
-        assert_eq!(check("", &q(), &shown).map(|d| d.reason), Some(DeclineReason::AddsNothing));
+        assert_eq!(checked("", &q(), &shown).map(|d| d.reason), Some(DeclineReason::AddsNothing));
     }
 
     #[test]
     fn a_name_no_source_writes_withholds_the_draft() {
         let shown = [("rusqlite", "Call `busy_timeout` on a Connection to wait while the database is busy.")];
-        assert_eq!(check("Call `busy_timeout` on the Connection [1].", &q(), &shown), None);
-        let d = check("Call `set_busy_wait` on the Connection [1].", &q(), &shown).expect("declined");
+        assert_eq!(checked("Call `busy_timeout` on the Connection [1].", &q(), &shown), None);
+        let d = checked("Call `set_busy_wait` on the Connection [1].", &q(), &shown).expect("declined");
         assert_eq!(d.not_in_sources, ["set_busy_wait"], "{d:?}");
     }
 
@@ -111,6 +134,28 @@ mod tests {
     fn one_grounded_sentence_carries_the_answer() {
         let shown = [("rusqlite", "A new Connection has a busy timeout of 5000 ms.")];
         let draft = "The timeout is 5000 ms [1]. It was chosen by the Pope in 1850.";
-        assert_eq!(check(draft, &q(), &shown), None);
+        assert_eq!(checked(draft, &q(), &shown), None);
+    }
+
+    #[test]
+    fn an_answer_held_only_by_a_source_about_something_else_is_withheld() {
+        let q = super::super::relevance::weighed("Which timeout does `ureq` set by default?", |w| vec![1.0; w.len()]);
+        let shown = [
+            ("ureq", "Requests made with ureq wait for the server without end."),
+            ("reqwest", "By default, the timeout reqwest sets is 30 seconds."),
+        ];
+        let d = checked("ureq sets a timeout of 30 seconds [2].", &q, &shown).expect("declined");
+        assert_eq!(d.reason, DeclineReason::OtherSubject);
+        assert_eq!(d.not_in_sources, ["ureq"]);
+        assert!(decline_text(&d).contains("something else than \"ureq\""), "{}", decline_text(&d));
+        // Held by the source about it: it stands.
+        let shown = [
+            ("ureq", "The timeout of ureq is 30 seconds."),
+            ("reqwest", "By default, the timeout reqwest sets is 30 seconds."),
+        ];
+        assert_eq!(checked("ureq sets a timeout of 30 seconds [1].", &q, &shown), None);
+        // Held by none: not in the sources, as before.
+        let d = checked("ureq sets a timeout of 45 seconds [1].", &q, &shown).expect("declined");
+        assert_eq!(d.reason, DeclineReason::NotInSources);
     }
 }

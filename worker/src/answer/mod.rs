@@ -139,11 +139,13 @@ fn ask(
     let named: Vec<String> = sources.iter().map(|e| format!("{} {}", e.uri, e.title)).collect();
     let named_shown: Vec<(&str, &str)> =
         named.iter().zip(&prompt_sources).map(|(name, (_, text))| (name.as_str(), text.as_str())).collect();
+    // What the question names, as the sources shown write it (verified mode's rule).
+    let subject = subject::Subject::of(weighed.question(), titled.iter().copied());
     // A draft its sources do not hold is withheld (a cancelled one was never read to the end).
     let declined = generated
         .as_ref()
         .filter(|g| g.finish != FinishReason::Cancelled)
-        .and_then(|g| grounding::check(&g.text, &weighed, &named_shown));
+        .and_then(|g| grounding::check(&g.text, &weighed, &named_shown, &subject));
     if let Some(d) = &declined {
         tracing::info!(reason = ?d.reason, not_in_sources = ?d.not_in_sources, "the drafted answer is withheld");
     }
@@ -160,7 +162,7 @@ fn ask(
             match ask_for(QuestionPlace::BeforeAndAfter, &mut |_| Flow::Continue) {
                 Ok(second)
                     if !second.finish.truncated()
-                        && grounding::check(&second.text, &weighed, &named_shown).is_none() =>
+                        && grounding::check(&second.text, &weighed, &named_shown, &subject).is_none() =>
                 {
                     tracing::info!("the second draft rests on its sources and replaces the withheld one");
                     (Some(second), None, false)

@@ -50,6 +50,17 @@ impl Subject {
         Subject { facets }
     }
 
+    /// Every name the question asks about, each once, in the order its facets give them.
+    pub fn names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for name in self.facets.iter().flatten() {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+        out
+    }
+
     /// Whether `place` (a passage with its address, title and heading) is about what the
     /// question names: for one of the question's facets that names something, it holds every
     /// word of each of those names in some form ([`Vocabulary::holds`]). A question that
