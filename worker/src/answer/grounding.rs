@@ -30,6 +30,7 @@ pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)], subject: &
     }
     let texts: Vec<String> = shown.iter().map(|(title, text)| format!("{title}\n{text}")).collect();
     let about: Vec<usize> = (0..shown.len()).filter(|&i| subject.held_by(&texts[i])).collect();
+    tracing::debug!(names = ?subject.names(), ?about, "the sources about what the question names");
     let on_subject: Vec<(&str, &str)> = about.iter().map(|&i| shown[i]).collect();
     let about_texts: Vec<&str> = about.iter().map(|&i| texts[i].as_str()).collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
