@@ -45,6 +45,13 @@ struct Cached<'m> {
     layout: Option<Layout>,
 }
 
+/// A prompt's text in the model's template, and its fixed head ([`LlamaGenerator::head`]).
+#[derive(Clone, Copy)]
+struct Prompt<'a> {
+    text: &'a str,
+    head: &'a str,
+}
+
 /// One generation at a time (each takes every core anyway): the lock is held for a whole run.
 struct Session<'m>(Mutex<Option<Cached<'m>>>);
 
@@ -135,8 +142,10 @@ impl LlamaGenerator {
     ) -> Result<Generated> {
         let prompt = self.prompt(chat)?;
         let head = self.head(chat)?;
-        crate::models::runtime::guarded("generation", || self.run(&prompt, &head, limits, None, on_text))
-            .map(|(generated, _)| generated)
+        crate::models::runtime::guarded("generation", || {
+            self.run(Prompt { text: &prompt, head: &head }, limits, None, on_text)
+        })
+        .map(|(generated, _)| generated)
     }
 
     /// [`super::Generator::generate_weighing`] on this model.
@@ -149,21 +158,20 @@ impl LlamaGenerator {
         let prompt = self.prompt(chat)?;
         let head = self.head(chat)?;
         crate::models::runtime::guarded("generation", || {
-            self.run(&prompt, &head, limits, Some(words), &mut |_| Flow::Continue)
+            self.run(Prompt { text: &prompt, head: &head }, limits, Some(words), &mut |_| Flow::Continue)
         })
     }
 
     fn run(
         &self,
-        prompt: &str,
-        head: &str,
+        prompt: Prompt<'_>,
         limits: Limits<'_>,
         weigh: Option<FirstWords<'_>>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<(Generated, Option<f64>)> {
         self.loaded.with_dependent(|model, session| {
             let mut cached = session.lock();
-            let result = self.run_in(model, &mut cached, prompt, head, limits, weigh, on_text);
+            let result = self.run_in(model, &mut cached, prompt, limits, weigh, on_text);
             if result.is_err() {
                 // A failed decode may leave the cache unlike its tokens: start afresh.
                 *cached = None;
@@ -176,18 +184,17 @@ impl LlamaGenerator {
         &self,
         model: &'m LlamaModel,
         cached: &mut Option<Cached<'m>>,
-        prompt: &str,
-        head: &str,
+        prompt: Prompt<'_>,
         limits: Limits<'_>,
         weigh: Option<FirstWords<'_>>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<(Generated, Option<f64>)> {
         let Limits { max_tokens, deadline, stops } = limits;
         let vocab = model.vocab();
-        let mut ids = vocab.tokenize(prompt.as_bytes(), true, true);
+        let mut ids = vocab.tokenize(prompt.text.as_bytes(), true, true);
         // The head's tokens, when the prompt's tokens start with them (a template whose turns
         // merge into one token across the boundary has no head).
-        let head_ids = vocab.tokenize(head.as_bytes(), true, true);
+        let head_ids = vocab.tokenize(prompt.head.as_bytes(), true, true);
         let mut head_tokens = if ids.starts_with(&head_ids) { head_ids.len() } else { 0 };
         // The context holds the prompt and the answer; a prompt too long for the model loses
         // its start (svc's prompts stay far below any model's context).
