@@ -63,26 +63,34 @@ DECLINES = ("do not say", "does not say", "don't say", "not mention", "no inform
 
 def abstention_reason(reply):
     """What stopped a verified reply that abstained, read from its claims: no draft (no passage
-    held the question), else the first substantive claim not supported and the check it failed:
-    a citation out of the capsule or stale, a contradiction, the words (the deterministic checks:
-    coverage, numbers, what the claim adds, the question's subject; no similarity computed), the
-    similarity of claim and sentence (below the threshold), the generator's ruling (close enough,
-    judged no) or no ruling (uncertain)."""
+    held the question), else the check a substantive claim failed, the most decisive one when
+    several did: a contradiction, a citation out of the capsule or stale, the words (the
+    deterministic checks: coverage, numbers, what the claim adds, the question's subject; no
+    similarity computed), the similarity of claim and sentence (below the threshold), the
+    generator's ruling (close enough, judged no), or no ruling (uncertain: the judge failed, or
+    was not asked because another claim had already failed)."""
     if not reply["meta"].get("answerGenerated"):
         return "no draft"
     claims = reply["verification"]["claims"]["claims"]
     if not claims:
         return "no substantive claim"
+    order = ["contradicted", "citation rejected", "words", "similarity", "judge said no", "judge unavailable"]
+    found = []
     for c in claims:
         if c["status"] == "supported":
             continue
         if c["status"] == "contradicted":
-            return "contradicted"
-        if c["status"] == "uncertain":
-            return "judge unavailable"
-        if c["confidence"] is None:
-            return "citation rejected" if c["rejectedCitations"] else "words"
-        return "similarity" if c["confidence"] < SUPPORT_SIMILARITY else "judge said no"
+            found.append("contradicted")
+        elif c["confidence"] is not None and c["confidence"] < SUPPORT_SIMILARITY:
+            found.append("similarity")
+        elif c["status"] == "uncertain":
+            found.append("judge unavailable")
+        elif c["confidence"] is None:
+            found.append("citation rejected" if c["rejectedCitations"] else "words")
+        else:
+            found.append("judge said no")
+    if found:
+        return min(found, key=order.index)
     if reply["verification"]["claims"]["rejectedCitations"]:
         return "citation rejected"
     return "other"
@@ -127,9 +135,15 @@ def copy_corpus(globs, src, dest):
     return n
 
 
+def as_read(text):
+    """Text as a reader reads it: lower case, without Markdown's code marks ("`8` threads" is
+    "8 threads" on the screen)."""
+    return text.replace("`", "").lower()
+
+
 def contains_any(text, phrases):
-    low = text.lower()
-    return any(p.lower() in low for p in phrases)
+    low = as_read(text)
+    return any(as_read(p) in low for p in phrases)
 
 
 def cites_file(reply, files):
