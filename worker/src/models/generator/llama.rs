@@ -140,12 +140,7 @@ impl LlamaGenerator {
         limits: Limits<'_>,
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<Generated> {
-        let prompt = self.prompt(chat)?;
-        let head = self.head(chat)?;
-        crate::models::runtime::guarded("generation", || {
-            self.run(Prompt { text: &prompt, head: &head }, limits, None, on_text)
-        })
-        .map(|(generated, _)| generated)
+        self.templated_run(chat, limits, None, on_text).map(|(generated, _)| generated)
     }
 
     /// [`super::Generator::generate_weighing`] on this model.
@@ -155,10 +150,21 @@ impl LlamaGenerator {
         limits: Limits<'_>,
         words: FirstWords<'_>,
     ) -> Result<(Generated, Option<f64>)> {
+        self.templated_run(chat, limits, Some(words), &mut |_| Flow::Continue)
+    }
+
+    /// `chat` through the model's chat template, then generated from, guarded.
+    fn templated_run(
+        &self,
+        chat: &Chat<'_>,
+        limits: Limits<'_>,
+        weigh: Option<FirstWords<'_>>,
+        on_text: &mut dyn FnMut(&str) -> Flow,
+    ) -> Result<(Generated, Option<f64>)> {
         let prompt = self.prompt(chat)?;
         let head = self.head(chat)?;
         crate::models::runtime::guarded("generation", || {
-            self.run(Prompt { text: &prompt, head: &head }, limits, Some(words), &mut |_| Flow::Continue)
+            self.run(Prompt { text: &prompt, head: &head }, limits, weigh, on_text)
         })
     }
 
