@@ -1,8 +1,9 @@
 //! `POST /api/context`: compiles one Context Capsule, a deterministic bundle of exact
 //! indexed passages for a goal, within a token budget that covers the whole payload.
 //!
-//! Stages: retrieval by depth policy (BM25, hybrid, plus link neighbours), passages (each
-//! hit's chunk as exact canonical lines), admission (scope, duplicates, limit), selection
+//! Stages: retrieval by depth policy (BM25, hybrid, plus link neighbours), passages (the
+//! caller's pinned passages first, then each hit's chunk, as exact canonical lines),
+//! admission (scope, duplicates, limit), selection
 //! under the budget, coverage of the goal's facets, then the payload's size settled and its
 //! identity computed. The index fingerprint is read before and after; a change in between
 //! restarts the compile (twice) and then fails with `index_changed_during_compile`.
@@ -49,48 +50,89 @@ fn heading_at(text: &str, line: u32) -> Option<String> {
     last
 }
 
+/// A passage the capsule is to hold before retrieval's own, by its document and lines: the
+/// sources an answer is drafted from ([`crate::answer`]'s verified mode), which are the
+/// section of a page that answers, not always the chunk retrieval matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    pub docid: String,
+    /// 1-based lines of the canonical text, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
 /// The passage of a hit: its chunk's lines, exactly as the canonical mirror has them.
 fn evidence_of(w: &Shared, hit: &Hit, facets: &[Facet], observed_at: &str) -> Result<Option<Evidence>, ApiError> {
+    let Some((text, chunks)) = content_of(w, hit)? else { return Ok(None) };
+    let Some(chunk) = chunks.iter().find(|c| c.seq == hit.seq).or_else(|| chunks.first()) else {
+        return Ok(None);
+    };
+    Ok(evidence_at(w, hit, &text, (chunk.start_line, chunk.end_line), chunk.symbol.clone(), facets, observed_at))
+}
+
+/// The pinned passage `pin` of a hit's document: its lines, under the symbol of the chunk
+/// they start in.
+fn pinned_evidence(
+    w: &Shared,
+    hit: &Hit,
+    pin: &Pinned,
+    facets: &[Facet],
+    observed_at: &str,
+) -> Result<Option<Evidence>, ApiError> {
+    let Some((text, chunks)) = content_of(w, hit)? else { return Ok(None) };
+    let symbol =
+        chunks.iter().find(|c| (c.start_line..=c.end_line).contains(&pin.start_line)).and_then(|c| c.symbol.clone());
+    Ok(evidence_at(w, hit, &text, (pin.start_line, pin.end_line), symbol, facets, observed_at))
+}
+
+/// A hit's canonical text and its chunks; `None` when the text is gone.
+fn content_of(w: &Shared, hit: &Hit) -> Result<Option<(String, Vec<catalog::Chunk>)>, ApiError> {
     let conn = w.stores.catalog.reader();
     let load = fail(ErrorCode::ContentLoadFailed);
     let Some(text) = catalog::content_text(&conn, &hit.row.mirror_hash).map_err(|e| load(e.to_string()))? else {
         return Ok(None);
     };
     let chunks = catalog::chunks_of(&conn, &hit.row.mirror_hash).map_err(|e| load(e.to_string()))?;
-    let Some(chunk) = chunks.iter().find(|c| c.seq == hit.seq).or_else(|| chunks.first()) else {
-        return Ok(None);
-    };
-    let Some(passage) = identity::passage(&text, chunk.start_line, chunk.end_line) else {
-        return Ok(None);
-    };
+    Ok(Some((text, chunks)))
+}
+
+/// The evidence of `lines` of a hit's canonical `text`; `None` when they are not in it.
+fn evidence_at(
+    w: &Shared,
+    hit: &Hit,
+    text: &str,
+    (start_line, end_line): (u32, u32),
+    symbol: Option<String>,
+    facets: &[Facet],
+    observed_at: &str,
+) -> Option<Evidence> {
+    let passage = identity::passage(text, start_line, end_line)?;
     let heading = source_kind(&hit.row.rel_path).and_then(|kind| match kind {
         // Code: the innermost symbol that starts in the passage, else the one it sits in.
-        SourceKind::Code(_) => chunk.symbol.clone(),
+        SourceKind::Code(_) => symbol,
         // A scanned PDF read by OCR: the page the passage is on.
-        SourceKind::Pdf => crate::index::pictures::page_at(&text, chunk.start_line),
-        _ => {
-            crate::index::ingest::as_markdown(kind, &text).and_then(|markdown| heading_at(&markdown, chunk.start_line))
-        }
+        SourceKind::Pdf => crate::index::pictures::page_at(text, start_line),
+        _ => crate::index::ingest::as_markdown(kind, text).and_then(|markdown| heading_at(&markdown, start_line)),
     });
     let doc_uri = uri::doc_uri(&hit.row.collection, &hit.row.rel_path);
     let passage_hash = identity::passage_hash(&passage);
     let words = words(&passage);
     let evidence_id = identity::evidence_id(
         &hit.row.docid,
-        chunk.start_line,
-        chunk.end_line,
+        start_line,
+        end_line,
         &hit.row.mirror_hash,
         &passage_hash,
         &hit.row.source_hash,
         &doc_uri,
     );
-    Ok(Some(Evidence {
+    Some(Evidence {
         collection: hit.row.collection.clone(),
         context_ids: vec![],
         docid: hit.row.docid.clone(),
         document_date: hit.row.fm_date.clone(),
         egress: w.models.egress(),
-        end_line: chunk.end_line,
+        end_line,
         evidence_id,
         facets: facets.iter().filter(|f| f.covered_by(&words)).map(|f| f.text().to_string()).collect(),
         graph_expanded: hit.graph,
@@ -103,12 +145,33 @@ fn evidence_of(w: &Shared, hit: &Hit, facets: &[Facet], observed_at: &str) -> Re
         retrieval_sources: hit.sources.clone(),
         selection_rank: 0,
         source_hash: hit.row.source_hash.clone(),
-        start_line: chunk.start_line,
+        start_line,
         text: passage,
         title: hit.row.title.clone(),
         trust: PassageTrust::Untrusted,
         uri: doc_uri,
-    }))
+    })
+}
+
+/// Each pinned passage with its document as a hit: retrieval's rank and sources when
+/// retrieval found the document, none when only the pin names it; a pin whose document is no
+/// longer indexed is left out.
+fn pinned_hits(w: &Shared, hits: &[Hit], pinned: &[Pinned]) -> Result<Vec<(Hit, Pinned)>, ApiError> {
+    let conn = w.stores.catalog.reader();
+    let mut out = Vec::with_capacity(pinned.len());
+    for pin in pinned {
+        let hit = match hits.iter().find(|h| h.row.docid == pin.docid) {
+            Some(h) => h.clone(),
+            None => {
+                let row = catalog::doc_by_docid(&conn, &pin.docid)
+                    .map_err(|e| fail(ErrorCode::RetrievalFailed)(e.to_string()))?;
+                let Some(row) = row else { continue };
+                Hit { row, seq: 0, rank: None, sources: Vec::new(), graph: false }
+            }
+        };
+        out.push((hit, pin.clone()));
+    }
+    Ok(out)
 }
 
 /// Passages left out, counted by reason, with the first [`OMISSION_ITEMS`] listed.
@@ -331,9 +394,15 @@ pub struct Compiled {
 }
 
 pub fn compile(w: &Shared, req: &ContextRequest) -> Result<Compiled, ApiError> {
+    compile_pinned(w, req, &[])
+}
+
+/// [`compile`], the capsule holding the `pinned` passages first (those whose document is
+/// still indexed and whose lines it still has), then retrieval's, one per other document.
+pub fn compile_pinned(w: &Shared, req: &ContextRequest, pinned: &[Pinned]) -> Result<Compiled, ApiError> {
     for _ in 0..3 {
         let before = fingerprint::index(w).map_err(|e| fail(ErrorCode::RuntimeError)(e.to_string()))?;
-        let compiled = compile_once(w, req, &before)?;
+        let compiled = compile_once(w, req, pinned, &before)?;
         let after = fingerprint::index(w).map_err(|e| fail(ErrorCode::RuntimeError)(e.to_string()))?;
         if before == after {
             return Ok(compiled);
@@ -349,7 +418,7 @@ fn counter(w: &Shared) -> TokenCounter {
     }
 }
 
-fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Compiled, ApiError> {
+fn compile_once(w: &Shared, req: &ContextRequest, pinned: &[Pinned], snapshot: &str) -> Result<Compiled, ApiError> {
     let retrieved = retrieve(w, req)?;
     if retrieved.hits.is_empty() {
         return Err(ApiError::context(ErrorCode::NoEvidence));
@@ -357,7 +426,8 @@ fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Comp
     let counter = counter(w);
     let frame = frame(w, req, &retrieved, &counter, snapshot);
     let facets: Vec<Facet> = frame.capsule.retrieval.facets.iter().map(|f| Facet::read(f)).collect();
-    let ids: Vec<DocKey> = retrieved.hits.iter().map(|h| h.row.id).collect();
+    let pins = pinned_hits(w, &retrieved.hits, pinned)?;
+    let ids: Vec<DocKey> = retrieved.hits.iter().chain(pins.iter().map(|(hit, _)| hit)).map(|h| h.row.id).collect();
     let observed = catalog::indexed_at(&w.stores.catalog.reader(), &ids)
         .map_err(|e| fail(ErrorCode::ContentLoadFailed)(e.to_string()))?;
 
@@ -370,6 +440,15 @@ fn compile_once(w: &Shared, req: &ContextRequest, snapshot: &str) -> Result<Comp
     let mut seen_docs: HashSet<DocKey> = HashSet::new();
     let mut seen_passages: HashSet<String> = HashSet::new();
     let mut over_limit = false;
+    // The pinned passages first: their documents give no other passage.
+    for (hit, pin) in &pins {
+        let at = observed.get(&hit.row.id).cloned().unwrap_or_default();
+        let Some(ev) = pinned_evidence(w, hit, pin, &facets, &at)? else { continue };
+        if admitted.len() < req.limit as usize && seen_passages.insert(ev.passage_hash.clone()) {
+            seen_docs.insert(hit.row.id);
+            admitted.push(ev);
+        }
+    }
     for hit in &retrieved.hits {
         if admitted.len() >= req.limit as usize {
             over_limit = true;

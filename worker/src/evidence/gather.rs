@@ -19,6 +19,7 @@ pub(super) fn fail(code: ErrorCode) -> impl Fn(String) -> ApiError {
 }
 
 /// A retrieved document and the chunk that matched.
+#[derive(Clone)]
 pub(super) struct Hit {
     pub row: DocRow,
     pub(super) seq: u32,
