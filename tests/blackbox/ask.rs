@@ -320,7 +320,7 @@ fn verified_answers_supported_contradicted_and_abstained() {
 
     // The draft says the bridge was built in 1950 (the question leads the small generator
     // there); the cited note says 1890.
-    let a = verified(&s, "The Old Bridge was built in 1950, right?");
+    let a = verified(&s, "Was the Old Bridge built in 1950?");
     let claims = &a["verification"]["claims"];
     assert_eq!(claims["abstentionReason"], "contradiction_detected", "{claims}");
     assert!(claims["claims"]
@@ -341,6 +341,64 @@ fn verified_answers_supported_contradicted_and_abstained() {
 }
 
 const ABSTENTION: &str = "I cannot provide this answer as verified from the supplied Context Capsule.";
+
+/// A verified answer is drafted from the passages a raw answer would be: the capsule holds
+/// them first (two sections of one long page here, where retrieval's capsule alone holds one
+/// passage per page), and every claim rests on them.
+#[test]
+fn a_verified_draft_rests_on_the_passages_a_raw_answer_would() {
+    if !crate::prepared::models("ask::a_verified_draft_rests_on_the_passages_a_raw_answer_would") {
+        return;
+    }
+    // Sections longer than a chunk, each about its own part of the harbour.
+    let section = |title: &str, fact: &str| {
+        let filler = format!("The {title} is part of the harbour and its staff keep a log of each day. ").repeat(14);
+        format!("## {title}\n\n{filler}\n\n{fact}\n\n")
+    };
+    let page = format!(
+        "# Harbour handbook\n\n{}{}{}{}",
+        section("North pier", "The north pier crane lifts at most 40 tonnes."),
+        section("Fuel dock", "The fuel dock opens at 6 in the morning."),
+        section("South pier", "The south pier crane lifts at most 25 tonnes."),
+        section("Ferry terminal", "The ferry leaves every 90 minutes."),
+    );
+    let s = verified_server(&[("harbour.md", page.as_str()), ("bread.md", NOTES[1].1)]);
+    let question = "How much can the north pier crane lift?";
+    let raw = ask(&s, json!({"query": question, "maxAnswerTokens": 32}));
+    let chosen: Vec<(String, u64, u64)> = raw["meta"]["answerContext"]["selected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (c["uri"].as_str().unwrap().to_string(), c["startLine"].as_u64().unwrap(), c["endLine"].as_u64().unwrap())
+        })
+        .collect();
+    assert!(chosen.len() >= 2, "{raw}");
+    let a = verified(&s, question);
+    let evidence = a["verification"]["capsule"]["evidence"].as_array().unwrap();
+    let first: Vec<(String, u64, u64)> = evidence
+        .iter()
+        .take(chosen.len())
+        .map(|e| {
+            (e["uri"].as_str().unwrap().to_string(), e["startLine"].as_u64().unwrap(), e["endLine"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(first, chosen, "{}", a["verification"]["capsule"]);
+    for c in a["verification"]["claims"]["claims"].as_array().unwrap() {
+        for e in c["evidence"].as_array().unwrap() {
+            let at = (
+                e["uri"].as_str().unwrap().to_string(),
+                e["startLine"].as_u64().unwrap(),
+                e["endLine"].as_u64().unwrap(),
+            );
+            assert!(chosen.contains(&at), "{c}");
+        }
+    }
+    // The capsule with its pinned passages verifies on its own.
+    let receipt = s.post("/api/context/verify", json!({"capsule": a["verification"]["capsule"]}));
+    assert_eq!(receipt.status, 200);
+    assert_eq!(receipt.json()["contentStatus"], "unchanged");
+}
 
 /// With the default preset the generator judges each claim the embedding layer finds close:
 /// a claim its passage states is supported after the embedder's call and one ruling, and the

@@ -20,11 +20,12 @@ use crate::question::language::Language;
 use crate::question::Question;
 use crate::retrieval::hybrid;
 use crate::shared::Shared;
+use protocol::api::SearchResponse;
 use protocol::api::{
     AnswerContext, AnswerStrategy, AskMeta, AskResponse, Citation, CitationVia, DeclineReason, FinishReason,
     SourceChoice,
 };
-use protocol::{ApiError, AskRequest};
+use protocol::{ApiError, AskRequest, QueryRequest};
 use sources::{Choice, Decision, Evidence, POOL};
 use std::time::{Duration, Instant};
 
@@ -100,6 +101,35 @@ pub(super) fn generator_unavailable(e: ModelError) -> ApiError {
     ))
 }
 
+/// What an answer is drawn from: retrieval's results, the question as it read it (weighed by
+/// the rarity of its words in the index), the pool of their best passages ([`passages`]) and
+/// the sources chosen among them ([`sources::choose`]).
+struct Drawn {
+    response: SearchResponse,
+    weighed: relevance::Weighed,
+    pool: Vec<Evidence>,
+    choice: Choice,
+}
+
+impl Drawn {
+    /// The chosen sources, in prompt order.
+    fn sources(&self) -> impl Iterator<Item = &Evidence> {
+        self.choice.selected.iter().map(|d| &self.pool[d.pool_index])
+    }
+}
+
+/// Retrieval for an answer to `query`, and the sources chosen from it.
+fn draw(w: &Shared, query: &QueryRequest) -> Result<Drawn, ApiError> {
+    let mut query = query.clone();
+    query.search.limit = query.search.limit.max(POOL as u32);
+    let outcome = hybrid::run(w, &query)?;
+    let response = outcome.response;
+    let weighed = relevance::Weighed::of(w, outcome.question);
+    let pool = passages::ranked(w, &weighed, &response.results[..response.results.len().min(POOL)])?;
+    let choice = sources::choose(&weighed, &pool);
+    Ok(Drawn { response, weighed, pool, choice })
+}
+
 /// The raw answer to `req`, its text handed to `on_text` as it is generated.
 fn ask(
     w: &Shared,
@@ -108,14 +138,7 @@ fn ask(
     started: Instant,
 ) -> Result<AskResponse, ApiError> {
     let shown = req.query.search.limit as usize;
-    let mut query = req.query.clone();
-    query.search.limit = query.search.limit.max(POOL as u32);
-    let outcome = hybrid::run(w, &query)?;
-    let response = outcome.response;
-    // The question as retrieval read it, weighed by the rarity of its words in the index.
-    let weighed = relevance::Weighed::of(w, outcome.question);
-    let pool = passages::ranked(w, &weighed, &response.results[..response.results.len().min(POOL)])?;
-    let choice = sources::choose(&weighed, &pool);
+    let Drawn { response, weighed, pool, choice } = draw(w, &req.query)?;
     let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
 
     // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.

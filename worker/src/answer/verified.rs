@@ -9,7 +9,8 @@ use super::generator_unavailable;
 use super::judge::{self, Judgement, Ruling};
 use super::relevance;
 use super::subject::Subject;
-use crate::evidence::{compile, verify};
+use crate::evidence::compile::{self, Pinned};
+use crate::evidence::verify;
 use crate::models::generator::Generator;
 use crate::question::Question;
 use crate::retrieval::common::Scope;
@@ -27,16 +28,21 @@ use std::time::Instant;
 /// Passages the draft is generated from at most (the generator's prompt is short).
 const PROMPT_PASSAGES: usize = 5;
 /// Cosine similarity (unit vectors) between a claim and a sentence of its passage at or above
-/// which the semantic layer confirms the claim.
+/// which the semantic layer confirms the claim when no generator judges. With a judge the
+/// closest sentence only picks the passage the claim is judged against: with the judge's
+/// odds at [`MEANING_YES`] this gate withheld no wrong answer, and two right ones on
+/// rustdocs-ask ("the maximum length of a package name is 64 characters", 0.53) and one on
+/// ask-docs (`scripts/judge_odds.py`, docs/retrieval.md, stop 82).
 const SUPPORT_SIMILARITY: f64 = 0.6;
 
 /// A claim its passages hold in other words (less than [`claims::MIN_COVERAGE`] of its
 /// words, or what it adds not in one sentence) may still rest on a passage by meaning: its
-/// numbers there, nothing there against it, the question's subject named, a sentence close in
-/// meaning ([`SUPPORT_SIMILARITY`]), and the judge's "yes" at least this share of its "yes"
-/// and "no" on its first step. Chosen on rustdocs-ask (`scripts/judge_odds.py` over a run
-/// that took every share: 0.7 vouched for 3 more right answers and no wrong one; 0.6 for 4
-/// and 1 wrong, 0.5 for 4 and 6 wrong; docs/retrieval.md, stop 81).
+/// numbers there, nothing there against it, the question's subject named, something added to
+/// the question, and the judge's "yes" at least this share of its "yes" and "no" on its first
+/// step. Chosen on rustdocs-ask in stop 81 (`scripts/judge_odds.py` over a run that took every
+/// share); replayed in stop 82 with drafts from the raw answer's passages and no similarity
+/// gate: 0.7 vouched for 14 right answers and 2 wrong there, 27 and 1 on ask-docs; 0.65 for 16
+/// and 2 there but 29 and 2 on ask-docs (docs/retrieval.md).
 const MEANING_YES: f64 = 0.7;
 
 /// The semantic layer's name in fingerprints: embedding similarity, then the generator as
@@ -67,17 +73,30 @@ pub fn ask(
 ) -> Result<VerifiedAskResponse, ApiError> {
     // The same 404 as the raw mode's retrieval for a collection that does not exist.
     Scope::of(w, &req.query.search)?;
-    let compiled = compile::compile(w, &capsule_request(req, settings))?;
+    // The passages raw mode would answer from (the section of each page that answers, not
+    // always the chunk retrieval matched) are the capsule's first, and the draft's.
+    let drawn = super::draw(w, &req.query)?;
+    let pinned: Vec<Pinned> = drawn
+        .sources()
+        .map(|e| Pinned { docid: e.docid.clone(), start_line: e.start_line, end_line: e.end_line })
+        .collect();
+    let compiled = compile::compile_pinned(w, &capsule_request(req, settings), &pinned)?;
     let freshness = verify::verify(w, &compiled.json)?;
     let capsule: Capsule = serde_json::from_str(&compiled.json)
         .map_err(|e| crate::errors::internal(format!("the compiled capsule could not be read back: {e}")))?;
-    let weighed = relevance::Weighed::of(w, Question::read(&req.query.search.query));
-    let sources: Vec<Source<'_>> = capsule
-        .evidence
-        .iter()
-        .take(PROMPT_PASSAGES)
-        .map(|e| Source { evidence: e, fresh: fresh(&freshness, e) })
-        .collect();
+    let weighed = drawn.weighed;
+    let is_pinned = |e: &Evidence| {
+        pinned.iter().any(|p| p.docid == e.docid && p.start_line == e.start_line && p.end_line == e.end_line)
+    };
+    let drafted_from: Vec<&Evidence> = if capsule.evidence.iter().any(is_pinned) {
+        capsule.evidence.iter().filter(|e| is_pinned(e)).collect()
+    } else {
+        // No source chosen (none shares a word with the question) or none left in the
+        // capsule: its best-ranked passages.
+        capsule.evidence.iter().take(PROMPT_PASSAGES).collect()
+    };
+    let sources: Vec<Source<'_>> =
+        drafted_from.into_iter().map(|e| Source { evidence: e, fresh: fresh(&freshness, e) }).collect();
 
     let generator = w.models.generator().map_err(generator_unavailable)?;
     let titled: Vec<(&str, &str)> =
@@ -317,31 +336,33 @@ fn judge(
         // A claim its citations do not hold (nor contradict) is held against the other fresh
         // passages it was drafted from: the draft may name the wrong one of them. One that
         // holds it by every gate is its evidence, and its markers are rewritten to name it.
-        let mut recited = false;
-        if supporting.is_empty() && conflicting.is_empty() && !claim.markers.is_empty() && !pool.is_empty() {
-            let others: Vec<(usize, claims::Lexical)> = (1..=sources.len())
-                .filter(|n| !pool.contains(n) && sources[n - 1].fresh.is_ok())
-                .map(|n| (n, claims::lexical(&claim.plain, &sources[n - 1].evidence.text)))
-                .collect();
-            supporting = supports(&others);
-            recited = !supporting.is_empty();
-        }
-        // Held by none in its words: a passage that may hold it in others is left to the
-        // judge, its cited ones first.
-        let judges = w.models.preset().judges;
-        if supporting.is_empty() && conflicting.is_empty() && judges {
-            let by_meaning = |ns: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
-                ns.filter(|&n| {
-                    let l = claims::lexical(&claim.plain, &sources[n - 1].evidence.text);
-                    l.numbers_present && !l.conflicts
-                })
-                .filter(|&n| subject.held_by(&place(sources[n - 1].evidence)))
-                .collect()
+        let others: Vec<(usize, claims::Lexical)> =
+            if supporting.is_empty() && conflicting.is_empty() && !claim.markers.is_empty() && !pool.is_empty() {
+                (1..=sources.len())
+                    .filter(|n| !pool.contains(n) && sources[n - 1].fresh.is_ok())
+                    .map(|n| (n, claims::lexical(&claim.plain, &sources[n - 1].evidence.text)))
+                    .collect()
+            } else {
+                Vec::new()
             };
-            supporting = by_meaning(&mut pool.iter().copied());
-            if supporting.is_empty() && !claim.markers.is_empty() && !pool.is_empty() {
-                supporting =
-                    by_meaning(&mut (1..=sources.len()).filter(|n| !pool.contains(n) && sources[*n - 1].fresh.is_ok()));
+        supporting = if supporting.is_empty() { supports(&others) } else { supporting };
+        let mut recited = !others.is_empty() && !supporting.is_empty();
+        // Held by none in its words: a passage that may hold it in others is left to the
+        // judge, its cited ones first. Not a claim that adds nothing to the question: a
+        // restatement is never a candidate, in any words.
+        let judges = w.models.preset().judges;
+        if supporting.is_empty() && conflicting.is_empty() && judges && !addition.is_empty() {
+            let by_meaning = |checks: &[(usize, claims::Lexical)]| -> Vec<usize> {
+                checks
+                    .iter()
+                    .filter(|(_, l)| l.numbers_present && !l.conflicts)
+                    .map(|(n, _)| *n)
+                    .filter(|&n| subject.held_by(&place(sources[n - 1].evidence)))
+                    .collect()
+            };
+            supporting = by_meaning(&checks);
+            if supporting.is_empty() {
+                supporting = by_meaning(&others);
                 recited = !supporting.is_empty();
             }
             held = Held::ByMeaning;
@@ -429,10 +450,10 @@ impl SemanticLayer<'_> {
         }
     }
 
-    /// Over the candidates: a claim is supported when one sentence of one of its passages is
-    /// close enough in meaning ([`SUPPORT_SIMILARITY`]) and, when the preset's generator
-    /// judges, it rules that the closest passage states the claims close to it (read together)
-    /// about what the question asks ([`judge`]). Claims the judge rules against have no valid
+    /// Over the candidates: when the preset's generator judges, a claim is supported when it
+    /// rules that the passage with the sentence closest to the claim in meaning states the
+    /// claims closest to it (read together) about what the question asks ([`judge`]); without
+    /// a judge, when that sentence is close enough ([`SUPPORT_SIMILARITY`]). Claims the judge rules against have no valid
     /// evidence; one nothing could rule on (no embedder, a failed model) stays uncertain.
     fn run(
         &self,
@@ -444,7 +465,7 @@ impl SemanticLayer<'_> {
     ) -> SemanticCheck {
         let verifier = self.verifier();
         let config = hex::encode(Sha256::digest(format!(
-            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence-under-its-heading-names-as-written-subject-named\0{}\0{}\0judged-by-closest-passage-{}\0held-by-meaning-{MEANING_YES}",
+            "{verifier}\0{SUPPORT_SIMILARITY}\0{PROMPT_PASSAGES}\0addition-in-one-sentence-under-its-heading-names-as-written-subject-named\0{}\0{}\0judged-by-closest-passage-{}\0held-by-meaning-{MEANING_YES}\0similarity-without-judge-only",
             claims::MIN_COVERAGE,
             relevance::ABOUT_THE_QUESTION,
             judge::PASSAGE_CHARS
@@ -501,7 +522,6 @@ impl SemanticLayer<'_> {
         let mut verified = 0u32;
         // Claims close to a passage, by that passage (the closest one's number), in order.
         let mut close_to: Vec<(usize, Vec<usize>)> = Vec::new();
-        let mut held_by_meaning: Vec<usize> = Vec::new();
         for (k, c) in candidates.iter().enumerate() {
             let i = &c.claim;
             let best = sentence_ranges
@@ -515,15 +535,9 @@ impl SemanticLayer<'_> {
             let Some((sim, n)) = best else { continue };
             let verdict = &mut verdicts[*i];
             verdict.confidence = Some((sim.clamp(0.0, 1.0) * 1000.0).round() / 1000.0);
-            if sim < SUPPORT_SIMILARITY {
-                // Held neither by its words nor close in meaning: no valid evidence.
-                if c.held == Held::ByMeaning {
-                    (verdict.status, verdict.rationale) = (ClaimStatus::Insufficient, ClaimRationale::NoValidEvidence);
-                }
+            if self.judge.is_none() && sim < SUPPORT_SIMILARITY {
+                // No judge, and not close enough in meaning: uncertain.
                 continue;
-            }
-            if c.held == Held::ByMeaning {
-                held_by_meaning.push(*i);
             }
             verdict.sources.sort_by_key(|s| *s != n);
             match close_to.iter_mut().find(|(m, _)| *m == n) {
@@ -531,14 +545,29 @@ impl SemanticLayer<'_> {
                 None => close_to.push((n, vec![*i])),
             }
         }
+        let held_by_meaning = |i: &usize| candidates.iter().any(|c| c.claim == *i && c.held == Held::ByMeaning);
+        // The answer abstains once one substantive claim is not supported (or one citation is
+        // rejected): the judge is not asked about the rest, which stay uncertain. A ruling
+        // costs seconds.
+        let to_judge = |i: &usize| close_to.iter().any(|(_, group)| group.contains(i));
+        let mut lost = verdicts.iter().enumerate().any(|(i, v)| {
+            !v.rejected.is_empty() || (v.substantive && v.status != ClaimStatus::Supported && !to_judge(&i))
+        });
         let mut failed = false;
         for (n, group) in &close_to {
+            if lost {
+                tracing::debug!(
+                    "verified: {:?} claims {group:?} not judged: the answer abstains",
+                    self.question.text()
+                );
+                continue;
+            }
             // The claims a passage is closest to are judged together, as the answer that
             // passage gives: "It was built in 1890." reads as the bridge's only after "The
             // Old Bridge is 120 metres long."
             // Claims held in other words stand on the judge's odds alone; the others on its
             // ruling. Without a judge only claims held by their words are close enough.
-            let by_meaning = group.iter().any(|i| held_by_meaning.contains(i));
+            let by_meaning = group.iter().any(held_by_meaning);
             let judgement = match self.judge {
                 None if by_meaning => Ok(Judgement { ruling: Ruling::DoesNotHold, yes: None }),
                 None => Ok(Judgement { ruling: Ruling::Holds, yes: None }),
@@ -550,7 +579,7 @@ impl SemanticLayer<'_> {
                 }
             };
             let holds = judgement.map(|j| {
-                let by_words = group.iter().all(|i| held_by_meaning.contains(i)) || j.ruling == Ruling::Holds;
+                let ruled = group.iter().all(held_by_meaning) || j.ruling == Ruling::Holds;
                 let meant = !by_meaning || j.yes.is_some_and(|yes| yes >= MEANING_YES);
                 tracing::debug!(
                     "verified judged: {:?} [{n}] claims {group:?} by meaning {by_meaning} ruling {:?} yes {:?}",
@@ -558,17 +587,18 @@ impl SemanticLayer<'_> {
                     j.ruling,
                     j.yes
                 );
-                by_words && meant
+                ruled && meant
             });
             let (status, rationale) = match holds {
                 Ok(true) => (ClaimStatus::Supported, ClaimRationale::SemanticEntailment),
                 Ok(false) => (ClaimStatus::Insufficient, ClaimRationale::NoValidEvidence),
                 Err(e) => {
                     tracing::warn!("the verifier's judge could not rule: {e}");
-                    failed = true;
+                    (failed, lost) = (true, true);
                     continue;
                 }
             };
+            lost |= status != ClaimStatus::Supported && group.iter().any(|&i| verdicts[i].substantive);
             for &i in group {
                 verdicts[i].status = status;
                 verdicts[i].rationale = rationale;
