@@ -66,7 +66,8 @@ def abstention_reason(reply):
     held the question), else the check a substantive claim failed, the most decisive one when
     several did: a contradiction, a citation out of the capsule or stale, the words (the
     deterministic checks: coverage, numbers, what the claim adds, the question's subject; no
-    similarity computed), the similarity of claim and sentence (below the threshold), the
+    similarity computed), the similarity of claim and sentence (below the threshold, when no
+    generator judges), the
     generator's ruling (close enough, judged no), or no ruling (uncertain: the judge failed, or
     was not asked because another claim had already failed)."""
     if not reply["meta"].get("answerGenerated"):
@@ -75,13 +76,15 @@ def abstention_reason(reply):
     if not claims:
         return "no substantive claim"
     order = ["contradicted", "citation rejected", "words", "similarity", "judge said no", "judge unavailable"]
+    # With a judge, the similarity only picks the passage a claim is judged against (stop 82).
+    judged = "generator-judge" in (reply["verification"]["semantic"].get("verifierFingerprint") or "")
     found = []
     for c in claims:
         if c["status"] == "supported":
             continue
         if c["status"] == "contradicted":
             found.append("contradicted")
-        elif c["confidence"] is not None and c["confidence"] < SUPPORT_SIMILARITY:
+        elif not judged and c["confidence"] is not None and c["confidence"] < SUPPORT_SIMILARITY:
             found.append("similarity")
         elif c["status"] == "uncertain":
             found.append("judge unavailable")
