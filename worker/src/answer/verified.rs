@@ -1,8 +1,10 @@
-//! Verified answers: one closed Context Capsule is compiled for the question and checked for
-//! freshness, a draft is generated from its evidence alone, and every claim of the draft is
-//! held against the passages it cites, first by its words ([`claims::lexical`]), then by
-//! meaning (embedding similarity of the claim and the passages' sentences). The draft is
-//! returned only when every substantive claim is supported; otherwise the answer abstains.
+//! Verified answers: one closed Context Capsule is compiled for the question, holding first the
+//! passages a raw answer would be drafted from, and checked for freshness; a draft is generated
+//! from those passages alone, and every claim of the draft is held against the passages it
+//! cites, first by its words ([`claims::lexical`]), then by meaning (the passage with the
+//! sentence closest to the claim, and the generator's ruling when the preset's judges). The
+//! draft is returned only when every substantive claim is supported; otherwise the answer
+//! abstains.
 
 use super::claims::{self, Claim};
 use super::generator_unavailable;
@@ -453,8 +455,9 @@ impl SemanticLayer<'_> {
     /// Over the candidates: when the preset's generator judges, a claim is supported when it
     /// rules that the passage with the sentence closest to the claim in meaning states the
     /// claims closest to it (read together) about what the question asks ([`judge`]); without
-    /// a judge, when that sentence is close enough ([`SUPPORT_SIMILARITY`]). Claims the judge rules against have no valid
-    /// evidence; one nothing could rule on (no embedder, a failed model) stays uncertain.
+    /// a judge, when that sentence is close enough ([`SUPPORT_SIMILARITY`]). Claims the judge
+    /// rules against have no valid evidence; one nothing could rule on (no embedder, a failed
+    /// model, a ruling not asked once the answer is lost) stays uncertain.
     fn run(
         &self,
         w: &Shared,
