@@ -111,13 +111,6 @@ struct Drawn {
     choice: Choice,
 }
 
-impl Drawn {
-    /// The chosen sources, in prompt order.
-    fn sources(&self) -> impl Iterator<Item = &Evidence> {
-        self.choice.selected.iter().map(|d| &self.pool[d.pool_index])
-    }
-}
-
 /// Retrieval for an answer to `query`, and the sources chosen from it.
 fn draw(w: &Shared, query: &QueryRequest) -> Result<Drawn, ApiError> {
     let mut query = query.clone();
@@ -139,7 +132,7 @@ fn ask(
 ) -> Result<AskResponse, ApiError> {
     let shown = req.query.search.limit as usize;
     let Drawn { response, weighed, pool, choice } = draw(w, &req.query)?;
-    let sources: Vec<&Evidence> = choice.selected.iter().map(|d| &pool[d.pool_index]).collect();
+    let sources: Vec<&Evidence> = choice.sources(&pool).collect();
 
     // After retrieval: an unknown collection is a 404 whether or not a generator is loaded.
     let generator = w.models.generator().map_err(generator_unavailable)?;

@@ -51,6 +51,13 @@ pub struct Choice {
     pub dropped: Vec<Decision>,
 }
 
+impl Choice {
+    /// The chosen sources in `pool` (the pool this choice was made from), in prompt order.
+    pub fn sources<'p>(&self, pool: &'p [Evidence]) -> impl Iterator<Item = &'p Evidence> + use<'p, '_> {
+        self.selected.iter().map(move |d| &pool[d.pool_index])
+    }
+}
+
 /// Chooses the sources for `question` (`weighed`: its words by their rarity) from `pool` (best
 /// first). Results that share no word with the question are never chosen, nor those that hold
 /// less than [`MIN_RELEVANCE`] of its weight (address, title and text) while another holds

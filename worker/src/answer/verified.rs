@@ -79,7 +79,8 @@ pub fn ask(
     // always the chunk retrieval matched) are the capsule's first, and the draft's.
     let drawn = super::draw(w, &req.query)?;
     let pinned: Vec<Pinned> = drawn
-        .sources()
+        .choice
+        .sources(&drawn.pool)
         .map(|e| Pinned { docid: e.docid.clone(), start_line: e.start_line, end_line: e.end_line })
         .collect();
     let compiled = compile::compile_pinned(w, &capsule_request(req, settings), &pinned)?;
@@ -87,16 +88,18 @@ pub fn ask(
     let capsule: Capsule = serde_json::from_str(&compiled.json)
         .map_err(|e| crate::errors::internal(format!("the compiled capsule could not be read back: {e}")))?;
     let weighed = drawn.weighed;
-    let is_pinned = |e: &Evidence| {
-        pinned.iter().any(|p| p.docid == e.docid && p.start_line == e.start_line && p.end_line == e.end_line)
-    };
-    let drafted_from: Vec<&Evidence> = if capsule.evidence.iter().any(is_pinned) {
-        capsule.evidence.iter().filter(|e| is_pinned(e)).collect()
-    } else {
+    let mut drafted_from: Vec<&Evidence> = capsule
+        .evidence
+        .iter()
+        .filter(|e| {
+            pinned.iter().any(|p| p.docid == e.docid && p.start_line == e.start_line && p.end_line == e.end_line)
+        })
+        .collect();
+    if drafted_from.is_empty() {
         // No source chosen (none shares a word with the question) or none left in the
         // capsule: its best-ranked passages.
-        capsule.evidence.iter().take(PROMPT_PASSAGES).collect()
-    };
+        drafted_from = capsule.evidence.iter().take(PROMPT_PASSAGES).collect();
+    }
     let sources: Vec<Source<'_>> =
         drafted_from.into_iter().map(|e| Source { evidence: e, fresh: fresh(&freshness, e) }).collect();
 
@@ -347,8 +350,11 @@ fn judge(
             } else {
                 Vec::new()
             };
-        supporting = if supporting.is_empty() { supports(&others) } else { supporting };
-        let mut recited = !others.is_empty() && !supporting.is_empty();
+        let mut recited = false;
+        if supporting.is_empty() {
+            supporting = supports(&others);
+            recited = !supporting.is_empty();
+        }
         // Held by none in its words: a passage that may hold it in others is left to the
         // judge, its cited ones first. Not a claim that adds nothing to the question: a
         // restatement is never a candidate, in any words.
