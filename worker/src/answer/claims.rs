@@ -288,6 +288,21 @@ pub(super) fn plain_form(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
+/// Whether `written` (a text in [`plain_form`]) writes the code span `name` (in plain form) as
+/// a raw answer's check reads it: as written, or, for a command line of a few parts (`sysctl
+/// -p`, `dpkg -L Paketname`), each part as a word of its own somewhere in it ([`words::writes_name`]:
+/// `-l` is not written by `--listfiles`). A manual page writes the command in its title and
+/// the option in its list, never the two together. Verified mode keeps the span whole
+/// ([`Addition::held_by`]).
+pub(super) fn writes_loosely(written: &str, name: &str) -> bool {
+    const MOST_PARTS: usize = 4;
+    if written.contains(name) {
+        return true;
+    }
+    let parts: Vec<&str> = name.split(' ').collect();
+    parts.len() > 1 && parts.len() <= MOST_PARTS && parts.iter().all(|p| words::writes_name(written, p))
+}
+
 /// Whether `text` holds a negation: an English one ("not", "doesn't"), or one of the
 /// language it reads as ([`Language::negations`]: "nicht", "pas", "не").
 fn negated(text: &str) -> bool {
@@ -325,6 +340,8 @@ pub struct Addition {
     /// What the claim writes as code (between backticks) and the question does not: a name, a
     /// command, a setting. A name is atomic: `native-tls` is not `reqwest-native-tls`.
     names: Vec<String>,
+    /// The question's language: the words are looked for in their forms by its rules too.
+    language: Language,
 }
 
 /// `claim` without a leading "Yes," or "No,": the word answers a yes-or-no question and says
@@ -354,6 +371,7 @@ impl Addition {
                 .collect(),
             numbers: numbers(claim).into_iter().filter(|n| !asked_numbers.contains(n)).collect(),
             names: code_spans(claim).into_iter().filter(|n| !asked_as_written.contains(n.as_str())).collect(),
+            language: question.language(),
         }
     }
 
@@ -363,10 +381,11 @@ impl Addition {
     }
 
     /// The words, numbers and names of this addition that none of `texts` holds (the word in
-    /// any of its forms, [`Vocabulary::holds`], or as the comparison sign a source writes
-    /// before a number, [`Comparison`]; the number and the name as written).
+    /// any of its forms, English's or the question's language's, [`Vocabulary::holds`], or as
+    /// the comparison sign a source writes before a number, [`Comparison`]; the number as
+    /// written, the name as [`writes_loosely`] reads it).
     pub fn not_in(&self, texts: &[&str]) -> Absent {
-        let ws = Vocabulary::of(texts.iter().flat_map(|t| words::words(t)));
+        let ws = Vocabulary::in_language(texts.iter().flat_map(|t| words::words(t)), self.language);
         let signs: Vec<Comparison> = texts.iter().flat_map(|t| Comparison::signs_in(t)).collect();
         let held = |w: &String| ws.holds(w) || Comparison::of_word(w).is_some_and(|c| signs.contains(&c));
         let ns: Vec<String> = texts.iter().flat_map(|t| numbers(t)).collect();
@@ -374,7 +393,7 @@ impl Addition {
         Absent {
             words: self.words.iter().filter(|w| !held(w)).cloned().collect(),
             numbers: self.numbers.iter().filter(|n| !ns.contains(n)).cloned().collect(),
-            names: self.names.iter().filter(|n| !written.iter().any(|t| t.contains(n.as_str()))).cloned().collect(),
+            names: self.names.iter().filter(|n| !written.iter().any(|t| writes_loosely(t, n))).cloned().collect(),
             of_words: self.words.len(),
         }
     }
@@ -485,6 +504,24 @@ impl Addition {
                 absent.numbers.is_empty() && absent.names.is_empty()
             }
         })
+    }
+
+    /// Whether this addition writes a name as code and every name it writes stands (as
+    /// [`writes_loosely`] reads it) in a sentence about `question` of one of `sources`
+    /// (`(title, passage)`, the title read with the sentence). The name is then the answer, as a
+    /// number is: the words around it are the generator's own ("utilisez la commande
+    /// `--background`" over "-b, --background: utilisé pour les programmes qui ne se
+    /// détachent pas"), in whichever language it drafted.
+    pub fn names_stand_about(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> bool {
+        let places: Vec<String> = sources
+            .iter()
+            .flat_map(|(title, passage)| {
+                about_the_question(question, title, passage)
+                    .into_iter()
+                    .map(move |s| plain_form(&format!("{title} {s}")))
+            })
+            .collect();
+        !self.names.is_empty() && self.names.iter().all(|n| places.iter().any(|p| writes_loosely(p, n)))
     }
 
     /// The numbers of this addition that no sentence about `question` holds in any of

@@ -4,7 +4,8 @@
 //! restates the question ("walkdir keeps open file descriptors at most"). Its draft is
 //! withheld unless a sentence of it adds to the question what the sources it was shown hold:
 //! at least half of the words it adds anywhere in them, and every number it adds in a
-//! sentence about the question. Looser than verified mode, which wants all of a claim's
+//! sentence about the question; or a name it writes as code that stands in a sentence about
+//! the question (the words around a name, as around a number, are the generator's own). Looser than verified mode, which wants all of a claim's
 //! addition in one sentence about the question: a raw answer may join what two sentences say.
 //! As in verified mode, only sources about what the question names ([`Subject`]) count: a
 //! draft held by another tool's page answers about that tool.
@@ -39,7 +40,8 @@ pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)], subject: &
     for a in &additions {
         let absent = a.not_in(&about_texts);
         let off = a.numbers_off_the_question(question, &on_subject);
-        if absent.mostly_held() && off.is_empty() {
+        let name_answers = absent.numbers.is_empty() && a.names_stand_about(question, &on_subject);
+        if (absent.mostly_held() || name_answers) && off.is_empty() {
             return None;
         }
         held_elsewhere |= about.len() < shown.len()
@@ -129,6 +131,40 @@ mod tests {
         assert_eq!(checked("Call `busy_timeout` on the Connection [1].", &q(), &shown), None);
         let d = checked("Call `set_busy_wait` on the Connection [1].", &q(), &shown).expect("declined");
         assert_eq!(d.not_in_sources, ["set_busy_wait"], "{d:?}");
+    }
+
+    #[test]
+    fn a_command_line_stands_where_the_page_writes_its_parts_apart() {
+        let q = super::super::relevance::weighed(
+            "How do I load the settings of /etc/sysctl.conf with sysctl again?",
+            |w| vec![1.0; w.len()],
+        );
+        let shown = [(
+            "svc://man/man8/sysctl.8.txt sysctl.8",
+            "-p[FILE], --load[=FILE]\n    Load in sysctl settings from the file specified or /etc/sysctl.conf if none given.",
+        )];
+        // The page writes `-p` in its list of options and the command in its title.
+        assert_eq!(checked("Run the command `sysctl -p` [1].", &q, &shown), None);
+        let d = checked("Run the command `sysctl -q` [1].", &q, &shown).expect("declined");
+        assert_eq!(d.not_in_sources, ["sysctl -q", "run", "command"], "{d:?}");
+        // An option is a word of its own: `--load` does not write `-l`.
+        assert!(checked("Run the command `sysctl -l` [1].", &q, &shown).is_some());
+    }
+
+    #[test]
+    fn a_name_about_the_question_answers_whatever_words_frame_it() {
+        let q = super::super::relevance::weighed(
+            "Comment faire passer en arrière-plan un programme qui ne se détache pas tout seul ?",
+            |w| vec![1.0; w.len()],
+        );
+        let shown = [(
+            "svc://man/man8/start-stop-daemon.8.txt start-stop-daemon.8",
+            "-b, --background\n    Utilisé pour les programmes qui ne se détachent pas d'eux-mêmes : il passe en arrière-plan.\n\n-o, --oknodo\n    Retourne 0.\n\n-q, --quiet\n    N'affiche rien.\n\n-d, --chdir chemin\n    Change de répertoire.",
+        )];
+        assert_eq!(checked("Lancez la commande `--background` [1].", &q, &shown), None);
+        // A name the page writes in a sentence about something else does not answer.
+        let d = checked("Lancez la commande `--chdir` [1].", &q, &shown).expect("declined");
+        assert_eq!(d.reason, DeclineReason::NotInSources);
     }
 
     #[test]

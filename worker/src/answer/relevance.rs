@@ -54,6 +54,9 @@ pub fn stem_in(word: &str, language: Language) -> String {
 pub struct Vocabulary {
     words: Vec<String>,
     stems: std::collections::HashSet<String>,
+    /// The stems by another language's rules than English, with that language
+    /// ([`Vocabulary::in_language`]).
+    other: Option<(Language, std::collections::HashSet<String>)>,
 }
 
 impl Vocabulary {
@@ -61,7 +64,18 @@ impl Vocabulary {
     pub fn of(words: impl IntoIterator<Item = String>) -> Vocabulary {
         let words: Vec<String> = words.into_iter().collect();
         let stems = words.iter().map(|w| stem(w)).filter(|s| !s.is_empty()).collect();
-        Vocabulary { words, stems }
+        Vocabulary { words, stems, other: None }
+    }
+
+    /// The vocabulary of `words` where a word is also looked for in its forms by `language`'s
+    /// rules: "utilisez" is held by "utiliser" in French, as "uses" is by "use" in English.
+    pub fn in_language(words: impl IntoIterator<Item = String>, language: Language) -> Vocabulary {
+        let mut v = Vocabulary::of(words);
+        if language != Language::English {
+            let stems = v.words.iter().map(|w| stem_in(w, language)).filter(|s| !s.is_empty()).collect();
+            v.other = Some((language, stems));
+        }
+        v
     }
 
     /// Whether the text holds `word` (lowercase): a text word starting with it, or one of
@@ -71,7 +85,13 @@ impl Vocabulary {
             return true;
         }
         let s = stem(word);
-        !s.is_empty() && self.stems.contains(&s)
+        if !s.is_empty() && self.stems.contains(&s) {
+            return true;
+        }
+        self.other.as_ref().is_some_and(|(language, stems)| {
+            let s = stem_in(word, *language);
+            !s.is_empty() && stems.contains(&s)
+        })
     }
 }
 
@@ -181,6 +201,15 @@ mod tests {
         // each; read by English rules, neither pair is.
         assert_eq!(q.held_by("Combien de fois wget doit réessayer de télécharger ce qui a échoué ?"), 1.0);
         assert!(q.held_by("Combien de fois wget doit-il ?") < 0.7);
+    }
+
+    #[test]
+    fn a_vocabulary_in_another_language_holds_its_forms_there() {
+        let words = || ["utilisé", "téléchargement", "sockets"].map(String::from);
+        let french = Vocabulary::in_language(words(), Language::French);
+        assert!(french.holds("utilisez") && french.holds("socket") && french.holds("télécharger"));
+        assert!(!Vocabulary::of(words()).holds("utilisez"), "English rules do not read French");
+        assert!(!Vocabulary::in_language(words(), Language::English).holds("utilisez"));
     }
 
     #[test]
