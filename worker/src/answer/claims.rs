@@ -506,31 +506,34 @@ impl Addition {
         })
     }
 
-    /// The numbers and names of this addition that no sentence about `question` holds in any
-    /// of `sources` (`(title, passage)`; a name as [`writes_loosely`] reads it, in the sentence
-    /// or the title): a number or a name from a sentence about something else ("Rust 1.41 or
-    /// higher" in another crate's section, `-l` where `ls` lists in long format) does not
-    /// answer the question.
-    pub fn off_the_question(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> Vec<String> {
-        let about: Vec<(Vec<String>, String)> = sources
+    /// Whether this addition writes a name as code and every name it writes stands (as
+    /// [`writes_loosely`] reads it) in a sentence about `question` of one of `sources`
+    /// (`(title, passage)`, the title read with the sentence). The name is then the answer, as a
+    /// number is: the words around it are the generator's own ("utilisez la commande
+    /// `--background`" over "-b, --background: utilisé pour les programmes qui ne se
+    /// détachent pas"), in whichever language it drafted.
+    pub fn names_stand_about(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> bool {
+        let places: Vec<String> = sources
             .iter()
             .flat_map(|(title, passage)| {
                 about_the_question(question, title, passage)
                     .into_iter()
-                    .map(move |s| (numbers(&s), plain_form(&format!("{title} {s}"))))
+                    .map(move |s| plain_form(&format!("{title} {s}")))
             })
             .collect();
-        let numbers = self.numbers.iter().filter(|n| !about.iter().any(|(ns, _)| ns.contains(n)));
-        let names = self.names.iter().filter(|n| !about.iter().any(|(_, place)| writes_loosely(place, n)));
-        numbers.chain(names).cloned().collect()
+        !self.names.is_empty() && self.names.iter().all(|n| places.iter().any(|p| writes_loosely(p, n)))
     }
 
-    /// Whether this addition writes a name as code: where the name stands in a sentence about
-    /// the question ([`Addition::off_the_question`]), it is the answer, as a number is, and the
-    /// words around it are the generator's own ("utilisez la commande `--background`" over
-    /// "-b, --background: utilisé pour les programmes qui ne se détachent pas").
-    pub fn writes_a_name(&self) -> bool {
-        !self.names.is_empty()
+    /// The numbers of this addition that no sentence about `question` holds in any of
+    /// `sources` (`(title, passage)`): a number from a sentence about something else ("Rust
+    /// 1.41 or higher" in another crate's section) does not answer the question.
+    pub fn numbers_off_the_question(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> Vec<String> {
+        let about: Vec<Vec<String>> = sources
+            .iter()
+            .flat_map(|(title, passage)| about_the_question(question, title, passage))
+            .map(|s| numbers(&s))
+            .collect();
+        self.numbers.iter().filter(|n| !about.iter().any(|ns| ns.contains(n))).cloned().collect()
     }
 }
 
@@ -874,8 +877,8 @@ mod tests {
         let title = "Build Performance - The Cargo Book";
         let sourced = [(title, format!("### Enable the parallel frontend\n\n{body}"))];
         let sourced: Vec<(&str, &str)> = sourced.iter().map(|(t, p)| (*t, p.as_str())).collect();
-        assert!(eight.off_the_question(&asked, &sourced).is_empty());
-        assert_eq!(eight.off_the_question(&asked, &[(title, body)]), ["8"]);
+        assert!(eight.numbers_off_the_question(&asked, &sourced).is_empty());
+        assert_eq!(eight.numbers_off_the_question(&asked, &[(title, body)]), ["8"]);
     }
 
     #[test]
@@ -886,11 +889,11 @@ mod tests {
         assert_eq!(one.numbers, ["1"]);
         let said = "Limits default to `None`, except `timeout_await_100`, which defaults to one second.";
         let explained = format!("{said} When that wait expires, ureq proceeds with the upload of the body.");
-        assert!(one.off_the_question(&asked, &[("ureq", explained.as_str())]).is_empty());
-        assert_eq!(one.off_the_question(&asked, &[("ureq", said)]), ["1"]);
+        assert!(one.numbers_off_the_question(&asked, &[("ureq", explained.as_str())]).is_empty());
+        assert_eq!(one.numbers_off_the_question(&asked, &[("ureq", said)]), ["1"]);
         // A heading after the sentence starts another section: it says nothing of it.
         let headed = format!("{said}\n\n## Waiting for a 100 Continue response before uploading the body");
-        assert_eq!(one.off_the_question(&asked, &[("ureq", headed.as_str())]), ["1"]);
+        assert_eq!(one.numbers_off_the_question(&asked, &[("ureq", headed.as_str())]), ["1"]);
     }
 
     #[test]
