@@ -5,8 +5,9 @@
 //! withheld unless a sentence of it adds to the question what the sources it was shown hold:
 //! at least half of the words it adds anywhere in them, and every number it adds in a
 //! sentence about the question; or a name it writes as code that stands in a sentence about
-//! the question (the words around a name, as around a number, are the generator's own). Looser than verified mode, which wants all of a claim's
-//! addition in one sentence about the question: a raw answer may join what two sentences say.
+//! the question (the words around a name, as around a number, are the generator's own).
+//! Looser than verified mode, which wants all of a claim's addition in one sentence about the
+//! question: a raw answer may join what two sentences say.
 //! As in verified mode, only sources about what the question names ([`Subject`]) count: a
 //! draft held by another tool's page answers about that tool.
 
