@@ -507,33 +507,42 @@ impl Addition {
     }
 
     /// Whether this addition writes a name as code and every name it writes stands (as
-    /// [`writes_loosely`] reads it) in a sentence about `question` of one of `sources`
-    /// (`(title, passage)`, the title read with the sentence). The name is then the answer, as a
-    /// number is: the words around it are the generator's own ("utilisez la commande
-    /// `--background`" over "-b, --background: utilisé pour les programmes qui ne se
-    /// détachent pas"), in whichever language it drafted.
-    pub fn names_stand_about(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> bool {
-        let places: Vec<String> = sources
+    /// [`writes_loosely`] reads it) in one of the sentences `about` the question, read with
+    /// its document's title. The name is then the answer, as a number is: the words around it
+    /// are the generator's own ("utilisez la commande `--background`" over "-b, --background:
+    /// utilisé pour les programmes qui ne se détachent pas"), in whichever language it drafted.
+    pub fn names_stand_in(&self, about: &SentencesAbout) -> bool {
+        !self.names.is_empty()
+            && self.names.iter().all(|n| about.sentences.iter().any(|(_, titled)| writes_loosely(titled, n)))
+    }
+
+    /// The numbers of this addition that none of the sentences `about` the question holds: a
+    /// number from a sentence about something else ("Rust 1.41 or higher" in another crate's
+    /// section) does not answer the question.
+    pub fn numbers_off_the_question(&self, about: &SentencesAbout) -> Vec<String> {
+        self.numbers.iter().filter(|n| !about.sentences.iter().any(|(ns, _)| ns.contains(n))).cloned().collect()
+    }
+}
+
+/// The sentences of some sources that are about a question ([`about_the_question`]), read once
+/// for every addition of a draft that is held against them: each sentence's numbers, and the
+/// sentence with its document's title in [`plain_form`], where a name is looked for.
+pub struct SentencesAbout {
+    sentences: Vec<(Vec<String>, String)>,
+}
+
+impl SentencesAbout {
+    /// The sentences about `question` in `sources` (`(title, passage)`).
+    pub fn of(question: &relevance::Weighed, sources: &[(&str, &str)]) -> SentencesAbout {
+        let sentences = sources
             .iter()
             .flat_map(|(title, passage)| {
                 about_the_question(question, title, passage)
                     .into_iter()
-                    .map(move |s| plain_form(&format!("{title} {s}")))
+                    .map(move |s| (numbers(&s), plain_form(&format!("{title} {s}"))))
             })
             .collect();
-        !self.names.is_empty() && self.names.iter().all(|n| places.iter().any(|p| writes_loosely(p, n)))
-    }
-
-    /// The numbers of this addition that no sentence about `question` holds in any of
-    /// `sources` (`(title, passage)`): a number from a sentence about something else ("Rust
-    /// 1.41 or higher" in another crate's section) does not answer the question.
-    pub fn numbers_off_the_question(&self, question: &relevance::Weighed, sources: &[(&str, &str)]) -> Vec<String> {
-        let about: Vec<Vec<String>> = sources
-            .iter()
-            .flat_map(|(title, passage)| about_the_question(question, title, passage))
-            .map(|s| numbers(&s))
-            .collect();
-        self.numbers.iter().filter(|n| !about.iter().any(|ns| ns.contains(n))).cloned().collect()
+        SentencesAbout { sentences }
     }
 }
 
@@ -877,8 +886,8 @@ mod tests {
         let title = "Build Performance - The Cargo Book";
         let sourced = [(title, format!("### Enable the parallel frontend\n\n{body}"))];
         let sourced: Vec<(&str, &str)> = sourced.iter().map(|(t, p)| (*t, p.as_str())).collect();
-        assert!(eight.numbers_off_the_question(&asked, &sourced).is_empty());
-        assert_eq!(eight.numbers_off_the_question(&asked, &[(title, body)]), ["8"]);
+        assert!(eight.numbers_off_the_question(&SentencesAbout::of(&asked, &sourced)).is_empty());
+        assert_eq!(eight.numbers_off_the_question(&SentencesAbout::of(&asked, &[(title, body)])), ["8"]);
     }
 
     #[test]
@@ -889,11 +898,11 @@ mod tests {
         assert_eq!(one.numbers, ["1"]);
         let said = "Limits default to `None`, except `timeout_await_100`, which defaults to one second.";
         let explained = format!("{said} When that wait expires, ureq proceeds with the upload of the body.");
-        assert!(one.numbers_off_the_question(&asked, &[("ureq", explained.as_str())]).is_empty());
-        assert_eq!(one.numbers_off_the_question(&asked, &[("ureq", said)]), ["1"]);
+        assert!(one.numbers_off_the_question(&SentencesAbout::of(&asked, &[("ureq", explained.as_str())])).is_empty());
+        assert_eq!(one.numbers_off_the_question(&SentencesAbout::of(&asked, &[("ureq", said)])), ["1"]);
         // A heading after the sentence starts another section: it says nothing of it.
         let headed = format!("{said}\n\n## Waiting for a 100 Continue response before uploading the body");
-        assert_eq!(one.numbers_off_the_question(&asked, &[("ureq", headed.as_str())]), ["1"]);
+        assert_eq!(one.numbers_off_the_question(&SentencesAbout::of(&asked, &[("ureq", headed.as_str())])), ["1"]);
     }
 
     #[test]

@@ -11,10 +11,11 @@
 //! As in verified mode, only sources about what the question names ([`Subject`]) count: a
 //! draft held by another tool's page answers about that tool.
 
-use super::claims::{self, Addition};
+use super::claims::{self, Addition, SentencesAbout};
 use super::relevance::Weighed;
 use super::subject::Subject;
 use protocol::api::{DeclineReason, Declined};
+use std::cell::OnceCell;
 
 /// `None` when `draft` rests on `shown` (the sources the generator was given, as `(title,
 /// text)`: the title with the source's address), else why it is withheld. `subject` is what
@@ -36,18 +37,21 @@ pub fn check(draft: &str, question: &Weighed, shown: &[(&str, &str)], subject: &
     let on_subject: Vec<(&str, &str)> = about.iter().map(|&i| shown[i]).collect();
     let about_texts: Vec<&str> = about.iter().map(|&i| texts[i].as_str()).collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // The sentences about the question, read once for all the additions.
+    let said_on_subject = SentencesAbout::of(question, &on_subject);
+    let said_in_shown = OnceCell::new();
     let mut missing: Vec<String> = Vec::new();
     let mut held_elsewhere = false;
     for a in &additions {
         let absent = a.not_in(&about_texts);
-        let off = a.numbers_off_the_question(question, &on_subject);
-        let name_answers = absent.numbers.is_empty() && a.names_stand_about(question, &on_subject);
+        let off = a.numbers_off_the_question(&said_on_subject);
+        let name_answers = absent.numbers.is_empty() && a.names_stand_in(&said_on_subject);
         if (absent.mostly_held() || name_answers) && off.is_empty() {
             return None;
         }
         held_elsewhere |= about.len() < shown.len()
             && a.not_in(&texts).mostly_held()
-            && a.numbers_off_the_question(question, shown).is_empty();
+            && a.numbers_off_the_question(said_in_shown.get_or_init(|| SentencesAbout::of(question, shown))).is_empty();
         for item in off.iter().chain(&absent.numbers).chain(&absent.names).chain(&absent.words) {
             if !missing.contains(item) {
                 missing.push(item.clone());
