@@ -93,22 +93,21 @@ def main():
     grid = [(float(s), float(t), float(w)) for s in args.similarities.split(",")
             for t in args.thresholds.split(",") for w in args.words_thresholds.split(",")]
     for s, t, w in grid:
-        if True:
-            right, wrong, wrong_ids = 0, 0, []
-            for q in questions:
-                v = by_id.get(q["id"], {}).get("verified") or {}
-                if not v.get("meta") or not v["meta"].get("answerGenerated"):
-                    continue
-                text = q["question"]
-                v = json.loads(json.dumps(v))  # marks are set per replay
-                if not vouched(v, held.get(text, {}), groups.get(text, []), s, t, w):
-                    continue
-                draft = " ".join(c["text"] for c in v["verification"]["claims"]["claims"])
-                ok = not q.get("unanswerable") and contains_any(draft, q["answers"])
-                right, wrong = right + ok, wrong + (not ok)
-                if not ok:
-                    wrong_ids.append(q["id"])
-            print(f"{s:>5} {t:>5} {w:>5} {right:>6} {wrong:>6}  {' '.join(wrong_ids)}")
+        right, wrong, wrong_ids = 0, 0, []
+        for q in questions:
+            v = by_id.get(q["id"], {}).get("verified") or {}
+            if not v.get("meta") or not v["meta"].get("answerGenerated"):
+                continue
+            text = q["question"]
+            v = json.loads(json.dumps(v))  # marks are set per replay
+            if not vouched(v, held.get(text, {}), groups.get(text, []), s, t, w):
+                continue
+            draft = " ".join(c["text"] for c in v["verification"]["claims"]["claims"])
+            ok = not q.get("unanswerable") and contains_any(draft, q["answers"])
+            right, wrong = right + ok, wrong + (not ok)
+            if not ok:
+                wrong_ids.append(q["id"])
+        print(f"{s:>5} {t:>5} {w:>5} {right:>6} {wrong:>6}  {' '.join(wrong_ids)}")
 
 
 if __name__ == "__main__":

@@ -365,33 +365,20 @@ fn a_verified_draft_rests_on_the_passages_a_raw_answer_would() {
     let s = verified_server(&[("harbour.md", page.as_str()), ("bread.md", NOTES[1].1)]);
     let question = "How much can the north pier crane lift?";
     let raw = ask(&s, json!({"query": question, "maxAnswerTokens": 32}));
-    let chosen: Vec<(String, u64, u64)> = raw["meta"]["answerContext"]["selected"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (c["uri"].as_str().unwrap().to_string(), c["startLine"].as_u64().unwrap(), c["endLine"].as_u64().unwrap())
-        })
-        .collect();
+    // A passage by its document and lines, as the reply names it.
+    let place = |p: &Value| {
+        (p["uri"].as_str().unwrap().to_string(), p["startLine"].as_u64().unwrap(), p["endLine"].as_u64().unwrap())
+    };
+    let chosen: Vec<(String, u64, u64)> =
+        raw["meta"]["answerContext"]["selected"].as_array().unwrap().iter().map(place).collect();
     assert!(chosen.len() >= 2, "{raw}");
     let a = verified(&s, question);
     let evidence = a["verification"]["capsule"]["evidence"].as_array().unwrap();
-    let first: Vec<(String, u64, u64)> = evidence
-        .iter()
-        .take(chosen.len())
-        .map(|e| {
-            (e["uri"].as_str().unwrap().to_string(), e["startLine"].as_u64().unwrap(), e["endLine"].as_u64().unwrap())
-        })
-        .collect();
+    let first: Vec<(String, u64, u64)> = evidence.iter().take(chosen.len()).map(place).collect();
     assert_eq!(first, chosen, "{}", a["verification"]["capsule"]);
     for c in a["verification"]["claims"]["claims"].as_array().unwrap() {
         for e in c["evidence"].as_array().unwrap() {
-            let at = (
-                e["uri"].as_str().unwrap().to_string(),
-                e["startLine"].as_u64().unwrap(),
-                e["endLine"].as_u64().unwrap(),
-            );
-            assert!(chosen.contains(&at), "{c}");
+            assert!(chosen.contains(&place(e)), "{c}");
         }
     }
     // The capsule with its pinned passages verifies on its own.
