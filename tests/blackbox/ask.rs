@@ -131,6 +131,48 @@ fn raw_answer_cites_real_documents_and_is_deterministic() {
     assert_eq!(ask(&s, body), a);
 }
 
+/// The value of `field=` on a log line (a quoted one without its quotes).
+fn logged<'l>(line: &'l str, field: &str) -> Option<&'l str> {
+    let value = &line[line.find(&format!(" {field}="))? + field.len() + 2..];
+    match value.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next(),
+        None => value.split(' ').next(),
+    }
+}
+
+#[test]
+fn an_answers_time_is_logged_part_by_part() {
+    if !crate::prepared::models("ask::an_answers_time_is_logged_part_by_part") {
+        return;
+    }
+    let s = Server::start_with(&[("SVC_LOG", "info")]);
+    install_generator(&s);
+    notes(&s);
+    let first = ask(&s, json!({"query": "What is the capital of France?", "maxAnswerTokens": 24}));
+    let second = ask(&s, json!({"query": "How long is the Old Bridge?", "maxAnswerTokens": 24}));
+    let log = s.log();
+    let drawn: Vec<&str> = log.lines().filter(|l| l.contains("sources drawn")).collect();
+    assert_eq!(drawn.len(), 2, "{log}");
+    assert!(drawn.iter().all(|l| logged(l, "retrieval_ms").is_some() && logged(l, "passages_ms").is_some()), "{log}");
+    let drafts: Vec<&str> =
+        log.lines().filter(|l| l.contains("generation timed") && logged(l, "purpose") == Some("draft")).collect();
+    assert_eq!(drafts.len(), 2, "{log}");
+    let number = |line: &str, field: &str| -> u64 { logged(line, field).and_then(|v| v.parse().ok()).unwrap() };
+    for (line, reply) in drafts.iter().zip([&first, &second]) {
+        assert_eq!(number(line, "prompt_tokens"), reply["meta"]["promptTokens"].as_u64().unwrap(), "{line}");
+        assert_eq!(number(line, "tokens"), reply["meta"]["answerTokens"].as_u64().unwrap(), "{line}");
+        assert!(number(line, "prompt_ms") > 0, "{line}");
+    }
+    // The first prompt is read whole; the second keeps the instruction and worked example
+    // every question shares from the cache, and reads only what follows them.
+    assert_eq!(number(drafts[0], "reused_tokens"), 0, "{log}");
+    let reused = number(drafts[1], "reused_tokens");
+    assert!(reused > 0 && reused < number(drafts[1], "prompt_tokens"), "{log}");
+    let answered: Vec<&str> = log.lines().filter(|l| l.contains(" answered ")).collect();
+    assert_eq!(answered.len(), 2, "{log}");
+    assert!(answered.iter().all(|l| logged(l, "mode") == Some("raw") && number(l, "total_ms") > 0), "{log}");
+}
+
 #[test]
 fn a_question_no_note_shares_words_with_generates_nothing_and_says_so() {
     if !crate::prepared::models("ask::a_question_no_note_shares_words_with_generates_nothing_and_says_so") {
@@ -553,6 +595,6 @@ fn a_streaming_client_that_disconnects_stops_its_generation() {
     }
     drop(conn);
     s.wait_until(std::time::Duration::from_secs(60), |s| {
-        s.log().lines().any(|l| l.contains("answer generated") && l.contains("finish=Cancelled"))
+        s.log().lines().any(|l| l.contains("generation timed") && l.contains("finish=Cancelled"))
     });
 }

@@ -87,6 +87,7 @@ pub fn rule(
         Limits { max_tokens: 2, deadline, stops: &[] },
         FirstWords { yes: YES, no: NO },
     )?;
+    generated.log_timing("judge");
     tracing::debug!(reply = %generated.text, finish = ?generated.finish, ?yes, "the judge ruled on {claim:?}");
     Ok(Judgement { ruling: ruling(&generated.text), yes })
 }

@@ -89,10 +89,13 @@ pub enum Answer {
 /// goes to `on_text` as it is generated.
 pub fn answer(w: &Shared, req: &AskRequest, on_text: &mut dyn FnMut(&str) -> Flow) -> Result<Answer, ApiError> {
     let started = Instant::now();
-    Ok(match &req.verified {
+    let answer = match &req.verified {
         Some(settings) => Answer::Verified(verified::ask(w, req, settings, started)?),
         None => Answer::Raw(ask(w, req, on_text, started)?),
-    })
+    };
+    let mode = if matches!(answer, Answer::Verified(_)) { "verified" } else { "raw" };
+    tracing::info!(mode, total_ms = started.elapsed().as_millis() as u64, "answered");
+    Ok(answer)
 }
 
 pub(super) fn generator_unavailable(e: ModelError) -> ApiError {
@@ -115,11 +118,18 @@ struct Drawn {
 fn draw(w: &Shared, query: &QueryRequest) -> Result<Drawn, ApiError> {
     let mut query = query.clone();
     query.search.limit = query.search.limit.max(POOL as u32);
+    let started = Instant::now();
     let outcome = hybrid::run(w, &query)?;
+    let retrieval = started.elapsed();
     let response = outcome.response;
     let weighed = relevance::Weighed::of(w, outcome.question);
     let pool = passages::ranked(w, &weighed, &response.results[..response.results.len().min(POOL)])?;
     let choice = sources::choose(&weighed, &pool);
+    tracing::info!(
+        retrieval_ms = retrieval.as_millis() as u64,
+        passages_ms = (started.elapsed() - retrieval).as_millis() as u64,
+        "sources drawn"
+    );
     Ok(Drawn { response, weighed, pool, choice })
 }
 
@@ -140,12 +150,17 @@ fn ask(
     // What the prompt shows of each source: the draft is generated from it and checked against it.
     let prompt_sources = shown_sources(weighed.question(), &titled);
     let ask_for = |place: QuestionPlace, on_text: &mut dyn FnMut(&str) -> Flow| {
+        let purpose = match place {
+            QuestionPlace::After => "draft",
+            QuestionPlace::BeforeAndAfter => "second draft",
+        };
         draft(
             &generator,
             &RAW,
             &user_turn(weighed.question(), &prompt_sources, place),
             req.max_answer_tokens,
             started,
+            purpose,
             on_text,
         )
     };
@@ -289,13 +304,15 @@ fn citation(e: &Evidence, n: usize, via: CitationVia) -> Citation {
 }
 
 /// The generator's answer to the question's turn `user` ([`user_turn`]) under the instruction
-/// `system`, its text handed to `on_text` as it is generated, within the request's time.
+/// `system`, its text handed to `on_text` as it is generated, within the request's time; its
+/// time logged as spent for `purpose` (a draft, a second draft).
 pub(super) fn draft(
     generator: &Generator,
     instruction: &Instruction,
     user: &str,
     max_tokens: u32,
     started: Instant,
+    purpose: &str,
     on_text: &mut dyn FnMut(&str) -> Flow,
 ) -> Result<Generated, ApiError> {
     tracing::debug!(user = %user, "the question's turn of the prompt");
@@ -311,13 +328,8 @@ pub(super) fn draft(
             on_text,
         )
         .map_err(failed)?;
-    tracing::info!(
-        prompt_tokens = generated.prompt_tokens,
-        tokens = generated.tokens,
-        finish = ?generated.finish,
-        "answer generated in {} ms",
-        started.elapsed().as_millis()
-    );
+    generated.log_timing(purpose);
+    tracing::info!("answer generated in {} ms", started.elapsed().as_millis());
     Ok(generated)
 }
 

@@ -124,6 +124,7 @@ pub fn ask(
                 ),
                 req.max_answer_tokens,
                 started,
+                "verified draft",
                 &mut |_| crate::models::generator::Flow::Continue,
             )?
             .text,

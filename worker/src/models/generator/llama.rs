@@ -2,7 +2,7 @@
 
 use super::batches::Layout;
 use super::stream::TextStream;
-use super::{Chat, Finish, FirstWords, Flow, Generated, Limits};
+use super::{Chat, Finish, FirstWords, Flow, Generated, Limits, Timing};
 use crate::models::runtime::{ModelError, Result};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -212,7 +212,13 @@ impl LlamaGenerator {
         }
         let prompt_tokens = ids.len();
         let layout = Layout::new(head_tokens, prompt_tokens, PROMPT_BATCH);
-        let mut generated = Generated { text: String::new(), prompt_tokens, tokens: 0, finish: Finish::EndOfTurn };
+        let mut generated = Generated {
+            text: String::new(),
+            prompt_tokens,
+            tokens: 0,
+            finish: Finish::EndOfTurn,
+            timing: Timing::default(),
+        };
         if ids.is_empty() || max_tokens == 0 {
             generated.finish = if max_tokens == 0 { Finish::MaxTokens } else { Finish::EndOfTurn };
             return Ok((generated, None));
@@ -246,6 +252,8 @@ impl LlamaGenerator {
         }
         tokens.truncate(kept);
         *cached_layout = Some(layout);
+        generated.timing.reused_tokens = kept;
+        let reading = Instant::now();
         let mut batch = LlamaBatch::new(PROMPT_BATCH, 1);
         for range in layout.batches_from(kept) {
             if Instant::now() > deadline {
@@ -260,6 +268,8 @@ impl LlamaGenerator {
             }
             ctx.decode(&mut batch).map_err(|e| infer(&e))?;
         }
+        generated.timing.prompt = reading.elapsed();
+        let answering = Instant::now();
 
         // The first step's odds of the words asked for, before anything is sampled.
         let share = weigh.and_then(|words| {
@@ -303,6 +313,7 @@ impl LlamaGenerator {
         // What was held back in case it grew into a stop sequence or a repetition is final now.
         generated.text = text.close(finish, on_text);
         generated.finish = finish;
+        generated.timing.answer = answering.elapsed();
         Ok((generated, share))
     }
 }

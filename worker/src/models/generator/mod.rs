@@ -15,7 +15,7 @@ mod stream;
 use super::runtime::Result;
 pub use llama::LlamaGenerator;
 pub use server::ServerGenerator;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A chat for the model: the instruction, worked examples (user, assistant) and the question.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +46,36 @@ pub struct Generated {
     /// Tokens generated (without the end-of-turn token).
     pub tokens: usize,
     pub finish: Finish,
+    pub timing: Timing,
+}
+
+/// Where one generation's time went: the prompt read (to the first answer token's odds), then
+/// the answer's tokens generated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// Tokens of the prompt kept from the previous prompt's cache, not read again.
+    pub reused_tokens: usize,
+    /// Reading the prompt (a model server: until its first piece of text).
+    pub prompt: Duration,
+    /// Generating the answer after it.
+    pub answer: Duration,
+}
+
+impl Generated {
+    /// One line of the log for this generation, done for `purpose` (a draft, a judgement):
+    /// where its time went.
+    pub fn log_timing(&self, purpose: &str) {
+        tracing::info!(
+            purpose,
+            prompt_tokens = self.prompt_tokens,
+            reused_tokens = self.timing.reused_tokens,
+            prompt_ms = self.timing.prompt.as_millis() as u64,
+            tokens = self.tokens,
+            answer_ms = self.timing.answer.as_millis() as u64,
+            finish = ?self.finish,
+            "generation timed"
+        );
+    }
 }
 
 /// What the caller wants after a piece of text: go on or stop.

@@ -4,7 +4,7 @@
 //! sequences and the loop guard apply alike.
 
 use super::stream::TextStream;
-use super::{Chat, Finish, Flow, Generated, Limits};
+use super::{Chat, Finish, Flow, Generated, Limits, Timing};
 use crate::models::runtime::{ModelError, Result};
 use crate::models::server::ModelServer;
 use protocol::api::EgressPolicy;
@@ -101,6 +101,7 @@ impl ServerGenerator {
             stop: &stops[..stops.len().min(MAX_SERVER_STOPS)],
         };
         let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::Inference(e.to_string()))?;
+        let asked = Instant::now();
         let response = server.post(self.policy, "chat/completions", &bytes)?;
         if response.status().as_u16() != 200 {
             return Err(server.refused(response));
@@ -108,7 +109,13 @@ impl ServerGenerator {
         let reader = BufReader::new(response.into_body().into_reader());
         let mut stream = TextStream::new(stops);
         let mut text = String::new();
-        let mut generated = Generated { text: String::new(), prompt_tokens: 0, tokens: 0, finish: Finish::EndOfTurn };
+        let mut generated = Generated {
+            text: String::new(),
+            prompt_tokens: 0,
+            tokens: 0,
+            finish: Finish::EndOfTurn,
+            timing: Timing::default(),
+        };
         let mut finish = None;
         for line in reader.lines() {
             let line = line.map_err(|e| server.unavailable(format!("stopped mid-answer: {e}")))?;
@@ -124,6 +131,9 @@ impl ServerGenerator {
             }
             let Some(choice) = chunk.choices.into_iter().next() else { continue };
             if let Some(piece) = choice.delta.content.filter(|p| !p.is_empty()) {
+                if generated.tokens == 0 {
+                    generated.timing.prompt = asked.elapsed();
+                }
                 generated.tokens += 1;
                 text.push_str(&piece);
                 finish = stream.push(text.clone(), on_text);
@@ -145,6 +155,7 @@ impl ServerGenerator {
             finish.unwrap_or(if generated.tokens >= max_tokens { Finish::MaxTokens } else { Finish::EndOfTurn });
         generated.text = stream.close(finish, on_text);
         generated.finish = finish;
+        generated.timing.answer = asked.elapsed().saturating_sub(generated.timing.prompt);
         Ok(generated)
     }
 }
