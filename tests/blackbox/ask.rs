@@ -286,8 +286,9 @@ fn cli_ask_prints_the_answer_and_its_sources() {
 }
 
 /// A server with the real generator of `preset` and the real embedder, the notes embedded.
+/// Its log at `info`: where an answer's time went.
 fn verified_server_of(preset: &str, generator: &str, files: &[(&str, &str)]) -> Server {
-    let s = Server::start();
+    let s = Server::start_with(&[("SVC_LOG", "info")]);
     install_preset_generator(&s, preset, generator);
     crate::models::install(&s.path("cache"), &crate::models::real_embedder(), crate::models::EMBED);
     write_notes(&s.path("notes"), files);
@@ -450,6 +451,18 @@ fn verified_claims_are_judged_by_the_default_generator() {
     for c in v["claims"]["claims"].as_array().unwrap() {
         assert_eq!(c["verifierFingerprint"], "embedding-similarity-v1+generator-judge-v1", "{c}");
     }
+    // Asked again: the draft and the judge each keep their own instruction and worked examples
+    // from the first ask (one context each), so neither reads them again, and the reply is the
+    // same.
+    let again = verified(&s, "How long is the Old Bridge?");
+    assert_eq!((&again["answer"], &again["verification"]["claims"]), (&a["answer"], &v["claims"]));
+    let log = s.log();
+    let timed: Vec<&str> = log.lines().filter(|l| l.contains("generation timed")).collect();
+    let purposes: Vec<_> = timed.iter().map(|l| logged(l, "purpose").unwrap_or_default()).collect();
+    assert_eq!(purposes, ["verified draft", "judge", "verified draft", "judge"], "{log}");
+    let reused = |line: &str| logged(line, "reused_tokens").and_then(|v| v.parse::<u64>().ok()).unwrap();
+    assert_eq!((reused(timed[0]), reused(timed[1])), (0, 0), "{log}");
+    assert!(reused(timed[2]) > 0 && reused(timed[3]) > 0, "{log}");
 }
 
 /// The right words about the wrong thing verify nothing: the notes name the kettle's default

@@ -35,15 +35,23 @@ fn backend() -> Result<&'static LlamaBackend> {
         .map_err(|e| ModelError::Runtime(format!("llama.cpp could not start: {e}")))
 }
 
-/// The context of the last generation and the tokens its KV cache holds, kept so the next
-/// prompt decodes only what follows the part both share (the instruction and the worked
-/// example of every answer), cut into batches as [`Layout`] says.
+/// A context and the tokens its KV cache holds, kept so the next prompt with the same head
+/// decodes only what follows the part both share (the instruction and the worked example of
+/// every answer), cut into batches as [`Layout`] says.
 struct Cached<'m> {
     ctx: LlamaContext<'m>,
     tokens: Vec<LlamaToken>,
     /// How the prompt whose tokens start `tokens` was cut (none before the first).
     layout: Option<Layout>,
+    /// The head ([`Prompt::head`]) of the prompt the cache was last filled from.
+    head: String,
 }
+
+/// Contexts kept, one per prompt head: an answer's draft and the judge of its claims take
+/// turns, and each would otherwise read the other's instruction and worked examples again
+/// (about 140 and 230 tokens: a second or two each on two cores). A context costs its KV
+/// cache and compute buffers (docs/benchmarks.md).
+const HEADS: usize = 2;
 
 /// A prompt's text in the model's template, and its fixed head ([`LlamaGenerator::head`]).
 #[derive(Clone, Copy)]
@@ -53,17 +61,29 @@ struct Prompt<'a> {
 }
 
 /// One generation at a time (each takes every core anyway): the lock is held for a whole run.
-struct Session<'m>(Mutex<Option<Cached<'m>>>);
+/// The cached contexts, the one used last at the end.
+struct Session<'m>(Mutex<Vec<Cached<'m>>>);
 
 impl<'m> Session<'m> {
-    /// The cached context; after a generation that panicked, none (its cache may not match
+    /// The cached contexts; after a generation that panicked, none (a cache may not match
     /// its tokens).
-    fn lock(&self) -> MutexGuard<'_, Option<Cached<'m>>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Cached<'m>>> {
         self.0.lock().unwrap_or_else(|poisoned| {
             let mut guard = poisoned.into_inner();
-            *guard = None;
+            guard.clear();
             guard
         })
+    }
+}
+
+/// The context to run a prompt with `head` in, taken out of `kept`: the one last filled from
+/// the same head; else none while fewer than [`HEADS`] are kept (a new one is made); else the
+/// least recently used, whose cache the prompt then shares nothing with.
+fn take_for<'m>(kept: &mut Vec<Cached<'m>>, head: &str) -> Option<Cached<'m>> {
+    match kept.iter().position(|c| c.head == head) {
+        Some(i) => Some(kept.remove(i)),
+        None if kept.len() < HEADS => None,
+        None => Some(kept.remove(0)),
     }
 }
 
@@ -100,7 +120,7 @@ impl LlamaGenerator {
             Ok(t) => t,
             Err(_) => LlamaChatTemplate::new("chatml").map_err(|e| load(e.to_string()))?,
         };
-        let loaded = Loaded::new(model, |_| Session(Mutex::new(None)));
+        let loaded = Loaded::new(model, |_| Session(Mutex::new(Vec::with_capacity(HEADS))));
         Ok(LlamaGenerator { loaded, template, threads: threads.clamp(1, 64) as i32 })
     }
 
@@ -176,11 +196,12 @@ impl LlamaGenerator {
         on_text: &mut dyn FnMut(&str) -> Flow,
     ) -> Result<(Generated, Option<f64>)> {
         self.loaded.with_dependent(|model, session| {
-            let mut cached = session.lock();
+            let mut kept = session.lock();
+            let mut cached = take_for(&mut kept, prompt.head);
             let result = self.run_in(model, &mut cached, prompt, limits, weigh, on_text);
-            if result.is_err() {
-                // A failed decode may leave the cache unlike its tokens: start afresh.
-                *cached = None;
+            // A failed decode may leave the cache unlike its tokens: it is not kept.
+            if let (Ok(_), Some(c)) = (&result, cached) {
+                kept.push(c);
             }
             result
         })
@@ -236,10 +257,11 @@ impl LlamaGenerator {
                     .with_n_threads(self.threads)
                     .with_n_threads_batch(self.threads);
                 let ctx = model.new_context(backend()?, params).map_err(|e| infer(&e))?;
-                Cached { ctx, tokens: Vec::new(), layout: None }
+                Cached { ctx, tokens: Vec::new(), layout: None, head: String::new() }
             }
         };
-        let Cached { ctx, tokens, layout: cached_layout } = cached.insert(session);
+        let Cached { ctx, tokens, layout: cached_layout, head } = cached.insert(session);
+        prompt.head.clone_into(head);
 
         // What the cache holds of this prompt, up to a cut both prompts share, is kept; the
         // rest of the cache goes (the last prompt token is always decoded again: its logits
