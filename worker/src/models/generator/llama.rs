@@ -49,7 +49,7 @@ struct Cached<'m> {
 
 /// Contexts kept, one per prompt head: an answer's draft and the judge of its claims take
 /// turns, and each would otherwise read the other's instruction and worked examples again
-/// (about 140 and 230 tokens: a second or two each on two cores). A context costs its KV
+/// (about 140 and 190 tokens: a second or two each on two cores). A context costs its KV
 /// cache and compute buffers (docs/benchmarks.md).
 const HEADS: usize = 2;
 
