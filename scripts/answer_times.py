@@ -15,6 +15,7 @@ total, as a Markdown table. Python standard library only.
     scripts/answer_times.py LOG [LOG...] [--json FILE]
 """
 import argparse
+import collections
 import json
 import re
 import statistics
@@ -31,30 +32,24 @@ def fields(line):
 
 
 def asks(lines):
-    """Each ask's parts in ms: {mode, total, retrieval, passages, <purpose> prompt/answer/count}."""
-    current = {}
+    """Each ask's parts in ms (a Counter: retrieval, passages, "<purpose> prompt" / "answer" /
+    "count" / "prompt tokens" / "reused tokens"), with its "mode" and "total"."""
+    current = collections.Counter()
     for line in lines:
+        f = fields(line)
         if "sources drawn" in line:
-            f = fields(line)
-            current["retrieval"] = current.get("retrieval", 0) + int(f.get("retrieval_ms", 0))
-            current["passages"] = current.get("passages", 0) + int(f.get("passages_ms", 0))
+            current["retrieval"] += int(f.get("retrieval_ms", 0))
+            current["passages"] += int(f.get("passages_ms", 0))
         elif "generation timed" in line:
-            f = fields(line)
             purpose = f.get("purpose", "draft")
-            for part, key in (("prompt", "prompt_ms"), ("answer", "answer_ms")):
-                name = f"{purpose} {part}"
-                current[name] = current.get(name, 0) + int(f.get(key, 0))
-            current[f"{purpose} count"] = current.get(f"{purpose} count", 0) + 1
-            current[f"{purpose} prompt tokens"] = current.get(f"{purpose} prompt tokens", 0) + int(f.get("prompt_tokens", 0))
-            current[f"{purpose} reused tokens"] = current.get(f"{purpose} reused tokens", 0) + int(f.get("reused_tokens", 0))
-        elif " answered " in line or line.rstrip().endswith(" answered") or "answered mode=" in line:
-            f = fields(line)
-            if "total_ms" in f:
-                current["mode"] = f.get("mode", "raw")
-                current["total"] = int(f["total_ms"])
-                yield current
-                current = {}
-
+            current[f"{purpose} prompt"] += int(f.get("prompt_ms", 0))
+            current[f"{purpose} answer"] += int(f.get("answer_ms", 0))
+            current[f"{purpose} count"] += 1
+            current[f"{purpose} prompt tokens"] += int(f.get("prompt_tokens", 0))
+            current[f"{purpose} reused tokens"] += int(f.get("reused_tokens", 0))
+        elif " answered " in line and "total_ms" in f:
+            yield {**current, "mode": f.get("mode", "raw"), "total": int(f["total_ms"])}
+            current = collections.Counter()
 
 ORDER = ["retrieval", "passages", "draft prompt", "draft answer", "second draft prompt", "second draft answer",
          "verified draft prompt", "verified draft answer", "judge prompt", "judge answer"]

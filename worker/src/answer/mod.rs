@@ -329,7 +329,6 @@ pub(super) fn draft(
         )
         .map_err(failed)?;
     generated.log_timing(purpose);
-    tracing::info!("answer generated in {} ms", started.elapsed().as_millis());
     Ok(generated)
 }
 

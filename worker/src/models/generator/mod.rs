@@ -53,7 +53,8 @@ pub struct Generated {
 /// the answer's tokens generated.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timing {
-    /// Tokens of the prompt kept from the previous prompt's cache, not read again.
+    /// Tokens of the prompt kept from the cache of the last prompt with the same head, not
+    /// read again.
     pub reused_tokens: usize,
     /// Reading the prompt (a model server: until its first piece of text).
     pub prompt: Duration,

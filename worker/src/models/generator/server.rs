@@ -131,7 +131,7 @@ impl ServerGenerator {
             }
             let Some(choice) = chunk.choices.into_iter().next() else { continue };
             if let Some(piece) = choice.delta.content.filter(|p| !p.is_empty()) {
-                if generated.tokens == 0 {
+                if text.is_empty() {
                     generated.timing.prompt = asked.elapsed();
                 }
                 generated.tokens += 1;
